@@ -27,11 +27,13 @@ deps:
 
 $(B)/obj/%.o: %.c $(HDRS) Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_BASE) $(OPT) $(CFLAGS) -c $< -o $@
+	@echo "CC $<"
+	@$(CC) $(CFLAGS_BASE) $(OPT) $(CFLAGS) -c $< -o $@
 
 $(A)/obj/%.o: %.c $(HDRS) Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_BASE) $(SAN) $(CFLAGS) -c $< -o $@
+	@echo "CC [asan] $<"
+	@$(CC) $(CFLAGS_BASE) $(SAN) $(CFLAGS) -c $< -o $@
 
 $(B)/libanvil.a: $(LIB_SRC:%.c=$(B)/obj/%.o)
 	@rm -f $@; ar rcs $@ $^
@@ -51,8 +53,7 @@ $(A)/anvil-tests: $(TEST_SRC:%.c=$(A)/obj/%.o) $(A)/libanvil.a
 # Tests run under ASan+UBSan; the end-to-end ones drive the sanitized binary.
 test: deps
 	@$(MAKE) --no-print-directory $(A)/anvil $(A)/anvil-tests
-	ANVIL_BIN=$(A)/anvil ANVIL_FIXTURES=$(or $(wildcard ../shared/fixtures),tests/fixtures) \
-	  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	ANVIL_BIN=$(A)/anvil ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  $(A)/anvil-tests --jobs 2
 
 demo: deps

@@ -1,0 +1,324 @@
+/* benchmark.c — the anvil-serving.benchmark/v1 artifact. */
+#include "artifact/benchmark.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/clock.h"
+#include "stats/metrics.h"
+
+/* NaN (undefined) becomes null, never 0. */
+static void add_num(cJSON *o, const char *k, double v)
+{
+    if (isnan(v) || isinf(v))
+        cJSON_AddNullToObject(o, k);
+    else
+        cJSON_AddNumberToObject(o, k, v);
+}
+
+static void add_str_or_null(cJSON *o, const char *k, const char *v)
+{
+    if (v)
+        cJSON_AddStringToObject(o, k, v);
+    else
+        cJSON_AddNullToObject(o, k);
+}
+
+/* How each distribution is named in `metrics`: seed 001 writes times as
+ * <base>_<stat>_ms and other units as <base>_<stat>. */
+struct dist_name {
+    enum dist_id id;
+    const char *base;
+    bool ms;
+};
+
+static const struct dist_name dist_names[] = {
+    {D_TTFT, "ttft", true},
+    {D_TTFO, "time_to_first_output", true},
+    {D_E2E, "e2e", true},
+    {D_GENERATION, "generation", true},
+    {D_TPOT, "tpot", true},
+    {D_TPOT, "mean_inter_token_latency_ms", false},
+    {D_DECODE_TOK_S, "decode_tok_s", false},
+    {D_PREFILL_TOK_S, "effective_prefill_tok_s", false},
+    {D_PROMPT_TOKENS, "prompt_tokens", false},
+    /* anvil's additions */
+    {D_VISIBLE_GENERATION, "visible_generation", true},
+    {D_OUTPUT_TOKENS, "output_tokens_per_request", false},
+    {D_ITL_CHUNK, "itl", true},
+    {D_ITL_TOKEN, "itl_per_token", true},
+    {D_TOKENS_PER_CHUNK, "tokens_per_chunk", false},
+    {D_HEADERS, "time_to_headers", true},
+    {D_FIRST_BYTE, "time_to_first_byte", true},
+    {D_FIRST_EVENT, "time_to_first_event", true},
+    {D_SECOND_OUTPUT, "time_to_second_output", true},
+    {D_TPS_PER_USER, "output_tps_per_user", false},
+};
+
+void artifact_add_dist(cJSON *o, const char *base, bool ms, const struct dist *d)
+{
+    char k[96];
+    const char *unit = ms ? "_ms" : "";
+    const char *names[3] = {"mean", "min", "max"};
+    double vals[3] = {d->mean, d->min, d->max};
+    for (int i = 0; i < 3; i++) {
+        snprintf(k, sizeof k, "%s_%s%s", base, names[i], unit);
+        add_num(o, k, vals[i]);
+    }
+    for (int i = 0; i < DIST_NPCT; i++) {
+        snprintf(k, sizeof k, "%s_%s%s", base, dist_pct_names[i], unit);
+        add_num(o, k, d->pct[i]);
+    }
+    snprintf(k, sizeof k, "%s_samples", base);
+    cJSON_AddNumberToObject(o, k, (double)d->samples);
+}
+
+static cJSON *metrics_json(const struct run_summary *s)
+{
+    cJSON *m = cJSON_CreateObject();
+    for (size_t i = 0; i < sizeof dist_names / sizeof *dist_names; i++)
+        artifact_add_dist(m, dist_names[i].base, dist_names[i].ms, &s->d[dist_names[i].id]);
+    cJSON_AddNumberToObject(m, "content_chunks", s->content_chunks);
+    cJSON_AddNullToObject(m, "content_chunks_s");
+    cJSON_AddNumberToObject(m, "reasoning_chunks", s->reasoning_chunks);
+    cJSON *src = cJSON_AddObjectToObject(m, "output_token_sources");
+    if (s->source_usage)
+        cJSON_AddNumberToObject(src, "usage", s->source_usage);
+    if (s->source_chunks)
+        cJSON_AddNumberToObject(src, "chunks", s->source_chunks);
+    cJSON_AddNumberToObject(m, "output_tokens", (double)s->output_tokens);
+    cJSON_AddNumberToObject(m, "prompt_tokens", (double)s->prompt_tokens);
+    cJSON_AddNumberToObject(m, "prompt_token_samples", s->prompt_token_reports);
+    add_num(m, "prefix_cache_hit_avg", s->cached_reports && s->prompt_tokens
+                ? (double)s->cached_tokens / (double)s->prompt_tokens : NAN);
+    add_num(m, "throughput_tok_s", s->output_throughput);
+    /* vLLM-style run figures, as `vllm bench serve` names them */
+    add_num(m, "request_throughput", s->request_throughput);
+    add_num(m, "output_throughput", s->output_throughput);
+    add_num(m, "total_token_throughput", s->total_token_throughput);
+    return m;
+}
+
+static const char *phase_of(const struct req_record *r)
+{
+    if (!r->t_headers)
+        return "before_response";
+    if (!r->t_first_output)
+        return "before_first_output";
+    return "mid_stream";
+}
+
+cJSON *artifact_failure(const struct req_record *r)
+{
+    cJSON *f = cJSON_CreateObject();
+    cJSON_AddNumberToObject(f, "request_index", r->index);
+    cJSON_AddStringToObject(f, "category", fail_kind_name(r->fail));
+    if (r->http_status)
+        cJSON_AddNumberToObject(f, "http_status", (double)r->http_status);
+    else
+        cJSON_AddNullToObject(f, "http_status");
+    cJSON_AddStringToObject(f, "phase", phase_of(r));
+    cJSON_AddStringToObject(f, "message", r->fail_msg);
+    add_num(f, "elapsed_ms", r->t_end && r->t_start ? ns_to_ms(r->t_end - r->t_start) : NAN);
+    return f;
+}
+
+cJSON *artifact_request_timing(const struct req_record *r)
+{
+    struct req_metrics m;
+    metrics_derive(r, &m);
+    cJSON *t = cJSON_CreateObject();
+    cJSON_AddNumberToObject(t, "content_chunks", r->content_chunks);
+    add_num(t, "decode_tok_s", m.decode_tok_s);
+    add_num(t, "e2e_ms", m.e2e_ms);
+    add_num(t, "effective_prefill_tok_s", m.effective_prefill_tok_s);
+    add_num(t, "generation_ms", m.generation_ms);
+    add_num(t, "mean_inter_token_latency_ms", m.tpot_ms);
+    cJSON_AddStringToObject(t, "output_token_source", m.output_token_source);
+    cJSON_AddNumberToObject(t, "output_tokens", (double)m.output_tokens);
+    cJSON_AddNumberToObject(t, "planned_context_tokens", (double)r->planned_prompt_tokens);
+    add_num(t, "prompt_tokens", r->prompt_tokens >= 0 ? (double)r->prompt_tokens : NAN);
+    cJSON_AddNumberToObject(t, "reasoning_chunks", r->reasoning_chunks);
+    cJSON_AddNumberToObject(t, "request_index", r->index);
+    add_num(t, "time_to_first_output_ms", m.time_to_first_output_ms);
+    add_num(t, "tpot_ms", m.tpot_ms);
+    add_num(t, "ttft_ms", m.ttft_ms);
+    add_num(t, "visible_generation_ms", m.visible_generation_ms);
+    /* anvil's additions: the TTFT decomposition and what the stream held */
+    add_num(t, "time_to_headers_ms", m.headers_ms);
+    add_num(t, "time_to_first_byte_ms", m.first_byte_ms);
+    add_num(t, "time_to_first_event_ms", m.first_event_ms);
+    add_num(t, "time_to_second_output_ms", m.time_to_second_output_ms);
+    cJSON_AddNumberToObject(t, "output_chunks", (double)r->n_chunks);
+    add_num(t, "cached_tokens", r->cached_tokens >= 0 ? (double)r->cached_tokens : NAN);
+    cJSON_AddStringToObject(t, "finish_reason", r->finish_reason);
+    cJSON_AddNumberToObject(t, "max_tokens", (double)r->max_tokens);
+    return t;
+}
+
+static cJSON *methodology_json(enum pct_method m)
+{
+    cJSON *t = cJSON_CreateObject();
+    cJSON_AddStringToObject(t, "clock", "client CLOCK_MONOTONIC, read when libcurl hands over each read's bytes (before parsing)");
+    cJSON_AddStringToObject(t, "request_start", "the instant the request is handed to the transport (curl_multi_add_handle)");
+    cJSON_AddStringToObject(t, "ttft", "request start through the first non-empty streamed content delta (chat delta.content, completions text); role-only and empty chunks do not count");
+    cJSON_AddStringToObject(t, "time_to_first_output", "request start through the first non-empty streamed reasoning or content delta");
+    cJSON_AddStringToObject(t, "e2e", "request start through data: [DONE] (or connection close after the final chunk)");
+    cJSON_AddStringToObject(t, "generation", "client-observed E2E minus time to first output");
+    cJSON_AddStringToObject(t, "tpot", "generation time divided by (output tokens - 1); undefined (null) for one output token");
+    cJSON_AddStringToObject(t, "mean_inter_token_latency", "alias of tpot: generation time divided by completion tokens after the first token");
+    cJSON_AddStringToObject(t, "decode", "(output tokens - 1) divided by generation time");
+    cJSON_AddStringToObject(t, "effective_prefill", "usage.prompt_tokens divided by time to first output; includes queueing, scheduling, prefill and first-token work");
+    cJSON_AddStringToObject(t, "output_tokens", "usage.completion_tokens from the stream; only when the server reports none, the count of output-carrying chunks (output_token_source says which)");
+    cJSON_AddStringToObject(t, "itl", "per chunk: gaps between consecutive output-carrying chunks of one request; itl_per_token divides each gap by the tokens the chunk carried (continuous usage, else the reply's later tokens spread evenly over its later chunks)");
+    cJSON_AddStringToObject(t, "throughput", "sum of output tokens of completed requests divided by wall_clock_ms (first measured request start to last measured request end)");
+    char d[160];
+    snprintf(d, sizeof d, "request-level mean, min, p25, p50, p75, p90, p95, p99, and max over completed requests using the %s percentile method", pct_method_name(m));
+    cJSON_AddStringToObject(t, "distributions", d);
+    cJSON_AddStringToObject(t, "percentile_method", pct_method_name(m));
+    return t;
+}
+
+static cJSON *calibration_json(const struct bench_meta *meta)
+{
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddStringToObject(c, "method", meta->calibration_method);
+    const struct calibration *k = meta->calibration;
+    if (!k)
+        return c;
+    cJSON_AddNumberToObject(c, "target_tokens", (double)k->target_tokens);
+    cJSON_AddNumberToObject(c, "tolerance_tokens", (double)k->tolerance_tokens);
+    cJSON_AddNumberToObject(c, "filler_words", (double)k->words);
+    cJSON_AddNumberToObject(c, "measured_tokens", (double)k->tokens);
+    cJSON_AddBoolToObject(c, "converged", k->converged);
+    cJSON *steps = cJSON_AddArrayToObject(c, "steps");
+    for (int i = 0; i < k->n_steps; i++) {
+        cJSON *s = cJSON_CreateObject();
+        cJSON_AddNumberToObject(s, "filler_words", (double)k->steps[i].words);
+        cJSON_AddNumberToObject(s, "tokens", (double)k->steps[i].tokens);
+        cJSON_AddItemToArray(steps, s);
+    }
+    return c;
+}
+
+static void add_requests(cJSON *root, const struct req_record *recs, int n)
+{
+    cJSON *timings = cJSON_AddArrayToObject(root, "request_timings");
+    cJSON *failures = cJSON_AddArrayToObject(root, "failures");
+    for (int i = 0; i < n; i++) {
+        if (!recs[i].t_start)
+            continue;
+        if (recs[i].fail == FAIL_NONE)
+            cJSON_AddItemToArray(timings, artifact_request_timing(&recs[i]));
+        else
+            cJSON_AddItemToArray(failures, artifact_failure(&recs[i]));
+    }
+}
+
+static void add_run_fields(cJSON *root, const struct bench_meta *m, const struct run_summary *s)
+{
+    const struct server_info *srv = m->server;
+    cJSON_AddStringToObject(root, "schema", BENCHMARK_SCHEMA);
+    cJSON_AddStringToObject(root, "measurement_protocol", BENCHMARK_PROTOCOL);
+    cJSON_AddStringToObject(root, "run_id", m->run_id);
+    cJSON_AddStringToObject(root, "started_at", m->started_at);
+    cJSON_AddStringToObject(root, "finished_at", m->finished_at);
+    cJSON_AddStringToObject(root, "base_url", srv->base_url);
+    cJSON_AddStringToObject(root, "model", srv->model);
+    cJSON_AddStringToObject(root, "engine", m->engine_label ? m->engine_label : srv->engine);
+    add_str_or_null(root, "gpu", m->gpu_label);
+    cJSON_AddNumberToObject(root, "concurrency", m->concurrency);
+    cJSON_AddNumberToObject(root, "requests", m->num_prompts);
+    cJSON_AddNumberToObject(root, "completed", s->completed);
+    cJSON_AddNumberToObject(root, "failed", s->failed);
+    cJSON_AddNumberToObject(root, "context_tokens", (double)m->input_len);
+    cJSON *cd = cJSON_AddObjectToObject(root, "context_distribution");
+    char k[32];
+    snprintf(k, sizeof k, "%ld", m->input_len);
+    cJSON_AddNumberToObject(cd, k, m->num_prompts);
+    cJSON_AddNumberToObject(root, "context_seed", (double)m->seed);
+    add_num(root, "max_context_tokens", srv->max_model_len >= 0 ? (double)srv->max_model_len : NAN);
+    cJSON_AddNumberToObject(root, "max_tokens", (double)m->output_len);
+    add_num(root, "wall_clock_ms", s->duration_ms);
+    cJSON_AddNullToObject(root, "manifest");
+    cJSON_AddNullToObject(root, "source_recipe");
+    cJSON_AddNullToObject(root, "tier");
+    cJSON *sf = cJSON_AddObjectToObject(root, "serve_flags");
+    cJSON_AddBoolToObject(sf, "no_thinking", 0);
+    cJSON_AddNullToObject(sf, "reasoning_effort");
+    cJSON_AddBoolToObject(sf, "shared_prefix_burst", 0);
+    cJSON_AddNullToObject(sf, "thinking_mode");
+}
+
+/* anvil's additions to the seed's top level. */
+static void add_anvil_fields(cJSON *root, const struct bench_meta *m, const struct run_summary *s)
+{
+    cJSON_AddStringToObject(root, "endpoint", m->endpoint);
+    cJSON_AddStringToObject(root, "engine_detected", m->server->engine);
+    cJSON_AddStringToObject(root, "engine_version", m->server->engine_version);
+    cJSON_AddNumberToObject(root, "warmup_requests", m->warmup);
+    cJSON_AddBoolToObject(root, "ignore_eos", m->ignore_eos);
+    cJSON_AddNumberToObject(root, "not_sent", s->requests - s->sent);
+    cJSON_AddBoolToObject(root, "incomplete", m->incomplete);
+    add_str_or_null(root, "incomplete_reason", m->incomplete_reason);
+    cJSON_AddNumberToObject(root, "ignore_eos_violations", s->ignore_eos_mismatch);
+    cJSON_AddItemToObject(root, "calibration", calibration_json(m));
+}
+
+cJSON *artifact_benchmark(const struct bench_meta *meta, const struct req_record *recs, int n,
+                          const struct run_summary *s)
+{
+    cJSON *root = cJSON_CreateObject();
+    if (!root)
+        return NULL;
+    add_run_fields(root, meta, s);
+    add_anvil_fields(root, meta, s);
+    cJSON_AddItemToObject(root, "timing_methodology", methodology_json(s->method));
+    cJSON_AddItemToObject(root, "metrics", metrics_json(s));
+    add_requests(root, recs, n);
+    return root;
+}
+
+static int mkdir_parents(const char *path)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    for (char *p = dir + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return 0;
+}
+
+int artifact_write_file(const char *path, const cJSON *j, char *err, size_t errlen)
+{
+    char *text = cJSON_Print(j);
+    char tmp[1100];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = NULL;
+    int rc = -1;
+    if (!text) {
+        snprintf(err, errlen, "out of memory rendering %s", path);
+    } else if (mkdir_parents(path) != 0 || !(f = fopen(tmp, "w"))) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+    } else {
+        bool ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+        ok = fclose(f) == 0 && ok;
+        if (!ok)
+            snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+        else if (rename(tmp, path) != 0)
+            snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+        else
+            rc = 0;
+    }
+    free(text);
+    return rc;
+}

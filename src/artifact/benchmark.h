@@ -1,0 +1,60 @@
+/* benchmark.h — the one-cell artifact, schema anvil-serving.benchmark/v1
+ * (every field of seed 001 with the same meaning, plus anvil's additions
+ * under new names; docs/ARTIFACTS.md). */
+#ifndef ANVIL_ARTIFACT_BENCHMARK_H
+#define ANVIL_ARTIFACT_BENCHMARK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "openai/discover.h"
+#include "stats/record.h"
+#include "stats/summary.h"
+#include "workload/calibrate.h"
+
+#define BENCHMARK_SCHEMA "anvil-serving.benchmark/v1"
+#define BENCHMARK_PROTOCOL "anvil-closed-loop/v1"
+
+/* What the run was: everything in the artifact that is not measured. */
+struct bench_meta {
+    const char *run_id, *started_at, *finished_at;  /* UTC ISO-8601 */
+    const struct server_info *server;
+    const char *engine_label;       /* overrides server->engine when set */
+    const char *gpu_label;          /* free text, NULL when not given */
+    const char *endpoint;           /* "chat" or "completions" */
+    int concurrency, num_prompts, warmup;
+    long input_len, output_len;     /* planned tokens */
+    bool ignore_eos;
+    uint64_t seed;
+    const char *calibration_method; /* "tokenize", "probe" or "none" */
+    const struct calibration *calibration;  /* NULL when none */
+    bool incomplete;                /* the run was cut short */
+    const char *incomplete_reason;  /* NULL when complete */
+};
+
+/* Builds the artifact. Returns a new cJSON tree the caller deletes, or NULL
+ * when memory runs out. */
+cJSON *artifact_benchmark(const struct bench_meta *meta, const struct req_record *recs, int n,
+                          const struct run_summary *s);
+
+/* Adds one distribution to a metrics object under seed 001's names:
+ * <base>_{mean,min,p25,p50,p75,p90,p95,p99,max}_ms when ms, else
+ * <base>_<stat>; and <base>_samples. NaN values are written as null. */
+void artifact_add_dist(cJSON *o, const char *base, bool ms, const struct dist *d);
+
+/* One request_timings entry of a completed request (seed 001's fields plus
+ * the TTFT decomposition and chunk counts). Caller deletes. */
+cJSON *artifact_request_timing(const struct req_record *r);
+
+/* One failures entry: request_index, category, http_status, phase, message,
+ * elapsed_ms. Caller deletes. */
+cJSON *artifact_failure(const struct req_record *r);
+
+/* Writes j (pretty-printed) to path, creating the parent directory, through
+ * a temporary file renamed into place so a reader never sees half a file.
+ * Returns 0, or -1 with a message in err. */
+int artifact_write_file(const char *path, const cJSON *j, char *err, size_t errlen);
+
+#endif

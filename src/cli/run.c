@@ -1,0 +1,416 @@
+/* run.c — `anvil run`: flags → discovery → calibration → closed-loop load →
+ * summary, artifact, per-request log. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "artifact/benchmark.h"
+#include "cli/cli.h"
+#include "cli/flags.h"
+#include "core/buf.h"
+#include "core/clock.h"
+#include "load/driver.h"
+#include "openai/discover.h"
+#include "openai/request.h"
+#include "report/table.h"
+#include "stats/summary.h"
+#include "workload/calibrate.h"
+#include "workload/prompt.h"
+
+enum calib_mode { CALIB_AUTO, CALIB_TOKENIZE, CALIB_PROBE, CALIB_NONE };
+
+struct run_opts {
+    const char *base_url, *model, *out, *requests_out, *api_key_env;
+    const char *engine_label, *gpu_label;
+    enum endpoint endpoint;
+    long concurrency, num_prompts, warmup, input_len, output_len;
+    long seed;
+    bool ignore_eos, continuous_usage;
+    enum pct_method pct;
+    enum calib_mode calib;
+    double timeout_s, connect_timeout_s, idle_timeout_s, grace_s;
+    struct curl_slist *headers;     /* owned; holds the API key: never printed */
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+"usage: anvil run [flags]\n"
+"Benchmarks one OpenAI-compatible streaming endpoint with a closed loop: exactly\n"
+"--concurrency requests in flight until --num-prompts measured requests finished.\n\n"
+"Target\n"
+"  --base-url URL           OpenAI base URL, including /v1 (default http://127.0.0.1:8000/v1)\n"
+"  --endpoint chat|completions  API to call (default chat)\n"
+"  --model NAME             model to request (default: the first of GET {base}/models)\n"
+"  --api-key-env VAR        environment variable holding the API key, sent as a bearer\n"
+"                           token when set (default OPENAI_API_KEY); never written anywhere\n"
+"  --header 'Name: value'   extra request header (repeatable)\n"
+"Load\n"
+"  --concurrency N          requests in flight (alias --max-concurrency; default 1)\n"
+"  --num-prompts N          measured requests (default 100)\n"
+"  --warmup N               unmeasured requests sent first (default 0)\n"
+"Workload\n"
+"  --input-len N            prompt length in tokens, as the server counts them\n"
+"                           (alias --random-input-len; default 1024)\n"
+"  --output-len N           max_tokens per request, in tokens (alias --random-output-len;\n"
+"                           default 128)\n"
+"  --ignore-eos / --no-ignore-eos  send ignore_eos so every reply has exactly\n"
+"                           --output-len tokens (default on)\n"
+"  --seed N                 seed of the prompt filler text (default 0)\n"
+"  --calibration auto|tokenize|probe|none  how prompt lengths are fitted to the server's\n"
+"                           tokenizer: POST /tokenize, probe requests with max_tokens 1,\n"
+"                           or none (send --input-len filler words as they are); auto\n"
+"                           tries tokenize, then probe (default auto)\n"
+"  --continuous-usage       ask for usage on every chunk (stream_options.\n"
+"                           continuous_usage_stats; vLLM, SGLang) for per-token ITL\n"
+"Limits\n"
+"  --timeout-s S            whole-request timeout, seconds (default 600)\n"
+"  --connect-timeout-s S    connection timeout, seconds (default 10)\n"
+"  --idle-timeout-s S       abort a stream silent for this long, seconds (default 120)\n"
+"  --grace-s S              after Ctrl-C/SIGTERM, how long in-flight requests may\n"
+"                           finish before they are cancelled, seconds (default 5)\n"
+"Output\n"
+"  --out FILE               artifact, schema anvil-serving.benchmark/v1\n"
+"                           (default results/<run_id>.json)\n"
+"  --requests-out FILE      JSON Lines, one line per request, appended as each ends\n"
+"  --percentile-method nearest|linear  (default nearest: nearest rank)\n"
+"  --engine-label TEXT      engine name for the artifact (default: detected)\n"
+"  --gpu-label TEXT         hardware description for the artifact (default none)\n"
+"  -h, --help               this text\n");
+}
+
+enum {
+    O_BASE_URL = 256, O_ENDPOINT, O_MODEL, O_CONCURRENCY, O_NUM_PROMPTS, O_WARMUP, O_INPUT_LEN,
+    O_OUTPUT_LEN, O_IGNORE_EOS, O_NO_IGNORE_EOS, O_SEED, O_OUT, O_REQUESTS_OUT, O_API_KEY_ENV,
+    O_HEADER, O_PCT, O_TIMEOUT, O_CONNECT_TIMEOUT, O_IDLE_TIMEOUT, O_GRACE, O_ENGINE_LABEL,
+    O_GPU_LABEL, O_CALIBRATION, O_CONTINUOUS_USAGE,
+};
+
+static const struct option long_opts[] = {
+    {"base-url", required_argument, 0, O_BASE_URL},
+    {"endpoint", required_argument, 0, O_ENDPOINT},
+    {"model", required_argument, 0, O_MODEL},
+    {"concurrency", required_argument, 0, O_CONCURRENCY},
+    {"max-concurrency", required_argument, 0, O_CONCURRENCY},
+    {"num-prompts", required_argument, 0, O_NUM_PROMPTS},
+    {"warmup", required_argument, 0, O_WARMUP},
+    {"input-len", required_argument, 0, O_INPUT_LEN},
+    {"random-input-len", required_argument, 0, O_INPUT_LEN},
+    {"output-len", required_argument, 0, O_OUTPUT_LEN},
+    {"random-output-len", required_argument, 0, O_OUTPUT_LEN},
+    {"ignore-eos", no_argument, 0, O_IGNORE_EOS},
+    {"no-ignore-eos", no_argument, 0, O_NO_IGNORE_EOS},
+    {"seed", required_argument, 0, O_SEED},
+    {"out", required_argument, 0, O_OUT},
+    {"requests-out", required_argument, 0, O_REQUESTS_OUT},
+    {"api-key-env", required_argument, 0, O_API_KEY_ENV},
+    {"header", required_argument, 0, O_HEADER},
+    {"percentile-method", required_argument, 0, O_PCT},
+    {"timeout-s", required_argument, 0, O_TIMEOUT},
+    {"connect-timeout-s", required_argument, 0, O_CONNECT_TIMEOUT},
+    {"idle-timeout-s", required_argument, 0, O_IDLE_TIMEOUT},
+    {"grace-s", required_argument, 0, O_GRACE},
+    {"engine-label", required_argument, 0, O_ENGINE_LABEL},
+    {"gpu-label", required_argument, 0, O_GPU_LABEL},
+    {"calibration", required_argument, 0, O_CALIBRATION},
+    {"continuous-usage", no_argument, 0, O_CONTINUOUS_USAGE},
+    {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0},
+};
+
+static int bad(const char *flag, const char *val, const char *want)
+{
+    fprintf(stderr, "anvil run: --%s: expected %s, got '%s'\n", flag, want, val);
+    return -1;
+}
+
+static int parse_calibration(const char *s, enum calib_mode *out)
+{
+    static const char *const names[] = {"auto", "tokenize", "probe", "none"};
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(s, names[i])) {
+            *out = (enum calib_mode)i;
+            return 0;
+        }
+    return bad("calibration", s, "auto, tokenize, probe or none");
+}
+
+/* Handles one option. Returns 0, 1 for --help, or -1 on a usage error. */
+static int parse_one(struct run_opts *o, int c, const char *v)
+{
+    const char *name = NULL;
+    for (const struct option *p = long_opts; p->name; p++)
+        if (p->val == c) { name = p->name; break; }
+    switch (c) {
+    case O_BASE_URL: o->base_url = v; return 0;
+    case O_ENDPOINT: return endpoint_parse(v, &o->endpoint) ? bad(name, v, "chat or completions") : 0;
+    case O_MODEL: o->model = v; return 0;
+    case O_CONCURRENCY: return flag_long("run", name, v, 1, 100000, &o->concurrency);
+    case O_NUM_PROMPTS: return flag_long("run", name, v, 1, 100000000, &o->num_prompts);
+    case O_WARMUP: return flag_long("run", name, v, 0, 1000000, &o->warmup);
+    case O_INPUT_LEN: return flag_long("run", name, v, 1, 100000000, &o->input_len);
+    case O_OUTPUT_LEN: return flag_long("run", name, v, 1, 100000000, &o->output_len);
+    case O_IGNORE_EOS: o->ignore_eos = true; return 0;
+    case O_NO_IGNORE_EOS: o->ignore_eos = false; return 0;
+    case O_SEED: return flag_long("run", name, v, 0, 0x7fffffffL, &o->seed);
+    case O_OUT: o->out = v; return 0;
+    case O_REQUESTS_OUT: o->requests_out = v; return 0;
+    case O_API_KEY_ENV: o->api_key_env = v; return 0;
+    case O_HEADER:
+        if (!strchr(v, ':') || v[0] == ':')
+            return bad(name, "(value withheld)", "'Name: value'");
+        o->headers = curl_slist_append(o->headers, v);
+        return 0;
+    case O_PCT: return pct_method_parse(v, &o->pct) ? bad(name, v, "nearest or linear") : 0;
+    case O_TIMEOUT: return flag_double("run", name, v, 0.001, &o->timeout_s);
+    case O_CONNECT_TIMEOUT: return flag_double("run", name, v, 0.001, &o->connect_timeout_s);
+    case O_IDLE_TIMEOUT: return flag_double("run", name, v, 1, &o->idle_timeout_s);
+    case O_GRACE: return flag_double("run", name, v, 0, &o->grace_s);
+    case O_ENGINE_LABEL: o->engine_label = v; return 0;
+    case O_GPU_LABEL: o->gpu_label = v; return 0;
+    case O_CALIBRATION: return parse_calibration(v, &o->calib);
+    case O_CONTINUOUS_USAGE: o->continuous_usage = true; return 0;
+    case 'h': return 1;
+    default: return -1;
+    }
+}
+
+/* Returns 0 to run, 1 when help was printed, -1 on a usage error (reported). */
+static int parse_args(int argc, char **argv, struct run_opts *o)
+{
+    *o = (struct run_opts){
+        .base_url = "http://127.0.0.1:8000/v1", .api_key_env = "OPENAI_API_KEY",
+        .endpoint = EP_CHAT, .concurrency = 1, .num_prompts = 100, .input_len = 1024,
+        .output_len = 128, .ignore_eos = true, .pct = PCT_NEAREST, .calib = CALIB_AUTO,
+        .timeout_s = 600, .connect_timeout_s = 10, .idle_timeout_s = 120, .grace_s = 5,
+    };
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
+        if (c == '?' || c == ':') {
+            fprintf(stderr, "anvil run: %s '%s' (see 'anvil run --help')\n",
+                    c == '?' ? "unknown flag" : "missing value for", argv[optind - 1]);
+            return -1;
+        }
+        int rc = parse_one(o, c, optarg);
+        if (rc)
+            return rc;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "anvil run: unexpected argument '%s'\n", argv[optind]);
+        return -1;
+    }
+    const char *key = getenv(o->api_key_env);
+    if (key && *key) {
+        struct buf h;
+        buf_init(&h, 8192);
+        buf_printf(&h, "Authorization: Bearer %s", key);
+        o->headers = curl_slist_append(o->headers, h.data);
+        buf_free(&h);
+    }
+    return 0;
+}
+
+/* Everything the body callback and the per-request log need. */
+struct run_ctx {
+    const struct run_opts *o;
+    const struct server_info *srv;
+    uint64_t salt;
+    long words;
+    FILE *requests_log;
+};
+
+static char *make_body(void *ud, long seq)
+{
+    struct run_ctx *c = ud;
+    struct buf p;
+    buf_init(&p, 1u << 30);
+    char *body = NULL;
+    if (prompt_build(&p, c->salt, seq, c->words, (uint64_t)c->o->seed) == 0) {
+        struct request_opts ro = {
+            .endpoint = c->o->endpoint, .model = c->srv->model, .max_tokens = c->o->output_len,
+            .stream = true, .ignore_eos = c->o->ignore_eos, .continuous_usage = c->o->continuous_usage,
+        };
+        body = request_body(&ro, p.data);
+    }
+    buf_free(&p);
+    return body;
+}
+
+static void log_record(void *ud, const struct req_record *r)
+{
+    struct run_ctx *c = ud;
+    if (!c->requests_log)
+        return;
+    cJSON *line = r->fail == FAIL_NONE ? artifact_request_timing(r) : artifact_failure(r);
+    cJSON_AddBoolToObject(line, "warmup", r->warmup);
+    cJSON_AddStringToObject(line, "status", r->fail == FAIL_NONE ? "completed" : "failed");
+    char *s = cJSON_PrintUnformatted(line);
+    if (s) {
+        fprintf(c->requests_log, "%s\n", s);
+        fflush(c->requests_log);    /* measured results survive a crash or kill */
+    }
+    free(s);
+    cJSON_Delete(line);
+}
+
+struct count_ctx {
+    const struct run_ctx *run;
+    const struct curl_slist *headers;
+    bool tokenize;
+};
+
+static long count_tokens(void *ud, long words, char *err, size_t errlen)
+{
+    struct count_ctx *k = ud;
+    struct buf p;
+    buf_init(&p, 1u << 30);
+    long n = -1;
+    if (prompt_build(&p, k->run->salt, 0, words, (uint64_t)k->run->o->seed) == 0)
+        n = server_count_tokens(k->run->srv, k->headers, k->run->o->endpoint, k->tokenize, p.data,
+                                err, errlen);
+    else
+        snprintf(err, errlen, "prompt of %ld words is too large", words);
+    buf_free(&p);
+    return n;
+}
+
+/* Chooses the filler length. Returns the method used ("tokenize", "probe",
+ * "none"), or NULL with err set. */
+static const char *run_calibration(struct run_ctx *c, struct calibration *cal, char *err, size_t errlen)
+{
+    const struct run_opts *o = c->o;
+    if (o->calib == CALIB_NONE) {
+        c->words = o->input_len;
+        return "none";
+    }
+    struct count_ctx k = {c, o->headers, o->calib != CALIB_PROBE};
+    int rc = calibrate(o->input_len, count_tokens, &k, cal, err, errlen);
+    if (rc != 0 && o->calib == CALIB_AUTO) {
+        fprintf(stderr, "anvil run: /tokenize unusable (%s); calibrating with probe requests\n", err);
+        k.tokenize = false;
+        rc = calibrate(o->input_len, count_tokens, &k, cal, err, errlen);
+    }
+    if (rc != 0)
+        return NULL;
+    c->words = cal->words;
+    if (!cal->converged)
+        fprintf(stderr, "anvil run: warning: prompts will have %ld tokens, not %ld (closest reachable)\n",
+                cal->tokens, o->input_len);
+    return k.tokenize ? "tokenize" : "probe";
+}
+
+static void make_run_id(char *out, size_t n, uint64_t salt)
+{
+    char iso[21];
+    clock_utc_iso8601(iso);
+    /* 2026-11-30T05:00:00Z → anvil-20261130T050000Z-xxxx */
+    char compact[17] = {iso[0], iso[1], iso[2], iso[3], iso[5], iso[6], iso[8], iso[9], 'T',
+                        iso[11], iso[12], iso[14], iso[15], iso[17], iso[18], 'Z', 0};
+    snprintf(out, n, "anvil-%s-%04" PRIx64, compact, salt & 0xffff);
+}
+
+static int write_outputs(const struct run_opts *o, struct driver_result *dr,
+                         const struct bench_meta *meta_in, const char *path)
+{
+    struct run_summary s;
+    if (summary_compute(dr->records, dr->n_records, o->pct, o->ignore_eos, &s) != 0) {
+        fprintf(stderr, "anvil run: out of memory summarizing\n");
+        return 1;
+    }
+    struct bench_meta meta = *meta_in;
+    char finished[21];
+    clock_utc_iso8601(finished);
+    meta.finished_at = finished;
+    meta.incomplete = dr->stop_signal != 0 || s.sent < s.requests;
+    if (meta.incomplete)
+        meta.incomplete_reason = dr->stop_signal ? "stopped by signal" : "not every request was sent";
+    cJSON *art = artifact_benchmark(&meta, dr->records, dr->n_records, &s);
+    char err[512];
+    int rc = art && artifact_write_file(path, art, err, sizeof err) == 0 ? 0 : 1;
+    cJSON_Delete(art);
+    report_table(stdout, "Serving Benchmark Result", &s, dr->warmup_failed);
+    if (rc) {
+        fprintf(stderr, "anvil run: %s\n", art ? err : "out of memory building the artifact");
+        return 1;
+    }
+    printf("artifact: %s%s\n", path, meta.incomplete ? " (incomplete)" : "");
+    return meta.incomplete || s.completed == 0 ? 1 : 0;
+}
+
+static int run(struct run_opts *o)
+{
+    char err[512];
+    struct server_info srv;
+    if (discover(o->base_url, o->headers, o->model, &srv, err, sizeof err) != 0) {
+        fprintf(stderr, "anvil run: %s\n", err);
+        return 1;
+    }
+    struct run_ctx ctx = {.o = o, .srv = &srv, .salt = prompt_random_salt()};
+    struct calibration cal;
+    const char *method = run_calibration(&ctx, &cal, err, sizeof err);
+    if (!method) {
+        fprintf(stderr, "anvil run: prompt calibration failed: %s\n", err);
+        return 1;
+    }
+    char run_id[64], started[21], path[1024], url[600];
+    make_run_id(run_id, sizeof run_id, ctx.salt);
+    clock_utc_iso8601(started);
+    snprintf(path, sizeof path, "%s", o->out ? o->out : "");
+    if (!o->out)
+        snprintf(path, sizeof path, "results/%s.json", run_id);
+    if (o->requests_out && !(ctx.requests_log = fopen(o->requests_out, "a"))) {
+        fprintf(stderr, "anvil run: cannot open --requests-out %s: %m\n", o->requests_out);
+        return 1;
+    }
+    snprintf(url, sizeof url, "%s%s", srv.base_url, endpoint_path(o->endpoint));
+    struct driver_cfg cfg = {
+        .url = url, .headers = o->headers, .concurrency = (int)o->concurrency,
+        .num_prompts = (int)o->num_prompts, .warmup = (int)o->warmup,
+        .connect_timeout_ms = (long)(o->connect_timeout_s * 1000), .timeout_ms = (long)(o->timeout_s * 1000),
+        .idle_timeout_s = (long)o->idle_timeout_s, .planned_prompt_tokens = o->input_len,
+        .max_tokens = o->output_len, .grace_s = o->grace_s, .progress = isatty(STDERR_FILENO),
+        .make_body = make_body, .on_record = log_record, .ud = &ctx,
+    };
+    fprintf(stderr, "anvil run: %s model %s (%s), %ld prompts at concurrency %ld, %ld→%ld tokens\n",
+            srv.base_url, srv.model, srv.engine, o->num_prompts, o->concurrency, o->input_len, o->output_len);
+    struct driver_result dr;
+    int rc = 1;
+    if (driver_run(&cfg, &dr) != 0) {
+        fprintf(stderr, "anvil run: could not set up the event loop\n");
+    } else {
+        struct bench_meta meta = {
+            .run_id = run_id, .started_at = started, .server = &srv, .engine_label = o->engine_label,
+            .gpu_label = o->gpu_label, .endpoint = endpoint_name(o->endpoint),
+            .concurrency = (int)o->concurrency, .num_prompts = (int)o->num_prompts,
+            .warmup = (int)o->warmup, .input_len = o->input_len, .output_len = o->output_len,
+            .ignore_eos = o->ignore_eos, .seed = (uint64_t)o->seed, .calibration_method = method,
+            .calibration = o->calib == CALIB_NONE ? NULL : &cal,
+        };
+        rc = write_outputs(o, &dr, &meta, path);
+        driver_result_free(&dr);
+    }
+    if (ctx.requests_log)
+        fclose(ctx.requests_log);
+    return rc;
+}
+
+int run_main(int argc, char **argv)
+{
+    struct run_opts o;
+    int rc = parse_args(argc, argv, &o), status = 2;
+    if (rc == 1) {
+        usage(stdout);
+        status = 0;
+    } else if (rc == 0) {
+        curl_global_init(CURL_GLOBAL_DEFAULT);
+        status = run(&o);
+        curl_global_cleanup();
+    }
+    curl_slist_free_all(o.headers);
+    return status;
+}

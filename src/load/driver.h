@@ -1,0 +1,47 @@
+/* driver.h — the closed-loop load driver: keeps exactly `concurrency`
+ * requests in flight on one libevent loop until every planned request has
+ * finished; warm-up requests first, unmeasured. Ctrl-C / SIGTERM stop new
+ * sends, give in-flight requests a grace period, then cancel them. */
+#ifndef ANVIL_LOAD_DRIVER_H
+#define ANVIL_LOAD_DRIVER_H
+
+#include <stdbool.h>
+
+#include <curl/curl.h>
+
+#include "stats/record.h"
+
+struct driver_cfg {
+    const char *url;                    /* full endpoint URL */
+    const struct curl_slist *headers;   /* sent with every request; not owned */
+    int concurrency;                    /* requests in flight, ≥ 1 */
+    int num_prompts;                    /* measured requests */
+    int warmup;                         /* unmeasured requests sent first */
+    long connect_timeout_ms, timeout_ms, idle_timeout_s;  /* 0 = none */
+    long planned_prompt_tokens, max_tokens;               /* copied into records */
+    double grace_s;                     /* after a stop signal, how long in-flight requests may finish */
+    bool progress;                      /* draw a progress line on stderr */
+    /* Body of request `seq` (0-based: warm-ups first, then measured):
+     * a malloc'd string the driver frees, or NULL on failure. */
+    char *(*make_body)(void *ud, long seq);
+    /* Called as each request ends (warm-ups too), e.g. to append it to a log. */
+    void (*on_record)(void *ud, const struct req_record *r);
+    void *ud;
+};
+
+struct driver_result {
+    struct req_record *records;  /* num_prompts measured records, by request_index; owned */
+    int n_records;               /* num_prompts */
+    int n_started;               /* measured requests that were sent */
+    int warmup_failed;           /* warm-up requests that failed */
+    int stop_signal;             /* the signal that stopped the run, 0 when none */
+};
+
+/* Runs the plan. Records of requests never sent keep t_start == 0. Returns 0,
+ * or -1 when the loop could not be set up (nothing measured). */
+int driver_run(const struct driver_cfg *cfg, struct driver_result *out);
+
+/* Frees the records. */
+void driver_result_free(struct driver_result *r);
+
+#endif

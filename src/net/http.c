@@ -1,0 +1,280 @@
+/* http.c — curl multi ⇄ libevent glue (after curl's hiperfifo.c and
+ * multi-event.c examples). */
+#include "net/http.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+
+struct http_client {
+    CURLM *multi;
+    struct event_base *base;
+    struct event *timer;
+    size_t in_flight;
+    struct http_xfer *xfers;    /* in flight, doubly linked */
+};
+
+struct http_xfer {
+    struct http_client *client;
+    CURL *easy;
+    const struct http_handlers *h;
+    void *ud;
+    struct http_xfer *prev, *next;
+    char err[CURL_ERROR_SIZE];
+};
+
+static void unlink_xfer(struct http_client *c, struct http_xfer *x)
+{
+    if (x->prev)
+        x->prev->next = x->next;
+    else
+        c->xfers = x->next;
+    if (x->next)
+        x->next->prev = x->prev;
+    c->in_flight--;
+}
+
+/* Per-socket state, attached to curl's socket with curl_multi_assign. */
+struct sock_ctx {
+    struct event *ev;
+    struct http_client *client;
+};
+
+static void drain_done(struct http_client *c)
+{
+    CURLMsg *msg;
+    int left;
+    while ((msg = curl_multi_info_read(c->multi, &left))) {
+        if (msg->msg != CURLMSG_DONE)
+            continue;
+        CURL *easy = msg->easy_handle;
+        CURLcode rc = msg->data.result;
+        struct http_xfer *x;
+        curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
+        int64_t now = clock_now_ns();
+        curl_multi_remove_handle(c->multi, easy);
+        unlink_xfer(c, x);
+        x->h->on_done(x->ud, now, rc, rc == CURLE_OK ? "" : (x->err[0] ? x->err : curl_easy_strerror(rc)));
+        curl_easy_cleanup(easy);
+        free(x);
+    }
+}
+
+static void on_socket_event(evutil_socket_t fd, short what, void *arg)
+{
+    struct http_client *c = arg;
+    int mask = (what & EV_READ ? CURL_CSELECT_IN : 0) | (what & EV_WRITE ? CURL_CSELECT_OUT : 0);
+    int running;
+    curl_multi_socket_action(c->multi, fd, mask, &running);
+    drain_done(c);
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct http_client *c = arg;
+    int running;
+    curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    drain_done(c);
+}
+
+static int timer_cb(CURLM *multi, long timeout_ms, void *arg)
+{
+    (void)multi;
+    struct http_client *c = arg;
+    if (timeout_ms < 0) {
+        evtimer_del(c->timer);
+        return 0;
+    }
+    /* never call back into curl from here: 0 becomes "as soon as the loop runs" */
+    struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+    evtimer_add(c->timer, &tv);
+    return 0;
+}
+
+static int socket_cb(CURL *easy, curl_socket_t s, int what, void *arg, void *sockp)
+{
+    (void)easy;
+    struct http_client *c = arg;
+    struct sock_ctx *ctx = sockp;
+    if (what == CURL_POLL_REMOVE) {
+        if (ctx) {
+            event_free(ctx->ev);
+            free(ctx);
+            curl_multi_assign(c->multi, s, NULL);
+        }
+        return 0;
+    }
+    if (!ctx) {
+        ctx = calloc(1, sizeof *ctx);
+        if (!ctx)
+            return -1;
+        ctx->client = c;
+        curl_multi_assign(c->multi, s, ctx);
+    } else {
+        event_free(ctx->ev);
+    }
+    short kind = EV_PERSIST | (what & CURL_POLL_IN ? EV_READ : 0) | (what & CURL_POLL_OUT ? EV_WRITE : 0);
+    ctx->ev = event_new(c->base, s, kind, on_socket_event, c);
+    if (!ctx->ev)
+        return -1;
+    event_add(ctx->ev, NULL);
+    return 0;
+}
+
+struct http_client *http_client_new(struct event_base *base, long max_connections)
+{
+    struct http_client *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->base = base;
+    c->multi = curl_multi_init();
+    c->timer = evtimer_new(base, on_timer, c);
+    if (!c->multi || !c->timer) {
+        http_client_free(c);
+        return NULL;
+    }
+    curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
+    curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
+    curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
+    curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
+    curl_multi_setopt(c->multi, CURLMOPT_MAXCONNECTS, max_connections);
+    return c;
+}
+
+static size_t header_cb(char *p, size_t size, size_t n, void *arg)
+{
+    struct http_xfer *x = arg;
+    size_t len = size * n;
+    if (len <= 2 && (p[0] == '\r' || p[0] == '\n')) {   /* end of a header block */
+        long status = 0;
+        curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+        if (status >= 200)
+            x->h->on_headers(x->ud, clock_now_ns(), status);
+    }
+    return len;
+}
+
+static size_t write_cb(char *p, size_t size, size_t n, void *arg)
+{
+    struct http_xfer *x = arg;
+    x->h->on_body(x->ud, clock_now_ns(), p, size * n);
+    return size * n;
+}
+
+/* Options shared by streaming transfers and blocking fetches. */
+static void set_common(CURL *e, const char *url, const struct curl_slist *headers,
+                       const char *body, size_t body_len)
+{
+    curl_easy_setopt(e, CURLOPT_URL, url);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+    if (body) {
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+    }
+}
+
+struct http_xfer *http_start(struct http_client *c, const struct http_request *req,
+                             const struct http_handlers *h, void *ud, int64_t *t_start_ns)
+{
+    struct http_xfer *x = calloc(1, sizeof *x);
+    if (!x || !(x->easy = curl_easy_init())) {
+        free(x);
+        return NULL;
+    }
+    x->client = c;
+    x->h = h;
+    x->ud = ud;
+    CURL *e = x->easy;
+    set_common(e, req->url, req->headers, req->body, req->body_len);
+    curl_easy_setopt(e, CURLOPT_PRIVATE, x);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->err);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, header_cb);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
+    if (req->connect_timeout_ms)
+        curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, req->connect_timeout_ms);
+    if (req->timeout_ms)
+        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, req->timeout_ms);
+    if (req->idle_timeout_s) {
+        curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, req->idle_timeout_s);
+    }
+    *t_start_ns = clock_now_ns();
+    if (curl_multi_add_handle(c->multi, e) != CURLM_OK) {
+        curl_easy_cleanup(e);
+        free(x);
+        return NULL;
+    }
+    c->in_flight++;
+    x->next = c->xfers;
+    if (c->xfers)
+        c->xfers->prev = x;
+    c->xfers = x;
+    return x;
+}
+
+void http_cancel(struct http_client *c, struct http_xfer *x)
+{
+    curl_multi_remove_handle(c->multi, x->easy);
+    unlink_xfer(c, x);
+    curl_easy_cleanup(x->easy);
+    free(x);
+}
+
+size_t http_in_flight(const struct http_client *c)
+{
+    return c->in_flight;
+}
+
+void http_client_free(struct http_client *c)
+{
+    if (!c)
+        return;
+    if (c->multi) {
+        while (c->xfers)
+            http_cancel(c, c->xfers);
+        curl_multi_cleanup(c->multi);   /* may call socket_cb: before the timer and base go */
+    }
+    if (c->timer)
+        event_free(c->timer);
+    free(c);
+}
+
+static size_t fetch_write_cb(char *p, size_t size, size_t n, void *arg)
+{
+    struct buf *out = arg;
+    size_t len = size * n;
+    size_t room = out->max - out->len;
+    buf_append(out, p, len < room ? len : room);  /* keep what fits; a cap is not an error */
+    return len;
+}
+
+CURLcode http_fetch(const char *url, const struct curl_slist *headers, const char *body,
+                    long timeout_ms, struct buf *out, long *status, char *err, size_t errlen)
+{
+    char errbuf[CURL_ERROR_SIZE] = "";
+    CURL *e = curl_easy_init();
+    if (!e) {
+        snprintf(err, errlen, "curl_easy_init failed");
+        return CURLE_FAILED_INIT;
+    }
+    set_common(e, url, headers, body, body ? strlen(body) : 0);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, fetch_write_cb);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, out);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);
+    CURLcode rc = curl_easy_perform(e);
+    *status = 0;
+    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, status);
+    snprintf(err, errlen, "%s", rc == CURLE_OK ? "" : (errbuf[0] ? errbuf : curl_easy_strerror(rc)));
+    curl_easy_cleanup(e);
+    return rc;
+}

@@ -1,0 +1,64 @@
+/* http.h — HTTP transport: libcurl's multi interface driven by a libevent
+ * loop (curl_multi_socket_action), so thousands of streams share one thread.
+ * Every callback gets the CLOCK_MONOTONIC time at which curl handed over the
+ * bytes, taken before any parsing. Also a blocking fetch for set-up calls. */
+#ifndef ANVIL_NET_HTTP_H
+#define ANVIL_NET_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <curl/curl.h>
+#include <event2/event.h>
+
+#include "core/buf.h"
+
+struct http_client;
+struct http_xfer;
+
+/* Callbacks of one transfer. ud is the caller's; each gets the arrival time. */
+struct http_handlers {
+    void (*on_headers)(void *ud, int64_t t_ns, long status);   /* final (non-1xx) header block complete */
+    void (*on_body)(void *ud, int64_t t_ns, const char *p, size_t n);
+    /* The transfer ended: rc is CURLE_OK or the transport error, err a message
+     * ("" when none). Called exactly once unless http_cancel was called. The
+     * transfer is freed after it returns. */
+    void (*on_done)(void *ud, int64_t t_ns, CURLcode rc, const char *err);
+};
+
+struct http_request {
+    const char *url;
+    const struct curl_slist *headers;   /* not owned; must outlive the transfer */
+    const char *body;                   /* POST body (not owned; must outlive the transfer); NULL = GET */
+    size_t body_len;
+    long connect_timeout_ms;            /* 0 = curl's default */
+    long timeout_ms;                    /* whole transfer; 0 = none */
+    long idle_timeout_s;                /* abort when no byte arrives for this long; 0 = none */
+};
+
+/* Creates a client on base (not owned; must outlive the client) that keeps
+ * up to max_connections connections alive for reuse. NULL on failure. */
+struct http_client *http_client_new(struct event_base *base, long max_connections);
+
+/* Starts a transfer. *t_start_ns receives the instant it was handed to
+ * curl. Returns the transfer, or NULL (nothing started, on_done not called). */
+struct http_xfer *http_start(struct http_client *c, const struct http_request *req,
+                             const struct http_handlers *h, void *ud, int64_t *t_start_ns);
+
+/* Aborts a transfer in flight; its on_done is not called. */
+void http_cancel(struct http_client *c, struct http_xfer *x);
+
+/* Number of transfers in flight. */
+size_t http_in_flight(const struct http_client *c);
+
+/* Cancels what is in flight and frees the client (before its event_base). */
+void http_client_free(struct http_client *c);
+
+/* Blocking request for set-up work (model discovery, tokenize, probes).
+ * body NULL = GET. Appends the response body to out (capped by out->max),
+ * stores the status in *status. Returns CURLE_OK or the transport error,
+ * with a message in err (errlen bytes). */
+CURLcode http_fetch(const char *url, const struct curl_slist *headers, const char *body,
+                    long timeout_ms, struct buf *out, long *status, char *err, size_t errlen);
+
+#endif

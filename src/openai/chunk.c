@@ -1,0 +1,93 @@
+/* chunk.c — decodes one stream event with cJSON. */
+#include "openai/chunk.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+static size_t str_bytes(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? strlen(v->valuestring) : 0;
+}
+
+static long int_field(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) && v->valuedouble >= 0 ? (long)v->valuedouble : -1;
+}
+
+static void decode_usage(const cJSON *root, struct chunk *out)
+{
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(root, "usage");
+    if (!cJSON_IsObject(u))
+        return;
+    out->prompt_tokens = int_field(u, "prompt_tokens");
+    out->completion_tokens = int_field(u, "completion_tokens");
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(u, "prompt_tokens_details");
+    if (cJSON_IsObject(d))
+        out->cached_tokens = int_field(d, "cached_tokens");
+}
+
+static void decode_choice(const cJSON *root, struct chunk *out)
+{
+    const cJSON *choices = cJSON_GetObjectItemCaseSensitive(root, "choices");
+    const cJSON *c = cJSON_IsArray(choices) ? cJSON_GetArrayItem(choices, 0) : NULL;
+    if (!cJSON_IsObject(c))
+        return;
+    const cJSON *delta = cJSON_GetObjectItemCaseSensitive(c, "delta");
+    if (cJSON_IsObject(delta)) {
+        out->content_bytes = str_bytes(delta, "content");
+        out->reasoning_bytes = str_bytes(delta, "reasoning");
+        if (!out->reasoning_bytes)
+            out->reasoning_bytes = str_bytes(delta, "reasoning_content");
+    } else {
+        out->content_bytes = str_bytes(c, "text");
+    }
+    const cJSON *fr = cJSON_GetObjectItemCaseSensitive(c, "finish_reason");
+    if (cJSON_IsString(fr))
+        snprintf(out->finish_reason, sizeof out->finish_reason, "%s", fr->valuestring);
+}
+
+static void decode_error(const cJSON *root, struct chunk *out)
+{
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error");
+    const cJSON *obj = cJSON_GetObjectItemCaseSensitive(root, "object");
+    const cJSON *src = NULL;
+    if (e && !cJSON_IsNull(e))
+        src = e;
+    else if (cJSON_IsString(obj) && strcmp(obj->valuestring, "error") == 0)
+        src = root;
+    if (!src)
+        return;
+    out->kind = CHUNK_ERROR;
+    const cJSON *m = cJSON_IsObject(src) ? cJSON_GetObjectItemCaseSensitive(src, "message") : src;
+    snprintf(out->error, sizeof out->error, "%s",
+             cJSON_IsString(m) ? m->valuestring : "error object in stream");
+}
+
+void chunk_decode(const char *data, size_t len, struct chunk *out)
+{
+    memset(out, 0, sizeof *out);
+    out->prompt_tokens = out->completion_tokens = out->cached_tokens = -1;
+    if (len == 6 && memcmp(data, "[DONE]", 6) == 0) {
+        out->kind = CHUNK_DONE;
+        return;
+    }
+    cJSON *root = cJSON_ParseWithLength(data, len);
+    if (!cJSON_IsObject(root)) {
+        out->kind = CHUNK_INVALID;
+        snprintf(out->error, sizeof out->error, "event data is not a JSON object: %.*s",
+                 (int)(len < 64 ? len : 64), data);
+        cJSON_Delete(root);
+        return;
+    }
+    out->kind = CHUNK_DATA;
+    decode_error(root, out);
+    if (out->kind == CHUNK_DATA) {
+        decode_choice(root, out);
+        decode_usage(root, out);
+    }
+    cJSON_Delete(root);
+}

@@ -1,0 +1,33 @@
+/* chunk.h — what one OpenAI-compatible stream event says, as far as timing
+ * and token counting need: is there visible output, reasoning, a finish, a
+ * usage report, an error. */
+#ifndef ANVIL_OPENAI_CHUNK_H
+#define ANVIL_OPENAI_CHUNK_H
+
+#include <stddef.h>
+#include <stdbool.h>
+
+enum chunk_kind {
+    CHUNK_DATA,     /* a JSON chunk (possibly without output: role-only, usage-only, ...) */
+    CHUNK_DONE,     /* the "[DONE]" sentinel */
+    CHUNK_ERROR,    /* an error object inside the stream ({"error":...} or {"object":"error"}) */
+    CHUNK_INVALID,  /* not JSON, or JSON that is not an object */
+};
+
+struct chunk {
+    enum chunk_kind kind;
+    size_t content_bytes;   /* bytes of choices[0].delta.content (chat) or choices[0].text (completions) */
+    size_t reasoning_bytes; /* bytes of delta.reasoning, else delta.reasoning_content: one field, never the sum (STREAMS.md trap 11) */
+    char finish_reason[24]; /* choices[0].finish_reason, "" when absent or null */
+    long prompt_tokens;     /* usage.prompt_tokens; -1 when usage is absent or null */
+    long completion_tokens; /* usage.completion_tokens; -1 when absent */
+    long cached_tokens;     /* usage.prompt_tokens_details.cached_tokens; -1 when absent */
+    char error[256];        /* CHUNK_ERROR: the message (truncated); CHUNK_INVALID: why */
+};
+
+/* Decodes one SSE data payload (data need not be NUL-terminated; len bytes).
+ * Fills every field of *out. Never fails: malformed input yields
+ * CHUNK_INVALID with a reason in out->error. */
+void chunk_decode(const char *data, size_t len, struct chunk *out);
+
+#endif

@@ -1,0 +1,62 @@
+/* request.c — request bodies, built with cJSON so every prompt is escaped. */
+#include "openai/request.h"
+
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+int endpoint_parse(const char *s, enum endpoint *out)
+{
+    if (!strcmp(s, "chat"))
+        *out = EP_CHAT;
+    else if (!strcmp(s, "completions"))
+        *out = EP_COMPLETIONS;
+    else
+        return -1;
+    return 0;
+}
+
+const char *endpoint_path(enum endpoint ep)
+{
+    return ep == EP_CHAT ? "/chat/completions" : "/completions";
+}
+
+const char *endpoint_name(enum endpoint ep)
+{
+    return ep == EP_CHAT ? "chat" : "completions";
+}
+
+static void add_prompt(cJSON *root, enum endpoint ep, const char *prompt)
+{
+    if (ep == EP_COMPLETIONS) {
+        cJSON_AddStringToObject(root, "prompt", prompt);
+        return;
+    }
+    cJSON *msgs = cJSON_AddArrayToObject(root, "messages");
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "role", "user");
+    cJSON_AddStringToObject(m, "content", prompt);
+    cJSON_AddItemToArray(msgs, m);
+}
+
+char *request_body(const struct request_opts *o, const char *prompt)
+{
+    cJSON *root = cJSON_CreateObject();
+    if (!root)
+        return NULL;
+    cJSON_AddStringToObject(root, "model", o->model);
+    add_prompt(root, o->endpoint, prompt);
+    cJSON_AddNumberToObject(root, "max_tokens", (double)o->max_tokens);
+    cJSON_AddBoolToObject(root, "stream", o->stream);
+    if (o->stream) {
+        cJSON *so = cJSON_AddObjectToObject(root, "stream_options");
+        cJSON_AddBoolToObject(so, "include_usage", 1);
+        if (o->continuous_usage)
+            cJSON_AddBoolToObject(so, "continuous_usage_stats", 1);
+    }
+    if (o->ignore_eos)
+        cJSON_AddBoolToObject(root, "ignore_eos", 1);
+    char *s = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    return s;
+}

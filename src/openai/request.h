@@ -1,0 +1,33 @@
+/* request.h — OpenAI-compatible request bodies. */
+#ifndef ANVIL_OPENAI_REQUEST_H
+#define ANVIL_OPENAI_REQUEST_H
+
+#include <stdbool.h>
+
+enum endpoint { EP_CHAT, EP_COMPLETIONS };
+
+/* Parses "chat" or "completions". Returns 0, or -1. */
+int endpoint_parse(const char *s, enum endpoint *out);
+
+/* Path below the base URL: "/chat/completions" or "/completions". */
+const char *endpoint_path(enum endpoint ep);
+
+/* Name as written in artifacts: "chat" or "completions". */
+const char *endpoint_name(enum endpoint ep);
+
+struct request_opts {
+    enum endpoint endpoint;
+    const char *model;
+    long max_tokens;        /* tokens */
+    bool stream;
+    bool ignore_eos;        /* vLLM/SGLang/llama.cpp extension: force max_tokens output tokens */
+    bool continuous_usage;  /* stream_options.continuous_usage_stats (vLLM, SGLang) */
+};
+
+/* Builds the JSON body for one request with the given prompt text (a single
+ * user message for chat). Streaming bodies ask for usage
+ * (stream_options.include_usage). Returns a malloc'd NUL-terminated string
+ * the caller frees, or NULL when memory runs out. */
+char *request_body(const struct request_opts *o, const char *prompt);
+
+#endif

@@ -1,0 +1,141 @@
+/* stream.c — per-request stream measurement. Every timestamp is the arrival
+ * time of the read that completed the event, so a backlog parsed late still
+ * carries the time its bytes arrived. */
+#include "openai/stream.h"
+
+#include <string.h>
+
+#include "openai/chunk.h"
+
+#define ERROR_BODY_MAX 4096
+
+void stream_init(struct stream *s, struct req_record *rec)
+{
+    sse_init(&s->sse, STREAM_MAX_EVENT);
+    buf_init(&s->error_body, ERROR_BODY_MAX);
+    s->rec = rec;
+    s->now = 0;
+    s->last_completion_tokens = 0;
+    s->stopped = false;
+}
+
+void stream_headers(struct stream *s, int64_t t_ns, long status)
+{
+    s->rec->http_status = status;
+    if (!s->rec->t_headers)
+        s->rec->t_headers = t_ns;
+}
+
+static void on_output(struct stream *s, const struct chunk *c)
+{
+    struct req_record *r = s->rec;
+    int32_t tokens = -1;
+    if (c->completion_tokens >= 0) {    /* continuous usage: tokens since the last report */
+        tokens = (int32_t)(c->completion_tokens - s->last_completion_tokens);
+        s->last_completion_tokens = c->completion_tokens;
+    }
+    if (!r->t_first_output)
+        r->t_first_output = s->now;
+    if (c->content_bytes) {
+        r->content_chunks++;
+        if (!r->t_first_content)
+            r->t_first_content = s->now;
+    }
+    if (c->reasoning_bytes)
+        r->reasoning_chunks++;
+    if (record_add_chunk(r, s->now, tokens, c->content_bytes > 0) != 0) {
+        record_fail(r, FAIL_OTHER, "out of memory recording chunk %zu", r->n_chunks);
+        s->stopped = true;
+    }
+}
+
+static void on_usage(struct stream *s, const struct chunk *c)
+{
+    struct req_record *r = s->rec;
+    if (c->prompt_tokens >= 0)
+        r->prompt_tokens = c->prompt_tokens;
+    if (c->completion_tokens >= 0) {
+        r->completion_tokens = c->completion_tokens;
+        s->last_completion_tokens = c->completion_tokens;
+    }
+    if (c->cached_tokens >= 0)
+        r->cached_tokens = c->cached_tokens;
+}
+
+static int on_event(void *ud, const struct sse_event *ev)
+{
+    struct stream *s = ud;
+    struct req_record *r = s->rec;
+    r->events++;
+    if (!r->t_first_event)
+        r->t_first_event = s->now;
+    if (!strcmp(ev->type, "error")) {
+        record_fail(r, FAIL_STREAM_ERROR, "event: error frame: %.200s", ev->data);
+        return 1;
+    }
+    struct chunk c;
+    chunk_decode(ev->data, ev->data_len, &c);
+    switch (c.kind) {
+    case CHUNK_DONE:
+        r->done_seen = true;
+        r->t_end = s->now;
+        return 1;
+    case CHUNK_ERROR:
+        record_fail(r, FAIL_STREAM_ERROR, "error in stream after %d events: %s", r->events, c.error);
+        return 1;
+    case CHUNK_INVALID:
+        record_fail(r, FAIL_INVALID, "event %d: %s", r->events, c.error);
+        return 1;
+    case CHUNK_DATA:
+        break;
+    }
+    if (c.content_bytes || c.reasoning_bytes)
+        on_output(s, &c);
+    on_usage(s, &c);
+    if (c.finish_reason[0])
+        memcpy(r->finish_reason, c.finish_reason, sizeof r->finish_reason);
+    return 0;
+}
+
+void stream_feed(struct stream *s, int64_t t_ns, const char *bytes, size_t n)
+{
+    struct req_record *r = s->rec;
+    if (!r->t_first_byte)
+        r->t_first_byte = t_ns;
+    if (r->http_status >= 400) {
+        buf_append(&s->error_body, bytes, n < ERROR_BODY_MAX - s->error_body.len
+                                              ? n : ERROR_BODY_MAX - s->error_body.len);
+        return;
+    }
+    if (s->stopped || r->done_seen)
+        return;
+    s->now = t_ns;
+    int rc = sse_feed(&s->sse, bytes, n, on_event, s);
+    if (rc == SSE_TOO_LARGE)
+        record_fail(r, FAIL_INVALID, "an SSE event exceeds %u bytes", STREAM_MAX_EVENT);
+    if (rc != 0 && r->fail != FAIL_NONE)
+        s->stopped = true;
+}
+
+void stream_finish(struct stream *s, int64_t t_ns)
+{
+    struct req_record *r = s->rec;
+    if (r->http_status >= 400) {
+        record_fail(r, FAIL_HTTP, "HTTP %ld: %s", r->http_status,
+                    s->error_body.len ? s->error_body.data : "(empty body)");
+        return;
+    }
+    if (r->fail != FAIL_NONE || r->done_seen)
+        return;
+    if (r->finish_reason[0]) {  /* closed after the final chunk, without [DONE] */
+        r->t_end = t_ns;
+        return;
+    }
+    record_fail(r, FAIL_TRUNCATED, "stream ended without a final chunk after %d events", r->events);
+}
+
+void stream_free(struct stream *s)
+{
+    sse_free(&s->sse);
+    buf_free(&s->error_body);
+}

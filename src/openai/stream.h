@@ -1,0 +1,44 @@
+/* stream.h — turns the bytes of one streamed response into a req_record:
+ * SSE framing, chunk decoding, and a timestamp for every event, taken when
+ * its bytes were handed over by the transport. */
+#ifndef ANVIL_OPENAI_STREAM_H
+#define ANVIL_OPENAI_STREAM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/buf.h"
+#include "net/sse.h"
+#include "stats/record.h"
+
+/* Largest single SSE event accepted (bytes); larger ones fail the request. */
+#define STREAM_MAX_EVENT (8u << 20)
+
+struct stream {
+    struct sse_parser sse;
+    struct req_record *rec;     /* not owned */
+    struct buf error_body;      /* body of an HTTP error reply, capped */
+    int64_t now;                /* arrival time of the bytes being parsed */
+    long last_completion_tokens;/* running usage seen so far (continuous usage) */
+    bool stopped;               /* a failure was recorded: ignore further bytes */
+};
+
+/* Prepares s to fill rec (not owned; must outlive s). */
+void stream_init(struct stream *s, struct req_record *rec);
+
+/* Notes the HTTP status once headers are complete at t_ns. A status >= 400
+ * makes the body an error message to keep rather than a stream. */
+void stream_headers(struct stream *s, int64_t t_ns, long status);
+
+/* Feeds n body bytes that arrived at t_ns (CLOCK_MONOTONIC ns). Never fails:
+ * bad input is recorded as the request's failure. */
+void stream_feed(struct stream *s, int64_t t_ns, const char *bytes, size_t n);
+
+/* Ends the stream at t_ns after the transport finished cleanly; decides
+ * whether it completed or was truncated, and records HTTP errors. */
+void stream_finish(struct stream *s, int64_t t_ns);
+
+/* Frees the parser state (not the record). */
+void stream_free(struct stream *s);
+
+#endif

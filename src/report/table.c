@@ -1,0 +1,75 @@
+/* table.c — terminal summary. */
+#include "report/table.h"
+
+#include <math.h>
+#include <string.h>
+
+static void rule(FILE *out, char c)
+{
+    for (int i = 0; i < 60; i++)
+        fputc(c, out);
+    fputc('\n', out);
+}
+
+static void header(FILE *out, const char *name)
+{
+    int pad = (int)(60 - 2 - (int)strlen(name)) / 2;
+    fprintf(out, "%.*s %s %.*s\n", pad, "------------------------------", name,
+            60 - 2 - pad - (int)strlen(name), "------------------------------");
+}
+
+static void row_num(FILE *out, const char *k, double v, int prec)
+{
+    if (isnan(v))
+        fprintf(out, "%-44s %15s\n", k, "n/a");
+    else
+        fprintf(out, "%-44s %15.*f\n", k, prec, v);
+}
+
+static void latency(FILE *out, const char *title, const char *abbr, const struct dist *d)
+{
+    char k[64];
+    header(out, title);
+    snprintf(k, sizeof k, "Mean %s (ms):", abbr);
+    row_num(out, k, d->mean, 2);
+    snprintf(k, sizeof k, "Median %s (ms):", abbr);
+    row_num(out, k, d->pct[1], 2);
+    snprintf(k, sizeof k, "P99 %s (ms):", abbr);
+    row_num(out, k, d->pct[5], 2);
+}
+
+void report_table(FILE *out, const char *title, const struct run_summary *s, int failed_warmups)
+{
+    int pad = (60 - 2 - (int)strlen(title)) / 2;
+    fprintf(out, "%.*s %s %.*s\n", pad, "==============================", title,
+            60 - 2 - pad - (int)strlen(title), "==============================");
+    fprintf(out, "%-44s %15d\n", "Successful requests:", s->completed);
+    fprintf(out, "%-44s %15d\n", "Failed requests:", s->failed);
+    if (s->sent < s->requests)
+        fprintf(out, "%-44s %15d\n", "Requests not sent (run cut short):", s->requests - s->sent);
+    row_num(out, "Benchmark duration (s):", s->duration_ms / 1000.0, 2);
+    fprintf(out, "%-44s %15ld\n", "Total input tokens:", s->prompt_tokens);
+    fprintf(out, "%-44s %15ld\n", "Total generated tokens:", s->output_tokens);
+    row_num(out, "Request throughput (req/s):", s->request_throughput, 2);
+    row_num(out, "Output token throughput (tok/s):", s->output_throughput, 2);
+    row_num(out, "Total token throughput (tok/s):", s->total_token_throughput, 2);
+    latency(out, "Time to First Token", "TTFT", &s->d[D_TTFT]);
+    latency(out, "Time per Output Token (excl. 1st token)", "TPOT", &s->d[D_TPOT]);
+    latency(out, "Inter-token Latency (per chunk)", "ITL", &s->d[D_ITL_CHUNK]);
+    latency(out, "End-to-end Latency", "E2EL", &s->d[D_E2E]);
+    header(out, "TTFT decomposition (median ms)");
+    row_num(out, "Response headers:", s->d[D_HEADERS].pct[1], 2);
+    row_num(out, "First byte:", s->d[D_FIRST_BYTE].pct[1], 2);
+    row_num(out, "First SSE event:", s->d[D_FIRST_EVENT].pct[1], 2);
+    row_num(out, "First output (reasoning or content):", s->d[D_TTFO].pct[1], 2);
+    row_num(out, "First content = TTFT:", s->d[D_TTFT].pct[1], 2);
+    rule(out, '=');
+    if (s->source_chunks)
+        fprintf(out, "warning: %d requests reported no usage; their output tokens are chunk counts\n",
+                s->source_chunks);
+    if (s->ignore_eos_mismatch)
+        fprintf(out, "warning: %d requests sent ignore_eos but did not return max_tokens tokens\n",
+                s->ignore_eos_mismatch);
+    if (failed_warmups)
+        fprintf(out, "warning: %d warm-up requests failed\n", failed_warmups);
+}

@@ -1,0 +1,313 @@
+/* request.c — request body parsing and validation (see request.h). */
+#include "sim/request.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/tokens.h"
+
+/* Largest integer a JSON number (a double) holds exactly. */
+#define SIM_JSON_INT_MAX 9007199254740992.0
+
+/* Accumulates the prompt's token count, hash and (for /tokenize) ids. */
+struct walk {
+    int64_t n;
+    uint64_t hash;
+    bool want_ids;
+    int64_t *ids;
+    size_t cap;
+};
+
+static int fail(struct sim_error *err, int status, const char *param, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int fail(struct sim_error *err, int status, const char *param, const char *fmt, ...)
+{
+    err->status = status;
+    err->type = status == 404 ? "NotFoundError" : "BadRequestError";
+    err->param = param;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int walk_push(struct walk *w, int64_t id)
+{
+    if (w->want_ids) {
+        if ((size_t)w->n == w->cap) {
+            size_t cap = w->cap ? w->cap * 2 : 64;
+            int64_t *p = realloc(w->ids, cap * sizeof *p);
+            if (!p)
+                return -1;
+            w->ids = p;
+            w->cap = cap;
+        }
+        w->ids[w->n] = id;
+    }
+    w->n++;
+    return 0;
+}
+
+/* Adds the tokens of len bytes at s. The hash covers the bytes and a
+ * separator, so ("ab","c") and ("a","bc") hash differently. */
+static int walk_text(struct walk *w, const char *s, size_t len)
+{
+    w->hash = sim_hash_bytes(w->hash, s, len);
+    w->hash = sim_hash_bytes(w->hash, "\0", 1);
+    if (!w->want_ids) {
+        w->n += sim_count_tokens(s, len);
+        return 0;
+    }
+    size_t pos = 0, start, tlen;
+    while (sim_next_token(s, len, &pos, &start, &tlen))
+        if (walk_push(w, sim_token_id(s + start, tlen)) != 0)
+            return -1;
+    return 0;
+}
+
+/* Content of one chat message: a string, null, or an array of
+ * {"type":"text","text":...} parts (each tokenized on its own, which is what
+ * joining them with "\n" gives). */
+static int walk_content(struct walk *w, const cJSON *content, size_t idx, struct sim_error *err)
+{
+    if (!content || cJSON_IsNull(content))
+        return 0;
+    if (cJSON_IsString(content))
+        return walk_text(w, content->valuestring, strlen(content->valuestring)) ? -2 : 0;
+    if (!cJSON_IsArray(content))
+        return fail(err, 400, "messages", "messages[%zu].content must be a string, null or "
+                    "an array of text parts", idx);
+    const cJSON *part;
+    cJSON_ArrayForEach(part, content) {
+        const cJSON *type = cJSON_GetObjectItemCaseSensitive(part, "type");
+        const cJSON *text = cJSON_GetObjectItemCaseSensitive(part, "text");
+        if (!cJSON_IsString(type) || strcmp(type->valuestring, "text") != 0 || !cJSON_IsString(text))
+            return fail(err, 400, "messages", "messages[%zu].content: only parts "
+                        "{\"type\":\"text\",\"text\":...} are supported", idx);
+        if (walk_text(w, text->valuestring, strlen(text->valuestring)) != 0)
+            return -2;
+    }
+    return 0;
+}
+
+/* The chat template: per message <start> role <end> around its content, then
+ * <start> assistant <newline> when add_generation_prompt. */
+static int walk_messages(struct walk *w, const cJSON *msgs, bool gen_prompt, struct sim_error *err)
+{
+    if (!cJSON_IsArray(msgs) || cJSON_GetArraySize(msgs) == 0)
+        return fail(err, 400, "messages", "'messages' must be a non-empty array");
+    size_t i = 0;
+    const cJSON *m;
+    cJSON_ArrayForEach(m, msgs) {
+        const cJSON *role = cJSON_GetObjectItemCaseSensitive(m, "role");
+        if (!cJSON_IsObject(m) || !cJSON_IsString(role))
+            return fail(err, 400, "messages", "messages[%zu] must be an object with a string 'role'", i);
+        size_t rlen = strlen(role->valuestring);
+        w->hash = sim_hash_bytes(w->hash, role->valuestring, rlen + 1);
+        if (walk_push(w, SIM_TOKEN_ID_MSG_START) || walk_push(w, sim_token_id(role->valuestring, rlen)))
+            return -2;
+        int rc = walk_content(w, cJSON_GetObjectItemCaseSensitive(m, "content"), i, err);
+        if (rc != 0)
+            return rc;
+        if (walk_push(w, SIM_TOKEN_ID_MSG_END))
+            return -2;
+        i++;
+    }
+    if (gen_prompt && (walk_push(w, SIM_TOKEN_ID_MSG_START) ||
+                       walk_push(w, sim_token_id("assistant", 9)) ||
+                       walk_push(w, SIM_TOKEN_ID_NEWLINE)))
+        return -2;
+    return 0;
+}
+
+/* A completions prompt: a string, or an array holding exactly one string. */
+static int walk_prompt(struct walk *w, const cJSON *prompt, bool bos, struct sim_error *err)
+{
+    if (cJSON_IsArray(prompt) && cJSON_GetArraySize(prompt) == 1)
+        prompt = cJSON_GetArrayItem(prompt, 0);
+    if (!cJSON_IsString(prompt))
+        return fail(err, 400, "prompt", "'prompt' must be a string");
+    if (bos && walk_push(w, SIM_TOKEN_ID_BOS))
+        return -2;
+    return walk_text(w, prompt->valuestring, strlen(prompt->valuestring)) ? -2 : 0;
+}
+
+/* Reads an optional boolean; absent or null keeps *out. */
+static int get_bool(const cJSON *obj, const char *name, bool *out, struct sim_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
+    if (!v || cJSON_IsNull(v))
+        return 0;
+    if (!cJSON_IsBool(v))
+        return fail(err, 400, NULL, "'%s' must be a boolean", name);
+    *out = cJSON_IsTrue(v);
+    return 0;
+}
+
+/* Reads an optional integer; returns 1 when present, 0 when absent/null. */
+static int get_int(const cJSON *obj, const char *name, int64_t *out, struct sim_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
+    if (!v || cJSON_IsNull(v))
+        return 0;
+    double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    if (!isfinite(d) || d != floor(d) || fabs(d) > SIM_JSON_INT_MAX)
+        return fail(err, 400, NULL, "'%s' must be an integer", name);
+    *out = (int64_t)d;
+    return 1;
+}
+
+static int check_model(const cJSON *root, const struct sim_limits *lim, struct sim_error *err)
+{
+    const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
+    if (!model || cJSON_IsNull(model))
+        return 0;   /* vLLM serves its model when none is named */
+    if (!cJSON_IsString(model))
+        return fail(err, 400, "model", "'model' must be a string");
+    if (strcmp(model->valuestring, lim->model) != 0)
+        return fail(err, 404, "model", "The model `%s` does not exist.", model->valuestring);
+    return 0;
+}
+
+static int parse_stream_options(const cJSON *root, struct sim_request *rq, struct sim_error *err)
+{
+    const cJSON *so = cJSON_GetObjectItemCaseSensitive(root, "stream_options");
+    if (!so || cJSON_IsNull(so))
+        return 0;
+    if (!cJSON_IsObject(so))
+        return fail(err, 400, NULL, "'stream_options' must be an object");
+    bool cont = false;
+    if (get_bool(so, "include_usage", &rq->include_usage, err) ||
+        get_bool(so, "continuous_usage_stats", &cont, err))
+        return -1;
+    /* vLLM: continuous usage only takes effect together with include_usage. */
+    rq->continuous_usage = cont && rq->include_usage;
+    return 0;
+}
+
+static int parse_sampling(const cJSON *root, struct sim_request *rq, struct sim_error *err)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "temperature");
+    if (t && !cJSON_IsNull(t)) {
+        if (!cJSON_IsNumber(t) || !(t->valuedouble >= 0))
+            return fail(err, 400, "temperature", "'temperature' must be a number >= 0");
+        rq->temperature = t->valuedouble;
+    }
+    int has = get_int(root, "seed", &rq->seed, err);
+    if (has < 0)
+        return -1;
+    rq->has_seed = has == 1;
+    return 0;
+}
+
+static int parse_max_tokens(const cJSON *root, struct sim_request *rq, struct sim_error *err)
+{
+    int64_t v;
+    int has = 0;
+    /* Chat: max_completion_tokens wins over the deprecated max_tokens (vLLM). */
+    if (rq->ep == SIM_EP_CHAT)
+        has = get_int(root, "max_completion_tokens", &v, err);
+    if (has == 0)
+        has = get_int(root, "max_tokens", &v, err);
+    if (has < 0)
+        return -1;
+    if (has == 1 && v < 1)
+        return fail(err, 400, "max_tokens", "max_tokens must be at least 1, got %lld.", (long long)v);
+    rq->max_tokens = has == 1 ? v : SIM_DEFAULT_MAX_TOKENS;
+    return 0;
+}
+
+/* Counts (and for /tokenize lists) the prompt's tokens. */
+static int parse_prompt(const cJSON *root, struct sim_request *rq, struct walk *w,
+                        struct sim_error *err)
+{
+    const cJSON *prompt = cJSON_GetObjectItemCaseSensitive(root, "prompt");
+    const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(root, "messages");
+    bool use_msgs = rq->ep == SIM_EP_CHAT || (rq->ep == SIM_EP_TOKENIZE && msgs && !prompt);
+    rq->chat_form = use_msgs;
+    if (use_msgs) {
+        bool gen_prompt = true;
+        if (rq->ep == SIM_EP_TOKENIZE && get_bool(root, "add_generation_prompt", &gen_prompt, err))
+            return -1;
+        if (!msgs)
+            return fail(err, 400, "messages", "'messages' is required");
+        return walk_messages(w, msgs, gen_prompt, err);
+    }
+    if (!prompt)
+        return fail(err, 400, "prompt", rq->ep == SIM_EP_TOKENIZE
+                    ? "'prompt' or 'messages' is required" : "'prompt' is required");
+    bool bos = true;
+    if (rq->ep == SIM_EP_TOKENIZE && get_bool(root, "add_special_tokens", &bos, err))
+        return -1;
+    return walk_prompt(w, prompt, bos, err);
+}
+
+static int parse_generation(const cJSON *root, struct sim_request *rq, struct sim_error *err)
+{
+    if (get_bool(root, "stream", &rq->stream, err) || get_bool(root, "ignore_eos", &rq->ignore_eos, err) ||
+        parse_stream_options(root, rq, err) || parse_sampling(root, rq, err) ||
+        parse_max_tokens(root, rq, err))
+        return -1;
+    return 0;
+}
+
+static int parse_root(const cJSON *root, enum sim_endpoint ep, const struct sim_limits *lim,
+                      struct sim_request *rq, struct sim_error *err, struct walk *w)
+{
+    if (!cJSON_IsObject(root))
+        return fail(err, 400, NULL, "The request body must be a JSON object");
+    if (check_model(root, lim, err))
+        return -1;
+    int rc = parse_prompt(root, rq, w, err);
+    if (rc == -2)
+        return fail(err, 400, NULL, "out of memory while tokenizing the prompt");
+    if (rc != 0)
+        return -1;
+    rq->prompt_tokens = w->n;
+    rq->prompt_hash = w->hash;
+    if (ep == SIM_EP_TOKENIZE)
+        return 0;
+    if (parse_generation(root, rq, err))
+        return -1;
+    char msg[sizeof err->message];
+    if (sim_check_context(lim->max_model_len, rq->prompt_tokens, rq->max_tokens, msg, sizeof msg))
+        return fail(err, 400, "input_tokens", "%s", msg);
+    return 0;
+}
+
+int sim_request_parse(const char *body, size_t len, enum sim_endpoint ep,
+                      const struct sim_limits *lim, struct sim_request *rq,
+                      struct sim_error *err)
+{
+    *rq = (struct sim_request){.ep = ep, .temperature = 1.0};
+    struct walk w = {.hash = SIM_HASH_INIT, .want_ids = ep == SIM_EP_TOKENIZE};
+    cJSON *root = len ? cJSON_ParseWithLength(body, len) : NULL;
+    int rc = root ? parse_root(root, ep, lim, rq, err, &w)
+                  : fail(err, 400, NULL, "Invalid JSON in the request body");
+    cJSON_Delete(root);
+    if (rc != 0) {
+        free(w.ids);
+        return -1;
+    }
+    rq->token_ids = w.ids;
+    return 0;
+}
+
+uint64_t sim_request_seed(const struct sim_request *rq)
+{
+    return rq->has_seed && rq->temperature > 0 ? (uint64_t)rq->seed : 0;
+}
+
+void sim_request_free(struct sim_request *rq)
+{
+    if (!rq)
+        return;
+    free(rq->token_ids);
+    rq->token_ids = NULL;
+}

@@ -1,0 +1,68 @@
+/* request.h — parsing and validating request bodies of the simulator's
+ * token-consuming endpoints (/v1/completions, /v1/chat/completions,
+ * /tokenize). Pure functions of the body: no I/O, no clock. */
+#ifndef ANVIL_SIM_REQUEST_H
+#define ANVIL_SIM_REQUEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum sim_endpoint {
+    SIM_EP_COMPLETIONS,   /* POST /v1/completions: "prompt" */
+    SIM_EP_CHAT,          /* POST /v1/chat/completions: "messages" */
+    SIM_EP_TOKENIZE,      /* POST /tokenize: "prompt" or "messages" */
+};
+
+#define SIM_DEFAULT_MAX_TOKENS 16
+
+/* What the server serves, for validation. */
+struct sim_limits {
+    const char *model;       /* the served model name */
+    int64_t max_model_len;   /* context window, tokens */
+};
+
+/* A validated request. */
+struct sim_request {
+    enum sim_endpoint ep;
+    bool chat_form;            /* prompt came from "messages" (chat template applied) */
+    int64_t prompt_tokens;     /* what usage.prompt_tokens and /tokenize's count report */
+    uint64_t prompt_hash;      /* FNV-1a of the prompt (roles and contents for chat) */
+    int64_t max_tokens;        /* >= 1; SIM_DEFAULT_MAX_TOKENS when absent */
+    bool stream;
+    bool include_usage;        /* stream_options.include_usage */
+    bool continuous_usage;     /* stream_options.continuous_usage_stats AND include_usage (vLLM) */
+    bool ignore_eos;
+    double temperature;        /* >= 0; 1.0 when absent (vLLM's default) */
+    bool has_seed;
+    int64_t seed;              /* the request's "seed", when has_seed */
+    int64_t *token_ids;        /* SIM_EP_TOKENIZE only: prompt_tokens ids, owned (sim_request_free) */
+};
+
+/* An error reply: HTTP status and the OpenAI/vLLM error object fields. */
+struct sim_error {
+    int status;              /* 400 or 404 */
+    const char *type;        /* "BadRequestError" or "NotFoundError" (static) */
+    const char *param;       /* offending field, or NULL for JSON null (static) */
+    char message[1024];      /* human-readable, NUL-terminated */
+};
+
+/* Parses and validates len bytes of a JSON body for endpoint ep. On success
+ * fills *rq (which then owns token_ids; release with sim_request_free) and
+ * returns 0. On failure fills *err and returns -1; *rq holds nothing to free.
+ * Rules: "model" absent/null means the served model, another name is a 404;
+ * invalid JSON, a missing or mistyped prompt/messages or parameter, or
+ * prompt_tokens + max_tokens > max_model_len are 400s (the last with param
+ * "input_tokens", not checked for /tokenize). */
+int sim_request_parse(const char *body, size_t len, enum sim_endpoint ep,
+                      const struct sim_limits *lim, struct sim_request *rq,
+                      struct sim_error *err);
+
+/* The seed that enters the output hash: the request's seed when sampling
+ * (temperature > 0) and one was given, else 0 (greedy output ignores seeds). */
+uint64_t sim_request_seed(const struct sim_request *rq);
+
+/* Frees what *rq owns (token_ids); *rq may be reused. NULL-safe. */
+void sim_request_free(struct sim_request *rq);
+
+#endif

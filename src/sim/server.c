@@ -1,0 +1,271 @@
+/* server.c — listening socket, routes and the small JSON endpoints of the
+ * simulator (see server.h). Generation endpoints live in gen.c. */
+#include "sim/server.h"
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "sim/gen.h"
+#include "sim/reply.h"
+#include "sim/tokens.h"
+#include "sim/trace.h"
+
+#define SIM_MAX_BODY_BYTES (64u << 20)     /* request bodies: a 32k-token prompt is far less */
+#define SIM_MAX_HEADER_BYTES (64u << 10)
+#define SIM_SCRATCH_BYTES (256u << 20)     /* cap of one reply body built in scratch */
+
+enum route_kind { R_GEN_COMPLETIONS, R_GEN_CHAT, R_MODELS, R_HEALTH, R_VERSION, R_TOKENIZE, R_METRICS };
+
+struct route {
+    const char *path;
+    enum evhttp_cmd_type method;
+    enum route_kind kind;
+};
+
+static const struct route routes[] = {
+    {"/v1/completions", EVHTTP_REQ_POST, R_GEN_COMPLETIONS},
+    {"/v1/chat/completions", EVHTTP_REQ_POST, R_GEN_CHAT},
+    {"/v1/models", EVHTTP_REQ_GET, R_MODELS},
+    {"/health", EVHTTP_REQ_GET, R_HEALTH},
+    {"/version", EVHTTP_REQ_GET, R_VERSION},
+    {"/tokenize", EVHTTP_REQ_POST, R_TOKENIZE},
+    {"/metrics", EVHTTP_REQ_GET, R_METRICS},
+};
+
+void sim_server_reply_json(struct sim_server *s, struct evhttp_request *req, int status,
+                           const char *body, size_t len)
+{
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/json");
+    evbuffer_add(s->out, body, len);
+    evhttp_send_reply(req, status, NULL, s->out);
+}
+
+void sim_server_reply_error(struct sim_server *s, struct evhttp_request *req,
+                            const struct sim_error *err)
+{
+    char *body = sim_json_error(err);
+    if (body)
+        sim_server_reply_json(s, req, err->status, body, strlen(body));
+    else
+        evhttp_send_error(req, 500, "out of memory");
+    cJSON_free(body);
+}
+
+/* Sends a cJSON-built body (NULL means out of memory) and frees it. */
+static void reply_owned(struct sim_server *s, struct evhttp_request *req, char *body)
+{
+    if (body)
+        sim_server_reply_json(s, req, 200, body, strlen(body));
+    else
+        evhttp_send_error(req, 500, "out of memory");
+    cJSON_free(body);
+}
+
+static void handle_tokenize(struct sim_server *s, struct evhttp_request *req)
+{
+    struct evbuffer *in = evhttp_request_get_input_buffer(req);
+    size_t len = evbuffer_get_length(in);
+    const char *body = len ? (const char *)evbuffer_pullup(in, -1) : "";
+    struct sim_limits lim = {.model = s->cfg.model, .max_model_len = s->cfg.max_model_len};
+    struct sim_request rq;
+    struct sim_error err;
+    if (sim_request_parse(body, len, SIM_EP_TOKENIZE, &lim, &rq, &err) != 0) {
+        sim_server_reply_error(s, req, &err);
+        return;
+    }
+    reply_owned(s, req, sim_json_tokenize(rq.token_ids, rq.prompt_tokens, s->cfg.max_model_len));
+    sim_request_free(&rq);
+}
+
+static void handle_metrics(struct sim_server *s, struct evhttp_request *req)
+{
+    buf_reset(&s->scratch);
+    if (sim_metrics_render(&s->metrics, s->cfg.model, &s->scratch) != 0) {
+        evhttp_send_error(req, 500, "out of memory");
+        return;
+    }
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+                      "text/plain; version=0.0.4; charset=utf-8");
+    evbuffer_add(s->out, s->scratch.data, s->scratch.len);
+    buf_reset(&s->scratch);
+    evhttp_send_reply(req, 200, "OK", s->out);
+}
+
+static void reply_status(struct sim_server *s, struct evhttp_request *req, int status,
+                         const char *type, const char *fmt, const char *path)
+{
+    struct sim_error err = {.status = status, .type = type, .param = NULL};
+    snprintf(err.message, sizeof err.message, fmt, path);
+    sim_server_reply_error(s, req, &err);
+}
+
+static void dispatch(struct sim_server *s, struct evhttp_request *req, const struct route *r,
+                     int64_t t0)
+{
+    static const char health[] = "{\"status\":\"ok\"}";
+    switch (r->kind) {
+    case R_GEN_COMPLETIONS: sim_gen_start(s, req, SIM_EP_COMPLETIONS, r->path, t0); break;
+    case R_GEN_CHAT: sim_gen_start(s, req, SIM_EP_CHAT, r->path, t0); break;
+    case R_MODELS:
+        reply_owned(s, req, sim_json_models(s->cfg.model, s->cfg.max_model_len, (int64_t)time(NULL)));
+        break;
+    case R_HEALTH: sim_server_reply_json(s, req, 200, health, sizeof health - 1); break;
+    case R_VERSION: reply_owned(s, req, sim_json_version()); break;
+    case R_TOKENIZE: handle_tokenize(s, req); break;
+    case R_METRICS: handle_metrics(s, req); break;
+    }
+}
+
+/* The one evhttp callback: exact path match, then method. */
+static void on_request(struct evhttp_request *req, void *arg)
+{
+    int64_t t0 = clock_now_ns();   /* a request's arrival time, before any parsing */
+    struct sim_server *s = arg;
+    const char *path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
+    if (!path)
+        path = "";
+    enum evhttp_cmd_type m = evhttp_request_get_command(req);
+    bool path_known = false;
+    for (size_t i = 0; i < sizeof routes / sizeof *routes; i++) {
+        if (strcmp(routes[i].path, path) != 0)
+            continue;
+        path_known = true;
+        if (routes[i].method == m || (m == EVHTTP_REQ_HEAD && routes[i].method == EVHTTP_REQ_GET)) {
+            dispatch(s, req, &routes[i], t0);
+            return;
+        }
+    }
+    if (path_known)
+        reply_status(s, req, 405, "MethodNotAllowed", "Method Not Allowed: %s", path);
+    else
+        reply_status(s, req, 404, "NotFoundError", "Not Found: %s", path);
+}
+
+/* Binds the first address host:port resolves to, with the kernel's maximum
+ * backlog (evhttp_bind_socket's 128 would drop SYNs when 1024 clients
+ * connect at once). */
+static struct evconnlistener *listen_on(struct sim_server *s, char *err, size_t errcap)
+{
+    char port[16];
+    snprintf(port, sizeof port, "%d", s->cfg.port);
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+    struct addrinfo *res = NULL;
+    int gai = getaddrinfo(s->cfg.host, port, &hints, &res);
+    if (gai != 0) {
+        snprintf(err, errcap, "cannot resolve --host '%s': %s", s->cfg.host, gai_strerror(gai));
+        return NULL;
+    }
+    struct evconnlistener *lev = NULL;
+    int saved = 0;
+    for (struct addrinfo *ai = res; ai && !lev; ai = ai->ai_next) {
+        lev = evconnlistener_new_bind(s->base, NULL, NULL,
+                                      LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC,
+                                      -1, ai->ai_addr, (int)ai->ai_addrlen);
+        if (!lev)
+            saved = errno;
+    }
+    freeaddrinfo(res);
+    if (!lev)
+        snprintf(err, errcap, "cannot listen on %s:%d: %s", s->cfg.host, s->cfg.port, strerror(saved));
+    return lev;
+}
+
+static int bound_port(struct evconnlistener *lev)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    if (getsockname(evconnlistener_get_fd(lev), (struct sockaddr *)&ss, &len) != 0)
+        return -1;
+    if (ss.ss_family == AF_INET)
+        return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+}
+
+static int setup_http(struct sim_server *s, char *err, size_t errcap)
+{
+    s->http = evhttp_new(s->base);
+    if (!s->http) {
+        snprintf(err, errcap, "out of memory");
+        return -1;
+    }
+    evhttp_set_max_body_size(s->http, SIM_MAX_BODY_BYTES);
+    evhttp_set_max_headers_size(s->http, SIM_MAX_HEADER_BYTES);
+    evhttp_set_allowed_methods(s->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD);
+    evhttp_set_gencb(s->http, on_request, s);
+    struct evconnlistener *lev = listen_on(s, err, errcap);
+    if (!lev)
+        return -1;
+    s->port = bound_port(lev);
+    if (!evhttp_bind_listener(s->http, lev)) {   /* on success evhttp owns lev */
+        evconnlistener_free(lev);
+        snprintf(err, errcap, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+struct sim_server *sim_server_new(struct event_base *base, const struct sim_config *cfg,
+                                  char *err, size_t errcap)
+{
+    struct sim_server *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errcap, "out of memory");
+        return NULL;
+    }
+    s->base = base;
+    s->cfg = *cfg;
+    buf_init(&s->scratch, SIM_SCRATCH_BYTES);
+    s->id_salt = sim_mix64((uint64_t)clock_now_ns() ^ ((uint64_t)getpid() << 32));
+    s->model_json = sim_json_quote(cfg->model);
+    s->out = evbuffer_new();
+    if (!s->model_json || !s->out) {
+        snprintf(err, errcap, "out of memory");
+        sim_server_free(s);
+        return NULL;
+    }
+    if (cfg->trace_path && !(s->trace = sim_trace_open(cfg->trace_path))) {
+        snprintf(err, errcap, "cannot open --trace '%s': %s", cfg->trace_path, strerror(errno));
+        sim_server_free(s);
+        return NULL;
+    }
+    if (setup_http(s, err, errcap) != 0) {
+        sim_server_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+int sim_server_free(struct sim_server *s)
+{
+    if (!s)
+        return 0;
+    s->shutting_down = true;
+    /* Frees every connection; each in-flight request's close callback
+     * traces it as an abort and frees its state (gen.c). */
+    if (s->http)
+        evhttp_free(s->http);
+    sim_gen_discard_all(s);   /* defensive: normally nothing is left */
+    int rc = sim_trace_close(s->trace);
+    if (s->out)
+        evbuffer_free(s->out);
+    buf_free(&s->scratch);
+    cJSON_free(s->model_json);
+    free(s);
+    return rc;
+}

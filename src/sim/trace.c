@@ -1,0 +1,95 @@
+/* trace.c — JSON-lines trace writer (see trace.h). */
+#include "sim/trace.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+struct sim_trace {
+    FILE *f;
+    int failed;    /* a write or flush failed at some point */
+};
+
+struct sim_trace *sim_trace_open(const char *path)
+{
+    struct sim_trace *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->f = fopen(path, "w");
+    if (!t->f) {
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* A JSON string from arbitrary header bytes: escapes quotes, backslashes,
+ * control bytes and bytes >= 0x80 (so the line stays valid JSON/UTF-8). */
+static void put_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p < 0x20 || *p >= 0x7f)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+static void put_ns(FILE *f, const char *key, int64_t ns)
+{
+    if (ns)
+        fprintf(f, ",\"%s\":%" PRId64, key, ns);
+    else
+        fprintf(f, ",\"%s\":null", key);
+}
+
+int sim_trace_write(struct sim_trace *t, const struct sim_trace_rec *r)
+{
+    FILE *f = t->f;
+    fputs("{\"request_id\":", f);
+    if (r->request_id)
+        put_string(f, r->request_id);
+    else
+        fputs("null", f);
+    fputs(",\"path\":", f);
+    put_string(f, r->path);
+    fprintf(f, ",\"status\":%d,\"received_ns\":%" PRId64, r->status, r->received_ns);
+    put_ns(f, "first_token_ns", r->first_token_ns);
+    put_ns(f, "finished_ns", r->finished_ns);
+    if (r->prompt_tokens >= 0)
+        fprintf(f, ",\"prompt_tokens\":%" PRId64, r->prompt_tokens);
+    else
+        fputs(",\"prompt_tokens\":null", f);
+    fprintf(f, ",\"completion_tokens\":%" PRId64 ",\"stream\":%s,\"client_closed\":%s",
+            r->completion_tokens, r->stream ? "true" : "false", r->client_closed ? "true" : "false");
+    fputs(",\"finish_reason\":", f);
+    if (r->finish_reason)
+        put_string(f, r->finish_reason);
+    else
+        fputs("null", f);
+    fputs(",\"chunks\":[", f);
+    for (size_t i = 0; i < r->n_chunks; i++)
+        fprintf(f, "%s{\"t_ns\":%" PRId64 ",\"tokens\":%" PRId64 "}", i ? "," : "",
+                r->chunks[i].t_ns, r->chunks[i].tokens);
+    fputs("]}\n", f);
+    if (fflush(f) != 0 || ferror(f)) {
+        t->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
+int sim_trace_close(struct sim_trace *t)
+{
+    if (!t)
+        return 0;
+    int rc = t->failed ? -1 : 0;
+    if (fclose(t->f) != 0)
+        rc = -1;
+    free(t);
+    return rc;
+}

@@ -1,0 +1,50 @@
+/* trace.h — the simulator's ground-truth log: one JSON line per finished or
+ * aborted generation request, so tests can compare what a client measured
+ * with what the server actually did, on the same CLOCK_MONOTONIC. */
+#ifndef ANVIL_SIM_TRACE_H
+#define ANVIL_SIM_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sim_trace;
+
+/* One content-carrying chunk: when it was handed to evhttp and its tokens. */
+struct sim_trace_chunk {
+    int64_t t_ns;      /* clock_now_ns() just before evhttp_send_reply_chunk/evhttp_send_reply */
+    int64_t tokens;    /* output tokens it carries */
+};
+
+/* Everything one line says. Times are clock_now_ns() values; 0 means "never"
+ * and prints as null. */
+struct sim_trace_rec {
+    const char *request_id;     /* X-Request-Id header value, or NULL (prints null) */
+    const char *path;           /* e.g. "/v1/chat/completions" */
+    int status;                 /* HTTP status sent (200, 400, 404, ...) */
+    int64_t received_ns;        /* request callback entered */
+    int64_t first_token_ns;     /* first content chunk, or 0 */
+    int64_t finished_ns;        /* reply ended, or the abort was seen */
+    int64_t prompt_tokens;      /* < 0 prints null (request rejected before counting) */
+    int64_t completion_tokens;  /* tokens actually sent */
+    bool stream;
+    bool client_closed;         /* the client went away before the end */
+    const char *finish_reason;  /* "stop", "length", "abort", or NULL (prints null) */
+    const struct sim_trace_chunk *chunks;
+    size_t n_chunks;
+};
+
+/* Opens (truncates) path for writing. Returns the trace, or NULL with errno
+ * set when the file cannot be opened or memory runs out. */
+struct sim_trace *sim_trace_open(const char *path);
+
+/* Writes one line for r and flushes it, so a reader sees every finished
+ * request while the server runs. Returns 0, or -1 on a write error (the
+ * error is remembered and reported again by sim_trace_close). */
+int sim_trace_write(struct sim_trace *t, const struct sim_trace_rec *r);
+
+/* Flushes, closes and frees t. Returns 0, or -1 when any write failed.
+ * NULL-safe (returns 0). */
+int sim_trace_close(struct sim_trace *t);
+
+#endif

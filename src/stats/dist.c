@@ -1,0 +1,76 @@
+/* dist.c — percentiles and distributions. */
+#include "stats/dist.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const double dist_pcts[DIST_NPCT] = {25, 50, 75, 90, 95, 99};
+const char *const dist_pct_names[DIST_NPCT] = {"p25", "p50", "p75", "p90", "p95", "p99"};
+
+int pct_method_parse(const char *s, enum pct_method *out)
+{
+    if (!strcmp(s, "nearest"))
+        *out = PCT_NEAREST;
+    else if (!strcmp(s, "linear"))
+        *out = PCT_LINEAR;
+    else
+        return -1;
+    return 0;
+}
+
+const char *pct_method_name(enum pct_method m)
+{
+    return m == PCT_LINEAR ? "linear" : "nearest-rank";
+}
+
+double pct_sorted(const double *sorted, size_t n, double p, enum pct_method m)
+{
+    if (m == PCT_NEAREST) {
+        /* rank = ceil(p·n/100), computed so that exact products (25·16/100 = 4)
+         * are not pushed up by floating-point noise */
+        double exact = p * (double)n / 100.0;
+        size_t rank = (size_t)ceil(exact - 1e-9 * exact);
+        if (rank < 1)
+            rank = 1;
+        if (rank > n)
+            rank = n;
+        return sorted[rank - 1];
+    }
+    double pos = (double)(n - 1) * p / 100.0;
+    size_t lo = (size_t)floor(pos);
+    if (lo + 1 >= n)
+        return sorted[n - 1];
+    double frac = pos - (double)lo;
+    return sorted[lo] + (sorted[lo + 1] - sorted[lo]) * frac;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void dist_compute(double *vals, size_t n, enum pct_method m, struct dist *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)      /* keep defined values, in order */
+        if (!isnan(vals[i]))
+            vals[k++] = vals[i];
+    out->samples = k;
+    if (k == 0) {
+        out->mean = out->min = out->max = NAN;
+        for (int i = 0; i < DIST_NPCT; i++)
+            out->pct[i] = NAN;
+        return;
+    }
+    qsort(vals, k, sizeof *vals, cmp_double);
+    double sum = 0;
+    for (size_t i = 0; i < k; i++)
+        sum += vals[i];
+    out->mean = sum / (double)k;
+    out->min = vals[0];
+    out->max = vals[k - 1];
+    for (int i = 0; i < DIST_NPCT; i++)
+        out->pct[i] = pct_sorted(vals, k, dist_pcts[i], m);
+}

@@ -1,0 +1,36 @@
+/* dist.h — distributions of per-request values: mean, min, percentiles, max. */
+#ifndef ANVIL_STATS_DIST_H
+#define ANVIL_STATS_DIST_H
+
+#include <stddef.h>
+
+enum pct_method {
+    PCT_NEAREST,    /* nearest rank: element ceil(p·n/100) of n sorted values, 1-based (METRICS.md) */
+    PCT_LINEAR,     /* linear interpolation between closest ranks: numpy's default, (n−1)·p/100 */
+};
+
+/* Parses "nearest" or "linear". Returns 0, or -1 for anything else. */
+int pct_method_parse(const char *s, enum pct_method *out);
+
+/* Name as written in artifacts: "nearest-rank" or "linear". */
+const char *pct_method_name(enum pct_method m);
+
+/* The p-th percentile (0 ≤ p ≤ 100) of n ≥ 1 values sorted ascending. */
+double pct_sorted(const double *sorted, size_t n, double p, enum pct_method m);
+
+/* Percentiles every distribution reports, in this order. */
+#define DIST_NPCT 6
+extern const double dist_pcts[DIST_NPCT];       /* 25, 50, 75, 90, 95, 99 */
+extern const char *const dist_pct_names[DIST_NPCT]; /* "p25", ..., "p99" */
+
+struct dist {
+    size_t samples;             /* values counted (NaNs are skipped) */
+    double mean, min, max;      /* NaN when samples == 0 */
+    double pct[DIST_NPCT];      /* per dist_pcts; NaN when samples == 0 */
+};
+
+/* Computes the distribution of n values. Sorts vals in place after moving
+ * NaNs (undefined values, e.g. TPOT of a one-token reply) to the end. */
+void dist_compute(double *vals, size_t n, enum pct_method m, struct dist *out);
+
+#endif

@@ -1,0 +1,61 @@
+/* record.c — the per-request record. */
+#include "stats/record.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *fail_kind_name(enum fail_kind k)
+{
+    static const char *const names[] = {
+        [FAIL_NONE] = "none",       [FAIL_CONNECT] = "connect",   [FAIL_DNS] = "dns",
+        [FAIL_HTTP] = "http",       [FAIL_STREAM_ERROR] = "stream_error",
+        [FAIL_TRUNCATED] = "truncated", [FAIL_TIMEOUT] = "timeout", [FAIL_INVALID] = "invalid_stream",
+        [FAIL_CANCELLED] = "cancelled", [FAIL_OTHER] = "transport",
+    };
+    return (unsigned)k < sizeof names / sizeof *names ? names[k] : "unknown";
+}
+
+void record_init(struct req_record *r, int index, bool warmup, long planned_prompt_tokens,
+                 long max_tokens)
+{
+    memset(r, 0, sizeof *r);
+    r->index = index;
+    r->warmup = warmup;
+    r->planned_prompt_tokens = planned_prompt_tokens;
+    r->max_tokens = max_tokens;
+    r->prompt_tokens = r->completion_tokens = r->cached_tokens = -1;
+}
+
+int record_add_chunk(struct req_record *r, int64_t t_ns, int32_t tokens, bool content)
+{
+    if (r->n_chunks == r->cap_chunks) {
+        size_t cap = r->cap_chunks ? r->cap_chunks * 2 : 64;
+        struct out_chunk *p = realloc(r->chunks, cap * sizeof *p);
+        if (!p)
+            return -1;
+        r->chunks = p;
+        r->cap_chunks = cap;
+    }
+    r->chunks[r->n_chunks++] = (struct out_chunk){t_ns, tokens, content};
+    return 0;
+}
+
+void record_fail(struct req_record *r, enum fail_kind k, const char *fmt, ...)
+{
+    if (r->fail != FAIL_NONE)
+        return;
+    r->fail = k;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->fail_msg, sizeof r->fail_msg, fmt, ap);
+    va_end(ap);
+}
+
+void record_free(struct req_record *r)
+{
+    free(r->chunks);
+    r->chunks = NULL;
+    r->n_chunks = r->cap_chunks = 0;
+}

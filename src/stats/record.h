@@ -1,0 +1,80 @@
+/* record.h — everything measured about one request, as raw timestamps and
+ * server-reported counts. Metrics are derived from it (metrics.h), never
+ * stored twice. */
+#ifndef ANVIL_STATS_RECORD_H
+#define ANVIL_STATS_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Why a request failed; FAIL_NONE for a completed one. */
+enum fail_kind {
+    FAIL_NONE,
+    FAIL_CONNECT,      /* connection refused / reset before a response */
+    FAIL_DNS,          /* host name did not resolve */
+    FAIL_HTTP,         /* HTTP status >= 400 */
+    FAIL_STREAM_ERROR, /* an error object inside a 200 stream */
+    FAIL_TRUNCATED,    /* the stream ended before its final chunk / [DONE] */
+    FAIL_TIMEOUT,      /* connect, total or idle timeout */
+    FAIL_INVALID,      /* the server sent something that is not a valid stream */
+    FAIL_CANCELLED,    /* stopped by anvil (Ctrl-C / SIGTERM) */
+    FAIL_OTHER,        /* any other transport error */
+};
+
+/* Name of a failure category as written in artifacts ("http", "timeout", ...). */
+const char *fail_kind_name(enum fail_kind k);
+
+/* One output-carrying chunk (non-empty content or reasoning). */
+struct out_chunk {
+    int64_t t_ns;       /* arrival, CLOCK_MONOTONIC ns */
+    int32_t tokens;     /* tokens it carried, from continuous usage; -1 when unknown */
+    bool content;       /* carried visible content (else reasoning only) */
+};
+
+struct req_record {
+    int index;                  /* request_index: order of sending within its phase */
+    bool warmup;                /* unmeasured warm-up request */
+    long planned_prompt_tokens; /* planned_context_tokens: what the workload asked for */
+    long max_tokens;            /* max_tokens sent */
+
+    /* CLOCK_MONOTONIC ns; 0 = did not happen. */
+    int64_t t_start;            /* handed to the transport */
+    int64_t t_headers;          /* response headers complete */
+    int64_t t_first_byte;       /* first body bytes */
+    int64_t t_first_event;      /* first SSE event of any kind */
+    int64_t t_first_output;     /* first non-empty reasoning or content delta */
+    int64_t t_first_content;    /* first non-empty content delta (TTFT) */
+    int64_t t_end;              /* end of stream */
+
+    long http_status;
+    long prompt_tokens;         /* usage.prompt_tokens; -1 unknown */
+    long completion_tokens;     /* usage.completion_tokens; -1 unknown */
+    long cached_tokens;         /* usage.prompt_tokens_details.cached_tokens; -1 unknown */
+    int content_chunks, reasoning_chunks;
+    int events;                 /* SSE events received */
+    bool done_seen;             /* [DONE] arrived */
+    char finish_reason[24];
+
+    struct out_chunk *chunks;   /* owned; output-carrying chunks in arrival order */
+    size_t n_chunks, cap_chunks;
+
+    enum fail_kind fail;
+    char fail_msg[256];
+};
+
+/* Zeroes *r and marks every count unknown. */
+void record_init(struct req_record *r, int index, bool warmup, long planned_prompt_tokens,
+                 long max_tokens);
+
+/* Appends one output chunk. Returns 0, or -1 when memory runs out. */
+int record_add_chunk(struct req_record *r, int64_t t_ns, int32_t tokens, bool content);
+
+/* Marks the request failed (the first failure wins) with a printf message. */
+void record_fail(struct req_record *r, enum fail_kind k, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Frees the chunk list. */
+void record_free(struct req_record *r);
+
+#endif

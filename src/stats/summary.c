@@ -1,0 +1,120 @@
+/* summary.c — run-level numbers from per-request records (METRICS.md "Per run"). */
+#include "stats/summary.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "stats/metrics.h"
+
+/* Per-request values of every distribution, one column per dist_id. */
+struct columns {
+    double *v[D_COUNT];
+    size_t n[D_COUNT];
+};
+
+static void push(struct columns *c, enum dist_id id, double x)
+{
+    c->v[id][c->n[id]++] = x;
+}
+
+static void push_request(struct columns *c, const struct req_record *r, const struct req_metrics *m)
+{
+    push(c, D_TTFT, m->ttft_ms);
+    push(c, D_TTFO, m->time_to_first_output_ms);
+    push(c, D_E2E, m->e2e_ms);
+    push(c, D_GENERATION, m->generation_ms);
+    push(c, D_VISIBLE_GENERATION, m->visible_generation_ms);
+    push(c, D_TPOT, m->tpot_ms);
+    push(c, D_DECODE_TOK_S, m->decode_tok_s);
+    push(c, D_PREFILL_TOK_S, m->effective_prefill_tok_s);
+    push(c, D_PROMPT_TOKENS, r->prompt_tokens >= 0 ? (double)r->prompt_tokens : NAN);
+    push(c, D_OUTPUT_TOKENS, (double)m->output_tokens);
+    push(c, D_HEADERS, m->headers_ms);
+    push(c, D_FIRST_BYTE, m->first_byte_ms);
+    push(c, D_FIRST_EVENT, m->first_event_ms);
+    push(c, D_SECOND_OUTPUT, m->time_to_second_output_ms);
+    push(c, D_TPS_PER_USER, m->output_tps_per_user);
+    push(c, D_TOKENS_PER_CHUNK, r->n_chunks ? (double)m->output_tokens / (double)r->n_chunks : NAN);
+    for (size_t i = 1; i < r->n_chunks; i++) {
+        push(c, D_ITL_CHUNK, ns_to_ms(r->chunks[i].t_ns - r->chunks[i - 1].t_ns));
+        push(c, D_ITL_TOKEN, metrics_itl_per_token_ms(r, i, m->output_tokens));
+    }
+}
+
+static int alloc_columns(struct columns *c, const struct req_record *recs, int n)
+{
+    size_t gaps = 0;
+    for (int i = 0; i < n; i++)
+        gaps += recs[i].n_chunks;
+    memset(c, 0, sizeof *c);
+    for (int id = 0; id < D_COUNT; id++) {
+        size_t cap = (id == D_ITL_CHUNK || id == D_ITL_TOKEN) ? gaps : (size_t)n;
+        c->v[id] = malloc((cap ? cap : 1) * sizeof(double));
+        if (!c->v[id])
+            return -1;
+    }
+    return 0;
+}
+
+static void free_columns(struct columns *c)
+{
+    for (int id = 0; id < D_COUNT; id++)
+        free(c->v[id]);
+}
+
+int summary_compute(const struct req_record *recs, int n, enum pct_method m, bool ignore_eos,
+                    struct run_summary *out)
+{
+    memset(out, 0, sizeof *out);
+    out->requests = n;
+    out->method = m;
+    struct columns c;
+    if (alloc_columns(&c, recs, n) != 0) {
+        free_columns(&c);
+        return -1;
+    }
+    int64_t first = 0, last = 0;
+    for (int i = 0; i < n; i++) {
+        const struct req_record *r = &recs[i];
+        if (!r->t_start)
+            continue;
+        out->sent++;
+        if (!first || r->t_start < first)
+            first = r->t_start;
+        if (r->t_end > last)
+            last = r->t_end;
+        if (r->fail != FAIL_NONE) {
+            out->failed++;
+            continue;
+        }
+        struct req_metrics rm;
+        metrics_derive(r, &rm);
+        out->completed++;
+        out->output_tokens += rm.output_tokens;
+        if (r->prompt_tokens >= 0) {
+            out->prompt_tokens += r->prompt_tokens;
+            out->prompt_token_reports++;
+        }
+        if (r->cached_tokens >= 0) {
+            out->cached_tokens += r->cached_tokens;
+            out->cached_reports++;
+        }
+        out->content_chunks += r->content_chunks;
+        out->reasoning_chunks += r->reasoning_chunks;
+        *(rm.output_token_source[0] == 'u' ? &out->source_usage : &out->source_chunks) += 1;
+        if (ignore_eos && rm.output_tokens != r->max_tokens)
+            out->ignore_eos_mismatch++;
+        push_request(&c, r, &rm);
+    }
+    out->duration_ms = last > first ? ns_to_ms(last - first) : 0;
+    double s = out->duration_ms / 1000.0;
+    out->output_throughput = s > 0 ? (double)out->output_tokens / s : NAN;
+    out->total_token_throughput = s > 0 ? (double)(out->output_tokens + out->prompt_tokens) / s : NAN;
+    out->request_throughput = s > 0 ? out->completed / s : NAN;
+    for (int id = 0; id < D_COUNT; id++)
+        dist_compute(c.v[id], c.n[id], m, &out->d[id]);
+    free_columns(&c);
+    return 0;
+}

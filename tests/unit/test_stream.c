@@ -1,0 +1,232 @@
+/* test_stream.c — recorded server streams through the measuring path: which
+ * event is TTFT, what counts as output, where token counts come from. Each
+ * event is fed as its own read at t = 1000 ns × (event number). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "openai/stream.h"
+#include "stats/metrics.h"
+#include "testutil.h"
+
+#define T(i) ((int64_t)1000 * (i))
+
+/* Feeds the fixture's body event by event (each "\n\n"-terminated block is
+ * one read) into rec; returns the number of reads. */
+static int feed_fixture(const char *path, struct req_record *rec, bool finish)
+{
+    char *text = tu_read_file(path, NULL);
+    int status;
+    const char *body = tu_fixture_body(text, &status);
+    struct stream s;
+    record_init(rec, 0, false, 0, 0);
+    rec->t_start = T(0) + 1;   /* 0 means "not sent" */
+    stream_init(&s, rec);
+    stream_headers(&s, T(0) + 2, status);
+    int reads = 0;
+    for (const char *p = body; *p;) {
+        const char *end = strstr(p, "\n\n");
+        size_t n = end ? (size_t)(end - p) + 2 : strlen(p);
+        stream_feed(&s, T(++reads), p, n);
+        p += n;
+    }
+    if (finish)
+        stream_finish(&s, T(reads + 1));
+    stream_free(&s);
+    free(text);
+    return reads;
+}
+
+Test(stream, vllm_chat_role_chunk_is_not_ttft)
+{
+    struct req_record r;
+    int reads = feed_fixture("tests/data/fixtures/vllm/chat_stream.txt", &r, true);
+    cr_assert_eq(r.fail, FAIL_NONE, "%s", r.fail_msg);
+    cr_assert_eq(r.t_first_event, T(1), "the role chunk is the first event");
+    cr_assert_eq(r.t_first_content, T(2), "TTFT is the first non-empty content");
+    cr_assert_eq(r.t_first_output, T(2));
+    cr_assert_eq(r.t_end, T(reads), "E2E ends at [DONE]");
+    cr_assert(r.done_seen);
+    cr_assert_eq(r.content_chunks, 5);
+    cr_assert_eq(r.completion_tokens, 6);
+    cr_assert_eq(r.prompt_tokens, 36);
+    cr_assert_str_eq(r.finish_reason, "stop");
+    struct req_metrics m;
+    metrics_derive(&r, &m);
+    cr_assert_str_eq(m.output_token_source, "usage");
+    cr_assert_eq(m.output_tokens, 6);
+    record_free(&r);
+}
+
+Test(stream, vllm_reasoning_then_content)
+{
+    struct req_record r;
+    feed_fixture("tests/data/fixtures/vllm/chat_stream_reasoning.txt", &r, true);
+    cr_assert_eq(r.fail, FAIL_NONE, "%s", r.fail_msg);
+    cr_assert_gt(r.reasoning_chunks, 0);
+    cr_assert_gt(r.content_chunks, 0);
+    cr_assert_lt(r.t_first_output, r.t_first_content, "reasoning comes before visible content");
+    cr_assert_eq(r.t_first_output, T(2));
+    record_free(&r);
+}
+
+Test(stream, vllm_legacy_reasoning_counts_each_delta_once)
+{
+    struct req_record r;
+    feed_fixture("tests/data/fixtures/vllm/chat_stream_reasoning_legacy.txt", &r, true);
+    cr_assert_eq(r.fail, FAIL_NONE, "%s", r.fail_msg);
+    cr_assert_eq((size_t)(r.reasoning_chunks + r.content_chunks) >= r.n_chunks, true);
+    cr_assert_gt(r.reasoning_chunks, 0);
+    record_free(&r);
+}
+
+Test(stream, vllm_continuous_usage_gives_tokens_per_chunk)
+{
+    struct req_record r;
+    feed_fixture("tests/data/fixtures/vllm/chat_stream_continuous_usage.txt", &r, true);
+    cr_assert_eq(r.fail, FAIL_NONE, "%s", r.fail_msg);
+    long sum = 0;
+    for (size_t i = 0; i < r.n_chunks; i++) {
+        cr_assert_geq(r.chunks[i].tokens, 1, "chunk %zu carries a known token count", i);
+        sum += r.chunks[i].tokens;
+    }
+    cr_assert_leq(sum, r.completion_tokens);
+    record_free(&r);
+}
+
+Test(stream, vllm_completions_text)
+{
+    struct req_record r;
+    feed_fixture("tests/data/fixtures/vllm/completions_stream.txt", &r, true);
+    cr_assert_eq(r.fail, FAIL_NONE, "%s", r.fail_msg);
+    cr_assert_eq(r.t_first_content, T(1), "completions have no role chunk");
+    cr_assert_str_eq(r.finish_reason, "length");
+    cr_assert_gt(r.completion_tokens, 0);
+    record_free(&r);
+}
+
+Test(stream, sglang_chat_null_reasoning_and_separate_finish)
+{
+    struct req_record r;
+    feed_fixture("tests/data/fixtures/sglang/chat_stream.txt", &r, true);
+    cr_assert_eq(r.fail, FAIL_NONE, "%s", r.fail_msg);
+    cr_assert_eq(r.reasoning_chunks, 0, "\"reasoning_content\":null is no reasoning");
+    cr_assert_eq(r.t_first_content, T(2));
+    cr_assert_str_neq(r.finish_reason, "");
+    cr_assert_gt(r.completion_tokens, 0);
+    record_free(&r);
+}
+
+Test(stream, sglang_completions_usage_null_on_every_chunk)
+{
+    struct req_record r;
+    feed_fixture("tests/data/fixtures/sglang/completions_stream.txt", &r, true);
+    cr_assert_eq(r.fail, FAIL_NONE, "%s", r.fail_msg);
+    cr_assert_gt(r.completion_tokens, 0, "the final usage chunk still counts");
+    record_free(&r);
+}
+
+Test(stream, llamacpp_usage_on_final_chunk_no_role_chunk)
+{
+    struct req_record r;
+    feed_fixture("tests/data/fixtures/llamacpp/v1_chat_completions_stream.txt", &r, true);
+    cr_assert_eq(r.fail, FAIL_NONE, "%s", r.fail_msg);
+    cr_assert_eq(r.t_first_content, T(1));
+    cr_assert_eq(r.completion_tokens, 8);
+    cr_assert_eq(r.prompt_tokens, 38);
+    cr_assert_str_eq(r.finish_reason, "length");
+    record_free(&r);
+}
+
+Test(stream, error_inside_200_stream_fails_the_request)
+{
+    struct req_record r;
+    record_init(&r, 0, false, 0, 0);
+    struct stream s;
+    stream_init(&s, &r);
+    stream_headers(&s, 1, 200);
+    const char *body = "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n"
+                       "data: {\"error\": {\"object\": \"error\", \"message\": \"The request queue is full.\"}}\n\n"
+                       "data: [DONE]\n\n";
+    stream_feed(&s, 5, body, strlen(body));
+    stream_finish(&s, 6);
+    cr_assert_eq(r.fail, FAIL_STREAM_ERROR);
+    cr_assert(strstr(r.fail_msg, "queue is full"), "%s", r.fail_msg);
+    stream_free(&s);
+    record_free(&r);
+}
+
+Test(stream, connection_closed_mid_stream_is_truncated)
+{
+    struct req_record r;
+    record_init(&r, 0, false, 0, 0);
+    struct stream s;
+    stream_init(&s, &r);
+    stream_headers(&s, 1, 200);
+    const char *body = "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: {\"choi";
+    stream_feed(&s, 5, body, strlen(body));
+    stream_finish(&s, 6);
+    cr_assert_eq(r.fail, FAIL_TRUNCATED);
+    stream_free(&s);
+    record_free(&r);
+}
+
+Test(stream, http_error_keeps_the_body_as_message)
+{
+    struct req_record r;
+    record_init(&r, 0, false, 0, 0);
+    struct stream s;
+    stream_init(&s, &r);
+    stream_headers(&s, 1, 400);
+    const char *body = "{\"object\":\"error\",\"message\":\"The input (40012 tokens) is longer than the model's context length (32768 tokens).\"}";
+    stream_feed(&s, 2, body, 30);
+    stream_feed(&s, 3, body + 30, strlen(body) - 30);
+    stream_finish(&s, 4);
+    cr_assert_eq(r.fail, FAIL_HTTP);
+    cr_assert_eq(r.http_status, 400);
+    cr_assert(strstr(r.fail_msg, "HTTP 400") && strstr(r.fail_msg, "context length"), "%s", r.fail_msg);
+    stream_free(&s);
+    record_free(&r);
+}
+
+Test(stream, timestamps_come_from_the_read_not_the_parse)
+{
+    /* two events in one read share that read's arrival time */
+    struct req_record r;
+    record_init(&r, 0, false, 0, 0);
+    struct stream s;
+    stream_init(&s, &r);
+    stream_headers(&s, 1, 200);
+    const char *a = "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"b\"}}]}\n\nda";
+    const char *b = "ta: {\"choices\":[{\"delta\":{\"content\":\"c\"}}]}\n\n";
+    stream_feed(&s, 100, a, strlen(a));
+    stream_feed(&s, 200, b, strlen(b));
+    cr_assert_eq(r.n_chunks, 3);
+    cr_assert_eq(r.chunks[0].t_ns, 100);
+    cr_assert_eq(r.chunks[1].t_ns, 100);
+    cr_assert_eq(r.chunks[2].t_ns, 200, "an event completed by a later read carries that read's time");
+    stream_free(&s);
+    record_free(&r);
+}
+
+Test(stream, no_usage_falls_back_to_chunk_count)
+{
+    struct req_record r;
+    record_init(&r, 0, false, 0, 0);
+    r.t_start = 1;
+    struct stream s;
+    stream_init(&s, &r);
+    stream_headers(&s, 1, 200);
+    const char *a = "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"b\"},\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n";
+    stream_feed(&s, 100, a, strlen(a));
+    stream_finish(&s, 101);
+    struct req_metrics m;
+    metrics_derive(&r, &m);
+    cr_assert_eq(r.fail, FAIL_NONE);
+    cr_assert_str_eq(m.output_token_source, "chunks");
+    cr_assert_eq(m.output_tokens, 2);
+    stream_free(&s);
+    record_free(&r);
+}
