@@ -157,6 +157,8 @@ cJSON *artifact_request_timing(const struct req_record *r)
     add_num(t, "cached_tokens", r->cached_tokens >= 0 ? (double)r->cached_tokens : NAN);
     cJSON_AddStringToObject(t, "finish_reason", r->finish_reason);
     cJSON_AddNumberToObject(t, "max_tokens", (double)r->max_tokens);
+    /* the raw start on the client's CLOCK_MONOTONIC, to join with server-side traces */
+    cJSON_AddNumberToObject(t, "start_monotonic_ns", (double)r->t_start);
     return t;
 }
 
@@ -261,6 +263,7 @@ static void add_anvil_fields(cJSON *root, const struct bench_meta *m, const stru
     cJSON_AddStringToObject(root, "engine_detected", m->server->engine);
     cJSON_AddStringToObject(root, "engine_version", m->server->engine_version);
     cJSON_AddNumberToObject(root, "warmup_requests", m->warmup);
+    cJSON_AddNumberToObject(root, "prewarmed_connections", m->prewarmed_connections);
     cJSON_AddBoolToObject(root, "ignore_eos", m->ignore_eos);
     cJSON_AddNumberToObject(root, "not_sent", s->requests - s->sent);
     cJSON_AddBoolToObject(root, "incomplete", m->incomplete);

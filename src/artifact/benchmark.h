@@ -30,6 +30,7 @@ struct bench_meta {
     uint64_t seed;
     const char *calibration_method; /* "tokenize", "probe" or "none" */
     const struct calibration *calibration;  /* NULL when none */
+    int prewarmed_connections;      /* connections opened before measuring */
     bool incomplete;                /* the run was cut short */
     const char *incomplete_reason;  /* NULL when complete */
 };

@@ -204,6 +204,44 @@ static void on_progress(evutil_socket_t fd, short what, void *arg)
             http_in_flight(d->http), ns_to_ms(clock_now_ns() - d->t0) / 1000.0);
 }
 
+/* Pre-warm: every GET shares one counter; the loop breaks when all ended. */
+struct prewarm {
+    struct driver *d;
+    int left;
+};
+
+static void pw_headers(void *ud, int64_t t, long status) { (void)ud; (void)t; (void)status; }
+static void pw_body(void *ud, int64_t t, const char *p, size_t n) { (void)ud; (void)t; (void)p; (void)n; }
+
+static void pw_done(void *ud, int64_t t, CURLcode rc, const char *err)
+{
+    (void)t;
+    (void)err;
+    struct prewarm *pw = ud;
+    if (rc == CURLE_OK)
+        pw->d->out->prewarmed++;
+    if (--pw->left == 0)
+        event_base_loopbreak(pw->d->base);
+}
+
+static void prewarm(struct driver *d)
+{
+    static const struct http_handlers pw_handlers = {pw_headers, pw_body, pw_done};
+    struct prewarm pw = {d, 0};
+    struct http_request req = {
+        .url = d->cfg->prewarm_url, .headers = d->cfg->headers,
+        .connect_timeout_ms = d->cfg->connect_timeout_ms, .timeout_ms = 30000,
+    };
+    int64_t t;
+    for (int i = 0; i < d->cfg->concurrency; i++)
+        if (http_start(d->http, &req, &pw_handlers, &pw, &t))
+            pw.left++;
+    if (pw.left)
+        event_base_dispatch(d->base);
+    while (http_in_flight(d->http))     /* stopped by a signal: drop the rest */
+        http_cancel(d->http, http_first(d->http));
+}
+
 static int setup(struct driver *d)
 {
     const struct driver_cfg *c = d->cfg;
@@ -253,11 +291,13 @@ int driver_run(const struct driver_cfg *cfg, struct driver_result *out)
         driver_result_free(out);
         return -1;
     }
+    if (cfg->prewarm_url)
+        prewarm(&d);
     d.t0 = clock_now_ns();
     long first = cfg->warmup ? cfg->warmup : total(&d);
-    for (int i = 0; i < cfg->concurrency && d.next_seq < first; i++)
+    for (int i = 0; i < cfg->concurrency && d.next_seq < first && !d.stopping; i++)
         launch(&d, &d.slots[i]);
-    if (d.done < total(&d))
+    if (d.done < total(&d) && !d.stopping)
         event_base_dispatch(d.base);
     if (cfg->progress) {
         on_progress(-1, 0, &d);

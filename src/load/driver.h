@@ -21,6 +21,10 @@ struct driver_cfg {
     long planned_prompt_tokens, max_tokens;               /* copied into records */
     double grace_s;                     /* after a stop signal, how long in-flight requests may finish */
     bool progress;                      /* draw a progress line on stderr */
+    /* When set, `concurrency` concurrent GETs of this URL open the
+     * connections before anything is measured, so no measured request pays
+     * for a TCP handshake the steady state would not. */
+    const char *prewarm_url;
     /* Body of request `seq` (0-based: warm-ups first, then measured):
      * a malloc'd string the driver frees, or NULL on failure. */
     char *(*make_body)(void *ud, long seq);
@@ -35,6 +39,7 @@ struct driver_result {
     int n_started;               /* measured requests that were sent */
     int warmup_failed;           /* warm-up requests that failed */
     int stop_signal;             /* the signal that stopped the run, 0 when none */
+    int prewarmed;               /* connections opened by the pre-warm GETs that succeeded */
 };
 
 /* Runs the plan. Records of requests never sent keep t_start == 0. Returns 0,

@@ -12,6 +12,7 @@ struct http_client {
     CURLM *multi;
     struct event_base *base;
     struct event *timer;
+    struct event *drain;        /* reads curl's finished transfers from a clean stack */
     size_t in_flight;
     struct http_xfer *xfers;    /* in flight, doubly linked */
 };
@@ -81,6 +82,13 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
     drain_done(c);
 }
 
+static void on_drain(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    drain_done(arg);
+}
+
 static int timer_cb(CURLM *multi, long timeout_ms, void *arg)
 {
     (void)multi;
@@ -133,7 +141,8 @@ struct http_client *http_client_new(struct event_base *base, long max_connection
     c->base = base;
     c->multi = curl_multi_init();
     c->timer = evtimer_new(base, on_timer, c);
-    if (!c->multi || !c->timer) {
+    c->drain = evtimer_new(base, on_drain, c);
+    if (!c->multi || !c->timer || !c->drain) {
         http_client_free(c);
         return NULL;
     }
@@ -218,6 +227,13 @@ struct http_xfer *http_start(struct http_client *c, const struct http_request *r
     if (c->xfers)
         c->xfers->prev = x;
     c->xfers = x;
+    /* Start it now rather than on the next loop pass, so that request start
+     * is when its bytes go out even when many are launched at once. A
+     * transfer that ends right away is reported from the drain event, never
+     * from inside this call. */
+    int running;
+    curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    event_active(c->drain, EV_TIMEOUT, 0);
     return x;
 }
 
@@ -227,6 +243,11 @@ void http_cancel(struct http_client *c, struct http_xfer *x)
     unlink_xfer(c, x);
     curl_easy_cleanup(x->easy);
     free(x);
+}
+
+struct http_xfer *http_first(const struct http_client *c)
+{
+    return c->xfers;
 }
 
 size_t http_in_flight(const struct http_client *c)
@@ -245,6 +266,8 @@ void http_client_free(struct http_client *c)
     }
     if (c->timer)
         event_free(c->timer);
+    if (c->drain)
+        event_free(c->drain);
     free(c);
 }
 

@@ -48,6 +48,9 @@ struct http_xfer *http_start(struct http_client *c, const struct http_request *r
 /* Aborts a transfer in flight; its on_done is not called. */
 void http_cancel(struct http_client *c, struct http_xfer *x);
 
+/* Some transfer in flight (the newest), or NULL when none. */
+struct http_xfer *http_first(const struct http_client *c);
+
 /* Number of transfers in flight. */
 size_t http_in_flight(const struct http_client *c);
 

@@ -30,7 +30,7 @@ static uint64_t next_rand(uint64_t *s)
 
 int prompt_build(struct buf *out, uint64_t salt, long index, long words, uint64_t seed)
 {
-    if (buf_printf(out, "%016" PRIx64 "-%ld:", salt, index) != 0)
+    if (buf_printf(out, "%016" PRIx64 "-%0*ld:", salt, PROMPT_INDEX_DIGITS, index) != 0)
         return -1;
     uint64_t s = seed;
     for (long i = 0; i < words; i++) {

@@ -9,7 +9,12 @@
 
 #include "core/buf.h"
 
-/* Appends the prompt of request `index` to out: "<salt>-<index>:" then
+/* Width of the zero-padded request index in a prompt's prefix: every
+ * prompt of a run has the same length, and a body built for one request can
+ * be turned into another's by rewriting these digits. */
+#define PROMPT_INDEX_DIGITS 9
+
+/* Appends the prompt of request `index` to out: "<salt hex>-<index>:" then
  * `words` filler words drawn from a fixed English vocabulary by `seed`.
  * salt is the per-run random value. Returns 0, or -1 when out is full. */
 int prompt_build(struct buf *out, uint64_t salt, long index, long words, uint64_t seed);

@@ -39,6 +39,8 @@ Test(calibrate, converges_within_tolerance_for_many_tokenizers)
     for (size_t r = 0; r < 4; r++)
         for (size_t o = 0; o < 3; o++)
             for (size_t t = 0; t < 5; t++) {
+                if (targets[t] < overheads[o])  /* unreachable: see the next test */
+                    continue;
                 struct fake f = {rates[r], overheads[o], 0};
                 struct calibration c;
                 char err[64];
