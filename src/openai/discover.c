@@ -22,7 +22,9 @@ static cJSON *fetch_json(const char *url, const struct curl_slist *headers, cons
     CURLcode rc = http_fetch(url, headers, body, DISCOVER_TIMEOUT_MS, &b, status, err, errlen);
     cJSON *j = NULL;
     if (rc != CURLE_OK) {
-        /* err already says why */
+        char why[256];
+        snprintf(why, sizeof why, "%s", err);
+        snprintf(err, errlen, "cannot reach %s: %s", url, why);
     } else if (*status >= 400) {
         snprintf(err, errlen, "%s answered HTTP %ld: %.200s", url, *status, b.len ? b.data : "");
     } else if (!(j = cJSON_ParseWithLength(b.data ? b.data : "", b.len))) {

@@ -15,6 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <event2/bufferevent.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -131,11 +135,25 @@ static void dispatch(struct sim_server *s, struct evhttp_request *req, const str
     }
 }
 
+/* A stream is many small writes: with Nagle's algorithm on, a token waits
+ * for the ACK of the previous segment, which the client may delay by up to
+ * 40 ms — the token would reach the client late. Real servers (uvicorn)
+ * disable it too. */
+static void set_nodelay(struct evhttp_request *req)
+{
+    struct evhttp_connection *conn = evhttp_request_get_connection(req);
+    struct bufferevent *bev = conn ? evhttp_connection_get_bufferevent(conn) : NULL;
+    int one = 1;
+    if (bev)
+        setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
 /* The one evhttp callback: exact path match, then method. */
 static void on_request(struct evhttp_request *req, void *arg)
 {
     int64_t t0 = clock_now_ns();   /* a request's arrival time, before any parsing */
     struct sim_server *s = arg;
+    set_nodelay(req);
     const char *path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
     if (!path)
         path = "";

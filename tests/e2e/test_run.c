@@ -1,0 +1,300 @@
+/* test_run.c — `anvil run` end to end against `anvil sim`: numbers checked
+ * against the simulator's own trace, failures, signals, secrets. */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+
+#include "harness.h"
+
+static cJSON *load_json(const char *path)
+{
+    char *text = harness_read_file(path, NULL);
+    cr_assert(text, "cannot read %s", path);
+    cJSON *j = cJSON_Parse(text);
+    cr_assert(j, "%s is not JSON", path);
+    free(text);
+    return j;
+}
+
+static double num(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    cr_assert(cJSON_IsNumber(v), "field %s missing or not a number", k);
+    return v->valuedouble;
+}
+
+/* server-side TTFT (ms) per request index, from the simulator's trace */
+static int trace_ttft(const char *path, double *ttft, int cap)
+{
+    char *text = harness_read_file(path, NULL);
+    cr_assert(text);
+    int n = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        cJSON *t = cJSON_Parse(line);
+        cr_assert(t, "trace line is not JSON");
+        const cJSON *id = cJSON_GetObjectItem(t, "request_id");
+        int idx;
+        if (cJSON_IsString(id) && sscanf(id->valuestring, "anvil-req-%d", &idx) == 1 && idx < cap) {
+            ttft[idx] = (num(t, "first_token_ns") - num(t, "received_ns")) / 1e6;
+            n++;
+        }
+        cJSON_Delete(t);
+    }
+    free(text);
+    return n;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+Test(run_e2e, closed_loop_matches_simulator_truth, .timeout = 120)
+{
+    char trace[64], art[64], reqs[64];
+    cr_assert_eq(harness_tmpfile(trace, sizeof trace), 0);
+    cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
+    cr_assert_eq(harness_tmpfile(reqs, sizeof reqs), 0);
+    const char *sim_args[] = {"--ttft-ms", "50", "--itl-ms", "10", "--trace", trace, NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--concurrency", "8",
+                          "--num-prompts", "64", "--input-len", "512", "--output-len", "64",
+                          "--out", art, "--requests-out", reqs, NULL};
+    static char out[16384];
+    int status;
+    cr_assert_eq(run_cmd(argv, out, sizeof out, &status), 0);
+    cr_assert_eq(status, 0, "anvil run exited %d:\n%s", status, out);
+    cr_assert(strstr(out, "Serving Benchmark Result") && strstr(out, "Median TTFT (ms):"), "%s", out);
+    cr_assert_eq(sim_stop(&sim), 0);
+
+    cJSON *a = load_json(art);
+    cr_assert_str_eq(cJSON_GetObjectItem(a, "schema")->valuestring, "anvil-serving.benchmark/v1");
+    cr_assert_eq(num(a, "completed"), 64);
+    cr_assert_eq(num(a, "failed"), 0);
+    cr_assert_str_eq(cJSON_GetObjectItem(a, "engine")->valuestring, "anvil-sim");
+    double truth[64];
+    for (int i = 0; i < 64; i++)
+        truth[i] = NAN;
+    cr_assert_eq(trace_ttft(trace, truth, 64), 64);
+    const cJSON *t;
+    int n = 0;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItem(a, "request_timings")) {
+        int idx = (int)num(t, "request_index");
+        cr_assert_leq(fabs(num(t, "prompt_tokens") - 512), 5, "prompt tokens %g", num(t, "prompt_tokens"));
+        cr_assert_eq(num(t, "output_tokens"), 64);
+        cr_assert_str_eq(cJSON_GetObjectItem(t, "output_token_source")->valuestring, "usage");
+        double err = num(t, "ttft_ms") - truth[idx];
+        cr_assert(err >= -0.05 && err <= 2.0, "request %d: TTFT %.3f ms vs server truth %.3f ms",
+                  idx, num(t, "ttft_ms"), truth[idx]);
+        n++;
+    }
+    cr_assert_eq(n, 64);
+    const cJSON *m = cJSON_GetObjectItem(a, "metrics");
+    double tpot = num(m, "tpot_p50_ms");
+    cr_assert(tpot >= 10.0 && tpot <= 10.5, "median TPOT %.3f ms", tpot);
+    cr_assert_eq(num(m, "output_tokens"), 64 * 64);
+    cr_assert_float_eq(num(m, "throughput_tok_s"), 64 * 64 / (num(a, "wall_clock_ms") / 1000), 1e-6);
+
+    /* every top-level field and metric of seed 001 is there */
+    cJSON *seed = load_json("tests/data/seed-001.json");
+    const cJSON *k;
+    cJSON_ArrayForEach(k, seed)
+        cr_assert(cJSON_GetObjectItem(a, k->string), "artifact lacks seed field %s", k->string);
+    cJSON_ArrayForEach(k, cJSON_GetObjectItem(seed, "metrics"))
+        cr_assert(cJSON_GetObjectItem(m, k->string), "artifact lacks seed metric %s", k->string);
+    cJSON_Delete(seed);
+    cJSON_Delete(a);
+
+    char *log = harness_read_file(reqs, NULL);
+    int lines = 0;
+    for (char *p = log; (p = strchr(p, '\n')); p++)
+        lines++;
+    cr_assert_eq(lines, 64, "one --requests-out line per request");
+    free(log);
+    unlink(trace);
+    unlink(art);
+    unlink(reqs);
+}
+
+/* Regression: with Nagle's algorithm on in the simulator, the first token
+ * after the role chunk waited for the client's delayed ACK (≈ 40 ms), so a
+ * 20 ms TTFT was measured as ≈ 45 ms. */
+Test(run_e2e, short_ttft_is_not_delayed_by_nagle, .timeout = 60)
+{
+    char art[64];
+    cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
+    const char *sim_args[] = {"--ttft-ms", "20", "--itl-ms", "5", NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--concurrency", "1",
+                          "--num-prompts", "8", "--input-len", "64", "--output-len", "16", "--out", art, NULL};
+    static char out[16384];
+    int status;
+    cr_assert_eq(run_cmd(argv, out, sizeof out, &status), 0);
+    sim_stop(&sim);
+    cr_assert_eq(status, 0, "%s", out);
+    cJSON *a = load_json(art);
+    const cJSON *m = cJSON_GetObjectItem(a, "metrics");
+    cr_assert(num(m, "ttft_max_ms") < 24.0, "TTFT max %.3f ms for a 20 ms server", num(m, "ttft_max_ms"));
+    cr_assert(num(m, "ttft_min_ms") >= 20.0);
+    cJSON_Delete(a);
+    unlink(art);
+}
+
+Test(run_e2e, absent_server_fails_fast_with_one_clear_line, .timeout = 30)
+{
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, NULL), 0);   /* find a free port, then free it */
+    char url[128];
+    snprintf(url, sizeof url, "%s", sim.base_url);
+    sim_stop(&sim);
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", url, "--num-prompts", "4",
+                          "--out", "/tmp/anvil-never-written.json", NULL};
+    char err[4096];
+    int status;
+    double t0 = now_s();
+    cr_assert_eq(run_cmd_err(argv, NULL, 0, err, sizeof err, &status), 0);
+    cr_assert_lt(now_s() - t0, 10.0, "must not hang");
+    cr_assert_eq(status, 1);
+    cr_assert(strstr(err, "anvil run:") && strstr(err, "/models"), "%s", err);
+    cr_assert(strstr(err, "onnect"), "names the connection failure: %s", err);
+    cr_assert_eq(access("/tmp/anvil-never-written.json", F_OK), -1);
+}
+
+Test(run_e2e, usage_errors_exit_2)
+{
+    const char *bad_flag[] = {harness_anvil_bin(), "run", "--no-such-flag", NULL};
+    const char *bad_num[] = {harness_anvil_bin(), "run", "--concurrency", "zero", NULL};
+    const char *bad_ep[] = {harness_anvil_bin(), "run", "--endpoint", "embeddings", NULL};
+    const char *const *cases[] = {bad_flag, bad_num, bad_ep};
+    const char *want[] = {"--no-such-flag", "--concurrency", "--endpoint"};
+    for (int i = 0; i < 3; i++) {
+        char err[1024];
+        int status;
+        cr_assert_eq(run_cmd_err(cases[i], NULL, 0, err, sizeof err, &status), 0);
+        cr_assert_eq(status, 2, "case %d", i);
+        cr_assert(strstr(err, want[i]), "error names the flag: %s", err);
+    }
+}
+
+Test(run_e2e, help_lists_every_flag_with_defaults)
+{
+    const char *argv[] = {harness_anvil_bin(), "run", "--help", NULL};
+    const char *help2[] = {harness_anvil_bin(), "help", "run", NULL};
+    static char out[8192], out2[8192];
+    int status;
+    cr_assert_eq(run_cmd(argv, out, sizeof out, &status), 0);
+    cr_assert_eq(status, 0);
+    cr_assert_eq(run_cmd(help2, out2, sizeof out2, &status), 0);
+    cr_assert_str_eq(out, out2);
+    const char *flags[] = {"--base-url", "--endpoint", "--model", "--concurrency", "--max-concurrency",
+                           "--num-prompts", "--warmup", "--input-len", "--random-input-len",
+                           "--output-len", "--random-output-len", "--ignore-eos", "--no-ignore-eos",
+                           "--seed", "--out", "--requests-out", "--api-key-env", "--header",
+                           "--percentile-method", "--timeout-s", "--engine-label", "--gpu-label"};
+    for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
+        cr_assert(strstr(out, flags[i]), "help lacks %s", flags[i]);
+    cr_assert(strstr(out, "default 600") && strstr(out, "seconds"), "units and defaults are given");
+}
+
+Test(run_e2e, http_errors_are_recorded_not_fatal, .timeout = 60)
+{
+    char art[64];
+    cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
+    const char *sim_args[] = {"--max-model-len", "600", "--ttft-ms", "1", "--itl-ms", "1", NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--concurrency", "2",
+                          "--num-prompts", "6", "--input-len", "512", "--output-len", "128",
+                          "--out", art, NULL};
+    static char out[8192];
+    int status;
+    cr_assert_eq(run_cmd(argv, out, sizeof out, &status), 0);
+    sim_stop(&sim);
+    cr_assert_eq(status, 1, "no request completed: exit 1");
+    cJSON *a = load_json(art);
+    cr_assert_eq(num(a, "completed"), 0);
+    cr_assert_eq(num(a, "failed"), 6);
+    const cJSON *f = cJSON_GetArrayItem(cJSON_GetObjectItem(a, "failures"), 0);
+    cr_assert_str_eq(cJSON_GetObjectItem(f, "category")->valuestring, "http");
+    cr_assert_eq(num(f, "http_status"), 400);
+    cr_assert(strstr(cJSON_GetObjectItem(f, "message")->valuestring, "maximum context length"));
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(a, "request_timings")), 0);
+    cr_assert(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "metrics"), "ttft_p50_ms")),
+              "no latency from failed requests, and null rather than 0");
+    cJSON_Delete(a);
+    unlink(art);
+}
+
+Test(run_e2e, sigint_writes_an_incomplete_artifact, .timeout = 60)
+{
+    char art[64];
+    cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
+    unlink(art);
+    const char *sim_args[] = {"--ttft-ms", "5", "--itl-ms", "20", NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        freopen("/dev/null", "w", stdout);
+        execl(harness_anvil_bin(), harness_anvil_bin(), "run", "--base-url", sim.base_url,
+              "--concurrency", "4", "--num-prompts", "40", "--input-len", "32", "--output-len", "20",
+              "--grace-s", "0.1", "--out", art, (char *)NULL);
+        _exit(127);
+    }
+    harness_sleep_ms(2500);     /* calibration, then a few requests finish (each ≈ 0.4 s) */
+    kill(pid, SIGINT);
+    int st;
+    double t0 = now_s();
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert_lt(now_s() - t0, 5.0, "stops promptly");
+    sim_stop(&sim);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %d", st);
+    cJSON *a = load_json(art);
+    cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(a, "incomplete")));
+    cr_assert_gt(num(a, "completed"), 0, "what was measured is kept");
+    cr_assert_gt(num(a, "not_sent"), 0);
+    const cJSON *f;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItem(a, "failures"))
+        cr_assert_str_eq(cJSON_GetObjectItem(f, "category")->valuestring, "cancelled");
+    cJSON_Delete(a);
+    unlink(art);
+}
+
+Test(run_e2e, api_key_never_reaches_output, .timeout = 60)
+{
+    char art[64], reqs[64];
+    cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
+    cr_assert_eq(harness_tmpfile(reqs, sizeof reqs), 0);
+    setenv("ANVIL_TEST_KEY", "sk-very-secret-4242", 1);
+    const char *sim_args[] = {"--ttft-ms", "1", "--itl-ms", "1", NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--api-key-env",
+                          "ANVIL_TEST_KEY", "--num-prompts", "3", "--input-len", "64", "--output-len", "8",
+                          "--endpoint", "completions", "--out", art, "--requests-out", reqs, NULL};
+    static char out[16384], err[16384];
+    int status;
+    cr_assert_eq(run_cmd_err(argv, out, sizeof out, err, sizeof err, &status), 0);
+    sim_stop(&sim);
+    cr_assert_eq(status, 0, "%s", err);
+    char *a = harness_read_file(art, NULL), *r = harness_read_file(reqs, NULL);
+    cr_assert(!strstr(a, "very-secret") && !strstr(r, "very-secret"));
+    cr_assert(!strstr(out, "very-secret") && !strstr(err, "very-secret"));
+    cr_assert(strstr(a, "\"endpoint\":\t\"completions\""), "completions endpoint recorded");
+    free(a);
+    free(r);
+    unlink(art);
+    unlink(reqs);
+}
