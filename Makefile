@@ -3,6 +3,7 @@
 #   make test   install deps, build with ASan+UBSan, run every test
 #   make demo   install deps, build, benchmark the built-in simulator
 #   make bench  benchmarks of anvil itself (slow; not part of test)
+#   make fuzz   libFuzzer runs of the stream parsers (FUZZ_SECONDS each)
 
 CC      ?= cc
 PKGS    := libcurl libevent libcjson
@@ -19,7 +20,7 @@ HDRS    := $(shell find src tests -name '*.h')
 B       := build
 A       := build/asan
 
-.PHONY: all test demo bench deps clean
+.PHONY: all test demo bench fuzz deps clean
 all: $(B)/anvil
 
 deps:
@@ -63,6 +64,9 @@ demo: deps
 bench: deps
 	@$(MAKE) --no-print-directory $(B)/anvil
 	@bench/run
+
+fuzz: deps
+	@fuzz/run
 
 clean:
 	rm -rf $(B)

@@ -270,6 +270,13 @@ static void add_anvil_fields(cJSON *root, const struct bench_meta *m, const stru
     add_str_or_null(root, "incomplete_reason", m->incomplete_reason);
     cJSON_AddNumberToObject(root, "ignore_eos_violations", s->ignore_eos_mismatch);
     cJSON_AddItemToObject(root, "calibration", calibration_json(m));
+    cJSON *c = cJSON_AddObjectToObject(root, "client");
+    double cpu = m->client_cpu_user_s + m->client_cpu_sys_s;
+    cJSON_AddNumberToObject(c, "cpu_user_s", m->client_cpu_user_s);
+    cJSON_AddNumberToObject(c, "cpu_sys_s", m->client_cpu_sys_s);
+    cJSON_AddNumberToObject(c, "sse_events", (double)s->events);
+    add_num(c, "cpu_us_per_event", s->events ? cpu * 1e6 / (double)s->events : NAN);
+    add_num(c, "cpu_utilization", s->duration_ms > 0 ? cpu / (s->duration_ms / 1000) : NAN);
 }
 
 cJSON *artifact_benchmark(const struct bench_meta *meta, const struct req_record *recs, int n,

@@ -31,6 +31,7 @@ struct bench_meta {
     const char *calibration_method; /* "tokenize", "probe" or "none" */
     const struct calibration *calibration;  /* NULL when none */
     int prewarmed_connections;      /* connections opened before measuring */
+    double client_cpu_user_s, client_cpu_sys_s; /* anvil's CPU time while requests ran */
     bool incomplete;                /* the run was cut short */
     const char *incomplete_reason;  /* NULL when complete */
 };

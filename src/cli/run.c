@@ -350,6 +350,8 @@ static int write_outputs(const struct run_opts *o, struct driver_result *dr,
     clock_utc_iso8601(finished);
     meta.finished_at = finished;
     meta.prewarmed_connections = dr->prewarmed;
+    meta.client_cpu_user_s = dr->cpu_user_s;
+    meta.client_cpu_sys_s = dr->cpu_sys_s;
     meta.incomplete = dr->stop_signal != 0 || s.sent < s.requests;
     if (meta.incomplete)
         meta.incomplete_reason = dr->stop_signal ? "stopped by signal" : "not every request was sent";

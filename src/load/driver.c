@@ -2,6 +2,7 @@
 #include "load/driver.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,6 +282,11 @@ static void teardown(struct driver *d)
     free(d->slots);
 }
 
+static double tv_diff_s(struct timeval a, struct timeval b)
+{
+    return (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_usec - a.tv_usec) / 1e6;
+}
+
 int driver_run(const struct driver_cfg *cfg, struct driver_result *out)
 {
     memset(out, 0, sizeof *out);
@@ -293,12 +299,17 @@ int driver_run(const struct driver_cfg *cfg, struct driver_result *out)
     }
     if (cfg->prewarm_url)
         prewarm(&d);
+    struct rusage ru0, ru1;
+    getrusage(RUSAGE_SELF, &ru0);
     d.t0 = clock_now_ns();
     long first = cfg->warmup ? cfg->warmup : total(&d);
     for (int i = 0; i < cfg->concurrency && d.next_seq < first && !d.stopping; i++)
         launch(&d, &d.slots[i]);
     if (d.done < total(&d) && !d.stopping)
         event_base_dispatch(d.base);
+    getrusage(RUSAGE_SELF, &ru1);
+    out->cpu_user_s = tv_diff_s(ru0.ru_utime, ru1.ru_utime);
+    out->cpu_sys_s = tv_diff_s(ru0.ru_stime, ru1.ru_stime);
     if (cfg->progress) {
         on_progress(-1, 0, &d);
         fputc('\n', stderr);

@@ -40,6 +40,7 @@ struct driver_result {
     int warmup_failed;           /* warm-up requests that failed */
     int stop_signal;             /* the signal that stopped the run, 0 when none */
     int prewarmed;               /* connections opened by the pre-warm GETs that succeeded */
+    double cpu_user_s, cpu_sys_s;/* the client's CPU time (whole process) while requests ran */
 };
 
 /* Runs the plan. Records of requests never sent keep t_start == 0. Returns 0,

@@ -1,6 +1,9 @@
-/* chunk.c — decodes one stream event with cJSON. */
+/* chunk.c — decodes one stream event: the fast scanner first, cJSON for
+ * everything it declines (and as the reference in tests). */
 #include "openai/chunk.h"
+#include "openai/scan.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -12,10 +15,15 @@ static size_t str_bytes(const cJSON *o, const char *key)
     return cJSON_IsString(v) ? strlen(v->valuestring) : 0;
 }
 
+long chunk_count_from_double(double v)
+{
+    return v >= 0 && v < 1e15 ? (long)v : -1;
+}
+
 static long int_field(const cJSON *o, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) && v->valuedouble >= 0 ? (long)v->valuedouble : -1;
+    return cJSON_IsNumber(v) ? chunk_count_from_double(v->valuedouble) : -1;
 }
 
 static void decode_usage(const cJSON *root, struct chunk *out)
@@ -67,11 +75,22 @@ static void decode_error(const cJSON *root, struct chunk *out)
              cJSON_IsString(m) ? m->valuestring : "error object in stream");
 }
 
+static bool is_done(const char *data, size_t len)
+{
+    return len == 6 && memcmp(data, "[DONE]", 6) == 0;
+}
+
 void chunk_decode(const char *data, size_t len, struct chunk *out)
+{
+    if (is_done(data, len) || chunk_scan(data, len, out) != 0)
+        chunk_decode_json(data, len, out);
+}
+
+void chunk_decode_json(const char *data, size_t len, struct chunk *out)
 {
     memset(out, 0, sizeof *out);
     out->prompt_tokens = out->completion_tokens = out->cached_tokens = -1;
-    if (len == 6 && memcmp(data, "[DONE]", 6) == 0) {
+    if (is_done(data, len)) {
         out->kind = CHUNK_DONE;
         return;
     }

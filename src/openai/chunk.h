@@ -25,9 +25,18 @@ struct chunk {
     char error[256];        /* CHUNK_ERROR: the message (truncated); CHUNK_INVALID: why */
 };
 
+/* A usage count as read from JSON: a number in [0, 1e15) truncated to a
+ * whole count, else -1 (absent). Shared by both decoding paths. */
+long chunk_count_from_double(double v);
+
+/* The reference decoder: the same as chunk_decode, always through cJSON.
+ * Exposed for differential tests of the fast path. */
+void chunk_decode_json(const char *data, size_t len, struct chunk *out);
+
 /* Decodes one SSE data payload (data need not be NUL-terminated; len bytes).
  * Fills every field of *out. Never fails: malformed input yields
- * CHUNK_INVALID with a reason in out->error. */
+ * CHUNK_INVALID with a reason in out->error. Well-formed chunks take the
+ * allocation-free scanner (scan.h); anything else goes through cJSON. */
 void chunk_decode(const char *data, size_t len, struct chunk *out);
 
 #endif

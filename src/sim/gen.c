@@ -49,9 +49,15 @@ struct sim_gen {
 
 static void gen_timer_cb(evutil_socket_t fd, short what, void *arg);
 
+/* t0 + ttft + i*itl, saturating: absurd flag values (a day of ITL times a
+ * huge context) must delay forever, not overflow. */
 static int64_t due_ns(const struct sim_gen *g, int64_t i)
 {
-    return g->t0_ns + g->srv->cfg.ttft_ns + i * g->srv->cfg.itl_ns;
+    int64_t step, due;
+    if (__builtin_mul_overflow(i, g->srv->cfg.itl_ns, &step) ||
+        __builtin_add_overflow(g->t0_ns + g->srv->cfg.ttft_ns, step, &due))
+        return INT64_MAX / 2;
+    return due;
 }
 
 /* Arms the timer for absolute time at_ns, rounding up to whole µs so that it
@@ -61,7 +67,7 @@ static void arm_at(struct sim_gen *g, int64_t at_ns)
     int64_t d = at_ns - clock_now_ns();
     if (d < 0)
         d = 0;
-    int64_t us = (d + 999) / 1000;
+    int64_t us = d / 1000 + (d % 1000 != 0);
     struct timeval tv = {.tv_sec = (time_t)(us / 1000000), .tv_usec = (suseconds_t)(us % 1000000)};
     evtimer_add(g->timer, &tv);
 }

@@ -2,23 +2,21 @@
  * simulator (see server.h). Generation endpoints live in gen.c. */
 #include "sim/server.h"
 
+#include <arpa/inet.h>
+#include <cjson/cJSON.h>
+#include <errno.h>
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 #include <event2/listener.h>
-#include <cjson/cJSON.h>
-#include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <arpa/inet.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-
-#include <event2/bufferevent.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>

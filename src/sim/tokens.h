@@ -76,7 +76,7 @@ struct sim_output {
     bool stopped;               /* true: the last token is EOS, finish_reason "stop"; else "length" */
 };
 
-/* Plans the reply for a request with key, max_tokens (>= 1) and ignore_eos.
+/* Plans the reply for a request with key, max_tokens (1 .. 2^56) and ignore_eos.
  * ignore_eos: exactly max_tokens tokens, "length". Otherwise when key % 4 == 0
  * the reply stops at EOS after floor(max_tokens * p / 100) tokens, at least 1,
  * where p = 50 + (key >> 16) % 41 is in [50, 90]; the EOS token is the last of

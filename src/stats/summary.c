@@ -81,6 +81,7 @@ int summary_compute(const struct req_record *recs, int n, enum pct_method m, boo
         if (!r->t_start)
             continue;
         out->sent++;
+        out->events += r->events;
         if (!first || r->t_start < first)
             first = r->t_start;
         if (r->t_end > last)

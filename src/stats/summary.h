@@ -25,6 +25,7 @@ struct run_summary {
     double total_token_throughput; /* tokens/s: (prompt + output) / duration */
     double request_throughput;  /* requests/s: completed / duration */
     int content_chunks, reasoning_chunks;
+    long events;                /* SSE events received by every measured request sent */
     int source_usage, source_chunks;    /* requests by output_token_source */
     long cached_tokens;         /* Σ usage cached_tokens; with cached_reports > 0 */
     int cached_reports;

@@ -1,0 +1,367 @@
+/* harness.c — child processes and blocking HTTP for e2e tests (see harness.h). */
+#include "harness.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define HARNESS_MAX_ARGS 64
+#define HARNESS_WAIT_MS 15000
+
+const char *harness_anvil_bin(void)
+{
+    const char *b = getenv("ANVIL_BIN");
+    return b && *b ? b : "build/anvil";
+}
+
+void harness_sleep_ms(long ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+static int decode_status(int ws)
+{
+    if (WIFEXITED(ws))
+        return WEXITSTATUS(ws);
+    if (WIFSIGNALED(ws))
+        return 128 + WTERMSIG(ws);
+    return -1;
+}
+
+/* Reads one line (without '\n') from fd within timeout_ms. Returns its
+ * length, or -1 on EOF, error or timeout. */
+static int read_line(int fd, char *line, size_t cap, int timeout_ms)
+{
+    size_t n = 0;
+    while (n + 1 < cap) {
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        int pr = poll(&pfd, 1, timeout_ms);
+        if (pr < 0 && errno == EINTR)
+            continue;
+        if (pr <= 0)
+            return -1;
+        char c;
+        ssize_t r = read(fd, &c, 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        if (c == '\n')
+            break;
+        line[n++] = c;
+    }
+    line[n] = '\0';
+    return (int)n;
+}
+
+/* Parses "listening on http://HOST:PORT" into p. */
+static int parse_listening(const char *line, struct sim_proc *p)
+{
+    static const char prefix[] = "listening on http://";
+    if (strncmp(line, prefix, sizeof prefix - 1) != 0)
+        return -1;
+    const char *hp = line + sizeof prefix - 1;
+    const char *colon = strrchr(hp, ':');
+    if (!colon || colon == hp || (size_t)(colon - hp) >= sizeof p->host)
+        return -1;
+    char *end;
+    long port = strtol(colon + 1, &end, 10);
+    if (*end || port <= 0 || port > 65535)
+        return -1;
+    memcpy(p->host, hp, (size_t)(colon - hp));
+    p->host[colon - hp] = '\0';
+    p->port = (int)port;
+    snprintf(p->root_url, sizeof p->root_url, "http://%s:%d", p->host, p->port);
+    snprintf(p->base_url, sizeof p->base_url, "http://%s:%d/v1", p->host, p->port);
+    return 0;
+}
+
+/* In a child before exec: die with the test process (a failed assertion
+ * ends the test without sim_stop), and hold none of its other descriptors
+ * (Criterion's result pipes among them). */
+static void detach_from_test(void)
+{
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    close_range(3, ~0U, 0);
+}
+
+static void child_exec(int out_fd, const char *const extra_args[])
+{
+    const char *argv[HARNESS_MAX_ARGS];
+    int n = 0;
+    argv[n++] = harness_anvil_bin();
+    argv[n++] = "sim";
+    argv[n++] = "--port";
+    argv[n++] = "0";
+    for (int i = 0; extra_args && extra_args[i] && n < HARNESS_MAX_ARGS - 1; i++)
+        argv[n++] = extra_args[i];
+    argv[n] = NULL;
+    dup2(out_fd, STDOUT_FILENO);
+    close(out_fd);
+    detach_from_test();
+    execv(argv[0], (char *const *)argv);
+    fprintf(stderr, "harness: cannot exec %s: %s\n", argv[0], strerror(errno));
+    _exit(127);
+}
+
+int sim_start(struct sim_proc *p, const char *const extra_args[])
+{
+    memset(p, 0, sizeof *p);
+    p->stdout_fd = -1;
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        return -1;
+    fflush(NULL);   /* the child must not re-flush our buffered output */
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        child_exec(fds[1], extra_args);
+    }
+    close(fds[1]);
+    p->pid = pid;
+    p->stdout_fd = fds[0];
+    char line[256];
+    if (read_line(fds[0], line, sizeof line, HARNESS_WAIT_MS) < 0 || parse_listening(line, p) != 0) {
+        fprintf(stderr, "harness: %s sim did not print 'listening on http://HOST:PORT'\n",
+                harness_anvil_bin());
+        sim_stop(p);
+        memset(p, 0, sizeof *p);
+        p->stdout_fd = -1;
+        return -1;
+    }
+    return 0;
+}
+
+/* Waits up to ms for pid; returns its decoded status or -1 on timeout. */
+static int wait_for(pid_t pid, int ms)
+{
+    for (int waited = 0; waited <= ms; waited += 10) {
+        int ws;
+        pid_t r = waitpid(pid, &ws, WNOHANG);
+        if (r == pid)
+            return decode_status(ws);
+        if (r < 0 && errno != EINTR)
+            return -1;
+        harness_sleep_ms(10);
+    }
+    return -1;
+}
+
+int sim_stop(struct sim_proc *p)
+{
+    if (p->pid <= 0)
+        return -1;
+    kill(p->pid, SIGTERM);
+    int st = wait_for(p->pid, HARNESS_WAIT_MS);
+    if (st < 0) {
+        kill(p->pid, SIGKILL);
+        int ws;
+        waitpid(p->pid, &ws, 0);
+        st = decode_status(ws);
+    }
+    if (p->stdout_fd >= 0)
+        close(p->stdout_fd);
+    p->stdout_fd = -1;
+    p->pid = 0;
+    return st;
+}
+
+/* Appends what fd holds into out (keeps reading past cap, discarding). */
+static void drain_into(int fd, char *out, size_t cap, size_t *len)
+{
+    char tmp[4096];
+    ssize_t r;
+    while ((r = read(fd, tmp, sizeof tmp)) > 0 || (r < 0 && errno == EINTR)) {
+        if (r < 0)
+            continue;
+        size_t room = cap > *len + 1 ? cap - *len - 1 : 0;
+        size_t k = (size_t)r < room ? (size_t)r : room;
+        if (k)
+            memcpy(out + *len, tmp, k);
+        *len += k;
+    }
+    if (cap)
+        out[*len] = '\0';
+}
+
+int run_cmd_err(const char *const argv[], char *out, size_t outcap, char *err, size_t errcap,
+                int *status)
+{
+    int ofd[2];
+    FILE *errf = err ? tmpfile() : NULL;
+    if ((err && !errf) || pipe2(ofd, O_CLOEXEC) != 0) {
+        if (errf)
+            fclose(errf);
+        return -1;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_RDONLY);
+        dup2(devnull, STDIN_FILENO);
+        dup2(ofd[1], STDOUT_FILENO);
+        if (errf)
+            dup2(fileno(errf), STDERR_FILENO);
+        detach_from_test();
+        execvp(argv[0], (char *const *)argv);
+        fprintf(stderr, "harness: cannot exec %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    close(ofd[1]);
+    size_t olen = 0;
+    if (pid > 0)
+        drain_into(ofd[0], out, outcap, &olen);
+    close(ofd[0]);
+    int ws = 0;
+    int rc = pid > 0 && waitpid(pid, &ws, 0) == pid ? 0 : -1;
+    if (rc == 0)
+        *status = decode_status(ws);
+    if (errf) {
+        size_t elen = 0;
+        fflush(errf);
+        lseek(fileno(errf), 0, SEEK_SET);
+        drain_into(fileno(errf), err, errcap, &elen);
+        fclose(errf);
+    }
+    return rc;
+}
+
+int run_cmd(const char *const argv[], char *out, size_t outcap, int *status)
+{
+    return run_cmd_err(argv, out, outcap, NULL, 0, status);
+}
+
+struct sink {
+    struct http_reply *r;
+    size_t abort_after;
+    int cut;        /* we cut the transfer on purpose */
+    int oom;
+};
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
+{
+    struct sink *s = arg;
+    size_t n = size * nmemb;
+    char *p = realloc(s->r->body, s->r->len + n + 1);
+    if (!p) {
+        s->oom = 1;
+        return 0;
+    }
+    memcpy(p + s->r->len, data, n);
+    s->r->body = p;
+    s->r->len += n;
+    p[s->r->len] = '\0';
+    if (s->abort_after && s->r->len >= s->abort_after) {
+        s->cut = 1;
+        return 0;   /* curl aborts the transfer and closes the connection */
+    }
+    return n;
+}
+
+int http_do(const char *method, const char *url, const char *body, const char *header,
+            size_t abort_after, struct http_reply *r)
+{
+    memset(r, 0, sizeof *r);
+    CURL *c = curl_easy_init();
+    if (!c)
+        return -1;
+    struct sink s = {.r = r, .abort_after = abort_after};
+    struct curl_slist *hdrs = NULL;
+    if (body)
+        hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
+    if (header)
+        hdrs = curl_slist_append(hdrs, header);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    if (body)
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &s);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    CURLcode rc = curl_easy_perform(c);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+    char *ct = NULL;
+    if (curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct)
+        snprintf(r->content_type, sizeof r->content_type, "%s", ct);
+    curl_slist_free_all(hdrs);
+    curl_easy_cleanup(c);
+    if (!r->body && !s.oom && (r->body = calloc(1, 1)) == NULL)
+        s.oom = 1;
+    return (rc == CURLE_OK || s.cut) && !s.oom ? 0 : -1;
+}
+
+int http_get(const char *url, struct http_reply *r)
+{
+    return http_do("GET", url, NULL, NULL, 0, r);
+}
+
+int http_post(const char *url, const char *json, struct http_reply *r)
+{
+    return http_do("POST", url, json, NULL, 0, r);
+}
+
+void http_reply_free(struct http_reply *r)
+{
+    free(r->body);
+    r->body = NULL;
+    r->len = 0;
+}
+
+int harness_tmpfile(char *path, size_t cap)
+{
+    if (snprintf(path, cap, "/tmp/anvil-XXXXXX") >= (int)cap)
+        return -1;
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return -1;
+    close(fd);
+    return 0;
+}
+
+char *harness_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    size_t r;
+    while (buf && (r = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += r;
+        if (cap - n - 1 == 0) {
+            char *p = realloc(buf, cap * 2);
+            if (!p) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = p;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (!buf)
+        return NULL;
+    buf[n] = '\0';
+    if (len)
+        *len = n;
+    return buf;
+}

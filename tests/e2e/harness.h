@@ -1,0 +1,89 @@
+/* harness.h — helpers for end-to-end tests: run `anvil sim` as a child
+ * process, run other commands, and make blocking HTTP requests (libcurl easy).
+ * Every function is safe to call from a Criterion test (each test runs in its
+ * own process). */
+#ifndef ANVIL_TESTS_E2E_HARNESS_H
+#define ANVIL_TESTS_E2E_HARNESS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* A running simulator. */
+struct sim_proc {
+    pid_t pid;              /* child's pid; 0 when not running */
+    int port;               /* the port it listens on (from its first stdout line) */
+    int stdout_fd;          /* read end of its stdout pipe, kept open until sim_stop */
+    char host[64];          /* HOST from "listening on http://HOST:PORT" */
+    char root_url[128];     /* "http://HOST:PORT" (for /health, /metrics, /tokenize, ...) */
+    char base_url[128];     /* "http://HOST:PORT/v1" (OpenAI base URL) */
+};
+
+/* The anvil binary under test: $ANVIL_BIN, or "build/anvil" when unset or
+ * empty. Returns a string owned by the environment (do not free). */
+const char *harness_anvil_bin(void);
+
+/* Starts `$ANVIL_BIN sim --port 0 <extra_args...>` (extra_args is a
+ * NULL-terminated array, or NULL for none; later flags override --port 0).
+ * Waits up to 15 s for the first stdout line, which must be exactly
+ * "listening on http://HOST:PORT", and fills *p. The child's stderr is
+ * inherited (sanitizer reports show up in the test output). Returns 0, or -1
+ * when the child could not start, exited, or printed something else (the
+ * child is then reaped and *p zeroed). */
+int sim_start(struct sim_proc *p, const char *const extra_args[]);
+
+/* Sends SIGTERM, waits up to 15 s for the child (then SIGKILLs it), closes
+ * the pipe and zeroes p->pid. Returns the exit status (0..255), 128 + signal
+ * when it died of a signal, or -1 when p was not running. A sanitizer build
+ * that finds a leak at exit returns non-zero here. */
+int sim_stop(struct sim_proc *p);
+
+/* Runs argv (argv[0] is looked up in PATH; NULL-terminated) with stdin from
+ * /dev/null, waits for it, and copies its stdout into out (outcap bytes,
+ * always NUL-terminated, truncated if longer; out may be NULL when outcap is
+ * 0). When err is not NULL, stderr is captured into err (errcap bytes, same
+ * rules); otherwise it is inherited. Sets *status to the exit status (0..255)
+ * or 128 + signal. Returns 0, or -1 when the command could not be started. */
+int run_cmd_err(const char *const argv[], char *out, size_t outcap, char *err, size_t errcap,
+                int *status);
+
+/* run_cmd_err with stderr inherited. */
+int run_cmd(const char *const argv[], char *out, size_t outcap, int *status);
+
+/* A completed HTTP exchange. */
+struct http_reply {
+    long status;               /* HTTP status, 0 when no response arrived */
+    char *body;                /* malloc'd, NUL-terminated (free with http_reply_free) */
+    size_t len;                /* body bytes, excluding the NUL */
+    char content_type[128];    /* Content-Type header value, "" when absent */
+};
+
+/* Makes one blocking request: method "GET" or "POST" (body sent as
+ * application/json; NULL means none), to url, with an optional extra header
+ * line ("Name: value", or NULL). When abort_after > 0 the transfer is cut
+ * (the client closes the connection) once that many body bytes arrived.
+ * Fills *r (release with http_reply_free). Returns 0 when a response was
+ * received (or cut on purpose), -1 on a transport error or out of memory. */
+int http_do(const char *method, const char *url, const char *body, const char *header,
+            size_t abort_after, struct http_reply *r);
+
+/* http_do GET without extra header or abort. */
+int http_get(const char *url, struct http_reply *r);
+
+/* http_do POST of a JSON body without extra header or abort. */
+int http_post(const char *url, const char *json, struct http_reply *r);
+
+/* Frees r->body; r may be reused. */
+void http_reply_free(struct http_reply *r);
+
+/* Creates an empty temporary file from template "/tmp/anvil-XXXXXX" into
+ * path (cap >= 32 bytes). Returns 0 or -1. The caller unlinks it. */
+int harness_tmpfile(char *path, size_t cap);
+
+/* Reads the whole file at path into a malloc'd NUL-terminated string
+ * (caller frees); *len gets its length when len is not NULL. NULL on error. */
+char *harness_read_file(const char *path, size_t *len);
+
+/* Sleeps ms milliseconds (tests only: the simulator itself never sleeps). */
+void harness_sleep_ms(long ms);
+
+#endif

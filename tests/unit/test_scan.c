@@ -1,0 +1,179 @@
+/* test_scan.c — the fast chunk scanner agrees with cJSON (the reference) on
+ * every recorded server event, on hand-written edge cases and on seeded
+ * random mutations of both; and it really takes the fast path on the
+ * chunks servers send. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "openai/chunk.h"
+#include "openai/scan.h"
+#include "testutil.h"
+
+static void assert_same(const char *data, size_t len)
+{
+    struct chunk fast, ref;
+    chunk_decode(data, len, &fast);
+    chunk_decode_json(data, len, &ref);
+    cr_assert_eq(fast.kind, ref.kind, "kind differs on: %.*s", (int)len, data);
+    cr_assert_eq(fast.content_bytes, ref.content_bytes, "content on: %.*s", (int)len, data);
+    cr_assert_eq(fast.reasoning_bytes, ref.reasoning_bytes, "reasoning on: %.*s", (int)len, data);
+    cr_assert_str_eq(fast.finish_reason, ref.finish_reason, "finish on: %.*s", (int)len, data);
+    cr_assert_eq(fast.prompt_tokens, ref.prompt_tokens, "prompt_tokens on: %.*s", (int)len, data);
+    cr_assert_eq(fast.completion_tokens, ref.completion_tokens, "completion on: %.*s", (int)len, data);
+    cr_assert_eq(fast.cached_tokens, ref.cached_tokens, "cached on: %.*s", (int)len, data);
+    cr_assert_str_eq(fast.error, ref.error, "error on: %.*s", (int)len, data);
+}
+
+/* Every "data: " payload of every fixture, as separate strings. */
+struct corpus {
+    char *ev[512];
+    int n;
+};
+
+static void add_fixture_events(struct corpus *c, const char *path)
+{
+    char *text = tu_read_file(path, NULL);
+    for (char *p = text; (p = strstr(p, "\ndata: ")) && c->n < 512;) {
+        p += 7;
+        size_t n = strcspn(p, "\n");
+        c->ev[c->n++] = strndup(p, n);
+        p += n;
+    }
+    free(text);
+}
+
+static void load_corpus(struct corpus *c)
+{
+    const char *dirs[] = {"tests/data/fixtures/vllm", "tests/data/fixtures/sglang", "tests/data/fixtures/llamacpp"};
+    c->n = 0;
+    for (int d = 0; d < 3; d++) {
+        DIR *dir = opendir(dirs[d]);
+        cr_assert(dir);
+        struct dirent *e;
+        while ((e = readdir(dir))) {
+            if (e->d_name[0] == '.')
+                continue;
+            char path[512];
+            snprintf(path, sizeof path, "%s/%s", dirs[d], e->d_name);
+            add_fixture_events(c, path);
+        }
+        closedir(dir);
+    }
+}
+
+static void free_corpus(struct corpus *c)
+{
+    for (int i = 0; i < c->n; i++)
+        free(c->ev[i]);
+}
+
+Test(scan, agrees_with_cjson_on_every_fixture_event_and_takes_the_fast_path)
+{
+    struct corpus c;
+    load_corpus(&c);
+    cr_assert_gt(c.n, 80, "fixtures hold %d events", c.n);
+    int fast = 0;
+    for (int i = 0; i < c.n; i++) {
+        assert_same(c.ev[i], strlen(c.ev[i]));
+        struct chunk k;
+        if (chunk_scan(c.ev[i], strlen(c.ev[i]), &k) == 0)
+            fast++;
+    }
+    /* everything but [DONE], error objects and native llama.cpp events with escapes */
+    cr_assert_gt(fast, c.n * 3 / 4, "only %d of %d events took the fast path", fast, c.n);
+    free_corpus(&c);
+}
+
+Test(scan, edge_cases)
+{
+    const char *cases[] = {
+        "{}", "[]", "", " ", "null", "{\"choices\":[]}", "{\"choices\":null}",
+        "{\"choices\":[null,{\"delta\":{\"content\":\"x\"}}]}",
+        "{\"choices\":[{\"delta\":{\"content\":\"a\",\"content\":\"bbbb\"}}]}",
+        "{\"choices\":[{\"delta\":\"oops\",\"text\":\"abc\"}]}",
+        "{\"choices\":[{\"delta\":{\"content\":\"\\u00e9\\ud83d\\ude00\\n\"}}]}",
+        "{\"choices\":[{\"delta\":{\"content\":\"\\u0000abc\"}}]}",
+        "{\"choices\":[{\"delta\":{\"content\":\"\\ud800\"}}]}",
+        "{\"choices\":[{\"delta\":{\"content\":\"\\udc00x\"}}]}",
+        "{\"choices\":[{\"delta\":{\"content\":\"\\x\"}}]}",
+        "{\"choices\":[{\"delta\":{\"cont\\u0065nt\":\"abc\"}}]}",
+        "{\"choices\":[{\"delta\":{\"content\":\"a\tb\"}}]}",
+        "{\"choices\":[{\"text\":\"\xc3\xa9\xff\"}]}",
+        "{\"choices\":[{\"finish_reason\":\"a_very_long_finish_reason_indeed\"}]}",
+        "{\"choices\":[{\"finish_reason\":\"st\\u006fp\"}]}",
+        "{\"usage\":{\"prompt_tokens\":1e400,\"completion_tokens\":-3,\"prompt_tokens_details\":{\"cached_tokens\":2.9}}}",
+        "{\"usage\":{\"prompt_tokens\":01}}",
+        "{\"usage\":{\"prompt_tokens\":1.}}",
+        "{\"usage\":{\"prompt_tokens\":-0}}",
+        "{\"usage\":{\"prompt_tokens_details\":null,\"prompt_tokens_details\":{\"cached_tokens\":5}}}",
+        "{\"error\":null,\"choices\":[{\"text\":\"x\"}]}",
+        "{\"error\":{\"message\":\"m\\u00e9\"}}",
+        "{\"object\":\"error\",\"message\":\"flat\"}",
+        "{\"object\":\"chat.completion.chunk\"}",
+        "{\"a\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
+        "{\"choices\":[{\"delta\":{\"content\":\"x\"}}]} trailing",
+        "\x01{\"choices\":[{\"text\":\"x\"}]}",
+        "\xef\xbb\xbf{\"choices\":[{\"text\":\"x\"}]}",
+        "{\"choices\":[{\"text\":\"x\"}],}",
+        "{\"choices\":[{\"text\":\"x\"}]",
+        "{\"choices\":[{\"text\":\"x\" \"y\"}]}",
+        "{\"choices\":[{\"text\":\"\\u007f\\u0080\\u07ff\\u0800\\u0fff\\uffff\\ud800\\udc00\\udbff\\udfff\"}]}",
+        "{\"v\":tru}", "{\"v\":nul}", "{\"v\":-}", "{\"v\":1e}", "{\"v\":1e+5}",
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        assert_same(cases[i], strlen(cases[i]));
+}
+
+static unsigned long long rng_state = 0x2545F4914F6CDD1Dull;
+
+static unsigned rnd(unsigned n)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (unsigned)(rng_state % n);
+}
+
+Test(scan, agrees_with_cjson_on_random_mutations, .timeout = 120)
+{
+    struct corpus c;
+    load_corpus(&c);
+    static const char alphabet[] = "{}[]\",:\\u0123456789abcdefnrtlse.-+E \t\n\x01\xc3\xa9";
+    static const char *const tokens[] = {
+        "\\u00e9", "\\u0800", "\\u07ff", "\\uffff", "\\ud83d\\ude00", "\\ud83d", "\\udc00",
+        "\\u0000", "\\n", "\\\"", "null", "\"content\":\"x\",", "\"reasoning\":\"r\",",
+        "\"usage\":{\"completion_tokens\":7},", "1e3", "-0", "[]", "{}", "\"error\":1,",
+    };
+    char buf[8192];
+    for (int iter = 0; iter < 40000; iter++) {
+        const char *src = c.ev[rnd((unsigned)c.n)];
+        size_t len = strlen(src);
+        if (len >= sizeof buf - 64)
+            continue;
+        memcpy(buf, src, len);
+        for (int m = 1 + (int)rnd(4); m > 0; m--) {
+            size_t at = len ? rnd((unsigned)len) : 0;
+            switch (rnd(4)) {
+            case 0: buf[at] = alphabet[rnd(sizeof alphabet - 1)]; break;          /* replace */
+            case 1: {                                                          /* insert a token */
+                const char *t = tokens[rnd(sizeof tokens / sizeof *tokens)];
+                size_t tl = strlen(t);
+                if (len + tl >= sizeof buf)
+                    break;
+                memmove(buf + at + tl, buf + at, len - at);
+                memcpy(buf + at, t, tl);
+                len += tl;
+                break;
+            }
+            case 2: if (len) { memmove(buf + at, buf + at + 1, len - at - 1); len--; } break; /* delete */
+            case 3: len = at; break;                                           /* truncate */
+            }
+        }
+        assert_same(buf, len);
+    }
+    free_corpus(&c);
+}
