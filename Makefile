@@ -54,7 +54,7 @@ $(A)/anvil-tests: $(TEST_SRC:%.c=$(A)/obj/%.o) $(A)/libanvil.a
 # Tests run under ASan+UBSan; the end-to-end ones drive the sanitized binary.
 test: deps
 	@$(MAKE) --no-print-directory $(A)/anvil $(A)/anvil-tests
-	ANVIL_BIN=$(A)/anvil ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	ANVIL_BIN=$(A)/anvil ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  $(A)/anvil-tests --jobs 2
 
 demo: deps
