@@ -153,6 +153,8 @@ cJSON *artifact_request_timing(const struct req_record *r)
     add_num(t, "time_to_first_byte_ms", m.first_byte_ms);
     add_num(t, "time_to_first_event_ms", m.first_event_ms);
     add_num(t, "time_to_second_output_ms", m.time_to_second_output_ms);
+    add_num(t, "output_tps_per_user", m.output_tps_per_user);
+    add_num(t, "e2e_output_tps_per_user", m.e2e_output_tps_per_user);
     cJSON_AddNumberToObject(t, "output_chunks", (double)r->n_chunks);
     add_num(t, "cached_tokens", r->cached_tokens >= 0 ? (double)r->cached_tokens : NAN);
     cJSON_AddStringToObject(t, "finish_reason", r->finish_reason);
@@ -269,6 +271,7 @@ static void add_anvil_fields(cJSON *root, const struct bench_meta *m, const stru
     cJSON_AddBoolToObject(root, "incomplete", m->incomplete);
     add_str_or_null(root, "incomplete_reason", m->incomplete_reason);
     cJSON_AddNumberToObject(root, "ignore_eos_violations", s->ignore_eos_mismatch);
+    cJSON_AddNumberToObject(root, "prompt_token_mismatches", s->prompt_mismatch);
     cJSON_AddItemToObject(root, "calibration", calibration_json(m));
     cJSON *c = cJSON_AddObjectToObject(root, "client");
     double cpu = m->client_cpu_user_s + m->client_cpu_sys_s;

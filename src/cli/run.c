@@ -341,7 +341,12 @@ static int write_outputs(const struct run_opts *o, struct driver_result *dr,
                          const struct bench_meta *meta_in, const char *path)
 {
     struct run_summary s;
-    if (summary_compute(dr->records, dr->n_records, o->pct, o->ignore_eos, &s) != 0) {
+    struct prompt_expect expect = {-1, 0};
+    if (meta_in->calibration) {
+        expect.tokens = meta_in->calibration->tokens;
+        expect.tolerance = meta_in->calibration->tolerance_tokens;
+    }
+    if (summary_compute(dr->records, dr->n_records, o->pct, o->ignore_eos, expect, &s) != 0) {
         fprintf(stderr, "anvil run: out of memory summarizing\n");
         return 1;
     }

@@ -70,6 +70,9 @@ void report_table(FILE *out, const char *title, const struct run_summary *s, int
     if (s->ignore_eos_mismatch)
         fprintf(out, "warning: %d requests sent ignore_eos but did not return max_tokens tokens\n",
                 s->ignore_eos_mismatch);
+    if (s->prompt_mismatch)
+        fprintf(out, "warning: %d requests reported prompt_tokens other than the calibrated count "
+                     "(truncated or re-templated prompts?)\n", s->prompt_mismatch);
     if (failed_warmups)
         fprintf(out, "warning: %d warm-up requests failed\n", failed_warmups);
 }

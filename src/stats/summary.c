@@ -65,7 +65,7 @@ static void free_columns(struct columns *c)
 }
 
 int summary_compute(const struct req_record *recs, int n, enum pct_method m, bool ignore_eos,
-                    struct run_summary *out)
+                    struct prompt_expect expect, struct run_summary *out)
 {
     memset(out, 0, sizeof *out);
     out->requests = n;
@@ -107,6 +107,8 @@ int summary_compute(const struct req_record *recs, int n, enum pct_method m, boo
         *(rm.output_token_source[0] == 'u' ? &out->source_usage : &out->source_chunks) += 1;
         if (ignore_eos && rm.output_tokens != r->max_tokens)
             out->ignore_eos_mismatch++;
+        if (expect.tokens >= 0 && (r->prompt_tokens < 0 || labs(r->prompt_tokens - expect.tokens) > expect.tolerance))
+            out->prompt_mismatch++;
         push_request(&c, r, &rm);
     }
     out->duration_ms = last > first ? ns_to_ms(last - first) : 0;

@@ -30,14 +30,24 @@ struct run_summary {
     long cached_tokens;         /* Σ usage cached_tokens; with cached_reports > 0 */
     int cached_reports;
     int ignore_eos_mismatch;    /* completed requests whose output_tokens != max_tokens (when ignore_eos) */
+    int prompt_mismatch;        /* completed requests whose prompt_tokens differ from the expected count
+                                   by more than the tolerance, or were not reported */
     enum pct_method method;
     struct dist d[D_COUNT];
 };
 
 /* Computes the summary of n measured records with percentile method m.
- * ignore_eos says whether output_tokens must equal max_tokens. Returns 0, or
+ * ignore_eos says whether output_tokens must equal max_tokens; expect says
+ * what usage.prompt_tokens should be (STREAMS.md trap 16: servers that
+ * truncate prompts or count differently are flagged). Returns 0, or
  * -1 when memory runs out. */
+/* What the prompts should have measured: expected_prompt_tokens ± tolerance
+ * (tokens); expected < 0 skips the check. */
+struct prompt_expect {
+    long tokens, tolerance;
+};
+
 int summary_compute(const struct req_record *recs, int n, enum pct_method m, bool ignore_eos,
-                    struct run_summary *out);
+                    struct prompt_expect expect, struct run_summary *out);
 
 #endif

@@ -1,0 +1,98 @@
+/* test_summary.c — run-level numbers from hand-built records. */
+#include <math.h>
+
+#include <criterion/criterion.h>
+
+#include "stats/metrics.h"
+#include "stats/summary.h"
+
+#define MS(x) ((int64_t)((x) * 1000000.0))
+
+/* A completed request: starts at start_ms, first output after ttft_ms, one
+ * chunk per token every itl_ms, ends at the last token. */
+static void completed(struct req_record *r, int idx, double start_ms, double ttft_ms, double itl_ms,
+                      long tokens, long prompt)
+{
+    record_init(r, idx, false, 100, 4);
+    r->t_start = MS(1000 + start_ms);
+    r->t_headers = r->t_first_byte = r->t_first_event = r->t_start + MS(0.5);
+    for (long i = 0; i < tokens; i++)
+        record_add_chunk(r, r->t_start + MS(ttft_ms + itl_ms * (double)i), -1, true);
+    r->t_first_output = r->t_first_content = r->chunks[0].t_ns;
+    r->t_end = r->chunks[tokens - 1].t_ns;
+    r->content_chunks = (int)tokens;
+    r->completion_tokens = tokens;
+    r->prompt_tokens = prompt;
+    r->done_seen = true;
+}
+
+Test(summary, throughput_latency_and_failures)
+{
+    struct req_record r[3];
+    completed(&r[0], 0, 0, 50, 10, 4, 100);     /* ends at 80 ms */
+    completed(&r[1], 1, 10, 60, 20, 4, 100);    /* ends at 10 + 120 = 130 ms */
+    record_init(&r[2], 2, false, 100, 4);       /* failed: excluded from latencies */
+    r[2].t_start = MS(1000 + 5);
+    r[2].t_end = MS(1000 + 200);
+    record_fail(&r[2], FAIL_HTTP, "HTTP 503");
+    struct run_summary s;
+    cr_assert_eq(summary_compute(r, 3, PCT_NEAREST, true, (struct prompt_expect){100, 4}, &s), 0);
+    cr_assert_eq(s.completed, 2);
+    cr_assert_eq(s.failed, 1);
+    cr_assert_float_eq(s.duration_ms, 200.0, 1e-9, "first start → last end, failures included");
+    cr_assert_eq(s.output_tokens, 8);
+    cr_assert_float_eq(s.output_throughput, 8 / 0.2, 1e-9);
+    cr_assert_float_eq(s.total_token_throughput, 208 / 0.2, 1e-9);
+    cr_assert_float_eq(s.request_throughput, 2 / 0.2, 1e-9);
+    cr_assert_eq(s.d[D_TTFT].samples, 2);
+    cr_assert_float_eq(s.d[D_TTFT].mean, 55.0, 1e-9);
+    cr_assert_float_eq(s.d[D_TPOT].max, 20.0, 1e-9);        /* (130-10-60)/3 */
+    cr_assert_eq(s.d[D_ITL_CHUNK].samples, 6);
+    cr_assert_float_eq(s.d[D_ITL_CHUNK].pct[1], 10.0, 1e-9); /* p50 of {10,10,10,20,20,20} = 3rd */
+    cr_assert_eq(s.ignore_eos_mismatch, 0);
+    cr_assert_eq(s.prompt_mismatch, 0);
+    for (int i = 0; i < 3; i++)
+        record_free(&r[i]);
+}
+
+Test(summary, flags_ignore_eos_and_prompt_mismatches)
+{
+    struct req_record r[3];
+    completed(&r[0], 0, 0, 50, 10, 3, 100);     /* 3 tokens, max_tokens 4 */
+    completed(&r[1], 1, 0, 50, 10, 4, 93);      /* prompt truncated */
+    completed(&r[2], 2, 0, 50, 10, 4, -1);      /* no prompt count reported */
+    struct run_summary s;
+    cr_assert_eq(summary_compute(r, 3, PCT_NEAREST, true, (struct prompt_expect){100, 4}, &s), 0);
+    cr_assert_eq(s.ignore_eos_mismatch, 1);
+    cr_assert_eq(s.prompt_mismatch, 2);
+    cr_assert_eq(s.prompt_token_reports, 2);
+    for (int i = 0; i < 3; i++)
+        record_free(&r[i]);
+}
+
+Test(summary, one_token_reply_has_undefined_tpot_not_zero)
+{
+    struct req_record r;
+    completed(&r, 0, 0, 50, 10, 1, 100);
+    struct req_metrics m;
+    metrics_derive(&r, &m);
+    cr_assert(isnan(m.tpot_ms) && isnan(m.decode_tok_s));
+    struct run_summary s;
+    cr_assert_eq(summary_compute(&r, 1, PCT_NEAREST, false, (struct prompt_expect){-1, 0}, &s), 0);
+    cr_assert_eq(s.d[D_TPOT].samples, 0);
+    cr_assert_eq(s.d[D_TTFT].samples, 1);
+    record_free(&r);
+}
+
+Test(summary, per_token_itl_uses_continuous_usage_when_known)
+{
+    struct req_record r;
+    record_init(&r, 0, false, 10, 9);
+    r.t_start = MS(1);
+    record_add_chunk(&r, MS(11), 1, true);
+    record_add_chunk(&r, MS(21), 4, true);   /* 10 ms gap, 4 tokens: 2.5 ms/token */
+    record_add_chunk(&r, MS(41), -1, true);  /* unknown: (9-1)/(3-1) = 4 tokens per later chunk */
+    cr_assert_float_eq(metrics_itl_per_token_ms(&r, 1, 9), 2.5, 1e-9);
+    cr_assert_float_eq(metrics_itl_per_token_ms(&r, 2, 9), 5.0, 1e-9);
+    record_free(&r);
+}
