@@ -6,7 +6,7 @@
 #   make fuzz   libFuzzer runs of the stream parsers (FUZZ_SECONDS each)
 
 CC      ?= cc
-PKGS    := libcurl libevent libcjson libcrypto
+PKGS    := libcurl libevent libcjson libcrypto gsl
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
 CFLAGS_BASE := -std=c17 -D_GNU_SOURCE $(WARN) -Isrc $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LIBS    := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm

@@ -57,6 +57,9 @@ static const struct dist_name dist_names[] = {
     {D_FIRST_EVENT, "time_to_first_event", true},
     {D_SECOND_OUTPUT, "time_to_second_output", true},
     {D_TPS_PER_USER, "output_tps_per_user", false},
+    {D_SEND_LATENESS, "send_lateness", true},
+    {D_SCHED_TTFT, "scheduled_ttft", true},
+    {D_SCHED_E2E, "scheduled_e2e", true},
 };
 
 void artifact_add_dist(cJSON *o, const char *base, bool ms, const struct dist *d)
@@ -100,6 +103,7 @@ static cJSON *metrics_json(const struct run_summary *s)
     add_num(m, "request_throughput", s->request_throughput);
     add_num(m, "output_throughput", s->output_throughput);
     add_num(m, "total_token_throughput", s->total_token_throughput);
+    add_num(m, "goodput_rps", s->goodput_rps);
     return m;
 }
 
@@ -154,6 +158,9 @@ cJSON *artifact_request_timing(const struct req_record *r)
     add_num(t, "time_to_first_event_ms", m.first_event_ms);
     add_num(t, "time_to_second_output_ms", m.time_to_second_output_ms);
     add_num(t, "output_tps_per_user", m.output_tps_per_user);
+    add_num(t, "send_lateness_ms", m.send_lateness_ms);
+    add_num(t, "scheduled_ttft_ms", m.scheduled_ttft_ms);
+    add_num(t, "scheduled_e2e_ms", m.scheduled_e2e_ms);
     add_num(t, "e2e_output_tps_per_user", m.e2e_output_tps_per_user);
     cJSON_AddNumberToObject(t, "output_chunks", (double)r->n_chunks);
     add_num(t, "cached_tokens", r->cached_tokens >= 0 ? (double)r->cached_tokens : NAN);
@@ -265,6 +272,18 @@ static void add_anvil_fields(cJSON *root, const struct bench_meta *m, const stru
     cJSON_AddStringToObject(root, "engine_detected", m->server->engine);
     cJSON_AddStringToObject(root, "engine_version", m->server->engine_version);
     cJSON_AddNumberToObject(root, "warmup_requests", m->warmup);
+    add_num(root, "request_rate", m->request_rate);    /* null = closed loop (infinite) */
+    add_num(root, "burstiness", m->burstiness);
+    add_num(root, "achieved_request_rate", m->achieved_rate);
+    cJSON_AddStringToObject(root, "load_mode", isinf(m->request_rate) ? "closed-loop" : "open-loop");
+    cJSON *slo = cJSON_AddObjectToObject(root, "slo");
+    add_num(slo, "ttft_ms", m->slo.ttft_ms);
+    add_num(slo, "tpot_ms", m->slo.tpot_ms);
+    add_num(slo, "e2el_ms", m->slo.e2el_ms);
+    if (slo_any(&m->slo)) {
+        cJSON_AddNumberToObject(root, "good_requests", s->good);
+        add_num(root, "good_request_share", s->completed ? (double)s->good / s->completed : NAN);
+    }
     cJSON_AddNumberToObject(root, "prewarmed_connections", m->prewarmed_connections);
     cJSON_AddBoolToObject(root, "ignore_eos", m->ignore_eos);
     cJSON_AddNumberToObject(root, "not_sent", s->requests - s->sent);

@@ -24,7 +24,10 @@ struct bench_meta {
     const char *engine_label;       /* overrides server->engine when set */
     const char *gpu_label;          /* free text, NULL when not given */
     const char *endpoint;           /* "chat" or "completions" */
-    int concurrency, num_prompts, warmup;
+    int concurrency, num_prompts, warmup;    /* concurrency 0 = no cap (open loop) */
+    double request_rate, burstiness;        /* requests/s (INFINITY = closed loop); gamma shape */
+    double achieved_rate;                   /* measured sends/s */
+    struct slo slo;                         /* goodput bounds (NaN = unset) */
     long input_len, output_len;     /* planned tokens */
     bool ignore_eos;
     uint64_t seed;

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int flag_long(const char *cmd, const char *flag, const char *s, long min, long max, long *out)
 {
@@ -31,4 +32,18 @@ int flag_double(const char *cmd, const char *flag, const char *s, double min, do
     }
     *out = v;
     return 0;
+}
+
+int flag_rate(const char *cmd, const char *flag, const char *s, double *out)
+{
+    if (!strcmp(s, "inf")) {
+        *out = INFINITY;
+        return 0;
+    }
+    if (flag_double(cmd, flag, s, 0, out) != 0)
+        return -1;
+    if (*out > 0)
+        return 0;
+    fprintf(stderr, "anvil %s: --%s: expected a number > 0 or inf, got '%s'\n", cmd, flag, s);
+    return -1;
 }

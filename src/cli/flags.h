@@ -9,4 +9,8 @@ int flag_long(const char *cmd, const char *flag, const char *s, long min, long m
 /* Parses a finite number ≥ min from the whole of s; errors as flag_long. */
 int flag_double(const char *cmd, const char *flag, const char *s, double min, double *out);
 
+/* Parses a rate-like value > 0: a finite number or "inf" (INFINITY); errors
+ * as flag_long. */
+int flag_rate(const char *cmd, const char *flag, const char *s, double *out);
+
 #endif

@@ -1,6 +1,7 @@
 /* run.c — `anvil run`: flags → discovery → calibration → closed-loop load →
  * summary, artifact, per-request log. */
 #include <getopt.h>
+#include <math.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,9 @@ struct run_opts {
     enum pct_method pct;
     enum calib_mode calib;
     double timeout_s, connect_timeout_s, idle_timeout_s, grace_s;
+    double request_rate, burstiness;    /* requests/s (INFINITY = closed loop); gamma shape */
+    bool concurrency_set;
+    struct slo slo;
     struct curl_slist *headers;     /* owned; holds the API key: never printed */
 };
 
@@ -49,7 +53,12 @@ static void usage(FILE *out)
 "                           token when set (default OPENAI_API_KEY); never written anywhere\n"
 "  --header 'Name: value'   extra request header (repeatable)\n"
 "Load\n"
-"  --concurrency N          requests in flight (alias --max-concurrency; default 1)\n"
+"  --concurrency N          requests in flight: exactly N in the closed loop, at most N\n"
+"                           with --request-rate (alias --max-concurrency; default 1\n"
+"                           closed loop, no cap open loop)\n"
+"  --request-rate R         open loop: R requests/s, or inf for the closed loop (default inf)\n"
+"  --burstiness B           gamma shape of the arrival gaps: 1 = Poisson, larger is\n"
+"                           smoother, inf = constant gaps (default 1)\n"
 "  --num-prompts N          measured requests (default 100)\n"
 "  --warmup N               unmeasured requests sent first (default 0)\n"
 "Workload\n"
@@ -77,6 +86,8 @@ static void usage(FILE *out)
 "                           (default results/<run_id>.json)\n"
 "  --requests-out FILE      JSON Lines, one line per request, appended as each ends\n"
 "  --percentile-method nearest|linear  (default nearest: nearest rank)\n"
+"  --goodput ttft:MS tpot:MS e2el:MS  SLOs of a good request, in ms (any subset;\n"
+"                           also comma separated); reports goodput_rps\n"
 "  --engine-label TEXT      engine name for the artifact (default: detected)\n"
 "  --gpu-label TEXT         hardware description for the artifact (default none)\n"
 "  -h, --help               this text\n");
@@ -86,7 +97,7 @@ enum {
     O_BASE_URL = 256, O_ENDPOINT, O_MODEL, O_CONCURRENCY, O_NUM_PROMPTS, O_WARMUP, O_INPUT_LEN,
     O_OUTPUT_LEN, O_IGNORE_EOS, O_NO_IGNORE_EOS, O_SEED, O_OUT, O_REQUESTS_OUT, O_API_KEY_ENV,
     O_HEADER, O_PCT, O_TIMEOUT, O_CONNECT_TIMEOUT, O_IDLE_TIMEOUT, O_GRACE, O_ENGINE_LABEL,
-    O_GPU_LABEL, O_CALIBRATION, O_CONTINUOUS_USAGE,
+    O_GPU_LABEL, O_CALIBRATION, O_CONTINUOUS_USAGE, O_REQUEST_RATE, O_BURSTINESS, O_GOODPUT,
 };
 
 static const struct option long_opts[] = {
@@ -117,6 +128,9 @@ static const struct option long_opts[] = {
     {"gpu-label", required_argument, 0, O_GPU_LABEL},
     {"calibration", required_argument, 0, O_CALIBRATION},
     {"continuous-usage", no_argument, 0, O_CONTINUOUS_USAGE},
+    {"request-rate", required_argument, 0, O_REQUEST_RATE},
+    {"burstiness", required_argument, 0, O_BURSTINESS},
+    {"goodput", required_argument, 0, O_GOODPUT},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0},
 };
@@ -148,7 +162,13 @@ static int parse_one(struct run_opts *o, int c, const char *v)
     case O_BASE_URL: o->base_url = v; return 0;
     case O_ENDPOINT: return endpoint_parse(v, &o->endpoint) ? bad(name, v, "chat or completions") : 0;
     case O_MODEL: o->model = v; return 0;
-    case O_CONCURRENCY: return flag_long("run", name, v, 1, 100000, &o->concurrency);
+    case O_CONCURRENCY:
+        o->concurrency_set = true;
+        return flag_long("run", name, v, 1, 100000, &o->concurrency);
+    case O_REQUEST_RATE: return flag_rate("run", name, v, &o->request_rate);
+    case O_BURSTINESS: return flag_rate("run", name, v, &o->burstiness);
+    case O_GOODPUT:
+        return slo_parse(v, &o->slo) ? bad(name, v, "ttft:MS, tpot:MS or e2el:MS with MS > 0") : 0;
     case O_NUM_PROMPTS: return flag_long("run", name, v, 1, 100000000, &o->num_prompts);
     case O_WARMUP: return flag_long("run", name, v, 0, 1000000, &o->warmup);
     case O_INPUT_LEN: return flag_long("run", name, v, 1, 100000000, &o->input_len);
@@ -186,6 +206,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
         .endpoint = EP_CHAT, .concurrency = 1, .num_prompts = 100, .input_len = 1024,
         .output_len = 128, .ignore_eos = true, .pct = PCT_NEAREST, .calib = CALIB_AUTO,
         .timeout_s = 600, .connect_timeout_s = 10, .idle_timeout_s = 120, .grace_s = 5,
+        .request_rate = INFINITY, .burstiness = 1, .slo = {NAN, NAN, NAN},
     };
     optind = 1;
     opterr = 0;
@@ -199,7 +220,13 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
         int rc = parse_one(o, c, optarg);
         if (rc)
             return rc;
+        /* vLLM's form: --goodput ttft:100 tpot:50 (several values after one flag) */
+        while (c == O_GOODPUT && optind < argc && argv[optind][0] != '-' && strchr(argv[optind], ':'))
+            if ((rc = parse_one(o, c, argv[optind++])))
+                return rc;
     }
+    if (!o->concurrency_set && !isinf(o->request_rate))
+        o->concurrency = 0;     /* open loop without a cap */
     if (optind < argc) {
         fprintf(stderr, "anvil run: unexpected argument '%s'\n", argv[optind]);
         return -1;
@@ -341,12 +368,12 @@ static int write_outputs(const struct run_opts *o, struct driver_result *dr,
                          const struct bench_meta *meta_in, const char *path)
 {
     struct run_summary s;
-    struct prompt_expect expect = {-1, 0};
+    struct summary_opts so = {o->pct, o->ignore_eos, -1, 0, o->slo};
     if (meta_in->calibration) {
-        expect.tokens = meta_in->calibration->tokens;
-        expect.tolerance = meta_in->calibration->tolerance_tokens;
+        so.expect_prompt_tokens = meta_in->calibration->tokens;
+        so.prompt_tolerance = meta_in->calibration->tolerance_tokens;
     }
-    if (summary_compute(dr->records, dr->n_records, o->pct, o->ignore_eos, expect, &s) != 0) {
+    if (summary_compute(dr->records, dr->n_records, &so, &s) != 0) {
         fprintf(stderr, "anvil run: out of memory summarizing\n");
         return 1;
     }
@@ -355,6 +382,8 @@ static int write_outputs(const struct run_opts *o, struct driver_result *dr,
     clock_utc_iso8601(finished);
     meta.finished_at = finished;
     meta.prewarmed_connections = dr->prewarmed;
+    meta.achieved_rate = dr->achieved_rate;
+    meta.slo = o->slo;
     meta.client_cpu_user_s = dr->cpu_user_s;
     meta.client_cpu_sys_s = dr->cpu_sys_s;
     meta.incomplete = dr->stop_signal != 0 || s.sent < s.requests;
@@ -403,6 +432,7 @@ static int run(struct run_opts *o)
     snprintf(models_url, sizeof models_url, "%s/models", srv.base_url);
     struct driver_cfg cfg = {
         .url = url, .headers = o->headers, .concurrency = (int)o->concurrency,
+        .request_rate = o->request_rate, .burstiness = o->burstiness, .seed = (uint64_t)o->seed,
         .num_prompts = (int)o->num_prompts, .warmup = (int)o->warmup,
         .connect_timeout_ms = (long)(o->connect_timeout_s * 1000), .timeout_ms = (long)(o->timeout_s * 1000),
         .idle_timeout_s = (long)o->idle_timeout_s, .planned_prompt_tokens = o->input_len,
@@ -410,8 +440,14 @@ static int run(struct run_opts *o)
         .make_body = make_body, .on_record = log_record, .ud = &ctx,
         .prewarm_url = models_url,
     };
-    fprintf(stderr, "anvil run: %s model %s (%s), %ld prompts at concurrency %ld, %ld→%ld tokens\n",
-            srv.base_url, srv.model, srv.engine, o->num_prompts, o->concurrency, o->input_len, o->output_len);
+    char load[96];
+    if (isinf(o->request_rate))
+        snprintf(load, sizeof load, "concurrency %ld", o->concurrency);
+    else
+        snprintf(load, sizeof load, "%g req/s (burstiness %g, max concurrency %ld)", o->request_rate,
+                 o->burstiness, o->concurrency);
+    fprintf(stderr, "anvil run: %s model %s (%s), %ld prompts at %s, %ld→%ld tokens\n",
+            srv.base_url, srv.model, srv.engine, o->num_prompts, load, o->input_len, o->output_len);
     struct driver_result dr;
     int rc = 1;
     if (build_template(&ctx) != 0) {
@@ -423,6 +459,7 @@ static int run(struct run_opts *o)
             .run_id = run_id, .started_at = started, .server = &srv, .engine_label = o->engine_label,
             .gpu_label = o->gpu_label, .endpoint = endpoint_name(o->endpoint),
             .concurrency = (int)o->concurrency, .num_prompts = (int)o->num_prompts,
+            .request_rate = o->request_rate, .burstiness = o->burstiness,
             .warmup = (int)o->warmup, .input_len = o->input_len, .output_len = o->output_len,
             .ignore_eos = o->ignore_eos, .seed = (uint64_t)o->seed, .calibration_method = method,
             .calibration = o->calib == CALIB_NONE ? NULL : &cal,

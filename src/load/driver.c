@@ -1,16 +1,18 @@
-/* driver.c — closed-loop load on one event loop. */
+/* driver.c — closed- and open-loop load on one event loop. */
 #include "load/driver.h"
 
+#include <math.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <event2/event.h>
 
 #include "core/clock.h"
+#include "load/arrivals.h"
 #include "net/http.h"
 #include "openai/stream.h"
 
@@ -33,16 +35,25 @@ struct driver {
     struct event_base *base;
     struct http_client *http;
     struct slot *slots;
+    int n_slots;
+    int *free_slots, n_free;    /* stack of idle slot indexes */
+    int64_t *due;               /* open loop: offset of measured request i from t_measure */
     long next_seq;              /* next request to send, warm-ups first */
+    long arrived;               /* requests due so far (sendable), warm-ups included */
     long done;                  /* requests finished, warm-ups included */
     bool stopping;
-    struct event *sigint, *sigterm, *grace, *progress;
-    int64_t t0;
+    struct event *sigint, *sigterm, *grace, *progress, *arrival;
+    int64_t t0, t_measure;      /* loop start; start of the measured phase */
 };
 
 static long total(const struct driver *d)
 {
     return d->cfg->warmup + d->cfg->num_prompts;
+}
+
+static bool open_loop(const struct driver *d)
+{
+    return !isinf(d->cfg->request_rate);
 }
 
 static void on_headers(void *ud, int64_t t, long status)
@@ -71,9 +82,16 @@ static enum fail_kind fail_from_curl(CURLcode rc)
     }
 }
 
-static void launch(struct driver *d, struct slot *s);
+static void begin_measured(struct driver *d);
 
-/* Ends the slot's request: frees its transfer state, hands the record on. */
+static void maybe_stop_loop(struct driver *d)
+{
+    if (d->done == total(d) || (d->stopping && http_in_flight(d->http) == 0))
+        event_base_loopbreak(d->base);
+}
+
+/* Ends the slot's request: frees its transfer state, hands the record on,
+ * returns the slot to the pool. */
 static void finish_slot(struct driver *d, struct slot *s)
 {
     stream_free(&s->st);
@@ -87,46 +105,19 @@ static void finish_slot(struct driver *d, struct slot *s)
         d->out->warmup_failed++;
     if (d->cfg->on_record)
         d->cfg->on_record(d->cfg->ud, s->rec);
-    if (s->rec->warmup)
+    bool warm = s->rec->warmup;
+    if (warm)
         record_free(&s->warm);
+    d->free_slots[d->n_free++] = (int)(s - d->slots);
+    if (warm && d->done == d->cfg->warmup && !d->stopping)
+        begin_measured(d);
 }
 
-static void maybe_stop_loop(struct driver *d)
-{
-    if (d->done == total(d) || (d->stopping && http_in_flight(d->http) == 0))
-        event_base_loopbreak(d->base);
-}
+static const struct http_handlers handlers;
 
-static void on_done(void *ud, int64_t t, CURLcode rc, const char *err)
-{
-    struct slot *s = ud;
-    struct driver *d = s->d;
-    if (rc == CURLE_OK)
-        stream_finish(&s->st, t);
-    else if (s->rec->fail == FAIL_NONE && !s->rec->done_seen)
-        record_fail(s->rec, fail_from_curl(rc), "%s", err);
-    if (s->rec->fail != FAIL_NONE && !s->rec->t_end)
-        s->rec->t_end = t;
-    finish_slot(d, s);
-    /* warm-ups drain completely before the first measured request is sent */
-    bool warm_left = d->next_seq <= d->cfg->warmup && d->done < d->cfg->warmup;
-    if (!d->stopping && d->next_seq < total(d) && !warm_left) {
-        if (d->next_seq == d->cfg->warmup)  /* start the measured phase at full concurrency */
-            for (int i = 0; i < d->cfg->concurrency && d->next_seq < total(d); i++)
-                if (!d->slots[i].x)
-                    launch(d, &d->slots[i]);
-        if (!s->x && d->next_seq < total(d))
-            launch(d, s);
-    }
-    maybe_stop_loop(d);
-}
-
-static const struct http_handlers handlers = {on_headers, on_body, on_done};
-
-static void launch(struct driver *d, struct slot *s)
+static void launch(struct driver *d, struct slot *s, long seq)
 {
     const struct driver_cfg *c = d->cfg;
-    long seq = d->next_seq++;
     bool warm = seq < c->warmup;
     if (warm) {
         s->rec = &s->warm;
@@ -154,9 +145,77 @@ static void launch(struct driver *d, struct slot *s)
     if (!s->x) {
         s->rec->t_start = s->rec->t_end = clock_now_ns();
         record_fail(s->rec, FAIL_OTHER, "could not start the request (out of memory?)");
+    }
+    bool scheduled = !warm && open_loop(d);
+    s->rec->t_scheduled = scheduled ? d->t_measure + d->due[seq - c->warmup] : s->rec->t_start;
+    if (!s->x)
         finish_slot(d, s);
+}
+
+/* Sends every due request a free slot allows. Warm-ups drain completely
+ * before the measured phase begins. */
+static void pump(struct driver *d)
+{
+    while (!d->stopping && d->n_free > 0 && d->next_seq < d->arrived) {
+        if (d->next_seq == d->cfg->warmup && d->done < d->cfg->warmup)
+            return;
+        launch(d, &d->slots[d->free_slots[--d->n_free]], d->next_seq++);
     }
 }
+
+static void schedule_next_arrival(struct driver *d);
+
+/* The measured phase begins: closed loop makes every request due at once,
+ * open loop starts the arrival clock. */
+static void begin_measured(struct driver *d)
+{
+    d->t_measure = clock_now_ns();
+    if (!open_loop(d)) {
+        d->arrived = total(d);
+        return;
+    }
+    schedule_next_arrival(d);
+}
+
+static void on_arrival(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct driver *d = arg;
+    int64_t now = clock_now_ns();
+    while (d->arrived < total(d) && d->t_measure + d->due[d->arrived - d->cfg->warmup] <= now)
+        d->arrived++;
+    pump(d);
+    schedule_next_arrival(d);
+}
+
+static void schedule_next_arrival(struct driver *d)
+{
+    if (d->arrived >= total(d) || d->stopping)
+        return;
+    int64_t wait = d->t_measure + d->due[d->arrived - d->cfg->warmup] - clock_now_ns();
+    if (wait < 0)
+        wait = 0;
+    struct timeval tv = {(time_t)(wait / 1000000000), (long)(wait % 1000000000) / 1000};
+    evtimer_add(d->arrival, &tv);
+}
+
+static void on_done(void *ud, int64_t t, CURLcode rc, const char *err)
+{
+    struct slot *s = ud;
+    struct driver *d = s->d;
+    if (rc == CURLE_OK)
+        stream_finish(&s->st, t);
+    else if (s->rec->fail == FAIL_NONE && !s->rec->done_seen)
+        record_fail(s->rec, fail_from_curl(rc), "%s", err);
+    if (s->rec->fail != FAIL_NONE && !s->rec->t_end)
+        s->rec->t_end = t;
+    finish_slot(d, s);
+    pump(d);
+    maybe_stop_loop(d);
+}
+
+static const struct http_handlers handlers = {on_headers, on_body, on_done};
 
 static void on_grace_over(evutil_socket_t fd, short what, void *arg)
 {
@@ -164,7 +223,7 @@ static void on_grace_over(evutil_socket_t fd, short what, void *arg)
     (void)what;
     struct driver *d = arg;
     int64_t now = clock_now_ns();
-    for (int i = 0; i < d->cfg->concurrency; i++) {
+    for (int i = 0; i < d->n_slots; i++) {
         struct slot *s = &d->slots[i];
         if (!s->x)
             continue;
@@ -186,6 +245,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
     }
     d->stopping = true;
     d->out->stop_signal = (int)sig;
+    evtimer_del(d->arrival);
     fprintf(stderr, "\nanvil: signal %d: no new requests; waiting up to %.1f s for %zu in flight\n",
             (int)sig, d->cfg->grace_s, http_in_flight(d->http));
     struct timeval tv = {(time_t)d->cfg->grace_s, (long)((d->cfg->grace_s - (long)d->cfg->grace_s) * 1e6)};
@@ -234,7 +294,7 @@ static void prewarm(struct driver *d)
         .connect_timeout_ms = d->cfg->connect_timeout_ms, .timeout_ms = 30000,
     };
     int64_t t;
-    for (int i = 0; i < d->cfg->concurrency; i++)
+    for (int i = 0; i < d->n_slots && i < 1024; i++)
         if (http_start(d->http, &req, &pw_handlers, &pw, &t))
             pw.left++;
     if (pw.left)
@@ -243,48 +303,94 @@ static void prewarm(struct driver *d)
         http_cancel(d->http, http_first(d->http));
 }
 
-static int setup(struct driver *d)
+static int alloc_state(struct driver *d)
 {
     const struct driver_cfg *c = d->cfg;
-    d->base = event_base_new();
-    d->slots = calloc((size_t)c->concurrency, sizeof *d->slots);
+    long cap = c->concurrency > 0 ? c->concurrency : total(d);
+    d->n_slots = (int)(cap < total(d) ? cap : total(d));
+    if (d->n_slots < 1)
+        d->n_slots = 1;
+    d->slots = calloc((size_t)d->n_slots, sizeof *d->slots);
+    d->free_slots = calloc((size_t)d->n_slots, sizeof *d->free_slots);
     d->out->records = calloc((size_t)(c->num_prompts ? c->num_prompts : 1), sizeof *d->out->records);
-    if (!d->base || !d->slots || !d->out->records)
+    d->due = calloc((size_t)(c->num_prompts ? c->num_prompts : 1), sizeof *d->due);
+    if (!d->slots || !d->free_slots || !d->out->records || !d->due)
         return -1;
-    d->http = http_client_new(d->base, c->concurrency);
-    d->sigint = evsignal_new(d->base, SIGINT, on_signal, d);
-    d->sigterm = evsignal_new(d->base, SIGTERM, on_signal, d);
-    d->grace = evtimer_new(d->base, on_grace_over, d);
-    d->progress = event_new(d->base, -1, EV_PERSIST, on_progress, d);
-    if (!d->http || !d->sigint || !d->sigterm || !d->grace || !d->progress)
+    if (open_loop(d) && arrivals_schedule(c->request_rate, c->burstiness, c->seed, d->due,
+                                          (size_t)c->num_prompts) != 0)
         return -1;
-    event_add(d->sigint, NULL);
-    event_add(d->sigterm, NULL);
-    if (c->progress) {
-        struct timeval tv = {0, 250000};
-        event_add(d->progress, &tv);
+    for (int i = d->n_slots - 1; i >= 0; i--) {
+        d->slots[i].d = d;
+        d->free_slots[d->n_free++] = i;
     }
     for (int i = 0; i < c->num_prompts; i++)
         record_init(&d->out->records[i], i, false, c->planned_prompt_tokens, c->max_tokens);
-    for (int i = 0; i < c->concurrency; i++)
-        d->slots[i].d = d;
+    return 0;
+}
+
+static int setup(struct driver *d)
+{
+    /* arrivals are due to the µs: epoll's millisecond timeouts would make
+     * every open-loop send up to 1 ms late, so ask for a timerfd */
+    struct event_config *ec = event_config_new();
+    if (ec) {
+        event_config_set_flag(ec, EVENT_BASE_FLAG_PRECISE_TIMER);
+        d->base = event_base_new_with_config(ec);
+        event_config_free(ec);
+    }
+    if (!d->base || alloc_state(d) != 0)
+        return -1;
+    d->http = http_client_new(d->base, d->n_slots);
+    d->sigint = evsignal_new(d->base, SIGINT, on_signal, d);
+    d->sigterm = evsignal_new(d->base, SIGTERM, on_signal, d);
+    d->grace = evtimer_new(d->base, on_grace_over, d);
+    d->arrival = evtimer_new(d->base, on_arrival, d);
+    d->progress = event_new(d->base, -1, EV_PERSIST, on_progress, d);
+    if (!d->http || !d->sigint || !d->sigterm || !d->grace || !d->arrival || !d->progress)
+        return -1;
+    event_add(d->sigint, NULL);
+    event_add(d->sigterm, NULL);
+    if (d->cfg->progress) {
+        struct timeval tv = {0, 250000};
+        event_add(d->progress, &tv);
+    }
     return 0;
 }
 
 static void teardown(struct driver *d)
 {
     http_client_free(d->http);
-    if (d->sigint) event_free(d->sigint);
-    if (d->sigterm) event_free(d->sigterm);
-    if (d->grace) event_free(d->grace);
-    if (d->progress) event_free(d->progress);
-    if (d->base) event_base_free(d->base);
+    struct event *evs[] = {d->sigint, d->sigterm, d->grace, d->arrival, d->progress};
+    for (size_t i = 0; i < sizeof evs / sizeof *evs; i++)
+        if (evs[i])
+            event_free(evs[i]);
+    if (d->base)
+        event_base_free(d->base);
     free(d->slots);
+    free(d->free_slots);
+    free(d->due);
 }
 
 static double tv_diff_s(struct timeval a, struct timeval b)
 {
     return (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_usec - a.tv_usec) / 1e6;
+}
+
+static void achieved_rate(struct driver_result *out)
+{
+    int64_t first = 0, last = 0;
+    int n = 0;
+    for (int i = 0; i < out->n_records; i++) {
+        int64_t t = out->records[i].t_start;
+        if (!t)
+            continue;
+        n++;
+        if (!first || t < first)
+            first = t;
+        if (t > last)
+            last = t;
+    }
+    out->achieved_rate = n > 1 && last > first ? (n - 1) / ((double)(last - first) / 1e9) : NAN;
 }
 
 int driver_run(const struct driver_cfg *cfg, struct driver_result *out)
@@ -302,14 +408,19 @@ int driver_run(const struct driver_cfg *cfg, struct driver_result *out)
     struct rusage ru0, ru1;
     getrusage(RUSAGE_SELF, &ru0);
     d.t0 = clock_now_ns();
-    long first = cfg->warmup ? cfg->warmup : total(&d);
-    for (int i = 0; i < cfg->concurrency && d.next_seq < first && !d.stopping; i++)
-        launch(&d, &d.slots[i]);
-    if (d.done < total(&d) && !d.stopping)
-        event_base_dispatch(d.base);
+    if (!d.stopping) {
+        if (cfg->warmup)
+            d.arrived = cfg->warmup;
+        else
+            begin_measured(&d);
+        pump(&d);
+        if (d.done < total(&d))
+            event_base_dispatch(d.base);
+    }
     getrusage(RUSAGE_SELF, &ru1);
     out->cpu_user_s = tv_diff_s(ru0.ru_utime, ru1.ru_utime);
     out->cpu_sys_s = tv_diff_s(ru0.ru_stime, ru1.ru_stime);
+    achieved_rate(out);
     if (cfg->progress) {
         on_progress(-1, 0, &d);
         fputc('\n', stderr);

@@ -1,11 +1,17 @@
-/* driver.h — the closed-loop load driver: keeps exactly `concurrency`
- * requests in flight on one libevent loop until every planned request has
- * finished; warm-up requests first, unmeasured. Ctrl-C / SIGTERM stop new
- * sends, give in-flight requests a grace period, then cancel them. */
+/* driver.h — the load driver, on one libevent loop.
+ *
+ * Closed loop (request_rate = INFINITY): exactly `concurrency` requests in
+ * flight until every planned request has finished. Open loop: requests
+ * become due on an arrival schedule (arrivals.h) and are sent when due, or
+ * as soon as a slot frees when `concurrency` caps the requests in flight;
+ * each keeps its scheduled time so client-side queueing is visible.
+ * Warm-up requests run first, closed loop, unmeasured. Ctrl-C / SIGTERM stop
+ * new sends, give in-flight requests a grace period, then cancel them. */
 #ifndef ANVIL_LOAD_DRIVER_H
 #define ANVIL_LOAD_DRIVER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <curl/curl.h>
 
@@ -14,7 +20,10 @@
 struct driver_cfg {
     const char *url;                    /* full endpoint URL */
     const struct curl_slist *headers;   /* sent with every request; not owned */
-    int concurrency;                    /* requests in flight, ≥ 1 */
+    int concurrency;                    /* cap on requests in flight; ≥ 1, or 0 = none (open loop only) */
+    double request_rate;                /* requests/s; INFINITY = closed loop */
+    double burstiness;                  /* gamma shape of the gaps (1 = Poisson; INFINITY = constant) */
+    uint64_t seed;                      /* of the arrival schedule */
     int num_prompts;                    /* measured requests */
     int warmup;                         /* unmeasured requests sent first */
     long connect_timeout_ms, timeout_ms, idle_timeout_s;  /* 0 = none */
@@ -37,6 +46,7 @@ struct driver_result {
     struct req_record *records;  /* num_prompts measured records, by request_index; owned */
     int n_records;               /* num_prompts */
     int n_started;               /* measured requests that were sent */
+    double achieved_rate;        /* measured sends per second: (sent − 1) / (last send − first send) */
     int warmup_failed;           /* warm-up requests that failed */
     int stop_signal;             /* the signal that stopped the run, 0 when none */
     int prewarmed;               /* connections opened by the pre-warm GETs that succeeded */

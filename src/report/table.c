@@ -53,6 +53,8 @@ void report_table(FILE *out, const char *title, const struct run_summary *s, int
     row_num(out, "Request throughput (req/s):", s->request_throughput, 2);
     row_num(out, "Output token throughput (tok/s):", s->output_throughput, 2);
     row_num(out, "Total token throughput (tok/s):", s->total_token_throughput, 2);
+    if (!isnan(s->goodput_rps))
+        row_num(out, "Request goodput (req/s):", s->goodput_rps, 2);
     latency(out, "Time to First Token", "TTFT", &s->d[D_TTFT]);
     latency(out, "Time per Output Token (excl. 1st token)", "TPOT", &s->d[D_TPOT]);
     latency(out, "Inter-token Latency (per chunk)", "ITL", &s->d[D_ITL_CHUNK]);

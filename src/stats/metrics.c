@@ -18,6 +18,10 @@ void metrics_derive(const struct req_record *r, struct req_metrics *m)
     m->headers_ms = since_start_ms(r, r->t_headers);
     m->first_byte_ms = since_start_ms(r, r->t_first_byte);
     m->first_event_ms = since_start_ms(r, r->t_first_event);
+    double late = r->t_scheduled ? ns_to_ms(r->t_start - r->t_scheduled) : 0;
+    m->send_lateness_ms = late;
+    m->scheduled_ttft_ms = m->ttft_ms + late;
+    m->scheduled_e2e_ms = m->e2e_ms + late;
     m->generation_ms = m->e2e_ms - m->time_to_first_output_ms;
     m->visible_generation_ms = m->e2e_ms - m->ttft_ms;
     m->time_to_second_output_ms =

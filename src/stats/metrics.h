@@ -22,6 +22,9 @@ struct req_metrics {
     double headers_ms;              /* start → response headers */
     double first_byte_ms;           /* start → first body byte */
     double first_event_ms;          /* start → first SSE event (e.g. a role-only chunk) */
+    double send_lateness_ms;        /* scheduled → actual start: client-side queueing (open loop) */
+    double scheduled_ttft_ms;       /* scheduled start → first content: TTFT with client queueing */
+    double scheduled_e2e_ms;        /* scheduled start → end of stream */
     long output_tokens;             /* usage.completion_tokens, else the output chunk count */
     const char *output_token_source;/* "usage" or "chunks" */
 };

@@ -39,6 +39,7 @@ struct req_record {
     long max_tokens;            /* max_tokens sent */
 
     /* CLOCK_MONOTONIC ns; 0 = did not happen. */
+    int64_t t_scheduled;        /* when the load plan wanted it sent (open loop); else = t_start */
     int64_t t_start;            /* handed to the transport */
     int64_t t_headers;          /* response headers complete */
     int64_t t_first_byte;       /* first body bytes */

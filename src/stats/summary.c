@@ -2,6 +2,7 @@
 #include "stats/summary.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +37,9 @@ static void push_request(struct columns *c, const struct req_record *r, const st
     push(c, D_FIRST_EVENT, m->first_event_ms);
     push(c, D_SECOND_OUTPUT, m->time_to_second_output_ms);
     push(c, D_TPS_PER_USER, m->output_tps_per_user);
+    push(c, D_SEND_LATENESS, m->send_lateness_ms);
+    push(c, D_SCHED_TTFT, m->scheduled_ttft_ms);
+    push(c, D_SCHED_E2E, m->scheduled_e2e_ms);
     push(c, D_TOKENS_PER_CHUNK, r->n_chunks ? (double)m->output_tokens / (double)r->n_chunks : NAN);
     for (size_t i = 1; i < r->n_chunks; i++) {
         push(c, D_ITL_CHUNK, ns_to_ms(r->chunks[i].t_ns - r->chunks[i - 1].t_ns));
@@ -64,9 +68,48 @@ static void free_columns(struct columns *c)
         free(c->v[id]);
 }
 
-int summary_compute(const struct req_record *recs, int n, enum pct_method m, bool ignore_eos,
-                    struct prompt_expect expect, struct run_summary *out)
+int slo_parse(const char *spec, struct slo *s)
 {
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", spec);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *colon = strchr(tok, ':'), *end;
+        if (!colon)
+            return -1;
+        *colon = '\0';
+        double v = strtod(colon + 1, &end);
+        if (*end || end == colon + 1 || !(v > 0) || isinf(v))
+            return -1;
+        if (!strcmp(tok, "ttft"))
+            s->ttft_ms = v;
+        else if (!strcmp(tok, "tpot"))
+            s->tpot_ms = v;
+        else if (!strcmp(tok, "e2el"))
+            s->e2el_ms = v;
+        else
+            return -1;
+    }
+    return 0;
+}
+
+bool slo_any(const struct slo *s)
+{
+    return !isnan(s->ttft_ms) || !isnan(s->tpot_ms) || !isnan(s->e2el_ms);
+}
+
+/* vLLM's goodput: a request is good when it meets every bound given. */
+static bool is_good(const struct slo *s, const struct req_metrics *m)
+{
+    return (isnan(s->ttft_ms) || m->ttft_ms <= s->ttft_ms) &&
+           (isnan(s->tpot_ms) || isnan(m->tpot_ms) || m->tpot_ms <= s->tpot_ms) &&
+           (isnan(s->e2el_ms) || m->e2e_ms <= s->e2el_ms);
+}
+
+int summary_compute(const struct req_record *recs, int n, const struct summary_opts *o,
+                    struct run_summary *out)
+{
+    enum pct_method m = o->method;
     memset(out, 0, sizeof *out);
     out->requests = n;
     out->method = m;
@@ -105,10 +148,13 @@ int summary_compute(const struct req_record *recs, int n, enum pct_method m, boo
         out->content_chunks += r->content_chunks;
         out->reasoning_chunks += r->reasoning_chunks;
         *(rm.output_token_source[0] == 'u' ? &out->source_usage : &out->source_chunks) += 1;
-        if (ignore_eos && rm.output_tokens != r->max_tokens)
+        if (o->ignore_eos && rm.output_tokens != r->max_tokens)
             out->ignore_eos_mismatch++;
-        if (expect.tokens >= 0 && (r->prompt_tokens < 0 || labs(r->prompt_tokens - expect.tokens) > expect.tolerance))
+        if (o->expect_prompt_tokens >= 0 && (r->prompt_tokens < 0 ||
+            labs(r->prompt_tokens - o->expect_prompt_tokens) > o->prompt_tolerance))
             out->prompt_mismatch++;
+        if (slo_any(&o->slo) && is_good(&o->slo, &rm))
+            out->good++;
         push_request(&c, r, &rm);
     }
     out->duration_ms = last > first ? ns_to_ms(last - first) : 0;
@@ -116,6 +162,7 @@ int summary_compute(const struct req_record *recs, int n, enum pct_method m, boo
     out->output_throughput = s > 0 ? (double)out->output_tokens / s : NAN;
     out->total_token_throughput = s > 0 ? (double)(out->output_tokens + out->prompt_tokens) / s : NAN;
     out->request_throughput = s > 0 ? out->completed / s : NAN;
+    out->goodput_rps = slo_any(&o->slo) && s > 0 ? out->good / s : NAN;
     for (int id = 0; id < D_COUNT; id++)
         dist_compute(c.v[id], c.n[id], m, &out->d[id]);
     free_columns(&c);

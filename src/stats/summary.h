@@ -3,6 +3,8 @@
 #ifndef ANVIL_STATS_SUMMARY_H
 #define ANVIL_STATS_SUMMARY_H
 
+#include <stdbool.h>
+
 #include "stats/dist.h"
 #include "stats/record.h"
 
@@ -11,7 +13,7 @@ enum dist_id {
     D_TTFT, D_TTFO, D_E2E, D_GENERATION, D_VISIBLE_GENERATION, D_TPOT, D_DECODE_TOK_S,
     D_PREFILL_TOK_S, D_PROMPT_TOKENS, D_OUTPUT_TOKENS, D_ITL_CHUNK, D_ITL_TOKEN,
     D_TOKENS_PER_CHUNK, D_HEADERS, D_FIRST_BYTE, D_FIRST_EVENT, D_SECOND_OUTPUT,
-    D_TPS_PER_USER, D_COUNT
+    D_TPS_PER_USER, D_SEND_LATENESS, D_SCHED_TTFT, D_SCHED_E2E, D_COUNT
 };
 
 struct run_summary {
@@ -24,6 +26,8 @@ struct run_summary {
     double output_throughput;   /* tokens/s: output_tokens / duration */
     double total_token_throughput; /* tokens/s: (prompt + output) / duration */
     double request_throughput;  /* requests/s: completed / duration */
+    int good;                   /* completed requests meeting every SLO (when any is set) */
+    double goodput_rps;         /* good / duration; NaN without SLOs */
     int content_chunks, reasoning_chunks;
     long events;                /* SSE events received by every measured request sent */
     int source_usage, source_chunks;    /* requests by output_token_source */
@@ -36,18 +40,34 @@ struct run_summary {
     struct dist d[D_COUNT];
 };
 
-/* Computes the summary of n measured records with percentile method m.
- * ignore_eos says whether output_tokens must equal max_tokens; expect says
- * what usage.prompt_tokens should be (STREAMS.md trap 16: servers that
- * truncate prompts or count differently are flagged). Returns 0, or
- * -1 when memory runs out. */
-/* What the prompts should have measured: expected_prompt_tokens ± tolerance
- * (tokens); expected < 0 skips the check. */
-struct prompt_expect {
-    long tokens, tolerance;
+/* Computes the summary of n measured records. o->ignore_eos says whether
+ * output_tokens must equal max_tokens; o->expect_prompt_tokens what
+ * usage.prompt_tokens should be (STREAMS.md trap 16: servers that truncate
+ * prompts or count differently are flagged); o->slo defines a good request
+ * (every bound met; an undefined TPOT meets its bound). Returns 0, or -1
+ * when memory runs out. */
+/* Service-level objectives of a good request (vLLM's --goodput): each a
+ * bound in ms, NaN when not set. */
+struct slo {
+    double ttft_ms, tpot_ms, e2el_ms;
 };
 
-int summary_compute(const struct req_record *recs, int n, enum pct_method m, bool ignore_eos,
-                    struct prompt_expect expect, struct run_summary *out);
+/* Parses "ttft:MS", "tpot:MS" or "e2el:MS" into *s (also several, comma
+ * separated). Returns 0, or -1 on anything else. */
+int slo_parse(const char *spec, struct slo *s);
+
+/* Whether any bound is set. */
+bool slo_any(const struct slo *s);
+
+struct summary_opts {
+    enum pct_method method;
+    bool ignore_eos;            /* output_tokens must equal max_tokens */
+    long expect_prompt_tokens;  /* what usage.prompt_tokens should be; < 0 skips the check */
+    long prompt_tolerance;      /* tokens */
+    struct slo slo;             /* goodput bounds */
+};
+
+int summary_compute(const struct req_record *recs, int n, const struct summary_opts *o,
+                    struct run_summary *out);
 
 #endif
