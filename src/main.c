@@ -15,6 +15,8 @@ struct command {
 static const struct command commands[] = {
     {"run", run_main, "benchmark one OpenAI-compatible streaming endpoint"},
     {"sim", sim_main, "serve the built-in OpenAI-compatible engine simulator"},
+    {"sweep", sweep_main, "run cases × targets × rounds; write the matrix and load curve"},
+    {"aggregate", aggregate_main, "build a matrix (median, min, max across rounds) from round artifacts"},
 };
 
 static void usage(FILE *out)
@@ -22,7 +24,7 @@ static void usage(FILE *out)
     fprintf(out, "anvil — benchmark harness for LLM inference servers\n\n"
                  "usage: anvil <command> [flags]\n       anvil help <command>\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-        fprintf(out, "  %-6s %s\n", commands[i].name, commands[i].summary);
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\n'anvil <command> --help' lists every flag with its unit and default.\n");
 }
 

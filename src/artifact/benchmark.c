@@ -144,7 +144,7 @@ cJSON *artifact_request_timing(const struct req_record *r)
     add_num(t, "mean_inter_token_latency_ms", m.tpot_ms);
     cJSON_AddStringToObject(t, "output_token_source", m.output_token_source);
     cJSON_AddNumberToObject(t, "output_tokens", (double)m.output_tokens);
-    cJSON_AddNumberToObject(t, "planned_context_tokens", (double)r->planned_prompt_tokens);
+    add_num(t, "planned_context_tokens", r->planned_prompt_tokens >= 0 ? (double)r->planned_prompt_tokens : NAN);
     add_num(t, "prompt_tokens", r->prompt_tokens >= 0 ? (double)r->prompt_tokens : NAN);
     cJSON_AddNumberToObject(t, "reasoning_chunks", r->reasoning_chunks);
     cJSON_AddNumberToObject(t, "request_index", r->index);
@@ -216,6 +216,27 @@ static cJSON *calibration_json(const struct bench_meta *meta)
     return c;
 }
 
+/* How many measured requests planned each prompt length (seed 001's
+ * `context_distribution`); "unknown" for dataset prompts. */
+static void add_context_distribution(cJSON *root, const struct req_record *recs, int n)
+{
+    cJSON *cd = cJSON_AddObjectToObject(root, "context_distribution");
+    for (int i = 0; i < n; i++) {
+        if (!recs[i].t_start)
+            continue;
+        char k[32];
+        if (recs[i].planned_prompt_tokens >= 0)
+            snprintf(k, sizeof k, "%ld", recs[i].planned_prompt_tokens);
+        else
+            snprintf(k, sizeof k, "unknown");
+        cJSON *c = cJSON_GetObjectItemCaseSensitive(cd, k);
+        if (c)
+            cJSON_SetNumberValue(c, c->valuedouble + 1);
+        else
+            cJSON_AddNumberToObject(cd, k, 1);
+    }
+}
+
 static void add_requests(cJSON *root, const struct req_record *recs, int n)
 {
     cJSON *timings = cJSON_AddArrayToObject(root, "request_timings");
@@ -247,10 +268,6 @@ static void add_run_fields(cJSON *root, const struct bench_meta *m, const struct
     cJSON_AddNumberToObject(root, "completed", s->completed);
     cJSON_AddNumberToObject(root, "failed", s->failed);
     cJSON_AddNumberToObject(root, "context_tokens", (double)m->input_len);
-    cJSON *cd = cJSON_AddObjectToObject(root, "context_distribution");
-    char k[32];
-    snprintf(k, sizeof k, "%ld", m->input_len);
-    cJSON_AddNumberToObject(cd, k, m->num_prompts);
     cJSON_AddNumberToObject(root, "context_seed", (double)m->seed);
     add_num(root, "max_context_tokens", srv->max_model_len >= 0 ? (double)srv->max_model_len : NAN);
     cJSON_AddNumberToObject(root, "max_tokens", (double)m->output_len);
@@ -292,6 +309,21 @@ static void add_anvil_fields(cJSON *root, const struct bench_meta *m, const stru
     cJSON_AddNumberToObject(root, "ignore_eos_violations", s->ignore_eos_mismatch);
     cJSON_AddNumberToObject(root, "prompt_token_mismatches", s->prompt_mismatch);
     cJSON_AddItemToObject(root, "calibration", calibration_json(m));
+    cJSON *wl = cJSON_AddObjectToObject(root, "workload");
+    add_str_or_null(wl, "dataset", m->dataset);
+    cJSON_AddNumberToObject(wl, "input_len_range", m->input_range);
+    cJSON_AddNumberToObject(wl, "output_len_range", m->output_range);
+    cJSON_AddNumberToObject(wl, "shared_prefix_len", (double)m->shared_prefix_len);
+    if (m->sweep.case_id) {
+        cJSON *sw = cJSON_AddObjectToObject(root, "sweep");
+        /* an unlabelled target is named by its engine, as in `engine` */
+        cJSON_AddStringToObject(sw, "target", m->sweep.target ? m->sweep.target
+                                : m->engine_label ? m->engine_label : m->server->engine);
+        cJSON_AddStringToObject(sw, "case_id", m->sweep.case_id);
+        cJSON_AddNumberToObject(sw, "round", (double)m->sweep.round);
+    } else {
+        cJSON_AddNullToObject(root, "sweep");
+    }
     cJSON *c = cJSON_AddObjectToObject(root, "client");
     double cpu = m->client_cpu_user_s + m->client_cpu_sys_s;
     cJSON_AddNumberToObject(c, "cpu_user_s", m->client_cpu_user_s);
@@ -308,6 +340,7 @@ cJSON *artifact_benchmark(const struct bench_meta *meta, const struct req_record
     if (!root)
         return NULL;
     add_run_fields(root, meta, s);
+    add_context_distribution(root, recs, n);
     add_anvil_fields(root, meta, s);
     cJSON_AddItemToObject(root, "timing_methodology", methodology_json(s->method));
     cJSON_AddItemToObject(root, "metrics", metrics_json(s));

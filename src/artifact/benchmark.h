@@ -17,6 +17,13 @@
 #define BENCHMARK_SCHEMA "anvil-serving.benchmark/v1"
 #define BENCHMARK_PROTOCOL "anvil-closed-loop/v1"
 
+/* Where a run sits in a sweep (anvil sweep sets it); case_id NULL = none. */
+struct sweep_place {
+    const char *target;     /* the target's label */
+    const char *case_id;    /* e.g. "short-128-64-c8" */
+    long round;             /* 1-based */
+};
+
 /* What the run was: everything in the artifact that is not measured. */
 struct bench_meta {
     const char *run_id, *started_at, *finished_at;  /* UTC ISO-8601 */
@@ -37,6 +44,10 @@ struct bench_meta {
     double client_cpu_user_s, client_cpu_sys_s; /* anvil's CPU time while requests ran */
     bool incomplete;                /* the run was cut short */
     const char *incomplete_reason;  /* NULL when complete */
+    struct sweep_place sweep;
+    const char *dataset;            /* "jsonl:FILE"/"sharegpt:FILE", NULL for synthetic */
+    double input_range, output_range;   /* ratios */
+    long shared_prefix_len;         /* tokens */
 };
 
 /* Builds the artifact. Returns a new cJSON tree the caller deletes, or NULL

@@ -7,4 +7,17 @@
  * failed to start), 2 usage error. */
 int run_main(int argc, char **argv);
 
+/* `anvil aggregate`: builds a matrix artifact (docs/MATRIX.md) from round
+ * artifacts or an existing matrix's rows. argv[0] is "aggregate". Returns the
+ * exit status: 0 written, 1 an input is unreadable or invalid or the output
+ * cannot be written, 2 usage error. */
+int aggregate_main(int argc, char **argv);
+
+/* `anvil sweep`: runs every case against every target for several rounds
+ * (each round one `anvil run` child process), then writes the matrix and,
+ * with --slo, the load curve. argv[0] is "sweep". Returns 0 when the matrix
+ * status is PASS, 1 when FAIL or INCOMPLETE or nothing could run, 2 on a
+ * usage error. */
+int sweep_main(int argc, char **argv);
+
 #endif

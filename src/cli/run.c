@@ -19,7 +19,9 @@
 #include "report/table.h"
 #include "stats/summary.h"
 #include "workload/calibrate.h"
+#include "workload/dataset.h"
 #include "workload/prompt.h"
+#include "workload/workload.h"
 
 enum calib_mode { CALIB_AUTO, CALIB_TOKENIZE, CALIB_PROBE, CALIB_NONE };
 
@@ -36,6 +38,11 @@ struct run_opts {
     double request_rate, burstiness;    /* requests/s (INFINITY = closed loop); gamma shape */
     bool concurrency_set;
     struct slo slo;
+    struct sweep_place sweep;           /* set by anvil sweep; case_id NULL otherwise */
+    double input_range, output_range;   /* uniform ± ratio of the lengths */
+    long shared_prefix_len;             /* tokens */
+    const char *dataset;                /* "jsonl:FILE" or "sharegpt:FILE" */
+    bool multi_turn;
     struct curl_slist *headers;     /* owned; holds the API key: never printed */
 };
 
@@ -68,7 +75,17 @@ static void usage(FILE *out)
 "                           default 128)\n"
 "  --ignore-eos / --no-ignore-eos  send ignore_eos so every reply has exactly\n"
 "                           --output-len tokens (default on)\n"
-"  --seed N                 seed of the prompt filler text (default 0)\n"
+"  --seed N                 seed of the prompt filler text, length draws and arrival\n"
+"                           times (default 0)\n"
+"  --input-len-range R      prompt lengths uniform in [N(1-R), N(1+R)] tokens (default 0)\n"
+"  --random-range-ratio R   the same for prompt and output lengths (vLLM's flag)\n"
+"  --shared-prefix-len N    every prompt starts with the same N tokens (prefix-cache\n"
+"                           studies; default 0); the unique part follows it\n"
+"  --dataset jsonl:FILE|sharegpt:FILE  prompts from a file instead of synthetic text:\n"
+"                           JSON Lines of {\"prompt\": ...} or {\"messages\": [...]}, with an\n"
+"                           optional \"max_tokens\" (else --output-len); or ShareGPT JSON\n"
+"  --multi-turn             with --dataset: one request per user turn, sending the\n"
+"                           conversation's recorded history before it\n"
 "  --calibration auto|tokenize|probe|none  how prompt lengths are fitted to the server's\n"
 "                           tokenizer: POST /tokenize, probe requests with max_tokens 1,\n"
 "                           or none (send --input-len filler words as they are); auto\n"
@@ -90,6 +107,8 @@ static void usage(FILE *out)
 "                           also comma separated); reports goodput_rps\n"
 "  --engine-label TEXT      engine name for the artifact (default: detected)\n"
 "  --gpu-label TEXT         hardware description for the artifact (default none)\n"
+"  --case-id ID --round N --sweep-target LABEL  where this run sits in a sweep\n"
+"                           (set by anvil sweep; written to the artifact's \"sweep\")\n"
 "  -h, --help               this text\n");
 }
 
@@ -98,6 +117,8 @@ enum {
     O_OUTPUT_LEN, O_IGNORE_EOS, O_NO_IGNORE_EOS, O_SEED, O_OUT, O_REQUESTS_OUT, O_API_KEY_ENV,
     O_HEADER, O_PCT, O_TIMEOUT, O_CONNECT_TIMEOUT, O_IDLE_TIMEOUT, O_GRACE, O_ENGINE_LABEL,
     O_GPU_LABEL, O_CALIBRATION, O_CONTINUOUS_USAGE, O_REQUEST_RATE, O_BURSTINESS, O_GOODPUT,
+    O_SWEEP_TARGET, O_CASE_ID, O_ROUND, O_INPUT_RANGE, O_RANGE_RATIO, O_SHARED_PREFIX, O_DATASET,
+    O_MULTI_TURN,
 };
 
 static const struct option long_opts[] = {
@@ -131,6 +152,14 @@ static const struct option long_opts[] = {
     {"request-rate", required_argument, 0, O_REQUEST_RATE},
     {"burstiness", required_argument, 0, O_BURSTINESS},
     {"goodput", required_argument, 0, O_GOODPUT},
+    {"sweep-target", required_argument, 0, O_SWEEP_TARGET},
+    {"case-id", required_argument, 0, O_CASE_ID},
+    {"round", required_argument, 0, O_ROUND},
+    {"input-len-range", required_argument, 0, O_INPUT_RANGE},
+    {"random-range-ratio", required_argument, 0, O_RANGE_RATIO},
+    {"shared-prefix-len", required_argument, 0, O_SHARED_PREFIX},
+    {"dataset", required_argument, 0, O_DATASET},
+    {"multi-turn", no_argument, 0, O_MULTI_TURN},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0},
 };
@@ -139,6 +168,13 @@ static int bad(const char *flag, const char *val, const char *want)
 {
     fprintf(stderr, "anvil run: --%s: expected %s, got '%s'\n", flag, want, val);
     return -1;
+}
+
+static int flag_ratio(const char *name, const char *v, double *out)
+{
+    if (flag_double("run", name, v, 0, out) != 0)
+        return -1;
+    return *out < 1 ? 0 : bad(name, v, "a ratio in [0, 1)");
 }
 
 static int parse_calibration(const char *s, enum calib_mode *out)
@@ -193,6 +229,18 @@ static int parse_one(struct run_opts *o, int c, const char *v)
     case O_GPU_LABEL: o->gpu_label = v; return 0;
     case O_CALIBRATION: return parse_calibration(v, &o->calib);
     case O_CONTINUOUS_USAGE: o->continuous_usage = true; return 0;
+    case O_SWEEP_TARGET: o->sweep.target = v; return 0;
+    case O_CASE_ID: o->sweep.case_id = v; return 0;
+    case O_ROUND: return flag_long("run", name, v, 1, 1000000, &o->sweep.round);
+    case O_INPUT_RANGE: return flag_ratio(name, v, &o->input_range);
+    case O_RANGE_RATIO:
+        if (flag_ratio(name, v, &o->input_range))
+            return -1;
+        o->output_range = o->input_range;
+        return 0;
+    case O_SHARED_PREFIX: return flag_long("run", name, v, 0, 100000000, &o->shared_prefix_len);
+    case O_DATASET: o->dataset = v; return 0;
+    case O_MULTI_TURN: o->multi_turn = true; return 0;
     case 'h': return 1;
     default: return -1;
     }
@@ -247,48 +295,15 @@ struct run_ctx {
     const struct run_opts *o;
     const struct server_info *srv;
     uint64_t salt;
-    long words;
     FILE *requests_log;
-    char *body_template;    /* owned; the body of request 0 */
-    size_t body_len, index_at;
+    struct workload *wl;        /* owned */
+    struct dataset ds;          /* owned; empty for synthetic prompts */
 };
 
-/* Builds the body of request 0 once; every other body is a copy with the
- * prefix's index digits rewritten, so a launch costs one memcpy rather than
- * a prompt build and a JSON render while other streams are being timed.
- * Returns 0, or -1 when memory runs out. */
-static int build_template(struct run_ctx *c)
-{
-    struct buf p;
-    buf_init(&p, 1u << 30);
-    if (prompt_build(&p, c->salt, 0, c->words, (uint64_t)c->o->seed) == 0) {
-        struct request_opts ro = {
-            .endpoint = c->o->endpoint, .model = c->srv->model, .max_tokens = c->o->output_len,
-            .stream = true, .ignore_eos = c->o->ignore_eos, .continuous_usage = c->o->continuous_usage,
-        };
-        c->body_template = request_body(&ro, p.data);
-    }
-    buf_free(&p);
-    if (!c->body_template)
-        return -1;
-    char marker[32];
-    snprintf(marker, sizeof marker, "%016" PRIx64 "-", c->salt);
-    c->index_at = (size_t)(strstr(c->body_template, marker) - c->body_template) + strlen(marker);
-    c->body_len = strlen(c->body_template);
-    return 0;
-}
-
-static char *make_body(void *ud, long seq)
+static char *make_body(void *ud, long seq, long *planned, long *max_tokens)
 {
     struct run_ctx *c = ud;
-    char *body = malloc(c->body_len + 1);
-    if (!body)
-        return NULL;
-    memcpy(body, c->body_template, c->body_len + 1);
-    char digits[PROMPT_INDEX_DIGITS + 1];
-    snprintf(digits, sizeof digits, "%0*ld", PROMPT_INDEX_DIGITS, seq);
-    memcpy(body + c->index_at, digits, PROMPT_INDEX_DIGITS);
-    return body;
+    return workload_body(c->wl, seq, planned, max_tokens);
 }
 
 static void log_record(void *ud, const struct req_record *r)
@@ -320,7 +335,7 @@ static long count_tokens(void *ud, long words, char *err, size_t errlen)
     struct buf p;
     buf_init(&p, 1u << 30);
     long n = -1;
-    if (prompt_build(&p, k->run->salt, 0, words, (uint64_t)k->run->o->seed) == 0)
+    if (workload_prompt(k->run->wl, 0, words, &p) == 0)
         n = server_count_tokens(k->run->srv, k->headers, k->run->o->endpoint, k->tokenize, p.data,
                                 err, errlen);
     else
@@ -329,15 +344,29 @@ static long count_tokens(void *ud, long words, char *err, size_t errlen)
     return n;
 }
 
-/* Chooses the filler length. Returns the method used ("tokenize", "probe",
- * "none"), or NULL with err set. */
+/* Tokens per filler word, from the calibration steps: the slope between the
+ * two most distant steps, else the one step's ratio. */
+static double tokens_per_word(const struct calibration *cal)
+{
+    const struct calib_step *lo = &cal->steps[0], *hi = &cal->steps[0];
+    for (int i = 1; i < cal->n_steps; i++) {
+        if (cal->steps[i].words < lo->words) lo = &cal->steps[i];
+        if (cal->steps[i].words > hi->words) hi = &cal->steps[i];
+    }
+    if (hi->words > lo->words && hi->tokens > lo->tokens)
+        return (double)(hi->tokens - lo->tokens) / (double)(hi->words - lo->words);
+    return cal->words > 0 ? (double)cal->tokens / (double)cal->words : 1;
+}
+
+/* Chooses the filler length and fits the workload. Returns the method used
+ * ("tokenize", "probe", "none", "dataset"), or NULL with err set. */
 static const char *run_calibration(struct run_ctx *c, struct calibration *cal, char *err, size_t errlen)
 {
     const struct run_opts *o = c->o;
-    if (o->calib == CALIB_NONE) {
-        c->words = o->input_len;
-        return "none";
-    }
+    if (c->ds.n)
+        return "dataset";
+    if (o->calib == CALIB_NONE)
+        return workload_fit(c->wl, o->input_len, 1) == 0 ? "none" : NULL;
     struct count_ctx k = {c, o->headers, o->calib != CALIB_PROBE};
     int rc = calibrate(o->input_len, count_tokens, &k, cal, err, errlen);
     if (rc != 0 && o->calib == CALIB_AUTO) {
@@ -347,10 +376,13 @@ static const char *run_calibration(struct run_ctx *c, struct calibration *cal, c
     }
     if (rc != 0)
         return NULL;
-    c->words = cal->words;
     if (!cal->converged)
         fprintf(stderr, "anvil run: warning: prompts will have %ld tokens, not %ld (closest reachable)\n",
                 cal->tokens, o->input_len);
+    if (workload_fit(c->wl, cal->words, tokens_per_word(cal)) != 0) {
+        snprintf(err, errlen, "out of memory building prompts");
+        return NULL;
+    }
     return k.tokenize ? "tokenize" : "probe";
 }
 
@@ -368,11 +400,7 @@ static int write_outputs(const struct run_opts *o, struct driver_result *dr,
                          const struct bench_meta *meta_in, const char *path)
 {
     struct run_summary s;
-    struct summary_opts so = {o->pct, o->ignore_eos, -1, 0, o->slo};
-    if (meta_in->calibration) {
-        so.expect_prompt_tokens = meta_in->calibration->tokens;
-        so.prompt_tolerance = meta_in->calibration->tolerance_tokens;
-    }
+    struct summary_opts so = {o->pct, o->ignore_eos, meta_in->calibration != NULL, o->slo};
     if (summary_compute(dr->records, dr->n_records, &so, &s) != 0) {
         fprintf(stderr, "anvil run: out of memory summarizing\n");
         return 1;
@@ -411,10 +439,28 @@ static int run(struct run_opts *o)
         return 1;
     }
     struct run_ctx ctx = {.o = o, .srv = &srv, .salt = prompt_random_salt()};
-    struct calibration cal;
+    if (o->dataset && dataset_load(o->dataset, o->multi_turn, &ctx.ds, err, sizeof err) != 0) {
+        fprintf(stderr, "anvil run: --dataset: %s\n", err);
+        return 1;
+    }
+    struct workload_cfg wc = {
+        .ro = {.endpoint = o->endpoint, .model = srv.model, .stream = true, .ignore_eos = o->ignore_eos,
+               .continuous_usage = o->continuous_usage},
+        .salt = ctx.salt, .seed = (uint64_t)o->seed, .input_len = o->input_len, .output_len = o->output_len,
+        .input_range = o->input_range, .output_range = o->output_range,
+        .shared_prefix_len = o->shared_prefix_len, .ds = ctx.ds.n ? &ctx.ds : NULL,
+    };
+    if (!(ctx.wl = workload_new(&wc))) {
+        dataset_free(&ctx.ds);
+        fprintf(stderr, "anvil run: out of memory\n");
+        return 1;
+    }
+    struct calibration cal = {0};
     const char *method = run_calibration(&ctx, &cal, err, sizeof err);
     if (!method) {
         fprintf(stderr, "anvil run: prompt calibration failed: %s\n", err);
+        workload_free(ctx.wl);
+        dataset_free(&ctx.ds);
         return 1;
     }
     char run_id[64], started[21], path[1024], url[600];
@@ -425,6 +471,8 @@ static int run(struct run_opts *o)
         snprintf(path, sizeof path, "results/%s.json", run_id);
     if (o->requests_out && !(ctx.requests_log = fopen(o->requests_out, "a"))) {
         fprintf(stderr, "anvil run: cannot open --requests-out %s: %m\n", o->requests_out);
+        workload_free(ctx.wl);
+        dataset_free(&ctx.ds);
         return 1;
     }
     snprintf(url, sizeof url, "%s%s", srv.base_url, endpoint_path(o->endpoint));
@@ -435,8 +483,7 @@ static int run(struct run_opts *o)
         .request_rate = o->request_rate, .burstiness = o->burstiness, .seed = (uint64_t)o->seed,
         .num_prompts = (int)o->num_prompts, .warmup = (int)o->warmup,
         .connect_timeout_ms = (long)(o->connect_timeout_s * 1000), .timeout_ms = (long)(o->timeout_s * 1000),
-        .idle_timeout_s = (long)o->idle_timeout_s, .planned_prompt_tokens = o->input_len,
-        .max_tokens = o->output_len, .grace_s = o->grace_s, .progress = isatty(STDERR_FILENO),
+        .idle_timeout_s = (long)o->idle_timeout_s, .grace_s = o->grace_s, .progress = isatty(STDERR_FILENO),
         .make_body = make_body, .on_record = log_record, .ud = &ctx,
         .prewarm_url = models_url,
     };
@@ -450,9 +497,7 @@ static int run(struct run_opts *o)
             srv.base_url, srv.model, srv.engine, o->num_prompts, load, o->input_len, o->output_len);
     struct driver_result dr;
     int rc = 1;
-    if (build_template(&ctx) != 0) {
-        fprintf(stderr, "anvil run: out of memory building request bodies\n");
-    } else if (driver_run(&cfg, &dr) != 0) {
+    if (driver_run(&cfg, &dr) != 0) {
         fprintf(stderr, "anvil run: could not set up the event loop\n");
     } else {
         struct bench_meta meta = {
@@ -462,14 +507,17 @@ static int run(struct run_opts *o)
             .request_rate = o->request_rate, .burstiness = o->burstiness,
             .warmup = (int)o->warmup, .input_len = o->input_len, .output_len = o->output_len,
             .ignore_eos = o->ignore_eos, .seed = (uint64_t)o->seed, .calibration_method = method,
-            .calibration = o->calib == CALIB_NONE ? NULL : &cal,
+            .calibration = cal.n_steps ? &cal : NULL, .sweep = o->sweep,
+            .dataset = ctx.ds.n ? ctx.ds.spec : NULL, .input_range = o->input_range,
+            .output_range = o->output_range, .shared_prefix_len = o->shared_prefix_len,
         };
         rc = write_outputs(o, &dr, &meta, path);
         driver_result_free(&dr);
     }
     if (ctx.requests_log)
         fclose(ctx.requests_log);
-    free(ctx.body_template);
+    workload_free(ctx.wl);
+    dataset_free(&ctx.ds);
     return rc;
 }
 

@@ -119,11 +119,15 @@ static void launch(struct driver *d, struct slot *s, long seq)
 {
     const struct driver_cfg *c = d->cfg;
     bool warm = seq < c->warmup;
+    long planned = -1, max_tokens = -1;
+    s->body = c->make_body(c->ud, seq, &planned, &max_tokens);
     if (warm) {
         s->rec = &s->warm;
-        record_init(s->rec, (int)seq, true, c->planned_prompt_tokens, c->max_tokens);
+        record_init(s->rec, (int)seq, true, planned, max_tokens);
     } else {
         s->rec = &d->out->records[seq - c->warmup];
+        s->rec->planned_prompt_tokens = planned;
+        s->rec->max_tokens = max_tokens;
         d->out->n_started++;
     }
     stream_init(&s->st, s->rec);
@@ -134,7 +138,6 @@ static void launch(struct driver *d, struct slot *s, long seq)
     s->headers = curl_slist_append(s->headers, id);
     s->headers = curl_slist_append(s->headers, "Content-Type: application/json");
     s->headers = curl_slist_append(s->headers, "Expect:");
-    s->body = c->make_body(c->ud, seq);
     struct http_request req = {
         .url = c->url, .headers = s->headers, .body = s->body,
         .body_len = s->body ? strlen(s->body) : 0, .connect_timeout_ms = c->connect_timeout_ms,
@@ -324,7 +327,7 @@ static int alloc_state(struct driver *d)
         d->free_slots[d->n_free++] = i;
     }
     for (int i = 0; i < c->num_prompts; i++)
-        record_init(&d->out->records[i], i, false, c->planned_prompt_tokens, c->max_tokens);
+        record_init(&d->out->records[i], i, false, -1, -1);
     return 0;
 }
 

@@ -27,16 +27,17 @@ struct driver_cfg {
     int num_prompts;                    /* measured requests */
     int warmup;                         /* unmeasured requests sent first */
     long connect_timeout_ms, timeout_ms, idle_timeout_s;  /* 0 = none */
-    long planned_prompt_tokens, max_tokens;               /* copied into records */
+
     double grace_s;                     /* after a stop signal, how long in-flight requests may finish */
     bool progress;                      /* draw a progress line on stderr */
     /* When set, `concurrency` concurrent GETs of this URL open the
      * connections before anything is measured, so no measured request pays
      * for a TCP handshake the steady state would not. */
     const char *prewarm_url;
-    /* Body of request `seq` (0-based: warm-ups first, then measured):
-     * a malloc'd string the driver frees, or NULL on failure. */
-    char *(*make_body)(void *ud, long seq);
+    /* Body of request `seq` (0-based: warm-ups first, then measured): a
+     * malloc'd string the driver frees, or NULL on failure; also its planned
+     * prompt tokens (-1 unknown) and max_tokens, for the record. */
+    char *(*make_body)(void *ud, long seq, long *planned_prompt_tokens, long *max_tokens);
     /* Called as each request ends (warm-ups too), e.g. to append it to a log. */
     void (*on_record)(void *ud, const struct req_record *r);
     void *ud;

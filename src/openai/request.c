@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "core/buf.h"
+
 #include <cjson/cJSON.h>
 
 int endpoint_parse(const char *s, enum endpoint *out)
@@ -39,13 +41,9 @@ static void add_prompt(cJSON *root, enum endpoint ep, const char *prompt)
     cJSON_AddItemToArray(msgs, m);
 }
 
-char *request_body(const struct request_opts *o, const char *prompt)
+/* Renders the body with its prompt part already in root. */
+static char *finish_body(cJSON *root, const struct request_opts *o)
 {
-    cJSON *root = cJSON_CreateObject();
-    if (!root)
-        return NULL;
-    cJSON_AddStringToObject(root, "model", o->model);
-    add_prompt(root, o->endpoint, prompt);
     cJSON_AddNumberToObject(root, "max_tokens", (double)o->max_tokens);
     cJSON_AddBoolToObject(root, "stream", o->stream);
     if (o->stream) {
@@ -59,4 +57,44 @@ char *request_body(const struct request_opts *o, const char *prompt)
     char *s = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     return s;
+}
+
+char *request_body(const struct request_opts *o, const char *prompt)
+{
+    cJSON *root = cJSON_CreateObject();
+    if (!root)
+        return NULL;
+    cJSON_AddStringToObject(root, "model", o->model);
+    add_prompt(root, o->endpoint, prompt);
+    return finish_body(root, o);
+}
+
+char *request_body_messages(const struct request_opts *o, const cJSON *messages)
+{
+    cJSON *root = cJSON_CreateObject();
+    if (!root)
+        return NULL;
+    cJSON_AddStringToObject(root, "model", o->model);
+    if (o->endpoint == EP_CHAT) {
+        cJSON_AddItemToObject(root, "messages", cJSON_Duplicate(messages, 1));
+        return finish_body(root, o);
+    }
+    struct buf prompt;
+    buf_init(&prompt, 1u << 30);
+    const cJSON *m;
+    int rc = 0;
+    cJSON_ArrayForEach(m, messages) {
+        const char *c = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "content"));
+        if (prompt.len)
+            rc |= buf_append(&prompt, "\n", 1);
+        rc |= buf_append(&prompt, c ? c : "", c ? strlen(c) : 0);
+    }
+    if (rc != 0) {
+        buf_free(&prompt);
+        cJSON_Delete(root);
+        return NULL;
+    }
+    cJSON_AddStringToObject(root, "prompt", prompt.len ? prompt.data : "");
+    buf_free(&prompt);
+    return finish_body(root, o);
 }

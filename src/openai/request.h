@@ -4,6 +4,8 @@
 
 #include <stdbool.h>
 
+#include <cjson/cJSON.h>
+
 enum endpoint { EP_CHAT, EP_COMPLETIONS };
 
 /* Parses "chat" or "completions". Returns 0, or -1. */
@@ -29,5 +31,11 @@ struct request_opts {
  * (stream_options.include_usage). Returns a malloc'd NUL-terminated string
  * the caller frees, or NULL when memory runs out. */
 char *request_body(const struct request_opts *o, const char *prompt);
+
+/* As request_body, with a whole chat history (an array of {"role",
+ * "content"} objects, not owned) instead of one user message; for the
+ * completions endpoint the contents are joined with newlines into the
+ * prompt. Returns a malloc'd string or NULL. */
+char *request_body_messages(const struct request_opts *o, const cJSON *messages);
 
 #endif

@@ -8,6 +8,7 @@
 
 #include "core/clock.h"
 #include "stats/metrics.h"
+#include "workload/calibrate.h"
 
 /* Per-request values of every distribution, one column per dist_id. */
 struct columns {
@@ -150,8 +151,8 @@ int summary_compute(const struct req_record *recs, int n, const struct summary_o
         *(rm.output_token_source[0] == 'u' ? &out->source_usage : &out->source_chunks) += 1;
         if (o->ignore_eos && rm.output_tokens != r->max_tokens)
             out->ignore_eos_mismatch++;
-        if (o->expect_prompt_tokens >= 0 && (r->prompt_tokens < 0 ||
-            labs(r->prompt_tokens - o->expect_prompt_tokens) > o->prompt_tolerance))
+        if (o->check_prompt_tokens && r->planned_prompt_tokens >= 0 && (r->prompt_tokens < 0 ||
+            labs(r->prompt_tokens - r->planned_prompt_tokens) > calib_tolerance(r->planned_prompt_tokens)))
             out->prompt_mismatch++;
         if (slo_any(&o->slo) && is_good(&o->slo, &rm))
             out->good++;

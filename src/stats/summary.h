@@ -34,16 +34,17 @@ struct run_summary {
     long cached_tokens;         /* Σ usage cached_tokens; with cached_reports > 0 */
     int cached_reports;
     int ignore_eos_mismatch;    /* completed requests whose output_tokens != max_tokens (when ignore_eos) */
-    int prompt_mismatch;        /* completed requests whose prompt_tokens differ from the expected count
-                                   by more than the tolerance, or were not reported */
+    int prompt_mismatch;        /* completed requests whose prompt_tokens differ from the planned count
+                                   by more than max(4, 1%), or were not reported */
     enum pct_method method;
     struct dist d[D_COUNT];
 };
 
 /* Computes the summary of n measured records. o->ignore_eos says whether
- * output_tokens must equal max_tokens; o->expect_prompt_tokens what
- * usage.prompt_tokens should be (STREAMS.md trap 16: servers that truncate
- * prompts or count differently are flagged); o->slo defines a good request
+ * output_tokens must equal max_tokens; o->check_prompt_tokens whether
+ * usage.prompt_tokens must match the planned count (STREAMS.md trap 16:
+ * servers that truncate prompts or count differently are flagged; requests
+ * with no planned count are skipped); o->slo defines a good request
  * (every bound met; an undefined TPOT meets its bound). Returns 0, or -1
  * when memory runs out. */
 /* Service-level objectives of a good request (vLLM's --goodput): each a
@@ -62,8 +63,7 @@ bool slo_any(const struct slo *s);
 struct summary_opts {
     enum pct_method method;
     bool ignore_eos;            /* output_tokens must equal max_tokens */
-    long expect_prompt_tokens;  /* what usage.prompt_tokens should be; < 0 skips the check */
-    long prompt_tolerance;      /* tokens */
+    bool check_prompt_tokens;   /* usage.prompt_tokens must be each request's planned count ± max(4, 1%) */
     struct slo slo;             /* goodput bounds */
 };
 

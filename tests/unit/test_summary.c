@@ -37,7 +37,7 @@ Test(summary, throughput_latency_and_failures)
     r[2].t_end = MS(1000 + 200);
     record_fail(&r[2], FAIL_HTTP, "HTTP 503");
     struct run_summary s;
-    cr_assert_eq(summary_compute(r, 3, &(struct summary_opts){PCT_NEAREST, true, 100, 4, NO_SLO}, &s), 0);
+    cr_assert_eq(summary_compute(r, 3, &(struct summary_opts){PCT_NEAREST, true, true, NO_SLO}, &s), 0);
     cr_assert_eq(s.completed, 2);
     cr_assert_eq(s.failed, 1);
     cr_assert_float_eq(s.duration_ms, 200.0, 1e-9, "first start → last end, failures included");
@@ -63,7 +63,7 @@ Test(summary, flags_ignore_eos_and_prompt_mismatches)
     completed(&r[1], 1, 0, 50, 10, 4, 93);      /* prompt truncated */
     completed(&r[2], 2, 0, 50, 10, 4, -1);      /* no prompt count reported */
     struct run_summary s;
-    cr_assert_eq(summary_compute(r, 3, &(struct summary_opts){PCT_NEAREST, true, 100, 4, NO_SLO}, &s), 0);
+    cr_assert_eq(summary_compute(r, 3, &(struct summary_opts){PCT_NEAREST, true, true, NO_SLO}, &s), 0);
     cr_assert_eq(s.ignore_eos_mismatch, 1);
     cr_assert_eq(s.prompt_mismatch, 2);
     cr_assert_eq(s.prompt_token_reports, 2);
@@ -79,7 +79,7 @@ Test(summary, one_token_reply_has_undefined_tpot_not_zero)
     metrics_derive(&r, &m);
     cr_assert(isnan(m.tpot_ms) && isnan(m.decode_tok_s));
     struct run_summary s;
-    cr_assert_eq(summary_compute(&r, 1, &(struct summary_opts){PCT_NEAREST, false, -1, 0, NO_SLO}, &s), 0);
+    cr_assert_eq(summary_compute(&r, 1, &(struct summary_opts){PCT_NEAREST, false, false, NO_SLO}, &s), 0);
     cr_assert_eq(s.d[D_TPOT].samples, 0);
     cr_assert_eq(s.d[D_TTFT].samples, 1);
     record_free(&r);
@@ -104,7 +104,7 @@ Test(summary, goodput_counts_requests_meeting_every_slo)
     completed(&r[0], 0, 0, 50, 10, 4, 100);     /* TTFT 50, TPOT 10, E2E 80 */
     completed(&r[1], 1, 0, 60, 20, 4, 100);     /* TTFT 60, TPOT 20, E2E 120 */
     completed(&r[2], 2, 100, 40, 30, 1, 100);   /* one token: TPOT undefined; ends at 140 */
-    struct summary_opts o = {PCT_NEAREST, false, -1, 0, NO_SLO};
+    struct summary_opts o = {PCT_NEAREST, false, false, NO_SLO};
     cr_assert_eq(slo_parse("ttft:55,tpot:15", &o.slo), 0);
     struct run_summary s;
     cr_assert_eq(summary_compute(r, 3, &o, &s), 0);

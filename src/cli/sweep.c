@@ -1,0 +1,384 @@
+/* sweep.c — `anvil sweep`: cases × targets × rounds, each round one
+ * `anvil run`; then the matrix (and, with --slo, the load curve). */
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "artifact/benchmark.h"
+#include "artifact/matrix.h"
+#include "cli/cli.h"
+#include "cli/flags.h"
+#include "core/clock.h"
+#include "stats/summary.h"
+#include "sweep/plan.h"
+#include "sweep/report.h"
+#include "sweep/runner.h"
+
+#define MAX_LIST 64
+#define MAX_TARGETS 16
+
+struct sweep_opts {
+    const char *base_url, *targets, *out_dir, *resume, *plan_file, *slo;
+    const char *conc_list, *rate_list, *in_list, *out_list;
+    long rounds, num_prompts;
+    char **run_args;        /* after "--": passed to every anvil run (points into argv) */
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+"usage: anvil sweep [flags] [-- anvil-run-flags...]\n"
+"Runs every case against every target, --rounds times, rounds interleaved across\n"
+"cases so drift hits all alike; each round is one `anvil run` with its own\n"
+"artifact. Writes DIR/matrix.json (median, min, max across rounds) and, with\n"
+"--slo, DIR/load-curve.json.\n\n"
+"Targets\n"
+"  --base-url URL           one target (default http://127.0.0.1:8000/v1)\n"
+"  --targets L=URL,...      several labelled targets, e.g. sglang=http://h1:30000/v1\n"
+"Cases (the cross product of the lists)\n"
+"  --concurrency LIST       closed-loop load points, e.g. 1,4,8,16,32 (default 1)\n"
+"  --request-rate LIST      open-loop load points in requests/s, e.g. 1,2,4,8\n"
+"  --input-len LIST         prompt tokens, e.g. 128,4096 (default 128)\n"
+"  --output-len LIST        max_tokens, e.g. 64 (default 64)\n"
+"  --plan FILE              JSON plan instead: {\"cases\": [{\"input_len\": N, \"output_len\": N,\n"
+"                           \"concurrency\": N | \"request_rate\": R, \"name\": ID,\n"
+"                           \"args\": [more anvil run flags]}], \"rounds\": N, \"num_prompts\": N}\n"
+"Rounds\n"
+"  --rounds N               repeats of every case (default 3)\n"
+"  --num-prompts N          measured requests per round (default 32)\n"
+"  --slo ttft:MS,tpot:MS    SLOs (ms): goodput per round and the load-curve artifact\n"
+"Output\n"
+"  --out-dir DIR            where rounds, logs and results go (default results/sweep-<time>)\n"
+"  --resume DIR             continue a cut sweep: runs only the rounds not yet complete\n"
+"  -- FLAGS                 everything after -- goes to every anvil run (e.g. --endpoint\n"
+"                           completions --warmup 2)\n"
+"  -h, --help               this text\n");
+}
+
+/* Splits "a,b,c" into numbers; "inf" allowed when rates. Returns the count or -1. */
+static int parse_list(const char *flag, const char *s, double *out, bool rates)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", s);
+    int n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (n == MAX_LIST)
+            return -1;
+        double v;
+        long l;
+        if (rates ? flag_rate("sweep", flag, tok, &v) : flag_long("sweep", flag, tok, 1, 100000000, &l))
+            return -1;
+        out[n++] = rates ? v : (double)l;
+    }
+    if (n == 0)
+        fprintf(stderr, "anvil sweep: --%s: empty list\n", flag);
+    return n ? n : -1;
+}
+
+static int parse_targets(const char *s, const char *base_url, struct sweep_target *t, size_t *n)
+{
+    *n = 0;
+    if (!s) {
+        snprintf(t[0].base_url, sizeof t[0].base_url, "%s", base_url);
+        t[0].label[0] = '\0';
+        *n = 1;
+        return 0;
+    }
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", s);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq || eq == tok || !eq[1] || *n == MAX_TARGETS) {
+            fprintf(stderr, "anvil sweep: --targets: expected LABEL=URL[,LABEL=URL...], got '%s'\n", tok);
+            return -1;
+        }
+        *eq = '\0';
+        snprintf(t[*n].label, sizeof t[*n].label, "%s", tok);
+        snprintf(t[*n].base_url, sizeof t[*n].base_url, "%s", eq + 1);
+        (*n)++;
+    }
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, struct sweep_opts *o)
+{
+    static const struct option opts[] = {
+        {"base-url", required_argument, 0, 'b'}, {"targets", required_argument, 0, 't'},
+        {"concurrency", required_argument, 0, 'c'}, {"request-rate", required_argument, 0, 'r'},
+        {"input-len", required_argument, 0, 'i'}, {"output-len", required_argument, 0, 'o'},
+        {"rounds", required_argument, 0, 'R'}, {"num-prompts", required_argument, 0, 'n'},
+        {"plan", required_argument, 0, 'p'}, {"slo", required_argument, 0, 's'},
+        {"out-dir", required_argument, 0, 'd'}, {"resume", required_argument, 0, 'u'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+    };
+    *o = (struct sweep_opts){.base_url = "http://127.0.0.1:8000/v1", .rounds = 3, .num_prompts = 32};
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'b': o->base_url = optarg; break;
+        case 't': o->targets = optarg; break;
+        case 'c': o->conc_list = optarg; break;
+        case 'r': o->rate_list = optarg; break;
+        case 'i': o->in_list = optarg; break;
+        case 'o': o->out_list = optarg; break;
+        case 'R': if (flag_long("sweep", "rounds", optarg, 1, 1000, &o->rounds)) return -1; break;
+        case 'n': if (flag_long("sweep", "num-prompts", optarg, 1, 100000000, &o->num_prompts)) return -1; break;
+        case 'p': o->plan_file = optarg; break;
+        case 's': o->slo = optarg; break;
+        case 'd': o->out_dir = optarg; break;
+        case 'u': o->resume = optarg; break;
+        case 'h': return 1;
+        default:
+            fprintf(stderr, "anvil sweep: %s '%s' (see 'anvil sweep --help')\n",
+                    c == ':' ? "missing value for" : "unknown flag", argv[optind - 1]);
+            return -1;
+        }
+    }
+    if (optind < argc && strcmp(argv[optind - 1], "--") != 0) {
+        fprintf(stderr, "anvil sweep: unexpected argument '%s' (flags for anvil run go after --)\n", argv[optind]);
+        return -1;
+    }
+    o->run_args = argv + optind;
+    return 0;
+}
+
+/* Cases from the flag lists: input × output × load point. */
+static int cases_from_flags(const struct sweep_opts *o, struct sweep_case *cases, size_t *n)
+{
+    double ins[MAX_LIST] = {128}, outs[MAX_LIST] = {64}, loads[MAX_LIST] = {1};
+    int ni = 1, no = 1, nl = 1;
+    bool open = o->rate_list != NULL;
+    if ((o->in_list && (ni = parse_list("input-len", o->in_list, ins, false)) < 0) ||
+        (o->out_list && (no = parse_list("output-len", o->out_list, outs, false)) < 0) ||
+        (open && (nl = parse_list("request-rate", o->rate_list, loads, true)) < 0) ||
+        (!open && o->conc_list && (nl = parse_list("concurrency", o->conc_list, loads, false)) < 0))
+        return -1;
+    if (open && o->conc_list) {
+        fprintf(stderr, "anvil sweep: give --concurrency or --request-rate load points, not both "
+                        "(a cap goes after --: -- --max-concurrency N)\n");
+        return -1;
+    }
+    *n = 0;
+    for (int i = 0; i < ni; i++)
+        for (int j = 0; j < no; j++)
+            for (int l = 0; l < nl; l++) {
+                struct sweep_case *c = &cases[(*n)++];
+                *c = (struct sweep_case){.input_len = (long)ins[i], .output_len = (long)outs[j],
+                                         .concurrency = open ? 0 : (long)loads[l],
+                                         .request_rate = open ? loads[l] : INFINITY};
+                sweep_case_name(c->id, sizeof c->id, c->input_len, c->output_len, c->concurrency,
+                                c->request_rate);
+            }
+    return 0;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *p = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
+        free(p);
+        p = NULL;
+    }
+    if (p)
+        p[n] = '\0';
+    fclose(f);
+    return p;
+}
+
+static long plan_long(const cJSON *o, const char *k, long dflt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) ? (long)v->valuedouble : dflt;
+}
+
+/* Cases from a JSON plan file. Returns 0 or -1 (reported). extra args point
+ * into the parsed plan, which the caller keeps alive. */
+static int cases_from_plan(struct sweep_opts *o, cJSON *plan, struct sweep_case *cases, size_t *n)
+{
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(plan, "cases"), *c;
+    if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) == 0) {
+        fprintf(stderr, "anvil sweep: --plan %s: expected an object with a non-empty \"cases\" array\n", o->plan_file);
+        return -1;
+    }
+    o->rounds = plan_long(plan, "rounds", o->rounds);
+    o->num_prompts = plan_long(plan, "num_prompts", o->num_prompts);
+    *n = 0;
+    cJSON_ArrayForEach(c, list) {
+        if (*n == MAX_LIST * 4)
+            break;
+        struct sweep_case *k = &cases[(*n)++];
+        const cJSON *rate = cJSON_GetObjectItemCaseSensitive(c, "request_rate");
+        *k = (struct sweep_case){.input_len = plan_long(c, "input_len", 128),
+                                 .output_len = plan_long(c, "output_len", 64),
+                                 .concurrency = plan_long(c, "concurrency", cJSON_IsNumber(rate) ? 0 : 1),
+                                 .request_rate = cJSON_IsNumber(rate) ? rate->valuedouble : INFINITY};
+        if (k->input_len < 1 || k->output_len < 1 || k->concurrency < 0 || !(k->request_rate > 0)) {
+            fprintf(stderr, "anvil sweep: --plan %s: case %zu has a length < 1 or a bad load point\n",
+                    o->plan_file, *n);
+            return -1;
+        }
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(c, "name");
+        if (cJSON_IsString(name))
+            snprintf(k->id, sizeof k->id, "%s", name->valuestring);
+        else
+            sweep_case_name(k->id, sizeof k->id, k->input_len, k->output_len, k->concurrency, k->request_rate);
+        const cJSON *args = cJSON_GetObjectItemCaseSensitive(c, "args"), *a;
+        int na = cJSON_GetArraySize(args), i = 0;
+        if (na > 0 && (k->extra = calloc((size_t)na + 1, sizeof *k->extra)))
+            cJSON_ArrayForEach(a, args)
+                if (cJSON_IsString(a))
+                    k->extra[i++] = a->valuestring;
+    }
+    return 0;
+}
+
+static void default_dir(char *out, size_t cap)
+{
+    char iso[21];
+    clock_utc_iso8601(iso);
+    char compact[17] = {iso[0], iso[1], iso[2], iso[3], iso[5], iso[6], iso[8], iso[9], 'T',
+                        iso[11], iso[12], iso[14], iso[15], iso[17], iso[18], 'Z', 0};
+    snprintf(out, cap, "results/sweep-%s", compact);
+}
+
+/* Builds and saves the plan of a new sweep. Returns it, or NULL (reported). */
+static cJSON *new_plan(struct sweep_opts *o, const char *dir)
+{
+    static struct sweep_case cases[MAX_LIST * 4];
+    struct sweep_target targets[MAX_TARGETS];
+    size_t nc = 0, nt = 0;
+    cJSON *plan_file = NULL, *plan = NULL;
+    if (o->plan_file) {
+        char *text = slurp(o->plan_file);
+        if (!text || !(plan_file = cJSON_Parse(text))) {
+            fprintf(stderr, "anvil sweep: --plan %s: %s\n", o->plan_file, text ? "not valid JSON" : "cannot read");
+            free(text);
+            return NULL;
+        }
+        free(text);
+    }
+    int rc = plan_file ? cases_from_plan(o, plan_file, cases, &nc) : cases_from_flags(o, cases, &nc);
+    if (rc == 0 && parse_targets(o->targets, o->base_url, targets, &nt) == 0) {
+        char np[32];
+        snprintf(np, sizeof np, "%ld", o->num_prompts);
+        const char *base[256] = {"--num-prompts", np};
+        size_t k = 2;
+        for (size_t i = 0; o->run_args[i] && k < 255; i++)
+            base[k++] = o->run_args[i];
+        base[k] = NULL;
+        plan = sweep_plan_build(cases, nc, targets, nt, o->rounds, dir, base, o->slo);
+        char path[1100], err[512];
+        snprintf(path, sizeof path, "%s/sweep-plan.json", dir);
+        if (plan && artifact_write_file(path, plan, err, sizeof err) != 0) {
+            fprintf(stderr, "anvil sweep: %s\n", err);
+            cJSON_Delete(plan);
+            plan = NULL;
+        }
+    }
+    for (size_t i = 0; i < nc; i++)
+        free(cases[i].extra);
+    cJSON_Delete(plan_file);
+    return plan;
+}
+
+static cJSON *load_plan(const char *dir)
+{
+    char path[1100];
+    snprintf(path, sizeof path, "%s/sweep-plan.json", dir);
+    char *text = slurp(path);
+    cJSON *plan = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    const cJSON *schema = cJSON_GetObjectItemCaseSensitive(plan, "schema");
+    if (!cJSON_IsString(schema) || strcmp(schema->valuestring, PLAN_SCHEMA) != 0) {
+        fprintf(stderr, "anvil sweep: --resume %s: %s is missing or not a sweep plan\n", dir, path);
+        cJSON_Delete(plan);
+        return NULL;
+    }
+    return plan;
+}
+
+/* Writes the matrix and, with SLOs, the load curve. Returns the exit status. */
+static int write_results(const cJSON *plan, const char *dir, bool interrupted)
+{
+    char err[512], status[32] = "";
+    if (sweep_write_matrix(plan, dir, interrupted, status, sizeof status, err, sizeof err) != 0) {
+        fprintf(stderr, "anvil sweep: no matrix: %s\n", err);
+        return 1;
+    }
+    printf("matrix: %s/matrix.json (%s)\n", dir, status);
+    const cJSON *slo_s = cJSON_GetObjectItemCaseSensitive(plan, "slo");
+    if (cJSON_IsString(slo_s)) {
+        struct slo slo = {NAN, NAN, NAN};
+        slo_parse(slo_s->valuestring, &slo);
+        const char *profile = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+        cJSON *curve = sweep_load_curve(plan, profile, slo.ttft_ms, slo.tpot_ms, err, sizeof err);
+        char path[1100];
+        snprintf(path, sizeof path, "%s/load-curve.json", dir);
+        if (!curve || matrix_write_file(path, curve, err, sizeof err) != 0)
+            fprintf(stderr, "anvil sweep: no load curve: %s\n", err);
+        else
+            printf("load curve: %s\n", path);
+        cJSON_Delete(curve);
+    }
+    return strcmp(status, "PASS") == 0 ? 0 : 1;
+}
+
+int sweep_main(int argc, char **argv)
+{
+    struct sweep_opts o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc) {
+        if (rc == 1)
+            usage(stdout);
+        return rc == 1 ? 0 : 2;
+    }
+    struct slo probe = {NAN, NAN, NAN};
+    if (o.slo && slo_parse(o.slo, &probe) != 0) {
+        fprintf(stderr, "anvil sweep: --slo: expected ttft:MS,tpot:MS (ms > 0), got '%s'\n", o.slo);
+        return 2;
+    }
+    char dir[900];
+    if (o.resume)
+        snprintf(dir, sizeof dir, "%s", o.resume);
+    else if (o.out_dir)
+        snprintf(dir, sizeof dir, "%s", o.out_dir);
+    else
+        default_dir(dir, sizeof dir);
+    cJSON *plan = o.resume ? load_plan(dir) : new_plan(&o, dir);
+    if (!plan)
+        return o.resume ? 1 : 2;
+    char self[PATH_MAX], err[512];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        fprintf(stderr, "anvil sweep: cannot find the anvil binary (/proc/self/exe)\n");
+        cJSON_Delete(plan);
+        return 1;
+    }
+    self[n] = '\0';
+    bool interrupted = false;
+    int failed = sweep_execute(plan, self, dir, &interrupted, err, sizeof err);
+    if (failed < 0) {
+        fprintf(stderr, "anvil sweep: %s\n", err);
+        cJSON_Delete(plan);
+        return 1;
+    }
+    if (interrupted)
+        fprintf(stderr, "anvil sweep: interrupted; finished rounds kept; continue with --resume %s\n", dir);
+    rc = write_results(plan, dir, interrupted);
+    cJSON_Delete(plan);
+    return rc;
+}

@@ -1,0 +1,297 @@
+/* report.c — matrix and load-curve artifacts of a sweep. */
+#include "sweep/report.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "artifact/matrix.h"
+#include "core/sha256.h"
+#include "stats/dist.h"
+#include "sweep/runner.h"
+
+static char *read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *p = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
+        free(p);
+        p = NULL;
+    }
+    fclose(f);
+    if (p) {
+        p[n] = '\0';
+        *len = (size_t)n;
+    }
+    return p;
+}
+
+/* The parsed artifact of a job when it is complete, else NULL; sha256 of
+ * its bytes into hex. */
+static cJSON *load_round(const cJSON *job, char hex[SHA256_HEX_LEN + 1])
+{
+    const char *path = cJSON_GetObjectItemCaseSensitive(job, "artifact")->valuestring;
+    if (!sweep_round_done(path))
+        return NULL;
+    size_t len;
+    char *text = read_all(path, &len);
+    cJSON *a = text ? cJSON_ParseWithLength(text, len) : NULL;
+    if (a && sha256_hex(text, len, hex) != 0)
+        hex[0] = '\0';
+    free(text);
+    return a;
+}
+
+int sweep_write_matrix(const cJSON *plan, const char *dir, bool interrupted, char *status,
+                       size_t cap, char *err, size_t errlen)
+{
+    cJSON *rows = cJSON_CreateArray(), *reasons = cJSON_CreateArray();
+    const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(plan, "jobs"), *job;
+    size_t n = (size_t)cJSON_GetArraySize(jobs), k = 0;
+    const cJSON **arts = calloc(n ? n : 1, sizeof *arts);
+    int rc = -1;
+    cJSON_ArrayForEach(job, jobs) {
+        char hex[SHA256_HEX_LEN + 1];
+        cJSON *a = load_round(job, hex);
+        if (!a) {
+            char why[300];
+            snprintf(why, sizeof why, "round %d of %s%s%s did not complete",
+                     (int)cJSON_GetObjectItemCaseSensitive(job, "round")->valuedouble,
+                     cJSON_GetObjectItemCaseSensitive(job, "target")->valuestring,
+                     cJSON_GetObjectItemCaseSensitive(job, "target")->valuestring[0] ? " " : "",
+                     cJSON_GetObjectItemCaseSensitive(job, "case_id")->valuestring);
+            cJSON_AddItemToArray(reasons, cJSON_CreateString(why));
+            continue;
+        }
+        cJSON *row = matrix_row_from_round(a, hex[0] ? hex : NULL, err, errlen);
+        if (!row) {
+            cJSON_Delete(a);
+            goto out;
+        }
+        cJSON_AddItemToArray(rows, row);
+        arts[k++] = a;
+    }
+    if (k == 0) {
+        snprintf(err, errlen, "no round completed");
+        goto out;
+    }
+    cJSON *meta = matrix_meta_from_rounds(arts, k);
+    cJSON *doc = matrix_build(rows, meta, reasons, err, errlen);
+    cJSON_Delete(meta);
+    if (!doc)
+        goto out;
+    if (interrupted)
+        cJSON_ReplaceItemInObjectCaseSensitive(doc, "status", cJSON_CreateString("INCOMPLETE"));
+    snprintf(status, cap, "%s", cJSON_GetObjectItemCaseSensitive(doc, "status")->valuestring);
+    char path[1100];
+    snprintf(path, sizeof path, "%s/matrix.json", dir);
+    rc = matrix_write_file(path, doc, err, errlen);
+    cJSON_Delete(doc);
+out:
+    for (size_t i = 0; i < k; i++)
+        cJSON_Delete((cJSON *)arts[i]);
+    free(arts);
+    cJSON_Delete(rows);
+    cJSON_Delete(reasons);
+    return rc;
+}
+
+/* ---- load curve ---- */
+
+/* One group of the load curve: a target × workload shape × load point. */
+struct point_key {
+    char group[160];
+    double x;
+};
+
+static void key_of(const cJSON *a, const cJSON *job, bool several_shapes, struct point_key *k)
+{
+    const char *label = cJSON_GetObjectItemCaseSensitive(job, "target")->valuestring;
+    if (!label[0])
+        label = cJSON_GetObjectItemCaseSensitive(a, "engine")->valuestring;
+    const cJSON *rate = cJSON_GetObjectItemCaseSensitive(a, "request_rate");
+    k->x = cJSON_IsNumber(rate) ? rate->valuedouble
+                                : cJSON_GetObjectItemCaseSensitive(a, "concurrency")->valuedouble;
+    if (several_shapes)
+        snprintf(k->group, sizeof k->group, "%s/%g-%g", label,
+                 cJSON_GetObjectItemCaseSensitive(a, "context_tokens")->valuedouble,
+                 cJSON_GetObjectItemCaseSensitive(a, "max_tokens")->valuedouble);
+    else
+        snprintf(k->group, sizeof k->group, "%s", label);
+}
+
+static double metric(const cJSON *a, const char *name)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(a, "metrics"), name);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static void add_range(cJSON *point, const char *name, cJSON *const *arts, size_t n, const char *src)
+{
+    double *v = malloc((n ? n : 1) * sizeof *v);
+    size_t k = 0;
+    for (size_t i = 0; v && i < n; i++) {
+        double x = metric(arts[i], src);
+        if (!isnan(x))
+            v[k++] = x;
+    }
+    struct matrix_range r;
+    cJSON *o = cJSON_AddObjectToObject(point, name);
+    if (k && matrix_range_of(v, k, &r) == 0) {
+        cJSON_AddNumberToObject(o, "median", r.median);
+        cJSON_AddNumberToObject(o, "min", r.min);
+        cJSON_AddNumberToObject(o, "max", r.max);
+    } else {
+        cJSON_AddNullToObject(o, "median");
+        cJSON_AddNullToObject(o, "min");
+        cJSON_AddNullToObject(o, "max");
+    }
+    cJSON_AddNumberToObject(o, "n", (double)k);
+    free(v);
+}
+
+/* 51 nearest-rank quantiles of field over every request of every repeat. */
+static cJSON *pooled_quantiles(cJSON *const *arts, size_t n, const char *field)
+{
+    size_t cap = 0, k = 0;
+    for (size_t i = 0; i < n; i++)
+        cap += (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(arts[i], "request_timings"));
+    double *v = malloc((cap ? cap : 1) * sizeof *v);
+    for (size_t i = 0; v && i < n; i++) {
+        const cJSON *t;
+        cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(arts[i], "request_timings")) {
+            const cJSON *x = cJSON_GetObjectItemCaseSensitive(t, field);
+            if (cJSON_IsNumber(x))
+                v[k++] = x->valuedouble;
+        }
+    }
+    cJSON *q = cJSON_CreateArray();
+    struct dist d;
+    dist_compute(v, k, PCT_NEAREST, &d);    /* sorts v */
+    for (int i = 0; i < LOAD_CURVE_QUANTILES; i++) {
+        double p = 100.0 * i / (LOAD_CURVE_QUANTILES - 1);
+        cJSON_AddItemToArray(q, k ? cJSON_CreateNumber(i == 0 ? v[0] : pct_sorted(v, k, p, PCT_NEAREST))
+                                  : cJSON_CreateNull());
+    }
+    free(v);
+    return q;
+}
+
+static cJSON *point_json(double x, cJSON *const *arts, size_t n)
+{
+    static const char *const ranges[][2] = {
+        {"output_throughput", "output_throughput"}, {"median_ttft_ms", "ttft_p50_ms"},
+        {"p99_ttft_ms", "ttft_p99_ms"}, {"median_tpot_ms", "tpot_p50_ms"}, {"p99_tpot_ms", "tpot_p99_ms"},
+        {"p99_itl_ms", "itl_p99_ms"}, {"median_itl_ms", "itl_p50_ms"}, {"goodput_rps", "goodput_rps"},
+        {"request_throughput", "request_throughput"},
+    };
+    cJSON *p = cJSON_CreateObject();
+    cJSON_AddNumberToObject(p, "x", x);
+    for (size_t i = 0; i < sizeof ranges / sizeof *ranges; i++)
+        add_range(p, ranges[i][0], arts, n, ranges[i][1]);
+    cJSON *completed = cJSON_AddArrayToObject(p, "completed");
+    for (size_t i = 0; i < n; i++)
+        cJSON_AddItemToArray(completed, cJSON_CreateNumber(
+            cJSON_GetObjectItemCaseSensitive(arts[i], "completed")->valuedouble));
+    cJSON_AddNullToObject(p, "gpu");
+    cJSON_AddItemToObject(p, "ttft_quantiles_ms", pooled_quantiles(arts, n, "ttft_ms"));
+    cJSON_AddItemToObject(p, "tpot_quantiles_ms", pooled_quantiles(arts, n, "tpot_ms"));
+    return p;
+}
+
+static void add_num_or_null(cJSON *o, const char *k, double v)
+{
+    if (isnan(v))
+        cJSON_AddNullToObject(o, k);
+    else
+        cJSON_AddNumberToObject(o, k, v);
+}
+
+/* Appends the point for key k (every complete round with that key) to its group. */
+static void add_point(cJSON *load, const struct point_key *k, cJSON *const *arts,
+                      const struct point_key *keys, size_t n)
+{
+    cJSON *group = cJSON_GetObjectItemCaseSensitive(load, k->group);
+    if (!group) {
+        group = cJSON_AddObjectToObject(load, k->group);
+        cJSON_AddNullToObject(group, "kv_pool_tokens");
+        cJSON_AddArrayToObject(group, "points");
+    }
+    cJSON *points = cJSON_GetObjectItemCaseSensitive(group, "points");
+    const cJSON *p;
+    cJSON_ArrayForEach(p, points)
+        if (cJSON_GetObjectItemCaseSensitive(p, "x")->valuedouble == k->x)
+            return;     /* already built from an earlier round */
+    cJSON **same = calloc(n, sizeof *same);
+    size_t m = 0;
+    for (size_t i = 0; same && i < n; i++)
+        if (keys[i].x == k->x && !strcmp(keys[i].group, k->group))
+            same[m++] = arts[i];
+    if (same)
+        cJSON_AddItemToArray(points, point_json(k->x, same, m));
+    free(same);
+}
+
+static bool several_shapes(const cJSON *jobs)
+{
+    const cJSON *j;
+    const char *first = NULL;
+    cJSON_ArrayForEach(j, jobs) {
+        /* the case id without its load suffix names the shape */
+        const char *id = cJSON_GetObjectItemCaseSensitive(j, "case_id")->valuestring;
+        const char *dash = strrchr(id, '-');
+        size_t len = dash ? (size_t)(dash - id) : strlen(id);
+        if (!first)
+            first = id;
+        else if (strncmp(first, id, len) != 0 || (first[len] != '-' && first[len] != '\0'))
+            return true;
+    }
+    return false;
+}
+
+cJSON *sweep_load_curve(const cJSON *plan, const char *profile, double slo_ttft_ms,
+                        double slo_tpot_ms, char *err, size_t errlen)
+{
+    const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(plan, "jobs"), *job;
+    size_t n = (size_t)cJSON_GetArraySize(jobs), k = 0;
+    cJSON **arts = calloc(n ? n : 1, sizeof *arts);
+    struct point_key *keys = calloc(n ? n : 1, sizeof *keys);
+    bool shapes = several_shapes(jobs);
+    cJSON_ArrayForEach(job, jobs) {
+        char hex[SHA256_HEX_LEN + 1];
+        cJSON *a = arts ? load_round(job, hex) : NULL;
+        if (a) {
+            key_of(a, job, shapes, &keys[k]);
+            arts[k++] = a;
+        }
+    }
+    cJSON *doc = NULL;
+    if (k == 0) {
+        snprintf(err, errlen, "no round completed");
+    } else {
+        doc = cJSON_CreateObject();
+        cJSON_AddStringToObject(doc, "schema", LOAD_CURVE_SCHEMA);
+        cJSON_AddStringToObject(doc, "profile", profile);
+        cJSON *slo = cJSON_AddObjectToObject(doc, "slo");
+        add_num_or_null(slo, "ttft_ms", slo_ttft_ms);
+        add_num_or_null(slo, "tpot_ms", slo_tpot_ms);
+        cJSON_AddNullToObject(doc, "environment");
+        cJSON *q = cJSON_AddArrayToObject(doc, "quantiles");
+        for (int i = 0; i < LOAD_CURVE_QUANTILES; i++)
+            cJSON_AddItemToArray(q, cJSON_CreateNumber(i / (double)(LOAD_CURVE_QUANTILES - 1)));
+        cJSON *load = cJSON_AddObjectToObject(doc, "load");
+        for (size_t i = 0; i < k; i++)
+            add_point(load, &keys[i], arts, keys, k);
+    }
+    for (size_t i = 0; i < k; i++)
+        cJSON_Delete(arts[i]);
+    free(arts);
+    free(keys);
+    return doc;
+}

@@ -1,0 +1,179 @@
+/* runner.c — executes round jobs as child processes. */
+#include "sweep/runner.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+
+static volatile sig_atomic_t stop_signal;
+static volatile pid_t running_child;
+
+/* Only records the signal and passes it to the round in flight, which then
+ * writes its own incomplete artifact. */
+static void on_signal(int sig)
+{
+    stop_signal = sig;
+    if (running_child > 0)
+        kill(running_child, sig);
+}
+
+bool sweep_round_done(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    char *text = NULL;
+    size_t cap = 0, len = 0, n;
+    char chunk[65536];
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (len + n + 1 > cap) {
+            cap = (len + n + 1) * 2;
+            char *p = realloc(text, cap);
+            if (!p)
+                break;
+            text = p;
+        }
+        memcpy(text + len, chunk, n);
+        len += n;
+    }
+    fclose(f);
+    cJSON *a = text ? cJSON_ParseWithLength(text, len) : NULL;
+    free(text);
+    const cJSON *inc = cJSON_GetObjectItemCaseSensitive(a, "incomplete");
+    bool done = a && cJSON_IsFalse(inc);
+    cJSON_Delete(a);
+    return done;
+}
+
+static int mkdirs(const char *path)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    for (char *p = dir + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return 0;
+}
+
+/* argv for one job: anvil run ARGS --out ARTIFACT. Returns a malloc'd array
+ * whose strings point into job (valid while job lives), or NULL. */
+static char **job_argv(const cJSON *job, const char *anvil_bin)
+{
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(job, "args");
+    int n = cJSON_GetArraySize(args);
+    char **argv = calloc((size_t)n + 5, sizeof *argv);
+    if (!argv)
+        return NULL;
+    int k = 0;
+    argv[k++] = (char *)anvil_bin;
+    argv[k++] = "run";
+    const cJSON *a;
+    cJSON_ArrayForEach(a, args)
+        argv[k++] = cJSON_IsString(a) ? a->valuestring : "";
+    argv[k++] = "--out";
+    argv[k++] = cJSON_GetObjectItemCaseSensitive(job, "artifact")->valuestring;
+    return argv;
+}
+
+/* Runs one job; returns its exit status (0..255, 128+signal) or -1. */
+static int run_job(const cJSON *job, const char *anvil_bin, const char *dir)
+{
+    const char *artifact = cJSON_GetObjectItemCaseSensitive(job, "artifact")->valuestring;
+    char log[1200];
+    const char *target = cJSON_GetObjectItemCaseSensitive(job, "target")->valuestring;
+    snprintf(log, sizeof log, "%s/logs/%s-%s-round-%d.log", dir, target[0] ? target : "target",
+             cJSON_GetObjectItemCaseSensitive(job, "case_id")->valuestring,
+             (int)cJSON_GetObjectItemCaseSensitive(job, "round")->valuedouble);
+    char **argv = job_argv(job, anvil_bin);
+    if (!argv || mkdirs(artifact) != 0 || mkdirs(log) != 0) {
+        free(argv);
+        return -1;
+    }
+    unlink(artifact);   /* an incomplete artifact of an earlier attempt */
+    pid_t pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0);      /* a terminal's Ctrl-C reaches the sweep only, which passes it on once */
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+        if (fd >= 0) {
+            dup2(fd, STDOUT_FILENO);
+            dup2(fd, STDERR_FILENO);
+            close(fd);
+        }
+        execv(anvil_bin, argv);
+        _exit(127);
+    }
+    free(argv);
+    if (pid < 0)
+        return -1;
+    running_child = pid;
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    running_child = 0;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void progress(size_t i, size_t n, const cJSON *job, double elapsed_s, size_t ran)
+{
+    double eta = ran ? elapsed_s / (double)ran * (double)(n - i) : 0;
+    const char *target = cJSON_GetObjectItemCaseSensitive(job, "target")->valuestring;
+    fprintf(stderr, "anvil sweep: [%zu/%zu] %s%s%s round %d", i + 1, n, target, target[0] ? " " : "",
+            cJSON_GetObjectItemCaseSensitive(job, "case_id")->valuestring,
+            (int)cJSON_GetObjectItemCaseSensitive(job, "round")->valuedouble);
+    if (ran)
+        fprintf(stderr, " (ETA %.0f s)", eta);
+    fputc('\n', stderr);
+}
+
+int sweep_execute(const cJSON *plan, const char *anvil_bin, const char *dir, bool *interrupted,
+                  char *err, size_t errlen)
+{
+    struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    stop_signal = 0;
+    const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(plan, "jobs");
+    size_t n = (size_t)cJSON_GetArraySize(jobs), i = 0, ran = 0;
+    int failed = 0;
+    int64_t t0 = clock_now_ns();
+    const cJSON *job;
+    cJSON_ArrayForEach(job, jobs) {
+        if (stop_signal)
+            break;
+        const char *artifact = cJSON_GetObjectItemCaseSensitive(job, "artifact")->valuestring;
+        if (sweep_round_done(artifact)) {   /* resumed: this round is already measured */
+            i++;
+            continue;
+        }
+        progress(i, n, job, ns_to_ms(clock_now_ns() - t0) / 1000, ran);
+        int st = run_job(job, anvil_bin, dir);
+        ran++;
+        i++;
+        if (st < 0 || st == 2 || st == 127) {
+            snprintf(err, errlen, "round %s could not run (exit status %d); see %s/logs/",
+                     artifact, st, dir);
+            failed = -1;
+            break;
+        }
+        if (!sweep_round_done(artifact))
+            failed++;
+    }
+    *interrupted = stop_signal != 0;
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    return failed;
+}

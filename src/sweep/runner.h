@@ -1,0 +1,26 @@
+/* runner.h — runs a sweep plan's round jobs, one `anvil run` process after
+ * another, each with its own artifact and log; skips jobs already done
+ * (resume); forwards Ctrl-C / SIGTERM to the running round and stops. */
+#ifndef ANVIL_SWEEP_RUNNER_H
+#define ANVIL_SWEEP_RUNNER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+/* Whether the round artifact at path exists, parses and is complete (not
+ * `incomplete`). */
+bool sweep_round_done(const char *path);
+
+/* Runs every job of plan (see plan.h) whose artifact is not done, with
+ * anvil_bin (`anvil run ARGS --out ARTIFACT`); stdout and stderr of each go
+ * to DIR/logs/<target>-<case>-round-<r>.log. Prints a progress line with an
+ * ETA per job on stderr. Sets *interrupted when a signal stopped the sweep.
+ * Returns the number of jobs that failed to produce a complete artifact, or
+ * -1 with a message in err when a job could not be started or a round
+ * rejected its flags (exit status 2: the plan is wrong, nothing more is run). */
+int sweep_execute(const cJSON *plan, const char *anvil_bin, const char *dir, bool *interrupted,
+                  char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,199 @@
+/* dataset.c — prompt datasets. */
+#include "workload/dataset.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int push(struct dataset *d, cJSON *messages, long max_tokens, long conv)
+{
+    struct dataset_entry *e = realloc(d->entries, (d->n + 1) * sizeof *e);
+    if (!e) {
+        cJSON_Delete(messages);
+        return -1;
+    }
+    d->entries = e;
+    d->entries[d->n++] = (struct dataset_entry){messages, max_tokens, conv};
+    return 0;
+}
+
+static cJSON *message(const char *role, const char *content)
+{
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "role", role);
+    cJSON_AddStringToObject(m, "content", content);
+    return m;
+}
+
+/* Adds one entry per user turn of msgs (or only the first), each with the
+ * turns before it. msgs holds objects with string role and content. */
+static int add_turns(struct dataset *d, const cJSON *msgs, long max_tokens, long conv, bool multi_turn)
+{
+    cJSON *history = cJSON_CreateArray();
+    const cJSON *m;
+    int added = 0;
+    cJSON_ArrayForEach(m, msgs) {
+        const cJSON *role = cJSON_GetObjectItemCaseSensitive(m, "role");
+        const cJSON *content = cJSON_GetObjectItemCaseSensitive(m, "content");
+        if (!cJSON_IsString(role) || !cJSON_IsString(content))
+            continue;
+        cJSON_AddItemToArray(history, message(role->valuestring, content->valuestring));
+        if (strcmp(role->valuestring, "user") != 0)
+            continue;
+        if (push(d, cJSON_Duplicate(history, 1), max_tokens, conv) != 0)
+            break;
+        added++;
+        if (!multi_turn)
+            break;
+    }
+    cJSON_Delete(history);
+    return added;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *p = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
+        free(p);
+        p = NULL;
+    }
+    fclose(f);
+    if (p) {
+        p[n] = '\0';
+        *len = (size_t)n;
+    }
+    return p;
+}
+
+/* One JSON Lines record: {"prompt": "..."} or {"messages": [...]}, with an
+ * optional "max_tokens". Returns entries added, or -1 (err set). */
+static int jsonl_line(struct dataset *d, const char *line, size_t len, long lineno, bool multi_turn,
+                      const char *path, char *err, size_t errlen)
+{
+    cJSON *j = cJSON_ParseWithLength(line, len);
+    const cJSON *prompt = cJSON_GetObjectItemCaseSensitive(j, "prompt");
+    const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(j, "messages");
+    const cJSON *mt = cJSON_GetObjectItemCaseSensitive(j, "max_tokens");
+    long max_tokens = cJSON_IsNumber(mt) && mt->valuedouble >= 1 ? (long)mt->valuedouble : -1;
+    int added = -1;
+    if (!cJSON_IsObject(j))
+        snprintf(err, errlen, "%s line %ld: not a JSON object", path, lineno);
+    else if (cJSON_IsString(prompt)) {
+        cJSON *one = cJSON_CreateArray();
+        cJSON_AddItemToArray(one, message("user", prompt->valuestring));
+        added = push(d, one, max_tokens, lineno - 1) == 0 ? 1 : -1;
+    } else if (cJSON_IsArray(msgs))
+        added = add_turns(d, msgs, max_tokens, lineno - 1, multi_turn);
+    else
+        snprintf(err, errlen, "%s line %ld: needs a \"prompt\" string or a \"messages\" array", path, lineno);
+    if (added == 0) {
+        snprintf(err, errlen, "%s line %ld: no user message", path, lineno);
+        added = -1;
+    }
+    cJSON_Delete(j);
+    return added;
+}
+
+static int load_jsonl(struct dataset *d, const char *path, bool multi_turn, char *err, size_t errlen)
+{
+    size_t len;
+    char *text = slurp(path, &len);
+    if (!text) {
+        snprintf(err, errlen, "cannot read %s", path);
+        return -1;
+    }
+    long lineno = 0;
+    int rc = 0;
+    for (char *p = text; p < text + len && rc == 0;) {
+        char *nl = memchr(p, '\n', (size_t)(text + len - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(text + len - p);
+        lineno++;
+        if (strspn(p, " \t\r") < n && jsonl_line(d, p, n, lineno, multi_turn, path, err, errlen) < 0)
+            rc = -1;
+        p += n + 1;
+    }
+    free(text);
+    return rc;
+}
+
+static const char *sharegpt_role(const char *from)
+{
+    if (!strcmp(from, "human") || !strcmp(from, "user"))
+        return "user";
+    if (!strcmp(from, "gpt") || !strcmp(from, "assistant") || !strcmp(from, "chatgpt"))
+        return "assistant";
+    if (!strcmp(from, "system"))
+        return "system";
+    return NULL;
+}
+
+static int load_sharegpt(struct dataset *d, const char *path, bool multi_turn, char *err, size_t errlen)
+{
+    size_t len;
+    char *text = slurp(path, &len);
+    cJSON *root = text ? cJSON_ParseWithLength(text, len) : NULL;
+    free(text);
+    if (!cJSON_IsArray(root)) {
+        snprintf(err, errlen, "%s: %s", path, root ? "expected a JSON array of conversations" : "cannot read or parse");
+        cJSON_Delete(root);
+        return -1;
+    }
+    long conv = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, root) {
+        cJSON *msgs = cJSON_CreateArray();
+        const cJSON *turn;
+        cJSON_ArrayForEach(turn, cJSON_GetObjectItemCaseSensitive(c, "conversations")) {
+            const cJSON *from = cJSON_GetObjectItemCaseSensitive(turn, "from");
+            const cJSON *value = cJSON_GetObjectItemCaseSensitive(turn, "value");
+            const char *role = cJSON_IsString(from) ? sharegpt_role(from->valuestring) : NULL;
+            if (role && cJSON_IsString(value))
+                cJSON_AddItemToArray(msgs, message(role, value->valuestring));
+        }
+        add_turns(d, msgs, -1, conv++, multi_turn);     /* conversations without a user turn are skipped */
+        cJSON_Delete(msgs);
+    }
+    cJSON_Delete(root);
+    if (d->n == 0) {
+        snprintf(err, errlen, "%s: no conversation has a user turn", path);
+        return -1;
+    }
+    return 0;
+}
+
+int dataset_load(const char *spec, bool multi_turn, struct dataset *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->spec, sizeof out->spec, "%s", spec);
+    int rc;
+    if (!strncmp(spec, "jsonl:", 6))
+        rc = load_jsonl(out, spec + 6, multi_turn, err, errlen);
+    else if (!strncmp(spec, "sharegpt:", 9))
+        rc = load_sharegpt(out, spec + 9, multi_turn, err, errlen);
+    else {
+        snprintf(err, errlen, "expected jsonl:FILE or sharegpt:FILE, got '%s'", spec);
+        rc = -1;
+    }
+    if (rc == 0 && out->n == 0) {
+        snprintf(err, errlen, "%s holds no prompt", spec);
+        rc = -1;
+    }
+    if (rc != 0)
+        dataset_free(out);
+    return rc;
+}
+
+void dataset_free(struct dataset *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        cJSON_Delete(d->entries[i].messages);
+    free(d->entries);
+    d->entries = NULL;
+    d->n = 0;
+}

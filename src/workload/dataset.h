@@ -1,0 +1,34 @@
+/* dataset.h — prompts from files: JSON Lines (`jsonl:FILE`, one prompt or
+ * chat message list per line, optional max_tokens) and the ShareGPT format
+ * (`sharegpt:FILE`). With multi-turn, each conversation becomes one entry
+ * per user turn, carrying the history before it. */
+#ifndef ANVIL_WORKLOAD_DATASET_H
+#define ANVIL_WORKLOAD_DATASET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+struct dataset_entry {
+    cJSON *messages;    /* owned: [{"role", "content"}...], the last one a user turn */
+    long max_tokens;    /* tokens; -1 = not given (use --output-len) */
+    long conversation;  /* index of the conversation it came from (prefix-cache salt) */
+};
+
+struct dataset {
+    struct dataset_entry *entries;  /* owned */
+    size_t n;
+    char spec[512];                 /* "jsonl:FILE" or "sharegpt:FILE", for the artifact */
+};
+
+/* Loads spec ("jsonl:PATH" or "sharegpt:PATH"). multi_turn expands every
+ * user turn of a conversation into its own entry (with the recorded history);
+ * otherwise each line / conversation gives its first user turn. Returns 0,
+ * or -1 with a message naming the file, line or entry in err. */
+int dataset_load(const char *spec, bool multi_turn, struct dataset *out, char *err, size_t errlen);
+
+/* Frees every entry. */
+void dataset_free(struct dataset *d);
+
+#endif

@@ -1,0 +1,202 @@
+/* workload.c — request bodies of a run. */
+#include "workload/workload.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "workload/prompt.h"
+
+/* Synthetic bodies are spliced from pieces rendered once — JSON head, the
+ * shared prefix, "<salt>-<index>:", the first k filler words, JSON tail — so
+ * a launch costs a few memcpy calls rather than building and rendering a
+ * prompt while other streams are being timed. */
+struct workload {
+    struct workload_cfg cfg;
+    long words;                 /* filler words for input_len tokens (calibrated) */
+    double tokens_per_word;
+    long shared_words;          /* words of the shared prefix */
+    struct buf shared;          /* the shared prefix text and a space, or empty */
+    struct buf filler;          /* " w1 w2 ..." (max_words words) */
+    size_t *ends;               /* ends[k]: bytes of the first k filler words */
+    long max_words;
+    char *head, *tail;          /* the body around the prompt (tail for output_len) */
+};
+
+#define PLACEHOLDER "\x01"          /* cJSON writes it as \u0001 */
+#define PLACEHOLDER_JSON "\\u0001"
+
+/* splitmix64 of (seed, seq, stream): independent, reproducible draws */
+static double uniform01(uint64_t seed, long seq, uint64_t stream)
+{
+    uint64_t z = seed ^ ((uint64_t)seq * 0x9e3779b97f4a7c15ull) ^ (stream << 56);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (double)(z >> 11) / 9007199254740992.0;
+}
+
+static long draw_len(long base, double ratio, uint64_t seed, long seq, uint64_t stream)
+{
+    if (ratio <= 0)
+        return base;
+    double lo = (double)base * (1 - ratio), hi = (double)base * (1 + ratio);
+    long v = (long)floor(lo + (hi - lo + 1) * uniform01(seed, seq, stream));
+    return v < 1 ? 1 : v;
+}
+
+struct workload *workload_new(const struct workload_cfg *cfg)
+{
+    struct workload *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->cfg = *cfg;
+    w->words = cfg->input_len;
+    w->tokens_per_word = 1;
+    buf_init(&w->shared, 1u << 30);
+    buf_init(&w->filler, 1u << 30);
+    return w;
+}
+
+/* " w1 w2 ..." for n words of seed: prompt_build without its "<salt>-<index>:". */
+static int words_text(struct buf *out, long n, uint64_t seed)
+{
+    struct buf tmp;
+    buf_init(&tmp, 1u << 30);
+    int rc = prompt_build(&tmp, 0, 0, n, seed);
+    if (rc == 0) {
+        const char *words = strchr(tmp.data, ':') + 1;
+        rc = buf_append(out, words, strlen(words));
+    }
+    buf_free(&tmp);
+    return rc;
+}
+
+int workload_prompt(const struct workload *w, long seq, long filler_words, struct buf *out)
+{
+    if (w->shared.len && buf_append(out, w->shared.data, w->shared.len) != 0)
+        return -1;
+    return prompt_build(out, w->cfg.salt, seq, filler_words, w->cfg.seed);
+}
+
+/* Renders the JSON around the prompt for max_tokens: head into *head (if
+ * head is not NULL) and the tail into *tail. Returns 0 or -1. */
+static int frame(const struct workload *w, long max_tokens, char **head, char **tail)
+{
+    struct request_opts ro = w->cfg.ro;
+    ro.max_tokens = max_tokens;
+    char *body = request_body(&ro, PLACEHOLDER);
+    char *at = body ? strstr(body, PLACEHOLDER_JSON) : NULL;
+    if (!at) {
+        free(body);
+        return -1;
+    }
+    *tail = strdup(at + strlen(PLACEHOLDER_JSON));
+    if (head) {
+        *at = '\0';
+        *head = strdup(body);
+    }
+    free(body);
+    return *tail && (!head || *head) ? 0 : -1;
+}
+
+int workload_fit(struct workload *w, long words, double tokens_per_word)
+{
+    w->words = words;
+    w->tokens_per_word = tokens_per_word > 0 ? tokens_per_word : 1;
+    long shared = (long)llround((double)w->cfg.shared_prefix_len / w->tokens_per_word);
+    w->shared_words = shared;
+    w->words = words > shared ? words - shared : 0;     /* the shared words count toward input_len */
+    buf_reset(&w->shared);
+    if (shared > 0 && (words_text(&w->shared, shared, w->cfg.seed + 1) != 0 ||
+                       buf_append(&w->shared, " ", 1) != 0))
+        return -1;
+    /* enough filler for the longest prompt a range can ask for */
+    double extra = (double)w->cfg.input_len * w->cfg.input_range / w->tokens_per_word;
+    w->max_words = w->words + (long)ceil(extra) + 1;
+    free(w->ends);
+    buf_reset(&w->filler);
+    w->ends = malloc(((size_t)w->max_words + 1) * sizeof *w->ends);
+    if (!w->ends || words_text(&w->filler, w->max_words, w->cfg.seed) != 0)
+        return -1;
+    long k = 0;
+    w->ends[0] = 0;
+    for (size_t i = 1; i <= w->filler.len && k < w->max_words; i++)
+        if (i == w->filler.len || w->filler.data[i] == ' ')
+            w->ends[++k] = i;
+    return frame(w, w->cfg.output_len, &w->head, &w->tail);
+}
+
+/* A dataset entry's messages with the salt and conversation id before the
+ * first message's text. Returns a new array (caller deletes) or NULL. */
+static cJSON *salted(const struct workload *w, const struct dataset_entry *e)
+{
+    cJSON *msgs = cJSON_Duplicate(e->messages, 1);
+    cJSON *first = cJSON_GetArrayItem(msgs, 0);
+    const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(first, "content"));
+    struct buf b;
+    buf_init(&b, 1u << 30);
+    if (msgs && text && buf_printf(&b, "%016" PRIx64 "-%0*ld: %s", w->cfg.salt, PROMPT_INDEX_DIGITS,
+                                   e->conversation, text) == 0)
+        cJSON_ReplaceItemInObjectCaseSensitive(first, "content", cJSON_CreateString(b.data));
+    buf_free(&b);
+    return msgs;
+}
+
+/* Copies n bytes (src may be NULL when n is 0) and returns the end. */
+static char *append(char *dst, const char *src, size_t n)
+{
+    if (n)
+        memcpy(dst, src, n);
+    return dst + n;
+}
+
+char *workload_body(const struct workload *w, long seq, long *planned, long *max_tokens)
+{
+    struct request_opts ro = w->cfg.ro;
+    if (w->cfg.ds) {
+        const struct dataset_entry *e = &w->cfg.ds->entries[(size_t)seq % w->cfg.ds->n];
+        ro.max_tokens = *max_tokens = e->max_tokens > 0 ? e->max_tokens : w->cfg.output_len;
+        *planned = -1;
+        cJSON *msgs = salted(w, e);
+        char *body = msgs ? request_body_messages(&ro, msgs) : NULL;
+        cJSON_Delete(msgs);
+        return body;
+    }
+    long tokens = draw_len(w->cfg.input_len, w->cfg.input_range, w->cfg.seed, seq, 1);
+    long words = w->words + (long)llround((double)(tokens - w->cfg.input_len) / w->tokens_per_word);
+    words = words < 0 ? 0 : words > w->max_words ? w->max_words : words;
+    *max_tokens = draw_len(w->cfg.output_len, w->cfg.output_range, w->cfg.seed, seq, 2);
+    *planned = tokens;
+    char *tail = w->tail, *own_tail = NULL;
+    if (*max_tokens != w->cfg.output_len && frame(w, *max_tokens, NULL, &own_tail) == 0)
+        tail = own_tail;
+    char id[64];
+    int id_len = snprintf(id, sizeof id, "%016" PRIx64 "-%0*ld:", w->cfg.salt, PROMPT_INDEX_DIGITS, seq);
+    size_t hl = strlen(w->head), tl = strlen(tail), fl = w->ends[words];
+    char *body = malloc(hl + w->shared.len + (size_t)id_len + fl + tl + 1);
+    if (body) {
+        char *p = body;
+        p = append(p, w->head, hl);
+        p = append(p, w->shared.data, w->shared.len);
+        p = append(p, id, (size_t)id_len);
+        p = append(p, w->filler.data, fl);
+        memcpy(p, tail, tl + 1);
+    }
+    free(own_tail);
+    return body;
+}
+
+void workload_free(struct workload *w)
+{
+    if (!w)
+        return;
+    buf_free(&w->shared);
+    buf_free(&w->filler);
+    free(w->ends);
+    free(w->head);
+    free(w->tail);
+    free(w);
+}

@@ -1,0 +1,149 @@
+/* test_sweep.c — `anvil sweep` end to end against `anvil sim`: a 2-case ×
+ * 2-round sweep with its matrix and load curve, and an interrupted sweep
+ * resumed. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+
+#include "harness.h"
+
+static cJSON *load(const char *dir, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    char *text = harness_read_file(path, NULL);
+    cr_assert(text, "cannot read %s", path);
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    cr_assert(j, "%s is not JSON", path);
+    return j;
+}
+
+static void tmpdir(char *out, size_t cap)
+{
+    snprintf(out, cap, "/tmp/anvil-sweep-XXXXXX");
+    cr_assert(mkdtemp(out));
+}
+
+static void rmtree(const char *dir)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+Test(sweep_e2e, two_cases_two_rounds_matrix_and_load_curve, .timeout = 120)
+{
+    const char *sim_args[] = {"--ttft-ms", "5", "--itl-ms", "2", NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    char dir[64];
+    tmpdir(dir, sizeof dir);
+    const char *argv[] = {harness_anvil_bin(), "sweep", "--targets", NULL, "--concurrency", "1,2",
+                          "--input-len", "32", "--output-len", "8", "--rounds", "2", "--num-prompts", "4",
+                          "--slo", "ttft:50,tpot:10", "--out-dir", dir, NULL};
+    char targets[200];
+    snprintf(targets, sizeof targets, "simA=%s", sim.base_url);
+    argv[3] = targets;
+    static char out[8192];
+    int status;
+    cr_assert_eq(run_cmd(argv, out, sizeof out, &status), 0);
+    sim_stop(&sim);
+    cr_assert_eq(status, 0, "%s", out);
+    cJSON *m = load(dir, "matrix.json");
+    cr_assert_str_eq(cJSON_GetObjectItem(m, "status")->valuestring, "PASS");
+    const cJSON *rows = cJSON_GetObjectItem(m, "rows");
+    cr_assert_eq(cJSON_GetArraySize(rows), 4);
+    const char *want[4][2] = {{"short-32-8-c1", "1"}, {"short-32-8-c1", "2"}, {"short-32-8-c2", "1"}, {"short-32-8-c2", "2"}};
+    for (int i = 0; i < 4; i++) {
+        const cJSON *r = cJSON_GetArrayItem(rows, i);
+        cr_assert_str_eq(cJSON_GetObjectItem(r, "engine")->valuestring, "simA");
+        cr_assert_str_eq(cJSON_GetObjectItem(r, "case_id")->valuestring, want[i][0]);
+        cr_assert_eq(cJSON_GetObjectItem(r, "repeat")->valuedouble, atoi(want[i][1]));
+        cr_assert_eq(cJSON_GetObjectItem(r, "completed")->valuedouble, 4);
+        cr_assert_eq(strlen(cJSON_GetObjectItem(r, "source_sha256")->valuestring), 64);
+    }
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(m, "aggregates")), 2);
+    cJSON *c = load(dir, "load-curve.json");
+    const cJSON *pts = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(c, "load"), "simA"), "points");
+    cr_assert_eq(cJSON_GetArraySize(pts), 2);
+    const cJSON *p = cJSON_GetArrayItem(pts, 1);
+    cr_assert_eq(cJSON_GetObjectItem(p, "x")->valuedouble, 2);
+    cr_assert_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(p, "output_throughput"), "n")->valuedouble, 2);
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(p, "ttft_quantiles_ms")), 51);
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(p, "completed")), 2);
+    double q0 = cJSON_GetArrayItem(cJSON_GetObjectItem(p, "ttft_quantiles_ms"), 0)->valuedouble;
+    double q50 = cJSON_GetArrayItem(cJSON_GetObjectItem(p, "ttft_quantiles_ms"), 50)->valuedouble;
+    cr_assert(q0 >= 5 && q0 <= q50, "quantiles ascend from the minimum (%g, %g)", q0, q50);
+    cr_assert_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(c, "slo"), "ttft_ms")->valuedouble, 50);
+    cJSON_Delete(c);
+    cJSON_Delete(m);
+    rmtree(dir);
+}
+
+Test(sweep_e2e, interrupted_sweep_keeps_rounds_and_resumes, .timeout = 120)
+{
+    const char *sim_args[] = {"--ttft-ms", "5", "--itl-ms", "25", NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    char dir[64];
+    tmpdir(dir, sizeof dir);
+    pid_t pid = fork();
+    if (pid == 0) {     /* each round: 4 requests × (5 + 19·25 ms) ≈ 1.9 s */
+        freopen("/dev/null", "w", stdout);
+        freopen("/dev/null", "w", stderr);
+        execl(harness_anvil_bin(), harness_anvil_bin(), "sweep", "--base-url", sim.base_url,
+              "--concurrency", "1,2", "--input-len", "16", "--output-len", "20", "--rounds", "2",
+              "--num-prompts", "4", "--out-dir", dir, (char *)NULL);
+        _exit(127);
+    }
+    harness_sleep_ms(3000);     /* round 1 of the first case is done, the second case runs */
+    kill(pid, SIGINT);
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "interrupted sweep exits 1 (status %d)", st);
+    cJSON *m = load(dir, "matrix.json");
+    cr_assert_str_eq(cJSON_GetObjectItem(m, "status")->valuestring, "INCOMPLETE");
+    int kept = cJSON_GetArraySize(cJSON_GetObjectItem(m, "rows"));
+    cr_assert(kept >= 1 && kept < 4, "%d rounds kept", kept);
+    char *first_sha = strdup(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(m, "rows"), 0),
+                                                 "source_sha256")->valuestring);
+    cJSON_Delete(m);
+
+    const char *argv[] = {harness_anvil_bin(), "sweep", "--resume", dir, NULL};
+    static char out[8192];
+    int status;
+    cr_assert_eq(run_cmd(argv, out, sizeof out, &status), 0);
+    sim_stop(&sim);
+    cr_assert_eq(status, 0, "%s", out);
+    m = load(dir, "matrix.json");
+    cr_assert_str_eq(cJSON_GetObjectItem(m, "status")->valuestring, "PASS");
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(m, "rows")), 4);
+    cr_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(m, "rows"), 0),
+                                         "source_sha256")->valuestring, first_sha,
+                     "a finished round is kept, not run again");
+    free(first_sha);
+    cJSON_Delete(m);
+    rmtree(dir);
+}
+
+Test(sweep_e2e, usage_errors)
+{
+    const char *both[] = {harness_anvil_bin(), "sweep", "--concurrency", "1", "--request-rate", "2", NULL};
+    const char *bad_list[] = {harness_anvil_bin(), "sweep", "--concurrency", "1,x", NULL};
+    const char *bad_slo[] = {harness_anvil_bin(), "sweep", "--slo", "ttft", NULL};
+    const char *const *cases[] = {both, bad_list, bad_slo};
+    for (int i = 0; i < 3; i++) {
+        char err[1024];
+        int status;
+        cr_assert_eq(run_cmd_err(cases[i], NULL, 0, err, sizeof err, &status), 0);
+        cr_assert_eq(status, 2, "case %d: %s", i, err);
+        cr_assert(strstr(err, "anvil sweep:"), "%s", err);
+    }
+}

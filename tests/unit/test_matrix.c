@@ -1,0 +1,518 @@
+/* test_matrix.c — the matrix artifact: median/min/max on hand cases, rows
+ * from round artifacts, numbering, status, and seed 003 as a specification:
+ * its aggregates are reproduced exactly from its rows. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "artifact/matrix.h"
+#include "testutil.h"
+
+/* ---- helpers ---- */
+
+static cJSON *load(const char *path)
+{
+    size_t len;
+    char *text = tu_read_file(path, &len);
+    cJSON *j = cJSON_ParseWithLength(text, len);
+    free(text);
+    cr_assert(j, "%s is not JSON", path);
+    return j;
+}
+
+static const cJSON *get(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    cr_assert(v, "missing '%s'", k);
+    return v;
+}
+
+static double num(const cJSON *o, const char *k)
+{
+    const cJSON *v = get(o, k);
+    cr_assert(cJSON_IsNumber(v), "'%s' is not a number", k);
+    return v->valuedouble;
+}
+
+static const char *str(const cJSON *o, const char *k)
+{
+    const cJSON *v = get(o, k);
+    cr_assert(cJSON_IsString(v), "'%s' is not a string", k);
+    return v->valuestring;
+}
+
+/* Structural equality with numbers compared with == (cJSON_Compare allows a
+ * relative DBL_EPSILON between numbers, too loose for "exactly"). Object
+ * keys must match in order. Writes the first difference's path into where. */
+static bool exact_equal(const cJSON *a, const cJSON *b, char *where, size_t n)
+{
+    if ((a->type & 0xff) != (b->type & 0xff)) {
+        snprintf(where, n, "type differs");
+        return false;
+    }
+    if (cJSON_IsNumber(a) && a->valuedouble != b->valuedouble) {
+        snprintf(where, n, "%.17g != %.17g", a->valuedouble, b->valuedouble);
+        return false;
+    }
+    if (cJSON_IsString(a) && strcmp(a->valuestring, b->valuestring)) {
+        snprintf(where, n, "'%s' != '%s'", a->valuestring, b->valuestring);
+        return false;
+    }
+    if (!cJSON_IsArray(a) && !cJSON_IsObject(a))
+        return true;
+    const cJSON *x = a->child, *y = b->child;
+    for (int i = 0; x && y; x = x->next, y = y->next, i++) {
+        char sub[512];
+        if ((x->string || y->string) && (!x->string || !y->string || strcmp(x->string, y->string))) {
+            snprintf(where, n, "[%d]: key '%s' != '%s'", i, x->string ? x->string : "",
+                     y->string ? y->string : "");
+            return false;
+        }
+        if (!exact_equal(x, y, sub, sizeof sub)) {
+            snprintf(where, n, "%s%s: %s", x->string ? "." : "", x->string ? x->string : "[]", sub);
+            return false;
+        }
+    }
+    if (x || y) {
+        snprintf(where, n, "lengths differ");
+        return false;
+    }
+    return true;
+}
+
+static void assert_exact(const cJSON *got, const cJSON *want, const char *what)
+{
+    char where[1024] = "";
+    cr_assert(exact_equal(got, want, where, sizeof where), "%s differs at %s", what, where);
+}
+
+/* A small benchmark/v1 round artifact as `anvil run` writes it. */
+static const char *round_text =
+    "{\"schema\": \"anvil-serving.benchmark/v1\", \"model\": \"m\", \"engine\": \"vllm\","
+    " \"gpu\": \"1x H100\", \"endpoint\": \"chat\", \"concurrency\": 2, \"requests\": 4,"
+    " \"completed\": 4, \"failed\": 0, \"context_tokens\": 32, \"max_tokens\": 8,"
+    " \"max_context_tokens\": 4096, \"wall_clock_ms\": 1234.5, \"incomplete\": false, \"not_sent\": 0,"
+    " \"metrics\": {\"request_throughput\": 3.24, \"output_throughput\": 25.9,"
+    "  \"total_token_throughput\": 129.6, \"output_tokens\": 32,"
+    "  \"ttft_mean_ms\": 5.5, \"ttft_p50_ms\": 5.1, \"ttft_p95_ms\": 6.2, \"ttft_p99_ms\": 6.3,"
+    "  \"tpot_mean_ms\": 2.1, \"tpot_p50_ms\": 2.0, \"tpot_p95_ms\": 2.2, \"tpot_p99_ms\": 2.3,"
+    "  \"itl_mean_ms\": 2.05, \"itl_p50_ms\": 2.01, \"itl_p95_ms\": 2.5, \"itl_p99_ms\": 3.0,"
+    "  \"e2e_mean_ms\": 20.1, \"e2e_p50_ms\": 20.0, \"e2e_p95_ms\": 21.0, \"e2e_p99_ms\": 22.0}}";
+
+static cJSON *round_art(void)
+{
+    cJSON *a = cJSON_Parse(round_text);
+    cr_assert(a);
+    return a;
+}
+
+static cJSON *row_of(const cJSON *art)
+{
+    char err[256] = "";
+    cJSON *row = matrix_row_from_round(art, "ab", err, sizeof err);
+    cr_assert(row, "%s", err);
+    return row;
+}
+
+/* ---- median, min, max ---- */
+
+Test(matrix, range_odd_count_is_the_middle_value)
+{
+    double v[] = {3.5, -1.25, 2.0, 10.0, 0.1};
+    struct matrix_range r;
+    cr_assert_eq(matrix_range_of(v, 5, &r), 0);
+    cr_assert_eq(r.median, 2.0);
+    cr_assert_eq(r.min, -1.25);
+    cr_assert_eq(r.max, 10.0);
+    cr_assert_eq(v[0], 3.5, "input is not reordered");
+    cr_assert_eq(v[1], -1.25);
+}
+
+Test(matrix, range_even_count_is_the_mean_of_the_two_middle_values)
+{
+    double v[] = {4.0, 1.0, 3.0, 2.0};
+    struct matrix_range r;
+    cr_assert_eq(matrix_range_of(v, 4, &r), 0);
+    cr_assert_eq(r.median, 2.5);
+    cr_assert_eq(r.min, 1.0);
+    cr_assert_eq(r.max, 4.0);
+    double w[] = {0.2, 0.1};
+    cr_assert_eq(matrix_range_of(w, 2, &r), 0);
+    cr_assert_eq(r.median, (0.1 + 0.2) / 2, "(a + b) / 2 in double arithmetic");
+}
+
+Test(matrix, range_single_value_and_ties)
+{
+    double one[] = {7.25};
+    struct matrix_range r;
+    cr_assert_eq(matrix_range_of(one, 1, &r), 0);
+    cr_assert(r.median == 7.25 && r.min == 7.25 && r.max == 7.25);
+    double ties[] = {5, 5, 1, 5};
+    cr_assert_eq(matrix_range_of(ties, 4, &r), 0);
+    cr_assert(r.median == 5 && r.min == 1 && r.max == 5);
+}
+
+Test(matrix, range_of_nothing_is_an_error)
+{
+    struct matrix_range r = {42, 42, 42};
+    cr_assert_eq(matrix_range_of(NULL, 0, &r), -1);
+    cr_assert_eq(r.median, 42, "unchanged");
+}
+
+/* ---- seed 003 ---- */
+
+Test(matrix, metric_names_are_seed003s)
+{
+    cJSON *seed = load("tests/data/seed-003.json");
+    const cJSON *metrics = get(cJSON_GetArrayItem(get(seed, "aggregates"), 0), "metrics"), *m;
+    int i = 0;
+    cJSON_ArrayForEach(m, metrics) {
+        cr_assert_lt(i, MATRIX_N_METRICS);
+        cr_assert_str_eq(m->string, matrix_metric_names[i]);
+        i++;
+    }
+    cr_assert_eq(i, MATRIX_N_METRICS);
+    cJSON_Delete(seed);
+}
+
+/* The test the contract names: every aggregates entry (engine, case, token
+ * counts, concurrency, rounds, completed, and every metric's median, min and
+ * max) recomputed from the seed's rows equals the seed's, doubles with ==. */
+Test(matrix, seed003_aggregates_reproduced_exactly_from_rows)
+{
+    cJSON *seed = load("tests/data/seed-003.json");
+    const cJSON *want = get(seed, "aggregates");
+    char err[256] = "";
+    cJSON *got = matrix_aggregates(get(seed, "rows"), err, sizeof err);
+    cr_assert(got, "%s", err);
+    cr_assert_eq(cJSON_GetArraySize(got), 22);
+    cr_assert_eq(cJSON_GetArraySize(got), cJSON_GetArraySize(want));
+    int values = 0;
+    for (int i = 0; i < cJSON_GetArraySize(want); i++) {
+        const cJSON *g = cJSON_GetArrayItem(got, i), *w = cJSON_GetArrayItem(want, i), *wm;
+        char what[128];
+        snprintf(what, sizeof what, "aggregates[%d] (%s %s)", i, str(w, "engine"), str(w, "case_id"));
+        assert_exact(g, w, what);
+        cJSON_ArrayForEach(wm, get(w, "metrics"))
+            values += 3;
+    }
+    cr_assert_eq(values, 22 * MATRIX_N_METRICS * 3, "every median, min and max compared");
+    cJSON_Delete(got);
+    cJSON_Delete(seed);
+}
+
+/* The whole document rebuilt from the seed's rows and description fields:
+ * rows unchanged, the same aggregates, and the seed's status, counts and
+ * statistics sentence; written and parsed back, nothing moves by a bit. */
+Test(matrix, seed003_document_rebuilt_and_read_back)
+{
+    cJSON *seed = load("tests/data/seed-003.json");
+    char err[256] = "", path[] = "/tmp/anvil-matrix-XXXXXX";
+    cJSON *doc = matrix_build(get(seed, "rows"), seed, NULL, err, sizeof err);
+    cr_assert(doc, "%s", err);
+    cr_assert_str_eq(str(doc, "schema"), MATRIX_SCHEMA);
+    cr_assert_eq(cJSON_GetArraySize(get(doc, "status_reasons")), 0);
+    const cJSON *k;
+    cJSON_ArrayForEach(k, seed)
+        assert_exact(get(doc, k->string), k, k->string);
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    cr_assert_eq(matrix_write_file(path, doc, err, sizeof err), 0, "%s", err);
+    size_t len;
+    char *text = tu_read_file(path, &len);
+    cJSON *back = matrix_parse(text, len, err, sizeof err);
+    cr_assert(back, "%s", err);
+    assert_exact(back, doc, "the matrix read back");
+    free(text);
+    unlink(path);
+    cJSON_Delete(back);
+    cJSON_Delete(doc);
+    cJSON_Delete(seed);
+}
+
+/* ---- rows from round artifacts ---- */
+
+Test(matrix, row_maps_benchmark_fields_to_vllm_names)
+{
+    cJSON *art = round_art();
+    cJSON *row = row_of(art);
+    cr_assert_str_eq(str(row, "engine"), "vllm");
+    cr_assert_str_eq(str(row, "case_id"), "run-32-8-c2");
+    cr_assert(cJSON_IsNull(get(row, "repeat")), "numbered later, by order");
+    cr_assert_eq(num(row, "input_tokens"), 32);
+    cr_assert_eq(num(row, "output_tokens"), 8);
+    cr_assert_eq(num(row, "concurrency"), 2);
+    cr_assert_eq(num(row, "completed"), 4);
+    cr_assert_eq(num(row, "failed"), 0);
+    cr_assert_eq(num(row, "total_output_tokens"), 32);
+    cr_assert_str_eq(str(row, "source_sha256"), "ab");
+    cr_assert_eq(num(row, "duration"), 1234.5 / 1000);
+    cr_assert_eq(num(row, "request_throughput"), 3.24);
+    cr_assert_eq(num(row, "output_throughput"), 25.9);
+    cr_assert_eq(num(row, "total_token_throughput"), 129.6);
+    cr_assert_eq(num(row, "mean_ttft_ms"), 5.5);
+    cr_assert_eq(num(row, "p95_tpot_ms"), 2.2);
+    cr_assert_eq(num(row, "p50_itl_ms"), 2.01);
+    cr_assert_eq(num(row, "p99_e2el_ms"), 22.0);
+    cr_assert_eq(cJSON_GetArraySize(row), 10 + MATRIX_N_METRICS, "seed 003's 30 row fields");
+    cJSON *seed = load("tests/data/seed-003.json");
+    const cJSON *k;
+    cJSON_ArrayForEach(k, cJSON_GetArrayItem(get(seed, "rows"), 0))
+        get(row, k->string);
+    cJSON_Delete(seed);
+    cJSON_Delete(row);
+    cJSON_Delete(art);
+}
+
+Test(matrix, row_takes_target_case_and_round_from_sweep)
+{
+    cJSON *art = round_art();
+    cJSON *sweep = cJSON_AddObjectToObject(art, "sweep");
+    cJSON_AddStringToObject(sweep, "target", "vllm-tp2");
+    cJSON_AddStringToObject(sweep, "case_id", "short-128-64-c1");
+    cJSON_AddNumberToObject(sweep, "round", 3);
+    cJSON *row = row_of(art);
+    cr_assert_str_eq(str(row, "engine"), "vllm-tp2");
+    cr_assert_str_eq(str(row, "case_id"), "short-128-64-c1");
+    cr_assert_eq(num(row, "repeat"), 3);
+    cJSON_Delete(row);
+    cJSON_ReplaceItemInObject(sweep, "round", cJSON_CreateNumber(0));
+    char err[256] = "";
+    cr_assert_null(matrix_row_from_round(art, NULL, err, sizeof err));
+    cr_assert(strstr(err, "sweep") && strstr(err, "round"), "%s", err);
+    cJSON_Delete(art);
+}
+
+Test(matrix, row_missing_metrics_are_null_and_old_throughput_name_is_used)
+{
+    cJSON *art = round_art();
+    cJSON *m = cJSON_GetObjectItem(art, "metrics");
+    cJSON_DeleteItemFromObject(m, "itl_p99_ms");
+    cJSON_DeleteItemFromObject(m, "output_throughput");
+    cJSON_AddNumberToObject(m, "throughput_tok_s", 26.5);
+    cJSON_ReplaceItemInObject(art, "wall_clock_ms", cJSON_CreateNull());
+    cJSON *row = row_of(art);
+    cr_assert(cJSON_IsNull(get(row, "p99_itl_ms")));
+    cr_assert(cJSON_IsNull(get(row, "duration")));
+    cr_assert_eq(num(row, "output_throughput"), 26.5);
+    cJSON_Delete(row);
+    cJSON_Delete(art);
+}
+
+Test(matrix, row_rejects_what_is_not_a_round_artifact)
+{
+    struct { const char *key; const char *json; const char *want; } cases[] = {
+        {"schema", "\"anvil-serving.matrix/v1\"", "schema"},
+        {"completed", "\"4\"", "completed"},
+        {"concurrency", "0", "concurrency"},
+        {"context_tokens", "32.5", "context_tokens"},
+        {"metrics", "[]", "metrics"},
+        {"engine", "\"\"", "engine"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        cJSON *art = round_art();
+        cJSON_ReplaceItemInObject(art, cases[i].key, cJSON_Parse(cases[i].json));
+        char err[256] = "";
+        cr_assert_null(matrix_row_from_round(art, NULL, err, sizeof err), "%s", cases[i].key);
+        cr_assert(strstr(err, cases[i].want), "'%s' names %s", err, cases[i].want);
+        cJSON_Delete(art);
+    }
+}
+
+Test(matrix, incomplete_round_is_reported)
+{
+    cJSON *art = round_art();
+    char why[128] = "";
+    cr_assert_not(matrix_round_incomplete(art, why, sizeof why));
+    cJSON_ReplaceItemInObject(art, "incomplete", cJSON_CreateTrue());
+    cJSON_AddStringToObject(art, "incomplete_reason", "stopped by signal");
+    cr_assert(matrix_round_incomplete(art, why, sizeof why));
+    cr_assert(strstr(why, "stopped by signal"), "%s", why);
+    cJSON_Delete(art);
+}
+
+Test(matrix, meta_from_rounds_keeps_only_what_all_agree_on)
+{
+    cJSON *a = round_art(), *b = round_art();
+    const cJSON *arts[] = {a, b};
+    cJSON *meta = matrix_meta_from_rounds(arts, 2);
+    cr_assert_str_eq(str(meta, "model"), "m");
+    cr_assert_str_eq(str(meta, "hardware"), "1x H100");
+    cr_assert_eq(num(meta, "context_window"), 4096);
+    cr_assert(cJSON_IsNull(get(meta, "precision")));
+    cr_assert(cJSON_IsNull(get(meta, "tensor_parallel_size")));
+    cr_assert(strstr(str(meta, "scope"), "chat completions"));
+    cJSON_Delete(meta);
+    cJSON_ReplaceItemInObject(b, "gpu", cJSON_CreateString("1x A100"));
+    meta = matrix_meta_from_rounds(arts, 2);
+    cr_assert(cJSON_IsNull(get(meta, "hardware")));
+    cr_assert_str_eq(str(meta, "model"), "m");
+    cJSON_Delete(meta);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+}
+
+/* ---- building ---- */
+
+/* A row of engine e, case c, repeat r (0: null), with every metric = x. */
+static cJSON *hand_row(const char *e, const char *c, int r, double x, int failed)
+{
+    cJSON *row = cJSON_CreateObject();
+    cJSON_AddStringToObject(row, "engine", e);
+    cJSON_AddStringToObject(row, "case_id", c);
+    cJSON_AddItemToObject(row, "repeat", r ? cJSON_CreateNumber(r) : cJSON_CreateNull());
+    cJSON_AddNumberToObject(row, "input_tokens", 128);
+    cJSON_AddNumberToObject(row, "output_tokens", 64);
+    cJSON_AddNumberToObject(row, "concurrency", 1);
+    cJSON_AddNumberToObject(row, "completed", 10 - failed);
+    cJSON_AddNumberToObject(row, "failed", failed);
+    cJSON_AddNumberToObject(row, "total_output_tokens", 640);
+    cJSON_AddNullToObject(row, "source_sha256");
+    for (int i = 0; i < MATRIX_N_METRICS; i++)
+        cJSON_AddNumberToObject(row, matrix_metric_names[i], x + i);
+    return row;
+}
+
+Test(matrix, build_numbers_orders_and_aggregates)
+{
+    cJSON *rows = cJSON_CreateArray();
+    cJSON_AddItemToArray(rows, hand_row("b", "x", 0, 1.0, 0));
+    cJSON_AddItemToArray(rows, hand_row("a", "x", 0, 4.0, 0));
+    cJSON_AddItemToArray(rows, hand_row("b", "x", 1, 3.0, 0));  /* takes round 1: the other gets 2 */
+    cJSON_AddItemToArray(rows, hand_row("a", "x", 0, 2.0, 0));
+    char err[256] = "";
+    cJSON *doc = matrix_build(rows, NULL, NULL, err, sizeof err);
+    cr_assert(doc, "%s", err);
+    const cJSON *out = get(doc, "rows");
+    const char *want_engine[] = {"b", "b", "a", "a"};
+    const int want_repeat[] = {1, 2, 1, 2};
+    const double want_x[] = {3.0, 1.0, 4.0, 2.0};
+    for (int i = 0; i < 4; i++) {
+        const cJSON *r = cJSON_GetArrayItem(out, i);
+        cr_assert_str_eq(str(r, "engine"), want_engine[i]);
+        cr_assert_eq(num(r, "repeat"), want_repeat[i]);
+        cr_assert_eq(num(r, "duration"), want_x[i]);
+    }
+    const cJSON *agg = get(doc, "aggregates");
+    cr_assert_eq(cJSON_GetArraySize(agg), 2);
+    const cJSON *a = cJSON_GetArrayItem(agg, 1);
+    cr_assert_str_eq(str(a, "engine"), "a");
+    cr_assert_eq(num(a, "rounds"), 2);
+    cr_assert_eq(num(a, "completed"), 20);
+    const cJSON *p99 = get(get(a, "metrics"), "p99_e2el_ms");
+    cr_assert_eq(num(p99, "median"), (4.0 + 19 + 2.0 + 19) / 2);
+    cr_assert_eq(num(p99, "min"), 2.0 + 19);
+    cr_assert_eq(num(p99, "max"), 4.0 + 19);
+    cr_assert_str_eq(str(doc, "status"), "PASS");
+    cr_assert_eq(num(doc, "counted_rounds"), 4);
+    cr_assert_eq(num(doc, "counted_requests"), 40);
+    cr_assert(strstr(str(doc, "statistics"), "across two rounds"), "%s", str(doc, "statistics"));
+    cr_assert(cJSON_IsNull(get(doc, "model")));
+    cJSON_Delete(doc);
+    cJSON_Delete(rows);
+}
+
+Test(matrix, build_fails_with_reasons_on_failed_requests)
+{
+    cJSON *rows = cJSON_CreateArray();
+    cJSON_AddItemToArray(rows, hand_row("a", "x", 1, 1.0, 0));
+    cJSON_AddItemToArray(rows, hand_row("a", "x", 2, 1.0, 3));
+    cJSON_AddItemToArray(rows, hand_row("a", "y", 1, 1.0, 10));
+    cJSON *extra = cJSON_CreateArray();
+    cJSON_AddItemToArray(extra, cJSON_CreateString("r.json: incomplete round (stopped by signal)"));
+    char err[256] = "";
+    cJSON *doc = matrix_build(rows, NULL, extra, err, sizeof err);
+    cr_assert(doc, "%s", err);
+    cr_assert_str_eq(str(doc, "status"), "FAIL");
+    const cJSON *reasons = get(doc, "status_reasons");
+    cr_assert_eq(cJSON_GetArraySize(reasons), 3);
+    cr_assert(strstr(cJSON_GetArrayItem(reasons, 0)->valuestring, "incomplete"));
+    cr_assert(strstr(cJSON_GetArrayItem(reasons, 1)->valuestring, "round 2: 3 of 10 requests failed"),
+              "%s", cJSON_GetArrayItem(reasons, 1)->valuestring);
+    cr_assert(strstr(cJSON_GetArrayItem(reasons, 2)->valuestring, "10 of 10"));
+    cr_assert_eq(num(doc, "counted_requests"), 17);
+    cr_assert(strstr(str(doc, "statistics"), "one to two rounds"), "%s", str(doc, "statistics"));
+    cJSON_Delete(doc);
+    cJSON_Delete(extra);
+    cJSON_Delete(rows);
+}
+
+Test(matrix, build_rejects_duplicate_and_inconsistent_rounds)
+{
+    cJSON *rows = cJSON_CreateArray();
+    cJSON_AddItemToArray(rows, hand_row("a", "x", 2, 1.0, 0));
+    cJSON_AddItemToArray(rows, hand_row("a", "x", 2, 5.0, 0));
+    char err[256] = "";
+    cr_assert_null(matrix_build(rows, NULL, NULL, err, sizeof err));
+    cr_assert(strstr(err, "round 2"), "%s", err);
+    cJSON_ReplaceItemInObject(cJSON_GetArrayItem(rows, 1), "repeat", cJSON_CreateNumber(1));
+    cJSON_ReplaceItemInObject(cJSON_GetArrayItem(rows, 1), "concurrency", cJSON_CreateNumber(4));
+    cr_assert_null(matrix_build(rows, NULL, NULL, err, sizeof err));
+    cr_assert(strstr(err, "concurrency"), "%s", err);
+    cJSON *empty = cJSON_CreateArray();
+    cr_assert_null(matrix_build(empty, NULL, NULL, err, sizeof err));
+    cJSON_Delete(empty);
+    cJSON_Delete(rows);
+}
+
+Test(matrix, aggregate_of_a_metric_some_round_lacks_is_null)
+{
+    cJSON *rows = cJSON_CreateArray();
+    cJSON_AddItemToArray(rows, hand_row("a", "x", 1, 1.0, 0));
+    cJSON_AddItemToArray(rows, hand_row("a", "x", 2, 2.0, 0));
+    cJSON_ReplaceItemInObject(cJSON_GetArrayItem(rows, 1), "p99_itl_ms", cJSON_CreateNull());
+    char err[256] = "";
+    cJSON *agg = matrix_aggregates(rows, err, sizeof err);
+    cr_assert(agg, "%s", err);
+    const cJSON *m = get(cJSON_GetArrayItem(agg, 0), "metrics");
+    cr_assert(cJSON_IsNull(get(get(m, "p99_itl_ms"), "median")));
+    cr_assert(cJSON_IsNull(get(get(m, "p99_itl_ms"), "max")));
+    cr_assert_eq(num(get(m, "p95_itl_ms"), "median"), (1.0 + 14 + 2.0 + 14) / 2);
+    cJSON_Delete(agg);
+    cJSON_Delete(rows);
+}
+
+/* ---- reading back ---- */
+
+Test(matrix, parse_rejects_what_is_not_a_matrix)
+{
+    const char *bad[] = {
+        "nope", "[]", "{\"rows\": []}", "{\"schema\": \"anvil-serving.benchmark/v1\", \"rows\": [{}]}",
+        "{\"rows\": [{\"engine\": \"a\", \"case_id\": \"x\", \"repeat\": 1}]}",
+    };
+    const char *want[] = {"JSON", "object", "rows", "schema", "input_tokens"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char err[256] = "";
+        cr_assert_null(matrix_parse(bad[i], strlen(bad[i]), err, sizeof err), "%s", bad[i]);
+        cr_assert(strstr(err, want[i]), "'%s' for %s", err, bad[i]);
+    }
+}
+
+Test(matrix, written_numbers_read_back_bit_for_bit)
+{
+    /* cJSON 1.7.15 prints this as 6.82560414549828, one ulp away */
+    double v[] = {6.825604145498281, 0.1, 1e300, 5e-324, 7908, 17.868082894943655};
+    cJSON *doc = cJSON_CreateObject();
+    cJSON *arr = cJSON_AddArrayToObject(doc, "v");
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+        cJSON_AddItemToArray(arr, cJSON_CreateNumber(v[i]));
+    char path[] = "/tmp/anvil-matrix-XXXXXX", err[256] = "";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    cr_assert_eq(matrix_write_file(path, doc, err, sizeof err), 0, "%s", err);
+    cJSON *back = load(path);
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+        cr_assert_eq(cJSON_GetArrayItem(get(back, "v"), (int)i)->valuedouble, v[i], "%.17g", v[i]);
+    char *text = tu_read_file(path, NULL);
+    cr_assert(strstr(text, "7908") && !strstr(text, "7908.0"), "integers stay integers: %s", text);
+    free(text);
+    unlink(path);
+    cJSON_Delete(back);
+    cJSON_Delete(doc);
+}
