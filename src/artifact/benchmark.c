@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/clock.h"
 #include "stats/metrics.h"
@@ -109,6 +110,8 @@ static cJSON *metrics_json(const struct run_summary *s)
 
 static const char *phase_of(const struct req_record *r)
 {
+    if (r->fail == FAIL_HTTP)
+        return "response";
     if (!r->t_headers)
         return "before_response";
     if (!r->t_first_output)
@@ -259,7 +262,7 @@ static void add_run_fields(cJSON *root, const struct bench_meta *m, const struct
     cJSON_AddStringToObject(root, "run_id", m->run_id);
     cJSON_AddStringToObject(root, "started_at", m->started_at);
     cJSON_AddStringToObject(root, "finished_at", m->finished_at);
-    cJSON_AddStringToObject(root, "base_url", srv->base_url);
+    cJSON_AddStringToObject(root, "base_url", srv->display_url);
     cJSON_AddStringToObject(root, "model", srv->model);
     cJSON_AddStringToObject(root, "engine", m->engine_label ? m->engine_label : srv->engine);
     add_str_or_null(root, "gpu", m->gpu_label);
@@ -308,6 +311,11 @@ static void add_anvil_fields(cJSON *root, const struct bench_meta *m, const stru
     add_str_or_null(root, "incomplete_reason", m->incomplete_reason);
     cJSON_AddNumberToObject(root, "ignore_eos_violations", s->ignore_eos_mismatch);
     cJSON_AddNumberToObject(root, "prompt_token_mismatches", s->prompt_mismatch);
+    cJSON_AddNumberToObject(root, "usage_over_max_tokens", s->usage_over_max);
+    cJSON *fb = cJSON_AddObjectToObject(root, "failed_by_category");
+    for (int k = 1; k <= FAIL_OTHER; k++)
+        if (s->failed_by[k])
+            cJSON_AddNumberToObject(fb, fail_kind_name((enum fail_kind)k), s->failed_by[k]);
     cJSON_AddItemToObject(root, "calibration", calibration_json(m));
     cJSON *wl = cJSON_AddObjectToObject(root, "workload");
     add_str_or_null(wl, "dataset", m->dataset);
@@ -350,40 +358,124 @@ cJSON *artifact_benchmark(const struct bench_meta *meta, const struct req_record
 
 static int mkdir_parents(const char *path)
 {
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s", path);
-    for (char *p = dir + 1; *p; p++) {
+    char *dir = strdup(path);
+    if (!dir)
+        return -1;
+    int rc = 0;
+    for (char *p = dir + 1; *p && rc == 0; p++) {
         if (*p != '/')
             continue;
         *p = '\0';
         if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-            return -1;
+            rc = -1;
         *p = '/';
     }
+    free(dir);
+    return rc;
+}
+
+/* The shortest %.{15,16,17}g text of v that strtod reads back as v. */
+static void exact_text(double v, char *out, size_t n)
+{
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(out, n, "%.*g", prec, v);
+        if (strtod(out, NULL) == v)
+            return;
+    }
+}
+
+/* Replaces every finite number under j with raw text of exact_text. */
+static int exact_numbers(cJSON *j)
+{
+    for (cJSON *c = j->child; c; c = c->next) {
+        if (cJSON_IsNumber(c) && isfinite(c->valuedouble)) {
+            char text[40];
+            exact_text(c->valuedouble, text, sizeof text);
+            cJSON *raw = cJSON_CreateRaw(text);
+            /* ReplaceItemViaPointer keeps the position, not the key */
+            if (raw && c->string && !(raw->string = strdup(c->string))) {
+                cJSON_Delete(raw);
+                raw = NULL;
+            }
+            if (!raw || !cJSON_ReplaceItemViaPointer(j, c, raw))
+                return -1;
+            c = raw;
+        } else if ((cJSON_IsObject(c) || cJSON_IsArray(c)) && exact_numbers(c)) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+char *artifact_print(const cJSON *j)
+{
+    cJSON *copy = cJSON_Duplicate(j, true);
+    char *text = copy && exact_numbers(copy) == 0 ? cJSON_Print(copy) : NULL;
+    cJSON_Delete(copy);
+    return text;
+}
+
+/* Whether path exists as something other than a regular file (a device,
+ * a pipe, a symlink): written in place, never replaced by a rename. */
+static bool special_target(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && !S_ISREG(st.st_mode);
+}
+
+static char *tmp_name(const char *path)
+{
+    size_t n = strlen(path) + 5;
+    char *tmp = malloc(n);
+    if (tmp)
+        snprintf(tmp, n, "%s.tmp", path);
+    return tmp;
+}
+
+int artifact_check_path(const char *path, char *err, size_t errlen)
+{
+    if (!path[0]) {
+        snprintf(err, errlen, "empty path");
+        return -1;
+    }
+    if (special_target(path))
+        return access(path, W_OK) == 0 ? 0 : (snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno)), -1);
+    char *tmp = tmp_name(path);
+    FILE *f = NULL;
+    if (!tmp || mkdir_parents(path) != 0 || !(f = fopen(tmp, "w"))) {
+        snprintf(err, errlen, "cannot write %s: %s", path, tmp ? strerror(errno) : "out of memory");
+        free(tmp);
+        return -1;
+    }
+    fclose(f);
+    unlink(tmp);
+    free(tmp);
     return 0;
 }
 
 int artifact_write_file(const char *path, const cJSON *j, char *err, size_t errlen)
 {
-    char *text = cJSON_Print(j);
-    char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    char *text = artifact_print(j);
+    bool in_place = special_target(path);
+    char *tmp = in_place ? NULL : tmp_name(path);
+    const char *target = in_place ? path : tmp;
     FILE *f = NULL;
     int rc = -1;
-    if (!text) {
+    if (!text || (!in_place && !tmp)) {
         snprintf(err, errlen, "out of memory rendering %s", path);
-    } else if (mkdir_parents(path) != 0 || !(f = fopen(tmp, "w"))) {
+    } else if (mkdir_parents(path) != 0 || !(f = fopen(target, "w"))) {
         snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
     } else {
         bool ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
         ok = fclose(f) == 0 && ok;
         if (!ok)
-            snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-        else if (rename(tmp, path) != 0)
+            snprintf(err, errlen, "cannot write %s: %s", target, strerror(errno));
+        else if (!in_place && rename(tmp, path) != 0)
             snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
         else
             rc = 0;
     }
+    free(tmp);
     free(text);
     return rc;
 }

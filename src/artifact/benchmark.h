@@ -68,8 +68,19 @@ cJSON *artifact_request_timing(const struct req_record *r);
  * elapsed_ms. Caller deletes. */
 cJSON *artifact_failure(const struct req_record *r);
 
-/* Writes j (pretty-printed) to path, creating the parent directory, through
- * a temporary file renamed into place so a reader never sees half a file.
+/* Checks, before a run, that an artifact can be written at path (creating
+ * its parent directories). Returns 0, or -1 with why in err. */
+int artifact_check_path(const char *path, char *err, size_t errlen);
+
+/* Renders j pretty-printed with every number in the fewest digits (15 to 17
+ * significant) that read back to the same double: cJSON 1.7.15's own printer
+ * stops at 15 digits whenever they are within a relative DBL_EPSILON, which
+ * can lose the last bit. Returns a malloc'd string, or NULL. */
+char *artifact_print(const cJSON *j);
+
+/* Writes j (pretty-printed by artifact_print) to path, creating the parent directory, through
+ * a temporary file renamed into place so a reader never sees half a file —
+ * unless path is a device, pipe or symlink, which is written in place.
  * Returns 0, or -1 with a message in err. */
 int artifact_write_file(const char *path, const cJSON *j, char *err, size_t errlen);
 

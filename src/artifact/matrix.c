@@ -666,56 +666,14 @@ cJSON *matrix_parse(const char *text, size_t len, char *err, size_t errlen)
     return NULL;
 }
 
-/* ---- writing numbers exactly ---- */
-
-/* The shortest %.{15,16,17}g text of v that strtod reads back as v. */
-static void exact_text(double v, char *out, size_t n)
-{
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(out, n, "%.*g", prec, v);
-        if (strtod(out, NULL) == v)
-            return;
-    }
-}
-
-/* Replaces every finite number under j with raw text of exact_text. */
-static int exact_numbers(cJSON *j)
-{
-    for (cJSON *c = j->child; c; c = c->next) {
-        if (cJSON_IsNumber(c) && isfinite(c->valuedouble)) {
-            char text[40];
-            exact_text(c->valuedouble, text, sizeof text);
-            cJSON *raw = cJSON_CreateRaw(text);
-            /* ReplaceItemViaPointer keeps the position, not the key */
-            if (raw && c->string && !(raw->string = strdup(c->string))) {
-                cJSON_Delete(raw);
-                raw = NULL;
-            }
-            if (!raw || !cJSON_ReplaceItemViaPointer(j, c, raw))
-                return -1;
-            c = raw;
-        } else if ((cJSON_IsObject(c) || cJSON_IsArray(c)) && exact_numbers(c)) {
-            return -1;
-        }
-    }
-    return 0;
-}
-
 int matrix_write_file(const char *path, const cJSON *doc, char *err, size_t errlen)
 {
-    cJSON *copy = cJSON_Duplicate(doc, true);
-    int rc = copy && exact_numbers(copy) == 0 ? 0 : -1;
-    if (rc) {
-        snprintf(err, errlen, "out of memory rendering %s", path);
-    } else if (strcmp(path, "-")) {
-        rc = artifact_write_file(path, copy, err, errlen);
-    } else {
-        char *text = cJSON_Print(copy);
-        rc = text && puts(text) >= 0 && fflush(stdout) == 0 ? 0 : -1;
-        if (rc)
-            snprintf(err, errlen, "cannot write the matrix to stdout");
-        free(text);
-    }
-    cJSON_Delete(copy);
+    if (strcmp(path, "-") != 0)
+        return artifact_write_file(path, doc, err, errlen);
+    char *text = artifact_print(doc);
+    int rc = text && puts(text) >= 0 && fflush(stdout) == 0 ? 0 : -1;
+    if (rc)
+        snprintf(err, errlen, "cannot write the matrix to stdout");
+    free(text);
     return rc;
 }

@@ -98,13 +98,10 @@ cJSON *matrix_build(const cJSON *rows, const cJSON *meta, const cJSON *extra_rea
  * memory runs out. Rows are assumed valid (matrix_check_row). */
 cJSON *matrix_aggregates(const cJSON *rows, char *err, size_t errlen);
 
-/* Writes doc (pretty-printed) to path, or to stdout when path is "-"; a
- * file is created through a temporary file renamed into place
- * (artifact_write_file). Every number is written with the fewest digits
- * (15 to 17 significant) that read back to the same double bit for bit:
- * cJSON 1.7.15's own printer stops at 15 digits whenever they are within a
- * relative DBL_EPSILON, which can lose the last bit, and a matrix must
- * carry its rounds' numbers exactly. Returns 0, or -1 with a message in err. */
+/* Writes doc to path, or to stdout when path is "-", with every number
+ * exact (artifact_print: a matrix must carry its rounds' numbers bit for
+ * bit); a file is created through a temporary file renamed into place
+ * (artifact_write_file). Returns 0, or -1 with a message in err. */
 int matrix_write_file(const char *path, const cJSON *doc, char *err, size_t errlen);
 
 /* Parses a matrix file's text (len bytes; need not be NUL-terminated) and

@@ -1,11 +1,13 @@
 /* run.c — `anvil run`: flags → discovery → calibration → closed-loop load →
  * summary, artifact, per-request log. */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "artifact/benchmark.h"
@@ -223,7 +225,7 @@ static int parse_one(struct run_opts *o, int c, const char *v)
     case O_PCT: return pct_method_parse(v, &o->pct) ? bad(name, v, "nearest or linear") : 0;
     case O_TIMEOUT: return flag_double("run", name, v, 0.001, &o->timeout_s);
     case O_CONNECT_TIMEOUT: return flag_double("run", name, v, 0.001, &o->connect_timeout_s);
-    case O_IDLE_TIMEOUT: return flag_double("run", name, v, 1, &o->idle_timeout_s);
+    case O_IDLE_TIMEOUT: return flag_double("run", name, v, 0.001, &o->idle_timeout_s);
     case O_GRACE: return flag_double("run", name, v, 0, &o->grace_s);
     case O_ENGINE_LABEL: o->engine_label = v; return 0;
     case O_GPU_LABEL: o->gpu_label = v; return 0;
@@ -295,7 +297,9 @@ struct run_ctx {
     const struct run_opts *o;
     const struct server_info *srv;
     uint64_t salt;
+    char run_id[64];
     FILE *requests_log;
+    int log_errors;             /* --requests-out lines that could not be written */
     struct workload *wl;        /* owned */
     struct dataset ds;          /* owned; empty for synthetic prompts */
 };
@@ -312,13 +316,13 @@ static void log_record(void *ud, const struct req_record *r)
     if (!c->requests_log)
         return;
     cJSON *line = r->fail == FAIL_NONE ? artifact_request_timing(r) : artifact_failure(r);
+    cJSON_AddStringToObject(line, "run_id", c->run_id);
     cJSON_AddBoolToObject(line, "warmup", r->warmup);
     cJSON_AddStringToObject(line, "status", r->fail == FAIL_NONE ? "completed" : "failed");
     char *s = cJSON_PrintUnformatted(line);
-    if (s) {
-        fprintf(c->requests_log, "%s\n", s);
-        fflush(c->requests_log);    /* measured results survive a crash or kill */
-    }
+    /* flushed per line: measured results survive a crash or kill */
+    if (!s || fprintf(c->requests_log, "%s\n", s) < 0 || fflush(c->requests_log) != 0)
+        c->log_errors++;
     free(s);
     cJSON_Delete(line);
 }
@@ -337,7 +341,7 @@ static long count_tokens(void *ud, long words, char *err, size_t errlen)
     long n = -1;
     if (workload_prompt(k->run->wl, 0, words, &p) == 0)
         n = server_count_tokens(k->run->srv, k->headers, k->run->o->endpoint, k->tokenize, p.data,
-                                err, errlen);
+                                (long)(fmin(k->run->o->timeout_s, 30) * 1000), err, errlen);
     else
         snprintf(err, errlen, "prompt of %ld words is too large", words);
     buf_free(&p);
@@ -430,63 +434,50 @@ static int write_outputs(const struct run_opts *o, struct driver_result *dr,
     return meta.incomplete || s.completed == 0 ? 1 : 0;
 }
 
-static int run(struct run_opts *o)
+/* Raises the open-file limit to its hard maximum: every request in flight
+ * holds a socket, and running out would look like a server refusing
+ * connections. Warns when even that is too few. */
+static void raise_fd_limit(long concurrency)
 {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return;
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+    if (rl.rlim_cur != RLIM_INFINITY && (rlim_t)concurrency + 64 > rl.rlim_cur)
+        fprintf(stderr, "anvil run: warning: %ld requests in flight need more sockets than the "
+                        "open-file limit (%llu) allows\n", concurrency, (unsigned long long)rl.rlim_cur);
+}
+
+/* Prepares the workload: dataset, prompts, calibration. Returns the
+ * calibration method, or NULL (reported). */
+static const char *prepare_workload(struct run_ctx *ctx, struct calibration *cal)
+{
+    const struct run_opts *o = ctx->o;
     char err[512];
-    struct server_info srv;
-    if (discover(o->base_url, o->headers, o->model, &srv, err, sizeof err) != 0) {
-        fprintf(stderr, "anvil run: %s\n", err);
-        return 1;
-    }
-    struct run_ctx ctx = {.o = o, .srv = &srv, .salt = prompt_random_salt()};
-    if (o->dataset && dataset_load(o->dataset, o->multi_turn, &ctx.ds, err, sizeof err) != 0) {
+    if (o->dataset && dataset_load(o->dataset, o->multi_turn, &ctx->ds, err, sizeof err) != 0) {
         fprintf(stderr, "anvil run: --dataset: %s\n", err);
-        return 1;
+        return NULL;
     }
     struct workload_cfg wc = {
-        .ro = {.endpoint = o->endpoint, .model = srv.model, .stream = true, .ignore_eos = o->ignore_eos,
-               .continuous_usage = o->continuous_usage},
-        .salt = ctx.salt, .seed = (uint64_t)o->seed, .input_len = o->input_len, .output_len = o->output_len,
+        .ro = {.endpoint = o->endpoint, .model = ctx->srv->model, .stream = true,
+               .ignore_eos = o->ignore_eos, .continuous_usage = o->continuous_usage},
+        .salt = ctx->salt, .seed = (uint64_t)o->seed, .input_len = o->input_len, .output_len = o->output_len,
         .input_range = o->input_range, .output_range = o->output_range,
-        .shared_prefix_len = o->shared_prefix_len, .ds = ctx.ds.n ? &ctx.ds : NULL,
+        .shared_prefix_len = o->shared_prefix_len, .ds = ctx->ds.n ? &ctx->ds : NULL,
     };
-    if (!(ctx.wl = workload_new(&wc))) {
-        dataset_free(&ctx.ds);
+    if (!(ctx->wl = workload_new(&wc))) {
         fprintf(stderr, "anvil run: out of memory\n");
-        return 1;
+        return NULL;
     }
-    struct calibration cal = {0};
-    const char *method = run_calibration(&ctx, &cal, err, sizeof err);
-    if (!method) {
+    const char *method = run_calibration(ctx, cal, err, sizeof err);
+    if (!method)
         fprintf(stderr, "anvil run: prompt calibration failed: %s\n", err);
-        workload_free(ctx.wl);
-        dataset_free(&ctx.ds);
-        return 1;
-    }
-    char run_id[64], started[21], path[1024], url[600];
-    make_run_id(run_id, sizeof run_id, ctx.salt);
-    clock_utc_iso8601(started);
-    snprintf(path, sizeof path, "%s", o->out ? o->out : "");
-    if (!o->out)
-        snprintf(path, sizeof path, "results/%s.json", run_id);
-    if (o->requests_out && !(ctx.requests_log = fopen(o->requests_out, "a"))) {
-        fprintf(stderr, "anvil run: cannot open --requests-out %s: %m\n", o->requests_out);
-        workload_free(ctx.wl);
-        dataset_free(&ctx.ds);
-        return 1;
-    }
-    snprintf(url, sizeof url, "%s%s", srv.base_url, endpoint_path(o->endpoint));
-    char models_url[600];
-    snprintf(models_url, sizeof models_url, "%s/models", srv.base_url);
-    struct driver_cfg cfg = {
-        .url = url, .headers = o->headers, .concurrency = (int)o->concurrency,
-        .request_rate = o->request_rate, .burstiness = o->burstiness, .seed = (uint64_t)o->seed,
-        .num_prompts = (int)o->num_prompts, .warmup = (int)o->warmup,
-        .connect_timeout_ms = (long)(o->connect_timeout_s * 1000), .timeout_ms = (long)(o->timeout_s * 1000),
-        .idle_timeout_s = (long)o->idle_timeout_s, .grace_s = o->grace_s, .progress = isatty(STDERR_FILENO),
-        .make_body = make_body, .on_record = log_record, .ud = &ctx,
-        .prewarm_url = models_url,
-    };
+    return method;
+}
+
+static void announce(const struct run_opts *o, const struct server_info *srv)
+{
     char load[96];
     if (isinf(o->request_rate))
         snprintf(load, sizeof load, "concurrency %ld", o->concurrency);
@@ -494,26 +485,81 @@ static int run(struct run_opts *o)
         snprintf(load, sizeof load, "%g req/s (burstiness %g, max concurrency %ld)", o->request_rate,
                  o->burstiness, o->concurrency);
     fprintf(stderr, "anvil run: %s model %s (%s), %ld prompts at %s, %ld→%ld tokens\n",
-            srv.base_url, srv.model, srv.engine, o->num_prompts, load, o->input_len, o->output_len);
+            srv->display_url, srv->model, srv->engine, o->num_prompts, load, o->input_len, o->output_len);
+}
+
+/* Sends the load and writes what was measured. Returns the exit status. */
+static int measure(const struct run_opts *o, struct run_ctx *ctx, const struct calibration *cal,
+                   const char *method, const char *path)
+{
+    const struct server_info *srv = ctx->srv;
+    char url[600], models_url[600], started[21];
+    snprintf(url, sizeof url, "%s%s", srv->base_url, endpoint_path(o->endpoint));
+    snprintf(models_url, sizeof models_url, "%s/models", srv->base_url);
+    struct driver_cfg cfg = {
+        .url = url, .headers = o->headers, .concurrency = (int)o->concurrency,
+        .request_rate = o->request_rate, .burstiness = o->burstiness, .seed = (uint64_t)o->seed,
+        .num_prompts = (int)o->num_prompts, .warmup = (int)o->warmup,
+        .connect_timeout_ms = (long)(o->connect_timeout_s * 1000), .timeout_ms = (long)(o->timeout_s * 1000),
+        .idle_timeout_s = o->idle_timeout_s, .grace_s = o->grace_s, .secret = getenv(o->api_key_env),
+        .progress = isatty(STDERR_FILENO), .make_body = make_body, .on_record = log_record, .ud = ctx,
+        .prewarm_url = models_url,
+    };
+    announce(o, srv);
+    clock_utc_iso8601(started);
     struct driver_result dr;
-    int rc = 1;
     if (driver_run(&cfg, &dr) != 0) {
         fprintf(stderr, "anvil run: could not set up the event loop\n");
-    } else {
-        struct bench_meta meta = {
-            .run_id = run_id, .started_at = started, .server = &srv, .engine_label = o->engine_label,
-            .gpu_label = o->gpu_label, .endpoint = endpoint_name(o->endpoint),
-            .concurrency = (int)o->concurrency, .num_prompts = (int)o->num_prompts,
-            .request_rate = o->request_rate, .burstiness = o->burstiness,
-            .warmup = (int)o->warmup, .input_len = o->input_len, .output_len = o->output_len,
-            .ignore_eos = o->ignore_eos, .seed = (uint64_t)o->seed, .calibration_method = method,
-            .calibration = cal.n_steps ? &cal : NULL, .sweep = o->sweep,
-            .dataset = ctx.ds.n ? ctx.ds.spec : NULL, .input_range = o->input_range,
-            .output_range = o->output_range, .shared_prefix_len = o->shared_prefix_len,
-        };
-        rc = write_outputs(o, &dr, &meta, path);
-        driver_result_free(&dr);
+        return 1;
     }
+    struct bench_meta meta = {
+        .run_id = ctx->run_id, .started_at = started, .server = srv, .engine_label = o->engine_label,
+        .gpu_label = o->gpu_label, .endpoint = endpoint_name(o->endpoint),
+        .concurrency = (int)o->concurrency, .num_prompts = (int)o->num_prompts,
+        .request_rate = o->request_rate, .burstiness = o->burstiness,
+        .warmup = (int)o->warmup, .input_len = o->input_len, .output_len = o->output_len,
+        .ignore_eos = o->ignore_eos, .seed = (uint64_t)o->seed, .calibration_method = method,
+        .calibration = cal->n_steps ? cal : NULL, .sweep = o->sweep,
+        .dataset = ctx->ds.n ? ctx->ds.spec : NULL, .input_range = o->input_range,
+        .output_range = o->output_range, .shared_prefix_len = o->shared_prefix_len,
+    };
+    int rc = write_outputs(o, &dr, &meta, path);
+    driver_result_free(&dr);
+    if (ctx->log_errors) {
+        fprintf(stderr, "anvil run: %d lines could not be written to --requests-out %s\n",
+                ctx->log_errors, o->requests_out);
+        rc = 1;
+    }
+    return rc;
+}
+
+static int run(struct run_opts *o)
+{
+    char err[512], path[4096];
+    struct server_info srv;
+    struct run_ctx ctx = {.o = o, .srv = &srv, .salt = prompt_random_salt()};
+    make_run_id(ctx.run_id, sizeof ctx.run_id, ctx.salt);
+    snprintf(path, sizeof path, "%s", o->out ? o->out : "");
+    if (!o->out)
+        snprintf(path, sizeof path, "results/%s.json", ctx.run_id);
+    /* fail before measuring anything, not after */
+    if (artifact_check_path(path, err, sizeof err) != 0) {
+        fprintf(stderr, "anvil run: --out: %s\n", err);
+        return 1;
+    }
+    if (o->requests_out && !(ctx.requests_log = fopen(o->requests_out, "a"))) {
+        fprintf(stderr, "anvil run: cannot open --requests-out %s: %s\n", o->requests_out, strerror(errno));
+        return 1;
+    }
+    raise_fd_limit(o->concurrency);
+    long setup_ms = (long)(fmin(o->timeout_s, 30) * 1000);
+    int rc = 1;
+    struct calibration cal = {0};
+    const char *method;
+    if (discover(o->base_url, o->headers, o->model, setup_ms, &srv, err, sizeof err) != 0)
+        fprintf(stderr, "anvil run: %s\n", err);
+    else if ((method = prepare_workload(&ctx, &cal)))
+        rc = measure(o, &ctx, &cal, method, path);
     if (ctx.requests_log)
         fclose(ctx.requests_log);
     workload_free(ctx.wl);

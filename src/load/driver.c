@@ -27,6 +27,7 @@ struct slot {
     struct stream st;
     struct curl_slist *headers; /* common headers + X-Request-Id */
     char *body;
+    struct event *idle;         /* fires when the server has been silent for idle_timeout_s */
 };
 
 struct driver {
@@ -56,15 +57,27 @@ static bool open_loop(const struct driver *d)
     return !isinf(d->cfg->request_rate);
 }
 
+/* Re-arms the slot's idle timer: any byte from the server resets it. */
+static void touch(struct slot *s)
+{
+    double t = s->d->cfg->idle_timeout_s;
+    if (t <= 0)
+        return;
+    struct timeval tv = {(time_t)t, (long)((t - (double)(time_t)t) * 1e6)};
+    evtimer_add(s->idle, &tv);
+}
+
 static void on_headers(void *ud, int64_t t, long status)
 {
     struct slot *s = ud;
+    touch(s);
     stream_headers(&s->st, t, status);
 }
 
 static void on_body(void *ud, int64_t t, const char *p, size_t n)
 {
     struct slot *s = ud;
+    touch(s);
     stream_feed(&s->st, t, p, n);
 }
 
@@ -94,6 +107,9 @@ static void maybe_stop_loop(struct driver *d)
  * returns the slot to the pool. */
 static void finish_slot(struct driver *d, struct slot *s)
 {
+    evtimer_del(s->idle);
+    if (d->cfg->secret)
+        record_redact(s->rec, d->cfg->secret);
     stream_free(&s->st);
     curl_slist_free_all(s->headers);
     free(s->body);
@@ -141,10 +157,12 @@ static void launch(struct driver *d, struct slot *s, long seq)
     struct http_request req = {
         .url = c->url, .headers = s->headers, .body = s->body,
         .body_len = s->body ? strlen(s->body) : 0, .connect_timeout_ms = c->connect_timeout_ms,
-        .timeout_ms = c->timeout_ms, .idle_timeout_s = c->idle_timeout_s,
+        .timeout_ms = c->timeout_ms,
     };
     if (s->body && s->headers)
         s->x = http_start(d->http, &req, &handlers, s, &s->rec->t_start);
+    if (s->x)
+        touch(s);
     if (!s->x) {
         s->rec->t_start = s->rec->t_end = clock_now_ns();
         record_fail(s->rec, FAIL_OTHER, "could not start the request (out of memory?)");
@@ -220,6 +238,24 @@ static void on_done(void *ud, int64_t t, CURLcode rc, const char *err)
 
 static const struct http_handlers handlers = {on_headers, on_body, on_done};
 
+/* The server said nothing for idle_timeout_s: fail the request. */
+static void on_idle(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct slot *s = arg;
+    struct driver *d = s->d;
+    if (!s->x)
+        return;
+    http_cancel(d->http, s->x);
+    record_fail(s->rec, FAIL_TIMEOUT, "idle timeout: no byte from the server for %g s (%s)",
+                d->cfg->idle_timeout_s, s->rec->t_headers ? "mid-stream" : "waiting for the response");
+    s->rec->t_end = clock_now_ns();
+    finish_slot(d, s);
+    pump(d);
+    maybe_stop_loop(d);
+}
+
 static void on_grace_over(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
@@ -243,13 +279,15 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
     (void)what;
     struct driver *d = arg;
     if (d->stopping) {              /* a second Ctrl-C: stop waiting */
+        fprintf(stderr, "anvil: signal %d again: cancelling %zu in flight\n", (int)sig, http_in_flight(d->http));
         on_grace_over(-1, 0, d);
         return;
     }
     d->stopping = true;
     d->out->stop_signal = (int)sig;
     evtimer_del(d->arrival);
-    fprintf(stderr, "\nanvil: signal %d: no new requests; waiting up to %.1f s for %zu in flight\n",
+    fprintf(stderr, "%sanvil: signal %d: no new requests; waiting up to %.1f s for %zu in flight\n",
+            d->cfg->progress ? "\n" : "",
             (int)sig, d->cfg->grace_s, http_in_flight(d->http));
     struct timeval tv = {(time_t)d->cfg->grace_s, (long)((d->cfg->grace_s - (long)d->cfg->grace_s) * 1e6)};
     evtimer_add(d->grace, &tv);
@@ -331,6 +369,14 @@ static int alloc_state(struct driver *d)
     return 0;
 }
 
+static int make_idle_timers(struct driver *d)
+{
+    for (int i = 0; i < d->n_slots; i++)
+        if (!(d->slots[i].idle = evtimer_new(d->base, on_idle, &d->slots[i])))
+            return -1;
+    return 0;
+}
+
 static int setup(struct driver *d)
 {
     /* arrivals are due to the µs: epoll's millisecond timeouts would make
@@ -341,7 +387,7 @@ static int setup(struct driver *d)
         d->base = event_base_new_with_config(ec);
         event_config_free(ec);
     }
-    if (!d->base || alloc_state(d) != 0)
+    if (!d->base || alloc_state(d) != 0 || make_idle_timers(d) != 0)
         return -1;
     d->http = http_client_new(d->base, d->n_slots);
     d->sigint = evsignal_new(d->base, SIGINT, on_signal, d);
@@ -367,6 +413,9 @@ static void teardown(struct driver *d)
     for (size_t i = 0; i < sizeof evs / sizeof *evs; i++)
         if (evs[i])
             event_free(evs[i]);
+    for (int i = 0; d->slots && i < d->n_slots; i++)
+        if (d->slots[i].idle)
+            event_free(d->slots[i].idle);
     if (d->base)
         event_base_free(d->base);
     free(d->slots);

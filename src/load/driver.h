@@ -26,7 +26,9 @@ struct driver_cfg {
     uint64_t seed;                      /* of the arrival schedule */
     int num_prompts;                    /* measured requests */
     int warmup;                         /* unmeasured requests sent first */
-    long connect_timeout_ms, timeout_ms, idle_timeout_s;  /* 0 = none */
+    long connect_timeout_ms, timeout_ms;   /* 0 = none */
+    double idle_timeout_s;              /* fail a request silent for this long (no byte); 0 = none */
+    const char *secret;                 /* e.g. the API key: scrubbed from failure messages; may be NULL */
 
     double grace_s;                     /* after a stop signal, how long in-flight requests may finish */
     bool progress;                      /* draw a progress line on stderr */

@@ -212,10 +212,6 @@ struct http_xfer *http_start(struct http_client *c, const struct http_request *r
         curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, req->connect_timeout_ms);
     if (req->timeout_ms)
         curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, req->timeout_ms);
-    if (req->idle_timeout_s) {
-        curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
-        curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, req->idle_timeout_s);
-    }
     *t_start_ns = clock_now_ns();
     if (curl_multi_add_handle(c->multi, e) != CURLM_OK) {
         curl_easy_cleanup(e);

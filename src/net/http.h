@@ -33,7 +33,6 @@ struct http_request {
     size_t body_len;
     long connect_timeout_ms;            /* 0 = curl's default */
     long timeout_ms;                    /* whole transfer; 0 = none */
-    long idle_timeout_s;                /* abort when no byte arrives for this long; 0 = none */
 };
 
 /* Creates a client on base (not owned; must outlive the client) that keeps

@@ -10,25 +10,38 @@
 #include "core/buf.h"
 #include "net/http.h"
 
-#define DISCOVER_TIMEOUT_MS 10000
+/* base_url without "user:password@" after the scheme. */
+static void strip_credentials(const char *url, char *out, size_t cap)
+{
+    const char *scheme = strstr(url, "://");
+    const char *host = scheme ? scheme + 3 : url;
+    const char *at = strchr(host, '@'), *slash = strchr(host, '/');
+    if (at && (!slash || at < slash))
+        snprintf(out, cap, "%.*s%s", (int)(host - url), url, at + 1);
+    else
+        snprintf(out, cap, "%s", url);
+}
 
 /* GETs or POSTs url and parses the reply as JSON. Returns the parsed value
  * (caller deletes) or NULL with err set; *status receives the HTTP status. */
 static cJSON *fetch_json(const char *url, const struct curl_slist *headers, const char *body,
-                         long *status, char *err, size_t errlen)
+                         long timeout_ms, long *status, char *err, size_t errlen)
 {
     struct buf b;
     buf_init(&b, 4u << 20);
-    CURLcode rc = http_fetch(url, headers, body, DISCOVER_TIMEOUT_MS, &b, status, err, errlen);
+    CURLcode rc = http_fetch(url, headers, body, timeout_ms, &b, status, err, errlen);
     cJSON *j = NULL;
+    char shown[600];
+    strip_credentials(url, shown, sizeof shown);
     if (rc != CURLE_OK) {
         char why[256];
         snprintf(why, sizeof why, "%s", err);
-        snprintf(err, errlen, "cannot reach %s: %s", url, why);
+        snprintf(err, errlen, "cannot reach %s: %s", shown, why);
     } else if (*status >= 400) {
-        snprintf(err, errlen, "%s answered HTTP %ld: %.200s", url, *status, b.len ? b.data : "");
+        snprintf(err, errlen, "%s answered HTTP %ld: %.200s%s", shown, *status, b.len ? b.data : "",
+                 *status == 404 ? " (does --base-url end in /v1?)" : "");
     } else if (!(j = cJSON_ParseWithLength(b.data ? b.data : "", b.len))) {
-        snprintf(err, errlen, "%s: reply is not JSON: %.120s", url, b.len ? b.data : "(empty)");
+        snprintf(err, errlen, "%s: reply is not JSON: %.120s", shown, b.len ? b.data : "(empty)");
     }
     buf_free(&b);
     return j;
@@ -43,6 +56,7 @@ static void set_urls(struct server_info *s, const char *base_url)
     snprintf(s->root_url, sizeof s->root_url, "%s", s->base_url);
     if (n >= 3 && !strcmp(s->root_url + n - 3, "/v1"))
         s->root_url[n - 3] = '\0';
+    strip_credentials(s->base_url, s->display_url, sizeof s->display_url);
 }
 
 static const char *engine_from_owner(const char *owned_by)
@@ -77,9 +91,9 @@ static int pick_model(const cJSON *models, const char *want, struct server_info 
     if (!chosen) {
         if (want)
             snprintf(err, errlen, "model '%s' is not served at %s/models (served: %s)", want,
-                     s->base_url, names[0] ? names : "none");
+                     s->display_url, names[0] ? names : "none");
         else
-            snprintf(err, errlen, "%s/models lists no model", s->base_url);
+            snprintf(err, errlen, "%s/models lists no model", s->display_url);
         return -1;
     }
     snprintf(s->model, sizeof s->model, "%s", cJSON_GetObjectItemCaseSensitive(chosen, "id")->valuestring);
@@ -91,12 +105,12 @@ static int pick_model(const cJSON *models, const char *want, struct server_info 
 }
 
 /* GET {root}/version: vLLM answers {"version": "..."}, anvil sim adds "server". */
-static void read_version(struct server_info *s, const struct curl_slist *headers)
+static void read_version(struct server_info *s, const struct curl_slist *headers, long timeout_ms)
 {
     char url[600], err[256];
     long status;
     snprintf(url, sizeof url, "%s/version", s->root_url);
-    cJSON *v = fetch_json(url, headers, NULL, &status, err, sizeof err);
+    cJSON *v = fetch_json(url, headers, NULL, timeout_ms, &status, err, sizeof err);
     const cJSON *ver = cJSON_GetObjectItemCaseSensitive(v, "version");
     const cJSON *server = cJSON_GetObjectItemCaseSensitive(v, "server");
     if (cJSON_IsString(ver))
@@ -107,20 +121,20 @@ static void read_version(struct server_info *s, const struct curl_slist *headers
 }
 
 int discover(const char *base_url, const struct curl_slist *headers, const char *want_model,
-             struct server_info *out, char *err, size_t errlen)
+             long timeout_ms, struct server_info *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     set_urls(out, base_url);
     char url[600];
     long status;
     snprintf(url, sizeof url, "%s/models", out->base_url);
-    cJSON *models = fetch_json(url, headers, NULL, &status, err, errlen);
+    cJSON *models = fetch_json(url, headers, NULL, timeout_ms, &status, err, errlen);
     if (!models)
         return -1;
     int rc = pick_model(models, want_model, out, err, errlen);
     cJSON_Delete(models);
     if (rc == 0)
-        read_version(out, headers);
+        read_version(out, headers, timeout_ms);
     return rc;
 }
 
@@ -144,7 +158,7 @@ static char *tokenize_body(const struct server_info *s, enum endpoint ep, const 
 }
 
 long server_count_tokens(const struct server_info *s, const struct curl_slist *headers,
-                         enum endpoint ep, bool tokenize, const char *prompt,
+                         enum endpoint ep, bool tokenize, const char *prompt, long timeout_ms,
                          char *err, size_t errlen)
 {
     char url[600];
@@ -162,7 +176,7 @@ long server_count_tokens(const struct server_info *s, const struct curl_slist *h
         return -1;
     }
     long status;
-    cJSON *reply = fetch_json(url, headers, body, &status, err, errlen);
+    cJSON *reply = fetch_json(url, headers, body, timeout_ms, &status, err, errlen);
     free(body);
     if (!reply)
         return -1;
@@ -170,8 +184,10 @@ long server_count_tokens(const struct server_info *s, const struct curl_slist *h
                               : cJSON_GetObjectItemCaseSensitive(
                                     cJSON_GetObjectItemCaseSensitive(reply, "usage"), "prompt_tokens");
     long count = cJSON_IsNumber(n) ? (long)n->valuedouble : -1;
+    char shown[600];
+    strip_credentials(url, shown, sizeof shown);
     if (count < 0)
-        snprintf(err, errlen, "%s: reply has no %s", url, tokenize ? "\"count\"" : "usage.prompt_tokens");
+        snprintf(err, errlen, "%s: reply has no %s", shown, tokenize ? "\"count\"" : "usage.prompt_tokens");
     cJSON_Delete(reply);
     return count;
 }

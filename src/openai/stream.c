@@ -125,13 +125,18 @@ void stream_finish(struct stream *s, int64_t t_ns)
                     s->error_body.len ? s->error_body.data : "(empty body)");
         return;
     }
-    if (r->fail != FAIL_NONE || r->done_seen)
+    if (r->fail != FAIL_NONE)
         return;
-    if (r->finish_reason[0]) {  /* closed after the final chunk, without [DONE] */
-        r->t_end = t_ns;
+    if (!r->done_seen && !r->finish_reason[0]) {
+        record_fail(r, FAIL_TRUNCATED, "stream ended without a final chunk after %d events", r->events);
         return;
     }
-    record_fail(r, FAIL_TRUNCATED, "stream ended without a final chunk after %d events", r->events);
+    if (!r->done_seen)          /* closed after the final chunk, without [DONE] */
+        r->t_end = t_ns;
+    /* a reply with no token at all would count as a completed request with
+     * no latency: a server fault, not a measurement */
+    if (r->n_chunks == 0 && r->completion_tokens <= 0)
+        record_fail(r, FAIL_EMPTY, "stream ended after %d events without any output", r->events);
 }
 
 void stream_free(struct stream *s)

@@ -2,6 +2,7 @@
 #include "report/table.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 static void rule(FILE *out, char c)
@@ -45,6 +46,12 @@ void report_table(FILE *out, const char *title, const struct run_summary *s, int
             60 - 2 - pad - (int)strlen(title), "==============================");
     fprintf(out, "%-44s %15d\n", "Successful requests:", s->completed);
     fprintf(out, "%-44s %15d\n", "Failed requests:", s->failed);
+    for (int k = 1; k <= FAIL_OTHER; k++)
+        if (s->failed_by[k]) {
+            char label[64];
+            snprintf(label, sizeof label, "  of which %s:", fail_kind_name((enum fail_kind)k));
+            fprintf(out, "%-44s %15d\n", label, s->failed_by[k]);
+        }
     if (s->sent < s->requests)
         fprintf(out, "%-44s %15d\n", "Requests not sent (run cut short):", s->requests - s->sent);
     row_num(out, "Benchmark duration (s):", s->duration_ms / 1000.0, 2);
@@ -69,6 +76,9 @@ void report_table(FILE *out, const char *title, const struct run_summary *s, int
     if (s->source_chunks)
         fprintf(out, "warning: %d requests reported no usage; their output tokens are chunk counts\n",
                 s->source_chunks);
+    if (s->usage_over_max)
+        fprintf(out, "warning: %d requests report more output tokens than max_tokens: usage is not "
+                     "trustworthy, and neither are throughput and TPOT\n", s->usage_over_max);
     if (s->ignore_eos_mismatch)
         fprintf(out, "warning: %d requests sent ignore_eos but did not return max_tokens tokens\n",
                 s->ignore_eos_mismatch);

@@ -12,6 +12,7 @@ const char *fail_kind_name(enum fail_kind k)
         [FAIL_NONE] = "none",       [FAIL_CONNECT] = "connect",   [FAIL_DNS] = "dns",
         [FAIL_HTTP] = "http",       [FAIL_STREAM_ERROR] = "stream_error",
         [FAIL_TRUNCATED] = "truncated", [FAIL_TIMEOUT] = "timeout", [FAIL_INVALID] = "invalid_stream",
+        [FAIL_EMPTY] = "empty_stream",
         [FAIL_CANCELLED] = "cancelled", [FAIL_OTHER] = "transport",
     };
     return (unsigned)k < sizeof names / sizeof *names ? names[k] : "unknown";
@@ -51,6 +52,20 @@ void record_fail(struct req_record *r, enum fail_kind k, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(r->fail_msg, sizeof r->fail_msg, fmt, ap);
     va_end(ap);
+}
+
+void record_redact(struct req_record *r, const char *secret)
+{
+    static const char mark[] = "[redacted]";
+    size_t n = strlen(secret);
+    if (n < 4)      /* too short to tell from ordinary text */
+        return;
+    for (char *at = r->fail_msg; (at = strstr(at, secret));) {
+        char rest[sizeof r->fail_msg];
+        snprintf(rest, sizeof rest, "%s", at + n);
+        snprintf(at, sizeof r->fail_msg - (size_t)(at - r->fail_msg), "%s%s", mark, rest);
+        at += strlen(at) < sizeof mark - 1 ? strlen(at) : sizeof mark - 1;
+    }
 }
 
 void record_free(struct req_record *r)

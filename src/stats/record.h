@@ -18,6 +18,7 @@ enum fail_kind {
     FAIL_TRUNCATED,    /* the stream ended before its final chunk / [DONE] */
     FAIL_TIMEOUT,      /* connect, total or idle timeout */
     FAIL_INVALID,      /* the server sent something that is not a valid stream */
+    FAIL_EMPTY,        /* the stream ended properly but carried no output at all */
     FAIL_CANCELLED,    /* stopped by anvil (Ctrl-C / SIGTERM) */
     FAIL_OTHER,        /* any other transport error */
 };
@@ -74,6 +75,10 @@ int record_add_chunk(struct req_record *r, int64_t t_ns, int32_t tokens, bool co
 /* Marks the request failed (the first failure wins) with a printf message. */
 void record_fail(struct req_record *r, enum fail_kind k, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Replaces every occurrence of secret (e.g. an API key a server echoed in an
+ * error body) in the failure message with "[redacted]". */
+void record_redact(struct req_record *r, const char *secret);
 
 /* Frees the chunk list. */
 void record_free(struct req_record *r);

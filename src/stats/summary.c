@@ -132,6 +132,7 @@ int summary_compute(const struct req_record *recs, int n, const struct summary_o
             last = r->t_end;
         if (r->fail != FAIL_NONE) {
             out->failed++;
+            out->failed_by[r->fail]++;
             continue;
         }
         struct req_metrics rm;
@@ -151,6 +152,8 @@ int summary_compute(const struct req_record *recs, int n, const struct summary_o
         *(rm.output_token_source[0] == 'u' ? &out->source_usage : &out->source_chunks) += 1;
         if (o->ignore_eos && rm.output_tokens != r->max_tokens)
             out->ignore_eos_mismatch++;
+        if (r->max_tokens > 0 && rm.output_tokens > r->max_tokens)
+            out->usage_over_max++;
         if (o->check_prompt_tokens && r->planned_prompt_tokens >= 0 && (r->prompt_tokens < 0 ||
             labs(r->prompt_tokens - r->planned_prompt_tokens) > calib_tolerance(r->planned_prompt_tokens)))
             out->prompt_mismatch++;

@@ -34,6 +34,8 @@ struct run_summary {
     long cached_tokens;         /* Σ usage cached_tokens; with cached_reports > 0 */
     int cached_reports;
     int ignore_eos_mismatch;    /* completed requests whose output_tokens != max_tokens (when ignore_eos) */
+    int usage_over_max;         /* completed requests whose usage reports more tokens than max_tokens */
+    int failed_by[FAIL_OTHER + 1];  /* failed requests per enum fail_kind */
     int prompt_mismatch;        /* completed requests whose prompt_tokens differ from the planned count
                                    by more than max(4, 1%), or were not reported */
     enum pct_method method;

@@ -230,3 +230,54 @@ Test(stream, no_usage_falls_back_to_chunk_count)
     stream_free(&s);
     record_free(&r);
 }
+
+Test(stream, a_stream_without_any_output_fails_as_empty)
+{
+    const char *bodies[] = {
+        "data: [DONE]\n\n",
+        "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n"
+        "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":0}}\n\n"
+        "data: [DONE]\n\n",
+    };
+    for (int i = 0; i < 2; i++) {
+        struct req_record r;
+        record_init(&r, 0, false, 0, 0);
+        struct stream s;
+        stream_init(&s, &r);
+        stream_headers(&s, 1, 200);
+        stream_feed(&s, 2, bodies[i], strlen(bodies[i]));
+        stream_finish(&s, 3);
+        cr_assert_eq(r.fail, FAIL_EMPTY, "body %d", i);
+        cr_assert_str_eq(fail_kind_name(r.fail), "empty_stream");
+        stream_free(&s);
+        record_free(&r);
+    }
+}
+
+Test(stream, usage_alone_still_counts_as_output)
+{
+    /* a server that streams no text but reports tokens (e.g. only tool calls) is not empty */
+    struct req_record r;
+    record_init(&r, 0, false, 0, 0);
+    struct stream s;
+    stream_init(&s, &r);
+    stream_headers(&s, 1, 200);
+    const char *b = "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}\n\ndata: [DONE]\n\n";
+    stream_feed(&s, 2, b, strlen(b));
+    stream_finish(&s, 3);
+    cr_assert_eq(r.fail, FAIL_NONE);
+    stream_free(&s);
+    record_free(&r);
+}
+
+Test(record, redaction_scrubs_every_occurrence)
+{
+    struct req_record r;
+    record_init(&r, 0, false, 0, 0);
+    record_fail(&r, FAIL_HTTP, "HTTP 401: bad key Bearer sk-abc123 (sk-abc123)");
+    record_redact(&r, "sk-abc123");
+    cr_assert_str_eq(r.fail_msg, "HTTP 401: bad key Bearer [redacted] ([redacted])");
+    record_redact(&r, "dact");      /* a secret inside the mark must not loop */
+    cr_assert(strstr(r.fail_msg, "[re"));
+    record_free(&r);
+}
