@@ -105,6 +105,7 @@ static cJSON *metrics_json(const struct run_summary *s)
     add_num(m, "output_throughput", s->output_throughput);
     add_num(m, "total_token_throughput", s->total_token_throughput);
     add_num(m, "goodput_rps", s->goodput_rps);
+    add_num(m, "aggregate_tps", s->aggregate_tps);
     return m;
 }
 
@@ -317,6 +318,18 @@ static void add_anvil_fields(cJSON *root, const struct bench_meta *m, const stru
         if (s->failed_by[k])
             cJSON_AddNumberToObject(fb, fail_kind_name((enum fail_kind)k), s->failed_by[k]);
     cJSON_AddItemToObject(root, "calibration", calibration_json(m));
+    if (m->duration_s > 0) {
+        cJSON *dm = cJSON_AddObjectToObject(root, "duration_mode");
+        cJSON_AddNumberToObject(dm, "duration_s", m->duration_s);
+        cJSON_AddNumberToObject(dm, "warmup_s", m->warmup_s);
+        cJSON_AddNumberToObject(dm, "window_s", m->window_s);
+        add_num(dm, "tokens_in_window", s->window_tokens);
+        add_num(dm, "aggregate_tps", s->aggregate_tps);
+        cJSON_AddNumberToObject(dm, "requests_started_in_window", s->sent);
+        cJSON_AddNumberToObject(dm, "incomplete_requests", s->cut);
+    } else {
+        cJSON_AddNullToObject(root, "duration_mode");
+    }
     cJSON *wl = cJSON_AddObjectToObject(root, "workload");
     add_str_or_null(wl, "dataset", m->dataset);
     cJSON_AddNumberToObject(wl, "input_len_range", m->input_range);

@@ -48,6 +48,8 @@ struct bench_meta {
     const char *dataset;            /* "jsonl:FILE"/"sharegpt:FILE", NULL for synthetic */
     double input_range, output_range;   /* ratios */
     long shared_prefix_len;         /* tokens */
+    double duration_s, warmup_s;    /* duration mode (0 = off) */
+    double window_s;                /* the window's actual length (shorter when cut by a cap or signal) */
 };
 
 /* Builds the artifact. Returns a new cJSON tree the caller deletes, or NULL

@@ -45,6 +45,8 @@ struct run_opts {
     long shared_prefix_len;             /* tokens */
     const char *dataset;                /* "jsonl:FILE" or "sharegpt:FILE" */
     bool multi_turn;
+    double duration_s, warmup_s;        /* duration mode (0 = off) */
+    bool num_prompts_set;
     struct curl_slist *headers;     /* owned; holds the API key: never printed */
 };
 
@@ -70,6 +72,11 @@ static void usage(FILE *out)
 "                           smoother, inf = constant gaps (default 1)\n"
 "  --num-prompts N          measured requests (default 100)\n"
 "  --warmup N               unmeasured requests sent first (default 0)\n"
+"  --duration S             duration mode: keep the load on and measure for S seconds;\n"
+"                           output tokens are counted inside the window by their arrival\n"
+"                           time (aggregate_tps); requests running at its end are kept as\n"
+"                           incomplete. --num-prompts then caps the requests sent\n"
+"  --warmup-s S             duration mode: seconds of load before the window opens (default 0)\n"
 "Workload\n"
 "  --input-len N            prompt length in tokens, as the server counts them\n"
 "                           (alias --random-input-len; default 1024)\n"
@@ -120,7 +127,7 @@ enum {
     O_HEADER, O_PCT, O_TIMEOUT, O_CONNECT_TIMEOUT, O_IDLE_TIMEOUT, O_GRACE, O_ENGINE_LABEL,
     O_GPU_LABEL, O_CALIBRATION, O_CONTINUOUS_USAGE, O_REQUEST_RATE, O_BURSTINESS, O_GOODPUT,
     O_SWEEP_TARGET, O_CASE_ID, O_ROUND, O_INPUT_RANGE, O_RANGE_RATIO, O_SHARED_PREFIX, O_DATASET,
-    O_MULTI_TURN,
+    O_MULTI_TURN, O_DURATION, O_WARMUP_S,
 };
 
 static const struct option long_opts[] = {
@@ -162,6 +169,8 @@ static const struct option long_opts[] = {
     {"shared-prefix-len", required_argument, 0, O_SHARED_PREFIX},
     {"dataset", required_argument, 0, O_DATASET},
     {"multi-turn", no_argument, 0, O_MULTI_TURN},
+    {"duration", required_argument, 0, O_DURATION},
+    {"warmup-s", required_argument, 0, O_WARMUP_S},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0},
 };
@@ -207,7 +216,9 @@ static int parse_one(struct run_opts *o, int c, const char *v)
     case O_BURSTINESS: return flag_rate("run", name, v, &o->burstiness);
     case O_GOODPUT:
         return slo_parse(v, &o->slo) ? bad(name, v, "ttft:MS, tpot:MS or e2el:MS with MS > 0") : 0;
-    case O_NUM_PROMPTS: return flag_long("run", name, v, 1, 100000000, &o->num_prompts);
+    case O_NUM_PROMPTS:
+        o->num_prompts_set = true;
+        return flag_long("run", name, v, 1, 100000000, &o->num_prompts);
     case O_WARMUP: return flag_long("run", name, v, 0, 1000000, &o->warmup);
     case O_INPUT_LEN: return flag_long("run", name, v, 1, 100000000, &o->input_len);
     case O_OUTPUT_LEN: return flag_long("run", name, v, 1, 100000000, &o->output_len);
@@ -243,6 +254,8 @@ static int parse_one(struct run_opts *o, int c, const char *v)
     case O_SHARED_PREFIX: return flag_long("run", name, v, 0, 100000000, &o->shared_prefix_len);
     case O_DATASET: o->dataset = v; return 0;
     case O_MULTI_TURN: o->multi_turn = true; return 0;
+    case O_DURATION: return flag_double("run", name, v, 0.001, &o->duration_s);
+    case O_WARMUP_S: return flag_double("run", name, v, 0, &o->warmup_s);
     case 'h': return 1;
     default: return -1;
     }
@@ -277,6 +290,12 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
     }
     if (!o->concurrency_set && !isinf(o->request_rate))
         o->concurrency = 0;     /* open loop without a cap */
+    if (o->duration_s > 0 && !o->num_prompts_set)
+        o->num_prompts = 200000;    /* duration mode: only a cap on what may be sent */
+    if (o->warmup_s > 0 && o->duration_s <= 0) {
+        fprintf(stderr, "anvil run: --warmup-s goes with --duration (use --warmup N otherwise)\n");
+        return -1;
+    }
     if (optind < argc) {
         fprintf(stderr, "anvil run: unexpected argument '%s'\n", argv[optind]);
         return -1;
@@ -404,12 +423,20 @@ static int write_outputs(const struct run_opts *o, struct driver_result *dr,
                          const struct bench_meta *meta_in, const char *path)
 {
     struct run_summary s;
-    struct summary_opts so = {o->pct, o->ignore_eos, meta_in->calibration != NULL, o->slo};
-    if (summary_compute(dr->records, dr->n_records, &so, &s) != 0) {
+    struct summary_opts so = {o->pct, o->ignore_eos, meta_in->calibration != NULL, o->slo,
+                              dr->window_start, dr->window_end};
+    /* duration mode: --num-prompts only capped the sends; the run is what was sent */
+    int n = o->duration_s > 0 ? dr->n_started : dr->n_records;
+    if (summary_compute(dr->records, n, &so, &s) != 0) {
         fprintf(stderr, "anvil run: out of memory summarizing\n");
         return 1;
     }
     struct bench_meta meta = *meta_in;
+    if (o->duration_s > 0)      /* the requests are those the window saw, not a plan */
+        meta.num_prompts = s.sent;
+    meta.duration_s = o->duration_s;
+    meta.warmup_s = o->warmup_s;
+    meta.window_s = dr->window_end > dr->window_start ? (double)(dr->window_end - dr->window_start) / 1e9 : 0;
     char finished[21];
     clock_utc_iso8601(finished);
     meta.finished_at = finished;
@@ -421,7 +448,7 @@ static int write_outputs(const struct run_opts *o, struct driver_result *dr,
     meta.incomplete = dr->stop_signal != 0 || s.sent < s.requests;
     if (meta.incomplete)
         meta.incomplete_reason = dr->stop_signal ? "stopped by signal" : "not every request was sent";
-    cJSON *art = artifact_benchmark(&meta, dr->records, dr->n_records, &s);
+    cJSON *art = artifact_benchmark(&meta, dr->records, n, &s);
     char err[512];
     int rc = art && artifact_write_file(path, art, err, sizeof err) == 0 ? 0 : 1;
     cJSON_Delete(art);
@@ -484,8 +511,13 @@ static void announce(const struct run_opts *o, const struct server_info *srv)
     else
         snprintf(load, sizeof load, "%g req/s (burstiness %g, max concurrency %ld)", o->request_rate,
                  o->burstiness, o->concurrency);
-    fprintf(stderr, "anvil run: %s model %s (%s), %ld prompts at %s, %ld→%ld tokens\n",
-            srv->display_url, srv->model, srv->engine, o->num_prompts, load, o->input_len, o->output_len);
+    char amount[96];
+    if (o->duration_s > 0)
+        snprintf(amount, sizeof amount, "for %g s after %g s of warm-up", o->duration_s, o->warmup_s);
+    else
+        snprintf(amount, sizeof amount, "%ld prompts", o->num_prompts);
+    fprintf(stderr, "anvil run: %s model %s (%s), %s at %s, %ld→%ld tokens\n",
+            srv->display_url, srv->model, srv->engine, amount, load, o->input_len, o->output_len);
 }
 
 /* Sends the load and writes what was measured. Returns the exit status. */
@@ -500,6 +532,7 @@ static int measure(const struct run_opts *o, struct run_ctx *ctx, const struct c
         .url = url, .headers = o->headers, .concurrency = (int)o->concurrency,
         .request_rate = o->request_rate, .burstiness = o->burstiness, .seed = (uint64_t)o->seed,
         .num_prompts = (int)o->num_prompts, .warmup = (int)o->warmup,
+        .duration_s = o->duration_s, .warmup_s = o->warmup_s,
         .connect_timeout_ms = (long)(o->connect_timeout_s * 1000), .timeout_ms = (long)(o->timeout_s * 1000),
         .idle_timeout_s = o->idle_timeout_s, .grace_s = o->grace_s, .secret = getenv(o->api_key_env),
         .progress = isatty(STDERR_FILENO), .make_body = make_body, .on_record = log_record, .ud = ctx,

@@ -7,7 +7,8 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
-int arrivals_schedule(double rate, double burstiness, uint64_t seed, int64_t *offsets_ns, size_t n)
+int arrivals_schedule(double rate, double burstiness, uint64_t seed, bool fixed_span,
+                      int64_t *offsets_ns, size_t n)
 {
     if (!(rate > 0) || !(burstiness > 0))
         return -1;
@@ -33,7 +34,7 @@ int arrivals_schedule(double rate, double burstiness, uint64_t seed, int64_t *of
      * is the one asked for, not a sample of it. For B = 1 this is a Poisson
      * process conditioned on its count (uniform order statistics). */
     double span = n > 1 ? t[n - 1] : 0, want = n > 1 ? (double)(n - 1) * mean_s : 0;
-    double k = span > 0 ? want / span : 0;
+    double k = !fixed_span ? 1 : span > 0 ? want / span : 0;
     for (size_t i = 0; i < n; i++)
         offsets_ns[i] = (int64_t)llround(t[i] * k * 1e9);
     free(t);

@@ -43,7 +43,7 @@ struct driver {
     long arrived;               /* requests due so far (sendable), warm-ups included */
     long done;                  /* requests finished, warm-ups included */
     bool stopping;
-    struct event *sigint, *sigterm, *grace, *progress, *arrival;
+    struct event *sigint, *sigterm, *grace, *progress, *arrival, *window;
     int64_t t0, t_measure;      /* loop start; start of the measured phase */
 };
 
@@ -142,8 +142,9 @@ static void launch(struct driver *d, struct slot *s, long seq)
         record_init(s->rec, (int)seq, true, planned, max_tokens);
     } else {
         s->rec = &d->out->records[seq - c->warmup];
-        s->rec->planned_prompt_tokens = planned;
-        s->rec->max_tokens = max_tokens;
+        /* duration mode: sent before the window opens = warm-up, kept for its tokens */
+        bool early = c->duration_s > 0 && clock_now_ns() < d->out->window_start;
+        record_init(s->rec, (int)(seq - c->warmup), early, planned, max_tokens);
         d->out->n_started++;
     }
     stream_init(&s->st, s->rec);
@@ -191,6 +192,13 @@ static void schedule_next_arrival(struct driver *d);
 static void begin_measured(struct driver *d)
 {
     d->t_measure = clock_now_ns();
+    if (d->cfg->duration_s > 0) {
+        double until = d->cfg->warmup_s + d->cfg->duration_s;
+        d->out->window_start = d->t_measure + (int64_t)(d->cfg->warmup_s * 1e9);
+        d->out->window_end = d->t_measure + (int64_t)(until * 1e9);
+        struct timeval tv = {(time_t)until, (long)((until - (double)(time_t)until) * 1e6)};
+        evtimer_add(d->window, &tv);
+    }
     if (!open_loop(d)) {
         d->arrived = total(d);
         return;
@@ -254,6 +262,28 @@ static void on_idle(evutil_socket_t fd, short what, void *arg)
     finish_slot(d, s);
     pump(d);
     maybe_stop_loop(d);
+}
+
+/* Duration mode: the window closed. Nothing more is sent; what still runs
+ * is cut — kept, marked incomplete, its tokens so far counted by time. */
+static void on_window_end(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct driver *d = arg;
+    d->stopping = true;
+    evtimer_del(d->arrival);
+    int64_t now = clock_now_ns();
+    for (int i = 0; i < d->n_slots; i++) {
+        struct slot *s = &d->slots[i];
+        if (!s->x)
+            continue;
+        http_cancel(d->http, s->x);
+        s->rec->cut = true;
+        s->rec->t_end = now;
+        finish_slot(d, s);
+    }
+    event_base_loopbreak(d->base);
 }
 
 static void on_grace_over(evutil_socket_t fd, short what, void *arg)
@@ -347,7 +377,7 @@ static void prewarm(struct driver *d)
 static int alloc_state(struct driver *d)
 {
     const struct driver_cfg *c = d->cfg;
-    long cap = c->concurrency > 0 ? c->concurrency : total(d);
+    long cap = c->concurrency > 0 ? c->concurrency : c->duration_s > 0 ? 1024 : total(d);
     d->n_slots = (int)(cap < total(d) ? cap : total(d));
     if (d->n_slots < 1)
         d->n_slots = 1;
@@ -357,16 +387,14 @@ static int alloc_state(struct driver *d)
     d->due = calloc((size_t)(c->num_prompts ? c->num_prompts : 1), sizeof *d->due);
     if (!d->slots || !d->free_slots || !d->out->records || !d->due)
         return -1;
-    if (open_loop(d) && arrivals_schedule(c->request_rate, c->burstiness, c->seed, d->due,
-                                          (size_t)c->num_prompts) != 0)
+    if (open_loop(d) && arrivals_schedule(c->request_rate, c->burstiness, c->seed, c->duration_s <= 0,
+                                          d->due, (size_t)c->num_prompts) != 0)
         return -1;
     for (int i = d->n_slots - 1; i >= 0; i--) {
         d->slots[i].d = d;
         d->free_slots[d->n_free++] = i;
     }
-    for (int i = 0; i < c->num_prompts; i++)
-        record_init(&d->out->records[i], i, false, -1, -1);
-    return 0;
+    return 0;   /* records are initialized as they are sent (duration mode sends an unknown number) */
 }
 
 static int make_idle_timers(struct driver *d)
@@ -395,7 +423,8 @@ static int setup(struct driver *d)
     d->grace = evtimer_new(d->base, on_grace_over, d);
     d->arrival = evtimer_new(d->base, on_arrival, d);
     d->progress = event_new(d->base, -1, EV_PERSIST, on_progress, d);
-    if (!d->http || !d->sigint || !d->sigterm || !d->grace || !d->arrival || !d->progress)
+    d->window = evtimer_new(d->base, on_window_end, d);
+    if (!d->http || !d->sigint || !d->sigterm || !d->grace || !d->arrival || !d->progress || !d->window)
         return -1;
     event_add(d->sigint, NULL);
     event_add(d->sigterm, NULL);
@@ -409,7 +438,7 @@ static int setup(struct driver *d)
 static void teardown(struct driver *d)
 {
     http_client_free(d->http);
-    struct event *evs[] = {d->sigint, d->sigterm, d->grace, d->arrival, d->progress};
+    struct event *evs[] = {d->sigint, d->sigterm, d->grace, d->arrival, d->progress, d->window};
     for (size_t i = 0; i < sizeof evs / sizeof *evs; i++)
         if (evs[i])
             event_free(evs[i]);
@@ -469,6 +498,9 @@ int driver_run(const struct driver_cfg *cfg, struct driver_result *out)
         if (d.done < total(&d))
             event_base_dispatch(d.base);
     }
+    int64_t end = clock_now_ns();
+    if (out->window_end > end)      /* stopped early (request cap or signal): the window ends here */
+        out->window_end = end;
     getrusage(RUSAGE_SELF, &ru1);
     out->cpu_user_s = tv_diff_s(ru0.ru_utime, ru1.ru_utime);
     out->cpu_sys_s = tv_diff_s(ru0.ru_stime, ru1.ru_stime);

@@ -5,8 +5,12 @@
  * become due on an arrival schedule (arrivals.h) and are sent when due, or
  * as soon as a slot frees when `concurrency` caps the requests in flight;
  * each keeps its scheduled time so client-side queueing is visible.
- * Warm-up requests run first, closed loop, unmeasured. Ctrl-C / SIGTERM stop
- * new sends, give in-flight requests a grace period, then cancel them. */
+ * Warm-up requests run first, closed loop, unmeasured. Duration mode keeps
+ * the load on for warmup_s + duration_s; requests sent before the window
+ * opens are kept as warm-ups (their tokens inside the window count), and
+ * requests still running when it closes are cut and marked `cut`. Ctrl-C /
+ * SIGTERM stop new sends, give in-flight requests a grace period, then
+ * cancel them. */
 #ifndef ANVIL_LOAD_DRIVER_H
 #define ANVIL_LOAD_DRIVER_H
 
@@ -24,7 +28,9 @@ struct driver_cfg {
     double request_rate;                /* requests/s; INFINITY = closed loop */
     double burstiness;                  /* gamma shape of the gaps (1 = Poisson; INFINITY = constant) */
     uint64_t seed;                      /* of the arrival schedule */
-    int num_prompts;                    /* measured requests */
+    int num_prompts;                    /* measured requests (duration mode: the most that may be sent) */
+    double duration_s;                  /* duration mode: measure for this long, 0 = off */
+    double warmup_s;                    /* duration mode: load applied before the window opens */
     int warmup;                         /* unmeasured requests sent first */
     long connect_timeout_ms, timeout_ms;   /* 0 = none */
     double idle_timeout_s;              /* fail a request silent for this long (no byte); 0 = none */
@@ -50,6 +56,7 @@ struct driver_result {
     int n_records;               /* num_prompts */
     int n_started;               /* measured requests that were sent */
     double achieved_rate;        /* measured sends per second: (sent − 1) / (last send − first send) */
+    int64_t window_start, window_end;   /* duration mode: the measurement window (CLOCK_MONOTONIC ns) */
     int warmup_failed;           /* warm-up requests that failed */
     int stop_signal;             /* the signal that stopped the run, 0 when none */
     int prewarmed;               /* connections opened by the pre-warm GETs that succeeded */

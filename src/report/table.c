@@ -60,6 +60,10 @@ void report_table(FILE *out, const char *title, const struct run_summary *s, int
     row_num(out, "Request throughput (req/s):", s->request_throughput, 2);
     row_num(out, "Output token throughput (tok/s):", s->output_throughput, 2);
     row_num(out, "Total token throughput (tok/s):", s->total_token_throughput, 2);
+    if (!isnan(s->aggregate_tps)) {
+        row_num(out, "Output tok/s inside the window (aggregate):", s->aggregate_tps, 2);
+        fprintf(out, "%-44s %15d\n", "Requests cut at the window's end:", s->cut);
+    }
     if (!isnan(s->goodput_rps))
         row_num(out, "Request goodput (req/s):", s->goodput_rps, 2);
     latency(out, "Time to First Token", "TTFT", &s->d[D_TTFT]);

@@ -56,6 +56,7 @@ struct req_record {
     int content_chunks, reasoning_chunks;
     int events;                 /* SSE events received */
     bool done_seen;             /* [DONE] arrived */
+    bool cut;                   /* duration mode: still running when the window closed (incomplete, not failed) */
     char finish_reason[24];
 
     struct out_chunk *chunks;   /* owned; output-carrying chunks in arrival order */

@@ -107,6 +107,36 @@ static bool is_good(const struct slo *s, const struct req_metrics *m)
            (isnan(s->e2el_ms) || m->e2e_ms <= s->e2el_ms);
 }
 
+/* Tokens each chunk of r carried: its own count (continuous usage) when
+ * known, else the request's completion tokens spread evenly, else
+ * per_chunk (the run's average, for cut requests that never got usage). */
+static double chunk_tokens(const struct req_record *r, size_t i, double per_chunk)
+{
+    if (r->chunks[i].tokens >= 1)
+        return r->chunks[i].tokens;
+    if (r->completion_tokens > 0 && r->n_chunks)
+        return (double)r->completion_tokens / (double)r->n_chunks;
+    return per_chunk;
+}
+
+/* Output tokens whose chunks arrived inside [start, end], over every record
+ * (warm-ups and cut requests too: what the server produced in the window). */
+static double tokens_in_window(const struct req_record *recs, int n, int64_t start, int64_t end)
+{
+    double tokens = 0, chunks = 0;
+    for (int i = 0; i < n; i++)
+        if (recs[i].t_start && recs[i].completion_tokens > 0 && recs[i].n_chunks) {
+            tokens += (double)recs[i].completion_tokens;
+            chunks += (double)recs[i].n_chunks;
+        }
+    double per_chunk = chunks > 0 ? tokens / chunks : 1, in = 0;
+    for (int i = 0; i < n; i++)
+        for (size_t k = 0; recs[i].t_start && k < recs[i].n_chunks; k++)
+            if (recs[i].chunks[k].t_ns >= start && recs[i].chunks[k].t_ns <= end)
+                in += chunk_tokens(&recs[i], k, per_chunk);
+    return in;
+}
+
 int summary_compute(const struct req_record *recs, int n, const struct summary_opts *o,
                     struct run_summary *out)
 {
@@ -122,6 +152,10 @@ int summary_compute(const struct req_record *recs, int n, const struct summary_o
     int64_t first = 0, last = 0;
     for (int i = 0; i < n; i++) {
         const struct req_record *r = &recs[i];
+        if (r->warmup) {        /* duration mode: sent before the window opened */
+            out->requests--;
+            continue;
+        }
         if (!r->t_start)
             continue;
         out->sent++;
@@ -130,6 +164,10 @@ int summary_compute(const struct req_record *recs, int n, const struct summary_o
             first = r->t_start;
         if (r->t_end > last)
             last = r->t_end;
+        if (r->cut) {           /* incomplete by design: neither failed nor measured */
+            out->cut++;
+            continue;
+        }
         if (r->fail != FAIL_NONE) {
             out->failed++;
             out->failed_by[r->fail]++;
@@ -167,6 +205,11 @@ int summary_compute(const struct req_record *recs, int n, const struct summary_o
     out->total_token_throughput = s > 0 ? (double)(out->output_tokens + out->prompt_tokens) / s : NAN;
     out->request_throughput = s > 0 ? out->completed / s : NAN;
     out->goodput_rps = slo_any(&o->slo) && s > 0 ? out->good / s : NAN;
+    out->aggregate_tps = out->window_tokens = NAN;
+    if (o->window_end > o->window_start && o->window_start > 0) {
+        out->window_tokens = tokens_in_window(recs, n, o->window_start, o->window_end);
+        out->aggregate_tps = out->window_tokens / ((double)(o->window_end - o->window_start) / 1e9);
+    }
     for (int id = 0; id < D_COUNT; id++)
         dist_compute(c.v[id], c.n[id], m, &out->d[id]);
     free_columns(&c);

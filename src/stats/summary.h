@@ -19,6 +19,10 @@ enum dist_id {
 struct run_summary {
     int requests;               /* measured requests planned */
     int sent, completed, failed;
+    int cut;                    /* duration mode: still running when the window closed */
+    double aggregate_tps;       /* duration mode: output tokens inside the window / its length; else NaN */
+    double window_tokens;       /* duration mode: output tokens inside the window (estimated where chunks
+                                   carry no count) */
     double duration_ms;         /* first start → last end over measured requests sent */
     long output_tokens;         /* Σ over completed requests */
     long prompt_tokens;         /* Σ usage.prompt_tokens over completed requests */
@@ -47,7 +51,10 @@ struct run_summary {
  * usage.prompt_tokens must match the planned count (STREAMS.md trap 16:
  * servers that truncate prompts or count differently are flagged; requests
  * with no planned count are skipped); o->slo defines a good request
- * (every bound met; an undefined TPOT meets its bound). Returns 0, or -1
+ * (every bound met; an undefined TPOT meets its bound). Records flagged
+ * warmup are left out, and cut ones (duration mode) are counted apart; with
+ * a window, aggregate_tps counts the output tokens of every record whose
+ * chunks arrived inside it (METRICS.md duration mode). Returns 0, or -1
  * when memory runs out. */
 /* Service-level objectives of a good request (vLLM's --goodput): each a
  * bound in ms, NaN when not set. */
@@ -67,6 +74,7 @@ struct summary_opts {
     bool ignore_eos;            /* output_tokens must equal max_tokens */
     bool check_prompt_tokens;   /* usage.prompt_tokens must be each request's planned count ± max(4, 1%) */
     struct slo slo;             /* goodput bounds */
+    int64_t window_start, window_end;   /* duration mode window (CLOCK_MONOTONIC ns); 0 = none */
 };
 
 int summary_compute(const struct req_record *recs, int n, const struct summary_opts *o,

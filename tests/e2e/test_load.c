@@ -115,3 +115,23 @@ Test(load_e2e, concurrency_cap_holds_and_queueing_is_visible, .timeout = 120)
     cJSON_Delete(a);
     unlink(trace);
 }
+
+Test(load_e2e, duration_mode_counts_tokens_inside_the_window, .timeout = 60)
+{
+    /* 4 streams, each request 20 + 49·10 = 510 ms for 50 tokens: 4 × 50 / 0.51 ≈ 392 tok/s */
+    const char *sim_args[] = {"--ttft-ms", "20", "--itl-ms", "10", NULL};
+    const char *run_args[] = {"--duration", "2", "--warmup-s", "0.5", "--concurrency", "4",
+                              "--input-len", "16", "--output-len", "50", NULL};
+    cJSON *a = run_against(sim_args, run_args, NULL);
+    const cJSON *dm = cJSON_GetObjectItem(a, "duration_mode");
+    cr_assert(cJSON_IsObject(dm));
+    double tps = num(dm, "aggregate_tps");
+    cr_assert(fabs(tps - 392.2) / 392.2 < 0.05, "aggregate %.1f tok/s for ≈ 392", tps);
+    cr_assert_float_eq(num(dm, "window_s"), 2.0, 0.01);
+    cr_assert_eq(num(dm, "incomplete_requests"), 4, "every stream straddles the window's end");
+    cr_assert_geq(num(a, "completed"), 8);
+    cr_assert_eq(num(a, "failed"), 0);
+    cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(a, "incomplete")), "a duration run that ran its course is complete");
+    cr_assert_eq(num(a, "not_sent"), 0);
+    cJSON_Delete(a);
+}

@@ -37,7 +37,7 @@ Test(summary, throughput_latency_and_failures)
     r[2].t_end = MS(1000 + 200);
     record_fail(&r[2], FAIL_HTTP, "HTTP 503");
     struct run_summary s;
-    cr_assert_eq(summary_compute(r, 3, &(struct summary_opts){PCT_NEAREST, true, true, NO_SLO}, &s), 0);
+    cr_assert_eq(summary_compute(r, 3, &(struct summary_opts){PCT_NEAREST, true, true, NO_SLO, 0, 0}, &s), 0);
     cr_assert_eq(s.completed, 2);
     cr_assert_eq(s.failed, 1);
     cr_assert_float_eq(s.duration_ms, 200.0, 1e-9, "first start → last end, failures included");
@@ -63,7 +63,7 @@ Test(summary, flags_ignore_eos_and_prompt_mismatches)
     completed(&r[1], 1, 0, 50, 10, 4, 93);      /* prompt truncated */
     completed(&r[2], 2, 0, 50, 10, 4, -1);      /* no prompt count reported */
     struct run_summary s;
-    cr_assert_eq(summary_compute(r, 3, &(struct summary_opts){PCT_NEAREST, true, true, NO_SLO}, &s), 0);
+    cr_assert_eq(summary_compute(r, 3, &(struct summary_opts){PCT_NEAREST, true, true, NO_SLO, 0, 0}, &s), 0);
     cr_assert_eq(s.ignore_eos_mismatch, 1);
     cr_assert_eq(s.prompt_mismatch, 2);
     cr_assert_eq(s.prompt_token_reports, 2);
@@ -79,7 +79,7 @@ Test(summary, one_token_reply_has_undefined_tpot_not_zero)
     metrics_derive(&r, &m);
     cr_assert(isnan(m.tpot_ms) && isnan(m.decode_tok_s));
     struct run_summary s;
-    cr_assert_eq(summary_compute(&r, 1, &(struct summary_opts){PCT_NEAREST, false, false, NO_SLO}, &s), 0);
+    cr_assert_eq(summary_compute(&r, 1, &(struct summary_opts){PCT_NEAREST, false, false, NO_SLO, 0, 0}, &s), 0);
     cr_assert_eq(s.d[D_TPOT].samples, 0);
     cr_assert_eq(s.d[D_TTFT].samples, 1);
     record_free(&r);
@@ -104,7 +104,7 @@ Test(summary, goodput_counts_requests_meeting_every_slo)
     completed(&r[0], 0, 0, 50, 10, 4, 100);     /* TTFT 50, TPOT 10, E2E 80 */
     completed(&r[1], 1, 0, 60, 20, 4, 100);     /* TTFT 60, TPOT 20, E2E 120 */
     completed(&r[2], 2, 100, 40, 30, 1, 100);   /* one token: TPOT undefined; ends at 140 */
-    struct summary_opts o = {PCT_NEAREST, false, false, NO_SLO};
+    struct summary_opts o = {PCT_NEAREST, false, false, NO_SLO, 0, 0};
     cr_assert_eq(slo_parse("ttft:55,tpot:15", &o.slo), 0);
     struct run_summary s;
     cr_assert_eq(summary_compute(r, 3, &o, &s), 0);
@@ -118,6 +118,34 @@ Test(summary, goodput_counts_requests_meeting_every_slo)
     cr_assert_eq(slo_parse("ttft=5", &bad), -1);
     cr_assert_eq(slo_parse("itl:5", &bad), -1);
     cr_assert_eq(slo_parse("ttft:-1", &bad), -1);
+    for (int i = 0; i < 3; i++)
+        record_free(&r[i]);
+}
+
+/* Duration mode: tokens are counted by when they arrived, whatever request
+ * they belong to; requests straddling an edge contribute their inside part. */
+Test(summary, window_counts_tokens_by_timestamp_at_the_edges)
+{
+    struct req_record r[3];
+    completed(&r[0], 0, 0, 50, 10, 4, 100);     /* chunks at 50, 60, 70, 80 ms */
+    r[0].warmup = true;                         /* sent before the window: tokens count, latency not */
+    completed(&r[1], 1, 60, 10, 10, 4, 100);    /* chunks at 70, 80, 90, 100 ms */
+    record_init(&r[2], 2, false, 100, 4);       /* cut at the window end, no usage: 1 token per chunk */
+    r[2].t_start = MS(1000 + 80);
+    record_add_chunk(&r[2], MS(1000 + 85), -1, true);
+    record_add_chunk(&r[2], MS(1000 + 95), -1, true);
+    r[2].t_end = MS(1000 + 95);
+    r[2].cut = true;
+    struct summary_opts o = {PCT_NEAREST, false, false, NO_SLO, MS(1000 + 60), MS(1000 + 90)};
+    struct run_summary s;
+    cr_assert_eq(summary_compute(r, 3, &o, &s), 0);
+    /* inside [60, 90]: r0 at 60,70,80 (3); r1 at 70,80,90 (3); r2 at 85 (1, the run's 8/8 per chunk) */
+    cr_assert_float_eq(s.window_tokens, 7.0, 1e-9);
+    cr_assert_float_eq(s.aggregate_tps, 7.0 / 0.030, 1e-6);
+    cr_assert_eq(s.completed, 1, "the warm-up is not a measured request");
+    cr_assert_eq(s.cut, 1);
+    cr_assert_eq(s.failed, 0, "a cut request is incomplete, not failed");
+    cr_assert_eq(s.d[D_TTFT].samples, 1);
     for (int i = 0; i < 3; i++)
         record_free(&r[i]);
 }
