@@ -163,7 +163,8 @@ Test(run_e2e, short_ttft_is_not_delayed_by_nagle, .timeout = 60)
     cr_assert_eq(status, 0, "%s", out);
     cJSON *a = load_json(art);
     const cJSON *m = cJSON_GetObjectItem(a, "metrics");
-    cr_assert(num(m, "ttft_max_ms") < 24.0, "TTFT max %.3f ms for a 20 ms server", num(m, "ttft_max_ms"));
+    /* the bug added ≈ 25 ms to every request; a loaded machine adds a few ms to some */
+    cr_assert(num(m, "ttft_p50_ms") < 22.0, "median TTFT %.3f ms for a 20 ms server", num(m, "ttft_p50_ms"));
     cr_assert(num(m, "ttft_min_ms") >= 20.0);
     cJSON_Delete(a);
     unlink(art);
