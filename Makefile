@@ -6,7 +6,7 @@
 #   make fuzz   libFuzzer runs of the stream parsers (FUZZ_SECONDS each)
 
 CC      ?= cc
-PKGS    := libcurl libevent libcjson libcrypto gsl
+PKGS    := libcurl libevent libcjson libcrypto gsl yaml-0.1
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
 # pkg-config runs once deps are installed; a missing .pc file stops the build with its name
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) || echo PKG_CONFIG_FAILED)

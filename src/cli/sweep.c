@@ -17,6 +17,7 @@
 #include "sweep/plan.h"
 #include "sweep/report.h"
 #include "sweep/runner.h"
+#include "sweep/yamljson.h"
 
 #define MAX_LIST 64
 #define MAX_TARGETS 16
@@ -44,9 +45,11 @@ static void usage(FILE *out)
 "  --request-rate LIST      open-loop load points in requests/s, e.g. 1,2,4,8\n"
 "  --input-len LIST         prompt tokens, e.g. 128,4096 (default 128)\n"
 "  --output-len LIST        max_tokens, e.g. 64 (default 64)\n"
-"  --plan FILE              JSON plan instead: {\"cases\": [{\"input_len\": N, \"output_len\": N,\n"
-"                           \"concurrency\": N | \"request_rate\": R, \"name\": ID,\n"
-"                           \"args\": [more anvil run flags]}], \"rounds\": N, \"num_prompts\": N}\n"
+"  --plan FILE              a JSON or YAML plan instead: {\"cases\": [{\"input_len\": N,\n"
+"                           \"output_len\": N, \"concurrency\": N | \"request_rate\": R,\n"
+"                           \"name\": ID, any anvil run flag as a key (\"endpoint\":\n"
+"                           \"completions\", \"warmup\": 2, ...), \"args\": [flags]}],\n"
+"                           \"rounds\": N, \"num_prompts\": N}\n"
 "Rounds\n"
 "  --rounds N               repeats of every case (default 3)\n"
 "  --num-prompts N          measured requests per round (default 32)\n"
@@ -205,6 +208,55 @@ static long plan_long(const cJSON *o, const char *k, long dflt)
     return cJSON_IsNumber(v) ? (long)v->valuedouble : dflt;
 }
 
+/* Keys of a plan case that are not anvil run flags. */
+static bool case_key(const char *k)
+{
+    static const char *const keys[] = {"name", "input_len", "output_len", "concurrency", "request_rate", "args"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+        if (!strcmp(k, keys[i]))
+            return true;
+    return false;
+}
+
+/* The case's extra `anvil run` flags: its "args" list, then every other key
+ * as a flag (input_len style or input-len style; true = the bare flag, false
+ * = left out). Strings are owned by k->extra_text. Returns 0 or -1. */
+static int case_flags(const cJSON *c, struct sweep_case *k)
+{
+    int n = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, c)
+        n += 2 + (cJSON_IsArray(e) ? cJSON_GetArraySize(e) : 0);
+    k->extra = calloc((size_t)n + 1, sizeof *k->extra);
+    k->extra_text = cJSON_CreateArray();
+    if (!k->extra || !k->extra_text)
+        return -1;
+    int i = 0;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(c, "args"))
+        if (cJSON_IsString(e))
+            k->extra[i++] = e->valuestring;
+    cJSON_ArrayForEach(e, c) {
+        if (case_key(e->string) || cJSON_IsFalse(e) || cJSON_IsNull(e))
+            continue;
+        char flag[128], value[64];
+        snprintf(flag, sizeof flag, "--%s", e->string);
+        for (char *p = flag; *p; p++)
+            if (*p == '_')
+                *p = '-';
+        cJSON *f = cJSON_CreateString(flag);
+        cJSON_AddItemToArray(k->extra_text, f);
+        k->extra[i++] = f->valuestring;
+        if (cJSON_IsTrue(e))
+            continue;
+        if (cJSON_IsNumber(e))
+            snprintf(value, sizeof value, "%.17g", e->valuedouble);
+        cJSON *v = cJSON_CreateString(cJSON_IsNumber(e) ? value : cJSON_IsString(e) ? e->valuestring : "");
+        cJSON_AddItemToArray(k->extra_text, v);
+        k->extra[i++] = v->valuestring;
+    }
+    return 0;
+}
+
 /* Cases from a JSON plan file. Returns 0 or -1 (reported). extra args point
  * into the parsed plan, which the caller keeps alive. */
 static int cases_from_plan(struct sweep_opts *o, cJSON *plan, struct sweep_case *cases, size_t *n)
@@ -236,12 +288,10 @@ static int cases_from_plan(struct sweep_opts *o, cJSON *plan, struct sweep_case 
             snprintf(k->id, sizeof k->id, "%s", name->valuestring);
         else
             sweep_case_name(k->id, sizeof k->id, k->input_len, k->output_len, k->concurrency, k->request_rate);
-        const cJSON *args = cJSON_GetObjectItemCaseSensitive(c, "args"), *a;
-        int na = cJSON_GetArraySize(args), i = 0;
-        if (na > 0 && (k->extra = calloc((size_t)na + 1, sizeof *k->extra)))
-            cJSON_ArrayForEach(a, args)
-                if (cJSON_IsString(a))
-                    k->extra[i++] = a->valuestring;
+        if (case_flags(c, k) != 0) {
+            fprintf(stderr, "anvil sweep: --plan %s: out of memory\n", o->plan_file);
+            return -1;
+        }
     }
     return 0;
 }
@@ -263,13 +313,14 @@ static cJSON *new_plan(struct sweep_opts *o, const char *dir)
     size_t nc = 0, nt = 0;
     cJSON *plan_file = NULL, *plan = NULL;
     if (o->plan_file) {
-        char *text = slurp(o->plan_file);
-        if (!text || !(plan_file = cJSON_Parse(text))) {
-            fprintf(stderr, "anvil sweep: --plan %s: %s\n", o->plan_file, text ? "not valid JSON" : "cannot read");
-            free(text);
+        char *text = slurp(o->plan_file), err[300] = "cannot read";
+        if (text && !(plan_file = cJSON_Parse(text)))   /* not JSON: YAML */
+            plan_file = yaml_to_json(text, strlen(text), err, sizeof err);
+        free(text);
+        if (!plan_file) {
+            fprintf(stderr, "anvil sweep: --plan %s: %s\n", o->plan_file, err);
             return NULL;
         }
-        free(text);
     }
     int rc = plan_file ? cases_from_plan(o, plan_file, cases, &nc) : cases_from_flags(o, cases, &nc);
     if (rc == 0 && parse_targets(o->targets, o->base_url, targets, &nt) == 0) {
@@ -289,8 +340,10 @@ static cJSON *new_plan(struct sweep_opts *o, const char *dir)
             plan = NULL;
         }
     }
-    for (size_t i = 0; i < nc; i++)
+    for (size_t i = 0; i < nc; i++) {
         free(cases[i].extra);
+        cJSON_Delete(cases[i].extra_text);
+    }
     cJSON_Delete(plan_file);
     return plan;
 }

@@ -17,7 +17,8 @@ struct sweep_case {
     long input_len, output_len;
     long concurrency;       /* 0 = not given (open loop without a cap) */
     double request_rate;    /* requests/s; INFINITY = closed loop */
-    char **extra;           /* more `anvil run` flags (owned, NULL-terminated), or NULL */
+    char **extra;           /* more `anvil run` flags (the array owned, NULL-terminated), or NULL */
+    cJSON *extra_text;      /* owns strings of extra that are not in the plan file's tree */
 };
 
 struct sweep_target {

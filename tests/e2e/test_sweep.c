@@ -147,3 +147,37 @@ Test(sweep_e2e, usage_errors)
         cr_assert(strstr(err, "anvil sweep:"), "%s", err);
     }
 }
+
+Test(sweep_e2e, yaml_plan_with_run_flags_as_keys, .timeout = 60)
+{
+    const char *sim_args[] = {"--ttft-ms", "2", "--itl-ms", "1", NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    char dir[64], plan[128];
+    tmpdir(dir, sizeof dir);
+    snprintf(plan, sizeof plan, "%s/plan.yaml", dir);
+    FILE *f = fopen(plan, "w");
+    fprintf(f, "rounds: 1\nnum_prompts: 3\ncases:\n"
+               "  - name: rag-small\n    input_len: 64\n    output_len: 4\n    concurrency: 2\n"
+               "    endpoint: completions\n    ignore_eos: true\n");
+    fclose(f);
+    const char *argv[] = {harness_anvil_bin(), "sweep", "--base-url", sim.base_url, "--plan", plan,
+                          "--out-dir", dir, NULL};
+    static char out[8192];
+    int status;
+    cr_assert_eq(run_cmd(argv, out, sizeof out, &status), 0);
+    sim_stop(&sim);
+    cr_assert_eq(status, 0, "%s", out);
+    cJSON *m = load(dir, "matrix.json");
+    const cJSON *row = cJSON_GetArrayItem(cJSON_GetObjectItem(m, "rows"), 0);
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(m, "rows")), 1);
+    cr_assert_str_eq(cJSON_GetObjectItem(row, "case_id")->valuestring, "rag-small");
+    cr_assert_eq(cJSON_GetObjectItem(row, "completed")->valuedouble, 3);
+    cr_assert_eq(cJSON_GetObjectItem(row, "input_tokens")->valuedouble, 64);
+    cJSON_Delete(m);
+    cJSON *r = load(dir, "rounds/target/rag-small/round-1.json");
+    cr_assert_str_eq(cJSON_GetObjectItem(r, "endpoint")->valuestring, "completions",
+                     "a plan key became the anvil run flag --endpoint");
+    cJSON_Delete(r);
+    rmtree(dir);
+}
