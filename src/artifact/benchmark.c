@@ -310,9 +310,11 @@ static void add_anvil_fields(cJSON *root, const struct bench_meta *m, const stru
     cJSON_AddNumberToObject(root, "not_sent", s->requests - s->sent);
     cJSON_AddBoolToObject(root, "incomplete", m->incomplete);
     add_str_or_null(root, "incomplete_reason", m->incomplete_reason);
-    cJSON_AddNumberToObject(root, "ignore_eos_violations", s->ignore_eos_mismatch);
+    cJSON_AddNumberToObject(root, "ignore_eos_violations", s->inv.violations[INV_IGNORE_EOS]);
+    cJSON_AddItemToObject(root, "invariants", invariants_json(&s->inv));
     cJSON_AddNumberToObject(root, "prompt_token_mismatches", s->prompt_mismatch);
     cJSON_AddNumberToObject(root, "usage_over_max_tokens", s->usage_over_max);
+    cJSON_AddBoolToObject(root, "cache_contaminated", m->cache_contaminated);
     cJSON *fb = cJSON_AddObjectToObject(root, "failed_by_category");
     for (int k = 1; k <= FAIL_OTHER; k++)
         if (s->failed_by[k])
@@ -352,6 +354,13 @@ static void add_anvil_fields(cJSON *root, const struct bench_meta *m, const stru
     cJSON_AddNumberToObject(c, "sse_events", (double)s->events);
     add_num(c, "cpu_us_per_event", s->events ? cpu * 1e6 / (double)s->events : NAN);
     add_num(c, "cpu_utilization", s->duration_ms > 0 ? cpu / (s->duration_ms / 1000) : NAN);
+    cJSON *lag = cJSON_AddObjectToObject(c, "loop_lag_ms");
+    add_num(lag, "p50", s->loop_lag.pct[1]);
+    add_num(lag, "p99", s->loop_lag.pct[5]);
+    add_num(lag, "max", s->loop_lag.max);
+    cJSON_AddNumberToObject(lag, "samples", (double)s->loop_lag.samples);
+    add_num(c, "send_lateness_p99_ms", s->d[D_SEND_LATENESS].pct[5]);
+    cJSON_AddBoolToObject(root, "client_bound", s->client_bound);
 }
 
 cJSON *artifact_benchmark(const struct bench_meta *meta, const struct req_record *recs, int n,

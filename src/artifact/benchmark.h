@@ -50,6 +50,7 @@ struct bench_meta {
     long shared_prefix_len;         /* tokens */
     double duration_s, warmup_s;    /* duration mode (0 = off) */
     double window_s;                /* the window's actual length (shorter when cut by a cap or signal) */
+    bool cache_contaminated;        /* > 5% of prompt tokens cached though every prompt was unique */
 };
 
 /* Builds the artifact. Returns a new cJSON tree the caller deletes, or NULL

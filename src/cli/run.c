@@ -423,8 +423,11 @@ static int write_outputs(const struct run_opts *o, struct driver_result *dr,
                          const struct bench_meta *meta_in, const char *path)
 {
     struct run_summary s;
-    struct summary_opts so = {o->pct, o->ignore_eos, meta_in->calibration != NULL, o->slo,
-                              dr->window_start, dr->window_end};
+    struct summary_opts so = {
+        .method = o->pct, .ignore_eos = o->ignore_eos, .loop_lag_ms = dr->loop_lag_ms,
+        .n_loop_lag = dr->n_loop_lag, .check_prompt_tokens = meta_in->calibration != NULL,
+        .slo = o->slo, .window_start = dr->window_start, .window_end = dr->window_end,
+    };
     /* duration mode: --num-prompts only capped the sends; the run is what was sent */
     int n = o->duration_s > 0 ? dr->n_started : dr->n_records;
     if (summary_compute(dr->records, n, &so, &s) != 0) {
@@ -435,6 +438,9 @@ static int write_outputs(const struct run_opts *o, struct driver_result *dr,
     if (o->duration_s > 0)      /* the requests are those the window saw, not a plan */
         meta.num_prompts = s.sent;
     meta.duration_s = o->duration_s;
+    /* every prompt starts unique, so hits mean the server reused something it should not have */
+    meta.cache_contaminated = o->shared_prefix_len == 0 && !o->multi_turn && s.cached_reports &&
+                              s.prompt_tokens > 0 && (double)s.cached_tokens > 0.05 * (double)s.prompt_tokens;
     meta.warmup_s = o->warmup_s;
     meta.window_s = dr->window_end > dr->window_start ? (double)(dr->window_end - dr->window_start) / 1e9 : 0;
     char finished[21];
@@ -453,6 +459,10 @@ static int write_outputs(const struct run_opts *o, struct driver_result *dr,
     int rc = art && artifact_write_file(path, art, err, sizeof err) == 0 ? 0 : 1;
     cJSON_Delete(art);
     report_table(stdout, "Serving Benchmark Result", &s, dr->warmup_failed);
+    if (meta.cache_contaminated)
+        printf("warning: %.1f%% of prompt tokens were served from the prefix cache although every "
+               "prompt starts with a unique prefix: prefill numbers are not from a cold cache\n",
+               100.0 * (double)s.cached_tokens / (double)s.prompt_tokens);
     if (rc) {
         fprintf(stderr, "anvil run: %s\n", art ? err : "out of memory building the artifact");
         return 1;

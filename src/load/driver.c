@@ -43,7 +43,9 @@ struct driver {
     long arrived;               /* requests due so far (sendable), warm-ups included */
     long done;                  /* requests finished, warm-ups included */
     bool stopping;
-    struct event *sigint, *sigterm, *grace, *progress, *arrival, *window;
+    struct event *sigint, *sigterm, *grace, *progress, *arrival, *window, *lag;
+    int64_t lag_due;            /* when the lag probe should fire next */
+    size_t lag_cap;
     int64_t t0, t_measure;      /* loop start; start of the measured phase */
 };
 
@@ -336,6 +338,39 @@ static void on_progress(evutil_socket_t fd, short what, void *arg)
             http_in_flight(d->http), ns_to_ms(clock_now_ns() - d->t0) / 1000.0);
 }
 
+/* The lag probe: due every DRIVER_LAG_PROBE_NS; how late it runs is how
+ * long the loop was busy elsewhere — time any byte arriving then waited for
+ * its timestamp. */
+static void on_lag_probe(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct driver *d = arg;
+    int64_t now = clock_now_ns();
+    struct driver_result *o = d->out;
+    if (o->n_loop_lag == d->lag_cap) {
+        size_t cap = d->lag_cap ? d->lag_cap * 2 : 1024;
+        double *p = realloc(o->loop_lag_ms, cap * sizeof *p);
+        if (!p)
+            return;     /* stop probing rather than lose the run */
+        o->loop_lag_ms = p;
+        d->lag_cap = cap;
+    }
+    o->loop_lag_ms[o->n_loop_lag++] = ns_to_ms(now - d->lag_due);
+    while (d->lag_due <= now)
+        d->lag_due += DRIVER_LAG_PROBE_NS;
+    int64_t wait = d->lag_due - now;
+    struct timeval tv = {0, (long)(wait / 1000)};
+    evtimer_add(d->lag, &tv);
+}
+
+static void start_lag_probe(struct driver *d)
+{
+    d->lag_due = clock_now_ns() + DRIVER_LAG_PROBE_NS;
+    struct timeval tv = {0, DRIVER_LAG_PROBE_NS / 1000};
+    evtimer_add(d->lag, &tv);
+}
+
 /* Pre-warm: every GET shares one counter; the loop breaks when all ended. */
 struct prewarm {
     struct driver *d;
@@ -424,7 +459,9 @@ static int setup(struct driver *d)
     d->arrival = evtimer_new(d->base, on_arrival, d);
     d->progress = event_new(d->base, -1, EV_PERSIST, on_progress, d);
     d->window = evtimer_new(d->base, on_window_end, d);
-    if (!d->http || !d->sigint || !d->sigterm || !d->grace || !d->arrival || !d->progress || !d->window)
+    d->lag = evtimer_new(d->base, on_lag_probe, d);
+    if (!d->http || !d->sigint || !d->sigterm || !d->grace || !d->arrival || !d->progress || !d->window ||
+        !d->lag)
         return -1;
     event_add(d->sigint, NULL);
     event_add(d->sigterm, NULL);
@@ -438,7 +475,7 @@ static int setup(struct driver *d)
 static void teardown(struct driver *d)
 {
     http_client_free(d->http);
-    struct event *evs[] = {d->sigint, d->sigterm, d->grace, d->arrival, d->progress, d->window};
+    struct event *evs[] = {d->sigint, d->sigterm, d->grace, d->arrival, d->progress, d->window, d->lag};
     for (size_t i = 0; i < sizeof evs / sizeof *evs; i++)
         if (evs[i])
             event_free(evs[i]);
@@ -489,6 +526,7 @@ int driver_run(const struct driver_cfg *cfg, struct driver_result *out)
     struct rusage ru0, ru1;
     getrusage(RUSAGE_SELF, &ru0);
     d.t0 = clock_now_ns();
+    start_lag_probe(&d);
     if (!d.stopping) {
         if (cfg->warmup)
             d.arrived = cfg->warmup;
@@ -519,4 +557,6 @@ void driver_result_free(struct driver_result *r)
         record_free(&r->records[i]);
     free(r->records);
     r->records = NULL;
+    free(r->loop_lag_ms);
+    r->loop_lag_ms = NULL;
 }

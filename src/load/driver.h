@@ -57,6 +57,8 @@ struct driver_result {
     int n_started;               /* measured requests that were sent */
     double achieved_rate;        /* measured sends per second: (sent − 1) / (last send − first send) */
     int64_t window_start, window_end;   /* duration mode: the measurement window (CLOCK_MONOTONIC ns) */
+    double *loop_lag_ms;         /* owned: lateness of a 10 ms probe timer, one sample per tick (ms) */
+    size_t n_loop_lag;
     int warmup_failed;           /* warm-up requests that failed */
     int stop_signal;             /* the signal that stopped the run, 0 when none */
     int prewarmed;               /* connections opened by the pre-warm GETs that succeeded */
@@ -67,7 +69,11 @@ struct driver_result {
  * or -1 when the loop could not be set up (nothing measured). */
 int driver_run(const struct driver_cfg *cfg, struct driver_result *out);
 
-/* Frees the records. */
+/* Interval of the event-loop lag probe: a timer due every this many ns
+ * whose lateness shows how busy the client's loop was. */
+#define DRIVER_LAG_PROBE_NS 10000000
+
+/* Frees the records and lag samples. */
 void driver_result_free(struct driver_result *r);
 
 #endif

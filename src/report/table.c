@@ -39,6 +39,16 @@ static void latency(FILE *out, const char *title, const char *abbr, const struct
     row_num(out, k, d->pct[5], 2);
 }
 
+/* The first recorded example of invariant i, or a blank one. */
+static const struct inv_example *first_example(const struct invariants *inv, enum invariant i)
+{
+    static const struct inv_example none = {-1, INV_ORDER, "not among the first examples"};
+    for (int k = 0; k < inv->n_examples; k++)
+        if (inv->examples[k].what == i)
+            return &inv->examples[k];
+    return &none;
+}
+
 void report_table(FILE *out, const char *title, const struct run_summary *s, int failed_warmups)
 {
     int pad = (60 - 2 - (int)strlen(title)) / 2;
@@ -83,9 +93,15 @@ void report_table(FILE *out, const char *title, const struct run_summary *s, int
     if (s->usage_over_max)
         fprintf(out, "warning: %d requests report more output tokens than max_tokens: usage is not "
                      "trustworthy, and neither are throughput and TPOT\n", s->usage_over_max);
-    if (s->ignore_eos_mismatch)
-        fprintf(out, "warning: %d requests sent ignore_eos but did not return max_tokens tokens\n",
-                s->ignore_eos_mismatch);
+    for (int i = 0; i < INV_COUNT; i++)
+        if (s->inv.violations[i])
+            fprintf(out, "warning: invariant %s failed for %d of %d requests (first: request %d, %s)\n",
+                    invariant_name((enum invariant)i), s->inv.violations[i], s->inv.checked,
+                    first_example(&s->inv, (enum invariant)i)->request_index,
+                    first_example(&s->inv, (enum invariant)i)->detail);
+    if (s->client_bound)
+        fprintf(out, "warning: the numbers are limited by the client: event-loop lag p99 %.2f ms, "
+                     "send lateness p99 %.2f ms (over 1 ms)\n", s->loop_lag.pct[5], s->d[D_SEND_LATENESS].pct[5]);
     if (s->prompt_mismatch)
         fprintf(out, "warning: %d requests reported prompt_tokens other than the calibrated count "
                      "(truncated or re-templated prompts?)\n", s->prompt_mismatch);

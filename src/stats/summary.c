@@ -188,8 +188,6 @@ int summary_compute(const struct req_record *recs, int n, const struct summary_o
         out->content_chunks += r->content_chunks;
         out->reasoning_chunks += r->reasoning_chunks;
         *(rm.output_token_source[0] == 'u' ? &out->source_usage : &out->source_chunks) += 1;
-        if (o->ignore_eos && rm.output_tokens != r->max_tokens)
-            out->ignore_eos_mismatch++;
         if (r->max_tokens > 0 && rm.output_tokens > r->max_tokens)
             out->usage_over_max++;
         if (o->check_prompt_tokens && r->planned_prompt_tokens >= 0 && (r->prompt_tokens < 0 ||
@@ -205,6 +203,17 @@ int summary_compute(const struct req_record *recs, int n, const struct summary_o
     out->total_token_throughput = s > 0 ? (double)(out->output_tokens + out->prompt_tokens) / s : NAN;
     out->request_throughput = s > 0 ? out->completed / s : NAN;
     out->goodput_rps = slo_any(&o->slo) && s > 0 ? out->good / s : NAN;
+    invariants_check(recs, n, o->ignore_eos, &out->inv);
+    double *lag = malloc((o->n_loop_lag ? o->n_loop_lag : 1) * sizeof *lag);
+    if (lag) {
+        if (o->n_loop_lag)
+            memcpy(lag, o->loop_lag_ms, o->n_loop_lag * sizeof *lag);
+        dist_compute(lag, o->n_loop_lag, PCT_NEAREST, &out->loop_lag);
+        free(lag);
+    }
+    /* a p99 needs 100 samples (1 s of probing) before one stall is not "the 99th percentile" */
+    bool lag_bound = out->loop_lag.samples >= 100 && out->loop_lag.pct[5] > 1.0;
+    out->client_bound = lag_bound || out->d[D_SEND_LATENESS].pct[5] > 1.0;
     out->aggregate_tps = out->window_tokens = NAN;
     if (o->window_end > o->window_start && o->window_start > 0) {
         out->window_tokens = tokens_in_window(recs, n, o->window_start, o->window_end);

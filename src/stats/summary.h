@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "stats/dist.h"
+#include "stats/invariants.h"
 #include "stats/record.h"
 
 /* Indexes of the distributions a summary holds. */
@@ -37,17 +38,19 @@ struct run_summary {
     int source_usage, source_chunks;    /* requests by output_token_source */
     long cached_tokens;         /* Σ usage cached_tokens; with cached_reports > 0 */
     int cached_reports;
-    int ignore_eos_mismatch;    /* completed requests whose output_tokens != max_tokens (when ignore_eos) */
     int usage_over_max;         /* completed requests whose usage reports more tokens than max_tokens */
     int failed_by[FAIL_OTHER + 1];  /* failed requests per enum fail_kind */
     int prompt_mismatch;        /* completed requests whose prompt_tokens differ from the planned count
                                    by more than max(4, 1%), or were not reported */
     enum pct_method method;
     struct dist d[D_COUNT];
+    struct invariants inv;      /* per-request checks (invariants.h) */
+    struct dist loop_lag;       /* the client's event-loop lag probe, ms */
+    bool client_bound;          /* loop lag p99 (from ≥ 100 samples) or send lateness p99 over 1 ms:
+                                   the client limited the numbers */
 };
 
-/* Computes the summary of n measured records. o->ignore_eos says whether
- * output_tokens must equal max_tokens; o->check_prompt_tokens whether
+/* Computes the summary of n measured records. o->check_prompt_tokens whether
  * usage.prompt_tokens must match the planned count (STREAMS.md trap 16:
  * servers that truncate prompts or count differently are flagged; requests
  * with no planned count are skipped); o->slo defines a good request
@@ -71,7 +74,9 @@ bool slo_any(const struct slo *s);
 
 struct summary_opts {
     enum pct_method method;
-    bool ignore_eos;            /* output_tokens must equal max_tokens */
+    bool ignore_eos;            /* ignore_eos was sent: output tokens must equal max_tokens */
+    const double *loop_lag_ms;  /* the driver's lag probe samples (ms), or NULL */
+    size_t n_loop_lag;
     bool check_prompt_tokens;   /* usage.prompt_tokens must be each request's planned count ± max(4, 1%) */
     struct slo slo;             /* goodput bounds */
     int64_t window_start, window_end;   /* duration mode window (CLOCK_MONOTONIC ns); 0 = none */

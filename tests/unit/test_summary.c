@@ -37,7 +37,7 @@ Test(summary, throughput_latency_and_failures)
     r[2].t_end = MS(1000 + 200);
     record_fail(&r[2], FAIL_HTTP, "HTTP 503");
     struct run_summary s;
-    cr_assert_eq(summary_compute(r, 3, &(struct summary_opts){PCT_NEAREST, true, true, NO_SLO, 0, 0}, &s), 0);
+    cr_assert_eq(summary_compute(r, 3, &(struct summary_opts){.method = PCT_NEAREST, .ignore_eos = true, .check_prompt_tokens = true, .slo = NO_SLO}, &s), 0);
     cr_assert_eq(s.completed, 2);
     cr_assert_eq(s.failed, 1);
     cr_assert_float_eq(s.duration_ms, 200.0, 1e-9, "first start → last end, failures included");
@@ -50,7 +50,8 @@ Test(summary, throughput_latency_and_failures)
     cr_assert_float_eq(s.d[D_TPOT].max, 20.0, 1e-9);        /* (130-10-60)/3 */
     cr_assert_eq(s.d[D_ITL_CHUNK].samples, 6);
     cr_assert_float_eq(s.d[D_ITL_CHUNK].pct[1], 10.0, 1e-9); /* p50 of {10,10,10,20,20,20} = 3rd */
-    cr_assert_eq(s.ignore_eos_mismatch, 0);
+    cr_assert_eq(s.inv.violations[INV_IGNORE_EOS], 0);
+    cr_assert_eq(s.inv.checked, 2);
     cr_assert_eq(s.prompt_mismatch, 0);
     for (int i = 0; i < 3; i++)
         record_free(&r[i]);
@@ -63,8 +64,9 @@ Test(summary, flags_ignore_eos_and_prompt_mismatches)
     completed(&r[1], 1, 0, 50, 10, 4, 93);      /* prompt truncated */
     completed(&r[2], 2, 0, 50, 10, 4, -1);      /* no prompt count reported */
     struct run_summary s;
-    cr_assert_eq(summary_compute(r, 3, &(struct summary_opts){PCT_NEAREST, true, true, NO_SLO, 0, 0}, &s), 0);
-    cr_assert_eq(s.ignore_eos_mismatch, 1);
+    cr_assert_eq(summary_compute(r, 3, &(struct summary_opts){.method = PCT_NEAREST, .ignore_eos = true, .check_prompt_tokens = true, .slo = NO_SLO}, &s), 0);
+    cr_assert_eq(s.inv.violations[INV_IGNORE_EOS], 1);
+    cr_assert_eq(s.inv.violations[INV_USAGE], 1, "r2 reported no prompt tokens");
     cr_assert_eq(s.prompt_mismatch, 2);
     cr_assert_eq(s.prompt_token_reports, 2);
     for (int i = 0; i < 3; i++)
@@ -79,7 +81,7 @@ Test(summary, one_token_reply_has_undefined_tpot_not_zero)
     metrics_derive(&r, &m);
     cr_assert(isnan(m.tpot_ms) && isnan(m.decode_tok_s));
     struct run_summary s;
-    cr_assert_eq(summary_compute(&r, 1, &(struct summary_opts){PCT_NEAREST, false, false, NO_SLO, 0, 0}, &s), 0);
+    cr_assert_eq(summary_compute(&r, 1, &(struct summary_opts){.method = PCT_NEAREST, .slo = NO_SLO}, &s), 0);
     cr_assert_eq(s.d[D_TPOT].samples, 0);
     cr_assert_eq(s.d[D_TTFT].samples, 1);
     record_free(&r);
@@ -104,7 +106,7 @@ Test(summary, goodput_counts_requests_meeting_every_slo)
     completed(&r[0], 0, 0, 50, 10, 4, 100);     /* TTFT 50, TPOT 10, E2E 80 */
     completed(&r[1], 1, 0, 60, 20, 4, 100);     /* TTFT 60, TPOT 20, E2E 120 */
     completed(&r[2], 2, 100, 40, 30, 1, 100);   /* one token: TPOT undefined; ends at 140 */
-    struct summary_opts o = {PCT_NEAREST, false, false, NO_SLO, 0, 0};
+    struct summary_opts o = {.method = PCT_NEAREST, .slo = NO_SLO};
     cr_assert_eq(slo_parse("ttft:55,tpot:15", &o.slo), 0);
     struct run_summary s;
     cr_assert_eq(summary_compute(r, 3, &o, &s), 0);
@@ -136,7 +138,8 @@ Test(summary, window_counts_tokens_by_timestamp_at_the_edges)
     record_add_chunk(&r[2], MS(1000 + 95), -1, true);
     r[2].t_end = MS(1000 + 95);
     r[2].cut = true;
-    struct summary_opts o = {PCT_NEAREST, false, false, NO_SLO, MS(1000 + 60), MS(1000 + 90)};
+    struct summary_opts o = {.method = PCT_NEAREST, .slo = NO_SLO, .window_start = MS(1000 + 60),
+                             .window_end = MS(1000 + 90)};
     struct run_summary s;
     cr_assert_eq(summary_compute(r, 3, &o, &s), 0);
     /* inside [60, 90]: r0 at 60,70,80 (3); r1 at 70,80,90 (3); r2 at 85 (1, the run's 8/8 per chunk) */
@@ -148,4 +151,43 @@ Test(summary, window_counts_tokens_by_timestamp_at_the_edges)
     cr_assert_eq(s.d[D_TTFT].samples, 1);
     for (int i = 0; i < 3; i++)
         record_free(&r[i]);
+}
+
+Test(summary, invariants_catch_a_late_end_and_bad_order)
+{
+    struct req_record r[2];
+    completed(&r[0], 0, 0, 50, 10, 4, 100);
+    r[0].t_end += MS(40);                       /* usage + [DONE] 40 ms after the last token */
+    completed(&r[1], 1, 0, 50, 10, 4, 100);
+    r[1].t_headers = r[1].t_first_output + MS(1);   /* headers after the first output: impossible */
+    struct summary_opts o = {.method = PCT_NEAREST, .slo = NO_SLO};
+    struct run_summary s;
+    cr_assert_eq(summary_compute(r, 2, &o, &s), 0);
+    cr_assert_eq(s.inv.violations[INV_LATE_END], 1);
+    cr_assert_eq(s.inv.violations[INV_ORDER], 1);
+    cr_assert_eq(s.inv.n_examples, 2);
+    cr_assert_str_eq(invariant_name(s.inv.examples[0].what), "late_end");
+    cr_assert_eq(invariants_total(&s.inv), 2);
+    for (int i = 0; i < 2; i++)
+        record_free(&r[i]);
+}
+
+Test(summary, client_bound_when_the_loop_lags)
+{
+    struct req_record r;
+    completed(&r, 0, 0, 50, 10, 4, 100);
+    double quiet[100], busy[100];
+    for (int i = 0; i < 100; i++) {
+        quiet[i] = 0.05;
+        busy[i] = i < 95 ? 0.05 : 3.0;          /* p99 = 3 ms */
+    }
+    struct summary_opts o = {.method = PCT_NEAREST, .slo = NO_SLO, .loop_lag_ms = quiet, .n_loop_lag = 100};
+    struct run_summary s;
+    cr_assert_eq(summary_compute(&r, 1, &o, &s), 0);
+    cr_assert_not(s.client_bound);
+    cr_assert_float_eq(s.loop_lag.max, 0.05, 1e-12);
+    o.loop_lag_ms = busy;
+    cr_assert_eq(summary_compute(&r, 1, &o, &s), 0);
+    cr_assert(s.client_bound);
+    record_free(&r);
 }

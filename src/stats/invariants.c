@@ -1,0 +1,91 @@
+/* invariants.c — per-request consistency checks. */
+#include "stats/invariants.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "stats/metrics.h"
+
+const char *invariant_name(enum invariant i)
+{
+    static const char *const names[] = {
+        [INV_ORDER] = "order", [INV_CHUNKS_IN_E2E] = "chunks_in_e2e", [INV_IGNORE_EOS] = "ignore_eos",
+        [INV_USAGE] = "usage_reported", [INV_LATE_END] = "late_end",
+    };
+    return names[i];
+}
+
+static void violate(struct invariants *inv, const struct req_record *r, enum invariant what,
+                    const char *fmt, double a, double b)
+{
+    inv->violations[what]++;
+    if (inv->n_examples == INV_EXAMPLES)
+        return;
+    inv->examples[inv->n_examples].request_index = r->index;
+    inv->examples[inv->n_examples].what = what;
+    snprintf(inv->examples[inv->n_examples].detail, sizeof inv->examples[0].detail, fmt, a, b);
+    inv->n_examples++;
+}
+
+static void check_one(const struct req_record *r, bool ignore_eos, struct invariants *inv)
+{
+    struct req_metrics m;
+    metrics_derive(r, &m);
+    double hdr = m.headers_ms, out = m.time_to_first_output_ms, con = m.ttft_ms, e2e = m.e2e_ms;
+    if (!(hdr <= out) || (con == con && !(out <= con && con <= e2e)) || !(out <= e2e))
+        violate(inv, r, INV_ORDER, "headers %.3f ms, first output %.3f ms", hdr, out);
+    if (r->n_chunks) {
+        double first = ns_to_ms(r->chunks[0].t_ns - r->t_start);
+        double last = ns_to_ms(r->chunks[r->n_chunks - 1].t_ns - r->t_start);
+        if (first != out || last > e2e)
+            violate(inv, r, INV_CHUNKS_IN_E2E, "last output chunk at %.3f ms, end at %.3f ms", last, e2e);
+        double tail = e2e - last, gen = m.generation_ms;
+        if (tail > 5 && tail > 0.1 * gen)
+            violate(inv, r, INV_LATE_END, "end %.3f ms after the last output (generation %.3f ms)", tail, gen);
+    }
+    if (ignore_eos && m.output_tokens != r->max_tokens)
+        violate(inv, r, INV_IGNORE_EOS, "%.0f output tokens for max_tokens %.0f", (double)m.output_tokens,
+                (double)r->max_tokens);
+    if (r->prompt_tokens < 0 || r->completion_tokens < 0)
+        violate(inv, r, INV_USAGE, "prompt_tokens %.0f, completion_tokens %.0f", (double)r->prompt_tokens,
+                (double)r->completion_tokens);
+}
+
+void invariants_check(const struct req_record *recs, int n, bool ignore_eos, struct invariants *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < n; i++) {
+        const struct req_record *r = &recs[i];
+        if (!r->t_start || r->warmup || r->cut || r->fail != FAIL_NONE)
+            continue;
+        out->checked++;
+        check_one(r, ignore_eos, out);
+    }
+}
+
+int invariants_total(const struct invariants *inv)
+{
+    int n = 0;
+    for (int i = 0; i < INV_COUNT; i++)
+        n += inv->violations[i];
+    return n;
+}
+
+cJSON *invariants_json(const struct invariants *inv)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "checked", inv->checked);
+    cJSON *v = cJSON_AddObjectToObject(j, "violations");
+    for (int i = 0; i < INV_COUNT; i++)
+        cJSON_AddNumberToObject(v, invariant_name((enum invariant)i), inv->violations[i]);
+    cJSON *ex = cJSON_AddArrayToObject(j, "examples");
+    for (int i = 0; i < inv->n_examples; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddNumberToObject(e, "request_index", inv->examples[i].request_index);
+        cJSON_AddStringToObject(e, "invariant", invariant_name(inv->examples[i].what));
+        cJSON_AddStringToObject(e, "detail", inv->examples[i].detail);
+        cJSON_AddItemToArray(ex, e);
+    }
+    return j;
+}

@@ -1,0 +1,53 @@
+/* invariants.h — checks every completed request's record against what must
+ * hold when the numbers are right, so a violation is reported rather than
+ * silently averaged in. */
+#ifndef ANVIL_STATS_INVARIANTS_H
+#define ANVIL_STATS_INVARIANTS_H
+
+#include <stdbool.h>
+
+#include <cjson/cJSON.h>
+
+#include "stats/record.h"
+
+enum invariant {
+    INV_ORDER,          /* headers ≤ first output ≤ first content ≤ end */
+    INV_CHUNKS_IN_E2E,  /* every output chunk lies between first output and end; the gaps
+                           between chunks plus the tail after the last add up to generation */
+    INV_IGNORE_EOS,     /* output tokens = max_tokens when ignore_eos was sent */
+    INV_USAGE,          /* the server reported prompt and completion tokens */
+    INV_LATE_END,       /* the end came > max(5 ms, 10% of generation) after the last output:
+                           a late usage chunk or [DONE] stretches E2E (a warning) */
+    INV_COUNT
+};
+
+#define INV_EXAMPLES 5
+
+struct inv_example {
+    int request_index;
+    enum invariant what;
+    char detail[120];
+};
+
+struct invariants {
+    int checked;                        /* completed requests checked */
+    int violations[INV_COUNT];
+    int n_examples;
+    struct inv_example examples[INV_EXAMPLES];  /* the first few violations */
+};
+
+/* Name as written in artifacts ("order", "chunks_in_e2e", ...). */
+const char *invariant_name(enum invariant i);
+
+/* Checks the completed, measured records among n (warm-ups, cut and failed
+ * ones are skipped). ignore_eos says whether it was sent. */
+void invariants_check(const struct req_record *recs, int n, bool ignore_eos, struct invariants *out);
+
+/* Total violations (warnings included). */
+int invariants_total(const struct invariants *inv);
+
+/* The artifact's `invariants` block: checked, violations by name, examples.
+ * Caller deletes. */
+cJSON *invariants_json(const struct invariants *inv);
+
+#endif
