@@ -57,9 +57,11 @@ $(A)/anvil-tests: $(TEST_SRC:%.c=$(A)/obj/%.o) $(A)/libanvil.a
 # Tests run under ASan+UBSan; the end-to-end ones drive the sanitized binary.
 # One at a time: several compare timestamps against the simulator's, and a
 # neighbouring test's load on this 2-core machine would be measured too.
+# The simulator that serves as ground truth in those tests is the optimized
+# build (ANVIL_SIM_BIN); the client under test is the sanitized one.
 test: deps
-	@$(MAKE) --no-print-directory $(A)/anvil $(A)/anvil-tests
-	ANVIL_BIN=$(A)/anvil ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	@$(MAKE) --no-print-directory $(B)/anvil $(A)/anvil $(A)/anvil-tests
+	ANVIL_BIN=$(A)/anvil ANVIL_SIM_BIN=$(B)/anvil ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  $(A)/anvil-tests --jobs 1
 
 demo: deps

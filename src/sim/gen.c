@@ -1,62 +1,88 @@
-/* gen.c — generation requests on timers (see gen.h).
+/* gen.c — generation requests in both modes (see gen.h).
  *
- * Each accepted request gets a struct sim_gen and one one-shot timer. Token i
- * is due at t0 + ttft + i*itl (absolute, so lateness never accumulates); the
- * timer callback sends every token already due, up to SIM_EVENTS_PER_WAKEUP,
- * and re-arms for the next one. A stream ends with finish_reason on its last
- * content chunk, an optional usage chunk and [DONE]; a non-streamed reply is
- * one body sent when its last token is due. evhttp's close callback tells us
- * when a client leaves first. */
+ * Each accepted request gets a struct sim_gen. In fixed-latency mode it has
+ * one one-shot timer: token i is due at t0 + ttft + i*itl (absolute, so
+ * lateness never accumulates); the timer sends every token already due, up
+ * to SIM_EVENTS_PER_WAKEUP, and re-arms. In engine mode the request is a
+ * sim_seq in the engine, whose steps hand tokens to sim_gen_on_tokens; one
+ * step's tokens for one request go out as one chunk (several with
+ * speculative decoding). Either way a stream ends the flavor's way (finish
+ * chunk, usage chunk, [DONE]); a non-streamed reply is one body sent when
+ * its last token exists. evhttp's close callback tells us when a client
+ * leaves first. Faults (faults.h) are planned on arrival. */
 #include "sim/gen.h"
 
+#include <cjson/cJSON.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
-#include <cjson/cJSON.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "core/clock.h"
+#include "sim/driver.h"
+#include "sim/engine.h"
+#include "sim/faults.h"
+#include "sim/flavor.h"
+#include "sim/kvcache.h"
 #include "sim/reply.h"
 #include "sim/server.h"
 #include "sim/tokens.h"
 #include "sim/trace.h"
+
+/* Most tokens one chunk carries: 1 + SIM_SPEC_MAX from the engine. */
+#define SIM_MAX_CHUNK_TOKENS (1 + SIM_SPEC_MAX)
 
 struct sim_gen {
     struct sim_gen *prev, *next;    /* sim_server.live */
     struct sim_server *srv;
     struct evhttp_request *req;     /* owned by evhttp while attached to a connection */
     struct evhttp_connection *evcon;
-    struct event *timer;
+    struct event *timer;            /* fixed mode: token schedule; both: slow-headers delay */
     struct sim_request rq;
     struct sim_output out;
-    struct sim_stream_fmt fmt;      /* streams only; fmt.head owned */
-    char id[48];                    /* "chatcmpl-<16 hex>" or "cmpl-<16 hex>" */
+    struct sim_stream_fmt fmt;      /* streams only; head/tail owned */
+    struct sim_seq seq;             /* engine mode */
+    uint64_t *block_hashes;         /* engine mode with prefix caching: owned */
+    struct sim_fault_plan fault;
+    const char *fault_name;         /* the fault that ended or marked this reply, for the trace */
+    char id[64];                    /* response id in the flavor's form */
+    char *model_json;               /* the model name as replies say it, JSON-quoted (cJSON_free) */
     int64_t created;                /* unix s */
     const char *path;               /* static route string */
     char *request_id;               /* X-Request-Id copy, or NULL */
     int64_t t0_ns;
     int64_t first_token_ns;         /* 0 until the first content chunk */
     int64_t sent;                   /* tokens handed to evhttp */
+    int64_t reasoning;              /* leading output tokens that are reasoning */
+    bool engine;                    /* tokens come from the engine */
+    bool started;                   /* headers sent / seq submitted / timer running */
+    bool cut;                       /* disconnect fault: waiting for evhttp to notice the close */
+    bool in_frontend;               /* engine mode: waiting for the frontend slot (timer armed) */
     struct sim_trace_chunk *chunks; /* trace only: one per content chunk */
     size_t n_chunks, cap_chunks;
 };
 
 static void gen_timer_cb(evutil_socket_t fd, short what, void *arg);
 
-/* t0 + ttft + i*itl, saturating: absurd flag values (a day of ITL times a
- * huge context) must delay forever, not overflow. */
+/* ---- bookkeeping ------------------------------------------------------------- */
+
+/* t0 + ttft + i*itl (+ the stall fault's pause from its token on),
+ * saturating: absurd flag values must delay forever, not overflow. */
 static int64_t due_ns(const struct sim_gen *g, int64_t i)
 {
     int64_t step, due;
     if (__builtin_mul_overflow(i, g->srv->cfg.itl_ns, &step) ||
         __builtin_add_overflow(g->t0_ns + g->srv->cfg.ttft_ns, step, &due))
         return INT64_MAX / 2;
+    if (g->fault.stall_after > 0 && i >= g->fault.stall_after)
+        due += g->fault.stall_ns;
     return due;
 }
 
@@ -93,21 +119,28 @@ static void live_unlink(struct sim_server *s, struct sim_gen *g)
 static void gen_free(struct sim_gen *g)
 {
     live_unlink(g->srv, g);
+    if (g->engine && g->seq.state != SIM_SEQ_NEW && g->seq.state != SIM_SEQ_DONE)
+        sim_driver_abort(g->srv->driver, &g->seq);
+    sim_seq_release(&g->seq);
     if (g->timer)
         event_free(g->timer);
     sim_request_free(&g->rq);
-    free((char *)g->fmt.head);
+    sim_stream_fmt_free(&g->fmt);
+    cJSON_free(g->model_json);
+    free(g->block_hashes);
     free(g->request_id);
     free(g->chunks);
     free(g);
 }
 
-/* Remembers a content chunk for the trace. Out of memory only loses the
- * chunk from the trace line, never the token from the reply. */
+/* Remembers a content chunk for the trace and the first token for TTFT.
+ * Out of memory only loses the chunk from the trace, never the tokens. */
 static void note_chunk(struct sim_gen *g, int64_t t_ns, int64_t tokens)
 {
-    if (!g->first_token_ns)
+    if (!g->first_token_ns) {
         g->first_token_ns = t_ns;
+        sim_metrics_on_first_token(&g->srv->metrics, t_ns - g->t0_ns);
+    }
     if (!g->srv->trace)
         return;
     if (g->n_chunks == g->cap_chunks) {
@@ -132,33 +165,47 @@ static void trace_gen(struct sim_gen *g, int status, const char *finish, bool cl
         .completion_tokens = g->sent, .stream = g->rq.stream,
         .client_closed = client_closed, .finish_reason = finish,
         .chunks = g->chunks, .n_chunks = g->n_chunks,
+        .admitted_ns = g->engine ? g->seq.admitted_ns : g->started ? g->t0_ns : 0,
+        .cached_tokens = g->seq.cached_tokens,
+        .reasoning_tokens = g->sent < g->reasoning ? g->sent : g->reasoning,
+        .events = g->seq.events, .n_events = g->seq.n_events, .fault = g->fault_name,
     };
     sim_trace_write(g->srv->trace, &r);
 }
 
-/* The reply ended normally: count it, trace it, forget it. */
-static void gen_done(struct sim_gen *g)
+static void count_fault(struct sim_gen *g, enum sim_fault_kind k)
 {
-    const char *finish = sim_finish_reason(&g->out);
-    sim_metrics_on_end(&g->srv->metrics, finish, 0);
-    trace_gen(g, 200, finish, false);
+    g->srv->metrics.faults[k]++;
+    g->fault_name = sim_fault_name(k);
+}
+
+/* The reply ended (finish "stop"/"length", "error" for an injected stream
+ * error, NULL for an abort): count it, trace it, forget it. */
+static void gen_end(struct sim_gen *g, const char *finish, bool client_closed)
+{
+    int64_t now = clock_now_ns();
+    if (g->started)   /* a request still in its slow-headers wait was never counted as running */
+        sim_metrics_on_end(&g->srv->metrics, finish, client_closed, now - g->t0_ns,
+                           g->first_token_ns ? g->first_token_ns - g->t0_ns : 0);
+    trace_gen(g, 200, finish ? finish : "abort", client_closed);
     gen_free(g);
 }
 
 /* evhttp's close callback: the client went away (or the server is shutting
- * down) before the reply ended. A request evhttp detached from its dying
- * connection is ours to free; an attached one goes with the connection. */
+ * down, or a disconnect fault cut the connection) before the reply ended. A
+ * request evhttp detached from its dying connection is ours to free; an
+ * attached one goes with the connection. */
 static void gen_close_cb(struct evhttp_connection *evcon, void *arg)
 {
     (void)evcon;
     struct sim_gen *g = arg;
-    bool client_closed = !g->srv->shutting_down;
+    bool client_closed = !g->srv->shutting_down && !g->cut;
     if (evhttp_request_get_connection(g->req) == NULL)
         evhttp_request_free(g->req);
-    sim_metrics_on_end(&g->srv->metrics, NULL, client_closed);
-    trace_gen(g, 200, "abort", client_closed);
-    gen_free(g);
+    gen_end(g, NULL, client_closed);
 }
+
+/* ---- sending ------------------------------------------------------------------- */
 
 /* Hands the scratch buffer to evhttp as one HTTP chunk. */
 static void send_scratch(struct sim_gen *g)
@@ -169,34 +216,177 @@ static void send_scratch(struct sim_gen *g)
     buf_reset(&s->scratch);
 }
 
-/* Sends token g->sent as its own SSE event, finish_reason on the last. */
-static void send_token(struct sim_gen *g)
+/* The text of tokens [from, to) that are reasoning (< g->reasoning) or
+ * content into r and c (each cap bytes); NULL-able outputs say "none". */
+static void split_text(const struct sim_gen *g, int64_t from, int64_t to, char *r, char *c,
+                       size_t cap, const char **rp, const char **cp)
 {
-    struct sim_server *s = g->srv;
-    bool last = g->sent + 1 == g->out.completion_tokens;
-    const char *finish = last ? sim_finish_reason(&g->out) : NULL;
-    buf_reset(&s->scratch);
-    sim_sse_token(&s->scratch, &g->fmt, sim_token_text(&g->out, g->sent), g->sent + 1, finish);
-    int64_t t = clock_now_ns();
-    send_scratch(g);
-    note_chunk(g, t, 1);
-    g->sent++;
-    sim_metrics_on_tokens(&s->metrics, 1);
+    size_t rl = 0, cl = 0;
+    *rp = *cp = NULL;
+    r[0] = c[0] = '\0';
+    for (int64_t i = from; i < to; i++) {
+        const char *w = sim_token_text(&g->out, i);
+        size_t wl = strlen(w);
+        bool think = i < g->reasoning;
+        char *dst = think ? r : c;
+        size_t *len = think ? &rl : &cl;
+        if (*len + wl < cap) {
+            memcpy(dst + *len, w, wl + 1);
+            *len += wl;
+        }
+        *(think ? rp : cp) = dst;
+    }
 }
 
-/* After the last token: usage chunk, [DONE], end of the chunked reply. */
+/* llama.cpp's timings from the server's own clock. */
+static struct sim_timings timings_now(const struct sim_gen *g)
+{
+    int64_t now = clock_now_ns(), first = g->first_token_ns ? g->first_token_ns : now;
+    return (struct sim_timings){
+        .prompt_n = g->rq.prompt_tokens - g->seq.cached_tokens,
+        .prompt_ms = (double)(first - g->t0_ns) / 1e6,
+        .predicted_n = g->sent, .predicted_ms = (double)(now - first) / 1e6,
+    };
+}
+
+/* After the last token: the flavor's finish chunk, usage chunk, [DONE], end
+ * of the chunked reply. */
 static void stream_end(struct sim_gen *g)
 {
     struct sim_server *s = g->srv;
+    const char *finish = sim_finish_reason(&g->out);
     buf_reset(&s->scratch);
-    if (g->fmt.include_usage)
+    if (sim_fmt_finish_separate(&g->fmt)) {
+        struct sim_timings t = timings_now(g);
+        sim_sse_finish(&s->scratch, &g->fmt, finish, g->sent, &t);
+    }
+    if (sim_fmt_has_usage_chunk(&g->fmt))
         sim_sse_usage(&s->scratch, &g->fmt, g->sent);
     sim_sse_done(&s->scratch);
     send_scratch(g);
     evhttp_connection_set_closecb(g->evcon, NULL, NULL);
     evhttp_send_reply_end(g->req);   /* may free req and the connection */
-    gen_done(g);
+    gen_end(g, finish, false);
 }
+
+/* Injected: an error event inside the 200 stream, then [DONE]. */
+static void stream_error(struct sim_gen *g)
+{
+    struct sim_server *s = g->srv;
+    count_fault(g, SIM_FAULT_STREAM_ERROR);
+    buf_reset(&s->scratch);
+    sim_sse_error(&s->scratch, &g->fmt, 500, "InternalServerError", "Internal server error");
+    if (s->cfg.flavor != SIM_FLAVOR_LLAMACPP)
+        sim_sse_done(&s->scratch);
+    send_scratch(g);
+    evhttp_connection_set_closecb(g->evcon, NULL, NULL);
+    evhttp_send_reply_end(g->req);
+    gen_end(g, "error", false);
+}
+
+/* Injected: the server drops the connection mid-reply (no terminating
+ * chunk). shutdown() makes evhttp see EOF on its next read, which ends the
+ * request through gen_close_cb; until then the request only waits. */
+static void cut_connection(struct sim_gen *g)
+{
+    count_fault(g, SIM_FAULT_DISCONNECT);
+    g->cut = true;
+    if (g->timer)
+        evtimer_del(g->timer);
+    if (g->engine && g->seq.state != SIM_SEQ_DONE && g->seq.state != SIM_SEQ_NEW)
+        sim_driver_abort(g->srv->driver, &g->seq);
+    struct bufferevent *bev = evhttp_connection_get_bufferevent(g->evcon);
+    if (bev)
+        shutdown(bufferevent_getfd(bev), SHUT_RDWR);
+}
+
+/* Sends output tokens g->sent .. g->sent+n-1 as one SSE event, then ends
+ * the stream or injects a fault when it is time. Returns false when g is
+ * gone (ended) or cut. */
+static bool stream_send(struct sim_gen *g, int64_t n)
+{
+    struct sim_server *s = g->srv;
+    bool last = g->sent + n >= g->out.completion_tokens;
+    const char *finish = last && !sim_fmt_finish_separate(&g->fmt) ? sim_finish_reason(&g->out) : NULL;
+    char r[SIM_MAX_CHUNK_TOKENS * 16], c[SIM_MAX_CHUNK_TOKENS * 16];
+    const char *rp, *cp;
+    split_text(g, g->sent, g->sent + n, r, c, sizeof r, &rp, &cp);
+    if (g->engine && g->fmt.cached_tokens >= 0)
+        g->fmt.cached_tokens = g->seq.cached_tokens;
+    buf_reset(&s->scratch);
+    sim_sse_delta(&s->scratch, &g->fmt, rp, cp, g->sent + n, finish);
+    int64_t t = clock_now_ns();
+    send_scratch(g);
+    note_chunk(g, t, n);
+    g->sent += n;
+    sim_metrics_on_tokens(&s->metrics, n, true);
+    if (last) {
+        stream_end(g);
+        return false;
+    }
+    if (g->fault.disconnect_after >= 0 && g->sent >= g->fault.disconnect_after) {
+        cut_connection(g);
+        return false;
+    }
+    if (g->fault.error_after >= 0 && g->sent >= g->fault.error_after) {
+        stream_error(g);
+        return false;
+    }
+    return true;
+}
+
+/* Non-streamed: the whole reply as one body (or the fault in its place). */
+static void body_send(struct sim_gen *g)
+{
+    struct sim_server *s = g->srv;
+    if (g->fault.disconnect_after >= 0) {
+        cut_connection(g);
+        return;
+    }
+    if (g->fault.error_after >= 0) {
+        count_fault(g, SIM_FAULT_STREAM_ERROR);
+        struct sim_error err = {.status = 500, .type = "InternalServerError"};
+        snprintf(err.message, sizeof err.message, "Internal server error");
+        evhttp_connection_set_closecb(g->evcon, NULL, NULL);
+        sim_server_reply_error(s, g->req, &err);
+        gen_end(g, "error", false);
+        return;
+    }
+    int64_t c = g->out.completion_tokens;
+    int64_t think = g->reasoning < c ? g->reasoning : c;
+    struct buf text;
+    buf_init(&text, 1u << 28);
+    for (int64_t i = 0; i < c; i++) {
+        const char *w = sim_token_text(&g->out, i);
+        buf_append(&text, w, strlen(w) + (i + 1 == think));   /* a NUL splits reasoning from content */
+    }
+    size_t rlen = think > 0 && text.data ? strlen(text.data) : 0;
+    struct sim_timings t = timings_now(g);
+    struct sim_body b = {
+        .ep = g->rq.ep, .flavor = s->cfg.flavor, .id = g->id, .created = g->created,
+        .model = g->rq.model_name[0] && s->cfg.flavor == SIM_FLAVOR_SGLANG ? g->rq.model_name : s->cfg.model,
+        .reasoning = think > 0 ? (text.data ? text.data : "") : NULL,
+        .content = !text.data ? "" : think > 0 ? (think < c ? text.data + rlen + 1 : "") : text.data,
+        .finish = sim_finish_reason(&g->out), .prompt_tokens = g->rq.prompt_tokens,
+        .completion_tokens = c, .cached_tokens = g->fmt.cached_tokens, .reasoning_tokens = think,
+        .timings = &t,
+    };
+    char *body = sim_json_completion(&b);
+    buf_free(&text);
+    int64_t now = clock_now_ns();
+    evhttp_connection_set_closecb(g->evcon, NULL, NULL);
+    if (body)
+        sim_server_reply_json(s, g->req, 200, body, strlen(body));
+    else
+        evhttp_send_error(g->req, 500, "out of memory");
+    cJSON_free(body);
+    note_chunk(g, now, c);
+    g->sent = c;
+    sim_metrics_on_tokens(&s->metrics, c, false);
+    gen_end(g, sim_finish_reason(&g->out), false);
+}
+
+/* ---- fixed-latency mode ----------------------------------------------------------- */
 
 /* A slow reader: its connection still holds this many unsent bytes. */
 static size_t queued_bytes(const struct sim_gen *g)
@@ -212,19 +402,13 @@ static void stream_tick(struct sim_gen *g)
         arm_at(g, now + 1000000);   /* let the client catch up; retry in 1 ms */
         return;
     }
-    int n = 0;
-    while (g->sent < g->out.completion_tokens && due_ns(g, g->sent) <= now
-           && n < SIM_EVENTS_PER_WAKEUP) {
-        send_token(g);
-        n++;
-    }
-    if (g->sent == g->out.completion_tokens)
-        stream_end(g);
-    else
-        arm_at(g, due_ns(g, g->sent));
+    for (int n = 0; n < SIM_EVENTS_PER_WAKEUP && due_ns(g, g->sent) <= now; n++)
+        if (!stream_send(g, 1))
+            return;
+    arm_at(g, due_ns(g, g->sent));
 }
 
-/* Non-streamed: the whole text as one body once the last token is due. */
+/* Non-streamed: the body once the last token is due. */
 static void body_tick(struct sim_gen *g)
 {
     int64_t last_due = due_ns(g, g->out.completion_tokens - 1);
@@ -232,28 +416,157 @@ static void body_tick(struct sim_gen *g)
         arm_at(g, last_due);
         return;
     }
-    struct sim_server *s = g->srv;
-    buf_reset(&s->scratch);
-    for (int64_t i = 0; i < g->out.completion_tokens; i++) {
-        const char *w = sim_token_text(&g->out, i);
-        buf_append(&s->scratch, w, strlen(w));
+    body_send(g);
+}
+
+/* ---- engine mode -------------------------------------------------------------------- */
+
+void sim_gen_on_tokens(void *ctx, struct sim_seq *seq, int64_t first, int64_t n, bool done,
+                       int64_t now_ns)
+{
+    (void)ctx;
+    (void)first;
+    (void)now_ns;
+    struct sim_gen *g = seq->user;
+    if (g->rq.stream)
+        stream_send(g, n);
+    else if (done)
+        body_send(g);
+}
+
+/* Names the full prompt blocks for the prefix cache, from the prompt's
+ * token ids (then no longer needed). */
+static void hash_prompt_blocks(struct sim_gen *g)
+{
+    int64_t bs = g->srv->cfg.engine.block_size;
+    if (!g->rq.token_ids || g->rq.prompt_tokens < bs)
+        return;
+    g->block_hashes = malloc((size_t)(g->rq.prompt_tokens / bs) * sizeof *g->block_hashes);
+    if (g->block_hashes)
+        g->seq.n_block_hashes = sim_kv_block_hashes(g->rq.token_ids, g->rq.prompt_tokens, bs,
+                                                    g->block_hashes);
+    g->seq.block_hashes = g->block_hashes;
+    free(g->rq.token_ids);
+    g->rq.token_ids = NULL;
+}
+
+static void engine_enter(struct sim_gen *g);
+
+/* Hands the request to the engine once the frontend has processed it. */
+static void engine_submit(struct sim_gen *g)
+{
+    int64_t now = clock_now_ns();
+    int64_t at = sim_driver_frontend_slot(g->srv->driver, now);
+    if (at > now) {
+        g->in_frontend = true;
+        arm_at(g, at);
+        return;
     }
-    char *body = sim_json_completion(g->rq.ep, g->id, g->created, s->cfg.model,
-                                     s->scratch.len ? s->scratch.data : "",
-                                     sim_finish_reason(&g->out), g->rq.prompt_tokens,
-                                     g->out.completion_tokens);
-    buf_reset(&s->scratch);
-    int64_t t = clock_now_ns();
+    engine_enter(g);
+}
+
+static void engine_enter(struct sim_gen *g)
+{
+    g->in_frontend = false;
+    struct sim_seq *q = &g->seq;
+    q->prompt_tokens = g->rq.prompt_tokens;
+    q->output_tokens = g->out.completion_tokens;
+    q->key = g->out.key;
+    q->user = g;
+    if (g->fault.stall_after > 0) {
+        q->stall_after = g->fault.stall_after;
+        q->stall_ns = g->fault.stall_ns;
+    }
+    sim_driver_submit(g->srv->driver, q);
+}
+
+/* ---- starting ------------------------------------------------------------------------- */
+
+static void make_id(struct sim_server *s, enum sim_endpoint ep, char *out, size_t cap)
+{
+    uint64_t r = sim_mix64(s->id_salt + s->id_next++);
+    sim_flavor_make_id((enum sim_flavor)s->cfg.flavor, ep, r, out, cap);
+}
+
+static const char *status_type(int status)
+{
+    return status == 429 ? "RateLimitError" : status == 503 ? "ServiceUnavailableError"
+                                                             : "InternalServerError";
+}
+
+/* A rejected request still gets a trace line: it is a request a client sent. */
+static void reject(struct sim_server *s, struct evhttp_request *req, const char *path,
+                   int64_t t0, const struct sim_error *err, const char *fault)
+{
+    if (err->status < 500)
+        s->metrics.rejected++;
+    if (s->trace) {
+        const char *rid = evhttp_find_header(evhttp_request_get_input_headers(req), "X-Request-Id");
+        struct sim_trace_rec r = {.request_id = rid, .path = path, .status = err->status,
+                                  .received_ns = t0, .finished_ns = clock_now_ns(),
+                                  .prompt_tokens = -1, .fault = fault};
+        sim_trace_write(s->trace, &r);
+    }
+    sim_server_reply_error(s, req, err);
+}
+
+/* Injected: answer fail_status (with Retry-After for 429/503) instead of serving. */
+static void fail_fault(struct sim_gen *g)
+{
+    struct sim_server *s = g->srv;
+    struct sim_error err = {.status = g->fault.fail_status, .type = status_type(g->fault.fail_status)};
+    snprintf(err.message, sizeof err.message, "%s", err.status == 429 ? "Too many requests"
+             : err.status == 503 ? "The server is overloaded, retry later" : "Internal server error");
+    if (err.status == 429 || err.status == 503)
+        evhttp_add_header(evhttp_request_get_output_headers(g->req), "Retry-After", "1");
+    s->metrics.faults[SIM_FAULT_FAIL]++;
     evhttp_connection_set_closecb(g->evcon, NULL, NULL);
-    if (body)
-        sim_server_reply_json(s, g->req, 200, body, strlen(body));
+    reject(s, g->req, g->path, g->t0_ns, &err, sim_fault_name(SIM_FAULT_FAIL));
+    gen_free(g);
+}
+
+/* Starts the SSE reply: headers and, where the flavor has one, the role chunk. */
+static int stream_start(struct sim_gen *g)
+{
+    struct sim_server *s = g->srv;
+    struct evkeyvalq *h = evhttp_request_get_output_headers(g->req);
+    evhttp_add_header(h, "Content-Type", "text/event-stream; charset=utf-8");
+    evhttp_add_header(h, "Cache-Control", "no-cache");
+    evhttp_send_reply_start(g->req, 200, "OK");
+    if (sim_fmt_has_role_chunk(&g->fmt)) {
+        buf_reset(&s->scratch);
+        sim_sse_role(&s->scratch, &g->fmt);
+        send_scratch(g);
+    }
+    return 0;
+}
+
+/* Serves the request: right away, or after the slow-headers delay. */
+static void gen_begin(struct sim_gen *g)
+{
+    g->started = true;
+    if (g->fault.fail_status) {
+        fail_fault(g);
+        return;
+    }
+    struct sim_server *s = g->srv;
+    sim_metrics_on_start(&s->metrics, g->rq.prompt_tokens, g->rq.stream);
+    if (g->rq.stream)
+        stream_start(g);
+    if (g->fault.stall_after > 0)
+        count_fault(g, SIM_FAULT_STALL);
+    if (g->rq.stream && g->fault.disconnect_after == 0) {
+        cut_connection(g);
+        return;
+    }
+    if (g->rq.stream && g->fault.error_after == 0) {
+        stream_error(g);
+        return;
+    }
+    if (g->engine)
+        engine_submit(g);
     else
-        evhttp_send_error(g->req, 500, "out of memory");
-    cJSON_free(body);
-    note_chunk(g, t, g->out.completion_tokens);
-    g->sent = g->out.completion_tokens;
-    sim_metrics_on_tokens(&s->metrics, g->sent);
-    gen_done(g);
+        arm_at(g, g->rq.stream ? due_ns(g, 0) : due_ns(g, g->out.completion_tokens - 1));
 }
 
 static void gen_timer_cb(evutil_socket_t fd, short what, void *arg)
@@ -261,31 +574,33 @@ static void gen_timer_cb(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     struct sim_gen *g = arg;
-    if (g->rq.stream)
+    if (!g->started)
+        gen_begin(g);
+    else if (g->in_frontend)
+        engine_enter(g);
+    else if (g->rq.stream)
         stream_tick(g);
     else
         body_tick(g);
 }
 
-static void make_id(struct sim_server *s, enum sim_endpoint ep, char *out, size_t cap)
+/* The per-stream formatting state; the model name is the served one, or
+ * for SGLang whatever the request named (it echoes it). */
+static int fmt_init(struct sim_gen *g)
 {
-    uint64_t r = sim_mix64(s->id_salt + s->id_next++);
-    snprintf(out, cap, "%s-%016" PRIx64, ep == SIM_EP_CHAT ? "chatcmpl" : "cmpl", r);
-}
-
-/* A rejected request still gets a trace line: it is a request a client sent. */
-static void reject(struct sim_server *s, struct evhttp_request *req, const char *path,
-                   int64_t t0, const struct sim_error *err)
-{
-    s->metrics.rejected++;
-    if (s->trace) {
-        const char *rid = evhttp_find_header(evhttp_request_get_input_headers(req), "X-Request-Id");
-        struct sim_trace_rec r = {.request_id = rid, .path = path, .status = err->status,
-                                  .received_ns = t0, .finished_ns = clock_now_ns(),
-                                  .prompt_tokens = -1};
-        sim_trace_write(s->trace, &r);
-    }
-    sim_server_reply_error(s, req, err);
+    struct sim_server *s = g->srv;
+    bool echo = s->cfg.flavor == SIM_FLAVOR_SGLANG && g->rq.model_name[0];
+    g->model_json = sim_json_quote(echo ? g->rq.model_name : s->cfg.model);
+    g->fmt = (struct sim_stream_fmt){
+        .ep = g->rq.ep, .flavor = s->cfg.flavor, .id = g->id, .model_json = g->model_json,
+        .created = g->created, .prompt_tokens = g->rq.prompt_tokens,
+        .cached_tokens = g->engine && s->cfg.engine.enable_prefix_caching ? 0 : -1,
+        .reasoning_tokens = g->reasoning < g->out.completion_tokens ? g->reasoning : g->out.completion_tokens,
+        .include_usage = g->rq.include_usage, .continuous_usage = g->rq.continuous_usage,
+    };
+    if (!g->model_json)
+        return -1;
+    return g->rq.stream ? sim_stream_fmt_init(&g->fmt) : 0;
 }
 
 /* Takes ownership of *rq (freed here on failure). Returns NULL when out of memory. */
@@ -303,42 +618,25 @@ static struct sim_gen *gen_new(struct sim_server *s, struct evhttp_request *req,
     g->rq = *rq;
     g->path = path;
     g->t0_ns = t0;
+    g->engine = s->driver != NULL;
     g->created = (int64_t)time(NULL);
     make_id(s, rq->ep, g->id, sizeof g->id);
     uint64_t key = sim_request_key(s->cfg.seed, rq->prompt_hash, sim_request_seed(rq));
     g->out = sim_plan_output(key, rq->max_tokens, rq->ignore_eos);
+    g->reasoning = rq->ep == SIM_EP_CHAT ? s->cfg.reasoning_tokens : 0;
     const char *rid = evhttp_find_header(evhttp_request_get_input_headers(req), "X-Request-Id");
     g->request_id = rid ? strdup(rid) : NULL;
+    g->fault = sim_faults_plan(&s->cfg.faults, sim_faults_key(s->cfg.seed, rid, s->arrivals++),
+                               g->out.completion_tokens);
     g->timer = evtimer_new(s->base, gen_timer_cb, g);
     live_link(s, g);    /* from here gen_free can undo everything */
-    if (!g->timer || (rid && !g->request_id)) {
+    if (g->engine && s->cfg.engine.enable_prefix_caching)
+        hash_prompt_blocks(g);
+    if (!g->timer || (rid && !g->request_id) || fmt_init(g) != 0) {
         gen_free(g);
         return NULL;
     }
     return g;
-}
-
-/* Starts the SSE reply: headers and, for chat, the role chunk, right away. */
-static int stream_start(struct sim_gen *g)
-{
-    struct sim_server *s = g->srv;
-    g->fmt = (struct sim_stream_fmt){
-        .ep = g->rq.ep, .prompt_tokens = g->rq.prompt_tokens,
-        .include_usage = g->rq.include_usage, .continuous_usage = g->rq.continuous_usage,
-        .head = sim_sse_head_new(g->rq.ep, g->id, g->created, s->model_json),
-    };
-    if (!g->fmt.head)
-        return -1;
-    struct evkeyvalq *h = evhttp_request_get_output_headers(g->req);
-    evhttp_add_header(h, "Content-Type", "text/event-stream; charset=utf-8");
-    evhttp_add_header(h, "Cache-Control", "no-cache");
-    evhttp_send_reply_start(g->req, 200, "OK");
-    if (g->rq.ep == SIM_EP_CHAT) {
-        buf_reset(&s->scratch);
-        sim_sse_role(&s->scratch, &g->fmt);
-        send_scratch(g);
-    }
-    return 0;
 }
 
 void sim_gen_start(struct sim_server *s, struct evhttp_request *req, enum sim_endpoint ep,
@@ -347,30 +645,38 @@ void sim_gen_start(struct sim_server *s, struct evhttp_request *req, enum sim_en
     struct evbuffer *in = evhttp_request_get_input_buffer(req);
     size_t len = evbuffer_get_length(in);
     const char *body = len ? (const char *)evbuffer_pullup(in, -1) : "";
-    struct sim_limits lim = {.model = s->cfg.model, .max_model_len = s->cfg.max_model_len};
+    struct sim_limits lim = {
+        .model = s->cfg.model, .max_model_len = s->cfg.max_model_len, .flavor = s->cfg.flavor,
+        .any_model = s->cfg.flavor == SIM_FLAVOR_SGLANG || s->cfg.flavor == SIM_FLAVOR_LLAMACPP,
+        .want_ids = s->driver && s->cfg.engine.enable_prefix_caching,
+    };
     struct sim_request rq;
     struct sim_error err;
     if (sim_request_parse(body, len, ep, &lim, &rq, &err) != 0) {
-        reject(s, req, path, t0_ns, &err);
+        reject(s, req, path, t0_ns, &err, NULL);
         return;
     }
     struct sim_gen *g = gen_new(s, req, &rq, path, t0_ns);
-    if (!g || (rq.stream && stream_start(g) != 0)) {
-        if (g)
-            gen_free(g);
+    if (!g) {
         evhttp_send_error(req, 500, "out of memory");
         return;
     }
-    sim_metrics_on_start(&s->metrics, rq.prompt_tokens);
     evhttp_connection_set_closecb(g->evcon, gen_close_cb, g);
-    arm_at(g, rq.stream ? due_ns(g, 0) : due_ns(g, g->out.completion_tokens - 1));
+    if (g->fault.slow_headers_ns > 0) {
+        s->metrics.faults[SIM_FAULT_SLOW_HEADERS]++;
+        g->fault_name = sim_fault_name(SIM_FAULT_SLOW_HEADERS);
+        arm_at(g, t0_ns + g->fault.slow_headers_ns);
+    } else {
+        gen_begin(g);
+    }
 }
 
 void sim_gen_discard_all(struct sim_server *s)
 {
     while (s->live) {
         struct sim_gen *g = s->live;
-        sim_metrics_on_end(&s->metrics, NULL, 0);
+        if (g->started)
+            sim_metrics_on_end(&s->metrics, NULL, 0, clock_now_ns() - g->t0_ns, 0);
         trace_gen(g, 200, "abort", false);
         gen_free(g);
     }

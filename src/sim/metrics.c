@@ -1,95 +1,399 @@
-/* metrics.c — counters and Prometheus text (see metrics.h). */
+/* metrics.c — counters, histograms and Prometheus text per flavor (see
+ * metrics.h). Names, labels and bucket bounds follow the fixtures
+ * /work/shared/fixtures/{vllm,sglang,llamacpp}/metrics.txt. */
 #include "sim/metrics.h"
 
 #include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
-void sim_metrics_on_start(struct sim_metrics *m, int64_t prompt_tokens)
+#include "core/clock.h"
+#include "sim/engine.h"
+#include "sim/flavor.h"
+
+/* vLLM v1 loggers.py bucket lists; SGLang collector.py defaults. */
+static const double vllm_ttft_le[] = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5,
+                                      0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0,
+                                      640.0, 2560.0};
+static const double vllm_e2e_le[] = {0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0,
+                                     30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0,
+                                     7680.0};
+static const double sglang_ttft_le[] = {0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 2.0, 4.0, 6.0, 8.0, 10.0,
+                                        20.0, 40.0, 60.0, 80.0, 100.0, 200.0, 400.0};
+static const double sglang_e2e_le[] = {0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 2.0, 4.0, 6.0, 8.0, 10.0,
+                                       20.0, 40.0, 60.0, 80.0, 100.0, 200.0, 400.0, 600.0,
+                                       1200.0, 1800.0, 2400.0};
+
+#define N_OF(a) (sizeof(a) / sizeof *(a))
+
+void sim_metrics_init(struct sim_metrics *m, int flavor)
+{
+    *m = (struct sim_metrics){.flavor = flavor, .start_ns = clock_now_ns()};
+    bool sg = flavor == SIM_FLAVOR_SGLANG;
+    m->ttft.le = sg ? sglang_ttft_le : vllm_ttft_le;
+    m->ttft.n = sg ? N_OF(sglang_ttft_le) : N_OF(vllm_ttft_le);
+    m->e2e.le = sg ? sglang_e2e_le : vllm_e2e_le;
+    m->e2e.n = sg ? N_OF(sglang_e2e_le) : N_OF(vllm_e2e_le);
+}
+
+static void observe(struct sim_hist *h, double s)
+{
+    size_t b = 0;
+    while (b < h->n && s > h->le[b])
+        b++;
+    h->counts[b]++;
+    h->sum += s;
+    h->count++;
+}
+
+void sim_metrics_on_start(struct sim_metrics *m, int64_t prompt_tokens, bool stream)
 {
     m->running++;
-    m->prompt_tokens += (uint64_t)prompt_tokens;
+    m->requests[stream]++;
+    m->prompt_tokens[stream] += (uint64_t)prompt_tokens;
 }
 
-void sim_metrics_on_tokens(struct sim_metrics *m, int64_t tokens)
+void sim_metrics_on_tokens(struct sim_metrics *m, int64_t tokens, bool stream)
 {
-    m->generation_tokens += (uint64_t)tokens;
+    m->generation_tokens[stream] += (uint64_t)tokens;
 }
 
-void sim_metrics_on_end(struct sim_metrics *m, const char *finish, int client_closed)
+void sim_metrics_on_first_token(struct sim_metrics *m, int64_t ttft_ns)
+{
+    observe(&m->ttft, (double)ttft_ns / 1e9);
+}
+
+void sim_metrics_on_end(struct sim_metrics *m, const char *finish, int client_closed, int64_t e2e_ns,
+                        int64_t ttft_ns)
 {
     m->running--;
     if (!finish)
         m->success_abort++;
-    else if (strcmp(finish, "stop") == 0)
+    else if (!strcmp(finish, "stop"))
         m->success_stop++;
+    else if (!strcmp(finish, "error"))
+        m->success_error++;
     else
         m->success_length++;
     if (client_closed)
         m->client_closed++;
-}
-
-/* Escapes a label value: backslash, double quote and newline (exposition format). */
-static int put_label_value(struct buf *out, const char *v)
-{
-    int rc = 0;
-    for (; *v && rc == 0; v++) {
-        if (*v == '\\')
-            rc = buf_append(out, "\\\\", 2);
-        else if (*v == '"')
-            rc = buf_append(out, "\\\"", 2);
-        else if (*v == '\n')
-            rc = buf_append(out, "\\n", 2);
-        else
-            rc = buf_append(out, v, 1);
+    observe(&m->e2e, (double)e2e_ns / 1e9);
+    if (ttft_ns > 0) {
+        m->prompt_seconds += (double)ttft_ns / 1e9;
+        m->decode_seconds += (double)(e2e_ns - ttft_ns) / 1e9;
     }
-    return rc;
 }
 
-static int put_family(struct buf *out, const char *name, const char *type, const char *help)
+/* ---- exposition helpers ------------------------------------------------------ */
+
+/* One scrape: where to write and the label set every series carries. */
+struct scrape {
+    struct buf *out;
+    const struct sim_metrics *m;
+    const struct sim_engine *eng;
+    const char *model;
+    const char *pre;     /* labels sorted before model_name, e.g. engine="0" (or NULL) */
+    int rc;
+};
+
+static void put_label_value(struct scrape *s, const char *v)
 {
-    return buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+    for (; *v; v++) {
+        if (*v == '\\')
+            s->rc |= buf_append(s->out, "\\\\", 2);
+        else if (*v == '"')
+            s->rc |= buf_append(s->out, "\\\"", 2);
+        else if (*v == '\n')
+            s->rc |= buf_append(s->out, "\\n", 2);
+        else
+            s->rc |= buf_append(s->out, v, 1);
+    }
 }
 
-/* One sample: name{[extra,]model_name="model"} value. Labels sorted by name,
- * as prometheus_client prints them. */
-static int put_sample(struct buf *out, const char *name, const char *extra, const char *model,
-                      double value)
+static void family(struct scrape *s, const char *name, const char *type, const char *help)
 {
-    int rc = buf_printf(out, "%s{%s%smodel_name=\"", name, extra ? extra : "", extra ? "," : "");
-    rc |= put_label_value(out, model);
-    rc |= buf_printf(out, "\"} %.1f\n", value);
-    return rc;
+    s->rc |= buf_printf(s->out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-static int put_simple(struct buf *out, const char *name, const char *type, const char *help,
-                      const char *model, double value)
+/* prometheus_client prints floats with repr(): 12.0, 0.0412, 1e-05. */
+static void put_value(struct scrape *s, double v)
 {
-    return put_family(out, name, type, help) | put_sample(out, name, NULL, model, value);
+    if (v == floor(v) && fabs(v) < 1e15)
+        s->rc |= buf_printf(s->out, " %.1f\n", v);
+    else
+        s->rc |= buf_printf(s->out, " %.10g\n", v);
 }
 
-int sim_metrics_render(const struct sim_metrics *m, const char *model, struct buf *out)
+/* name{pre,mid,model_name="M",post} v — labels sorted by name, as
+ * prometheus_client prints them; the caller passes mid/post accordingly. */
+static void sample(struct scrape *s, const char *name, const char *mid, const char *post, double v)
 {
-    int rc = 0;
-    rc |= put_simple(out, "vllm:num_requests_running", "gauge",
-                     "Number of requests in model execution batches.", model, (double)m->running);
-    rc |= put_simple(out, "vllm:num_requests_waiting", "gauge",
-                     "Number of requests waiting to be processed.", model, (double)m->waiting);
-    rc |= put_simple(out, "vllm:prompt_tokens_total", "counter",
-                     "Number of prefill tokens processed.", model, (double)m->prompt_tokens);
-    rc |= put_simple(out, "vllm:generation_tokens_total", "counter",
-                     "Number of generation tokens processed.", model, (double)m->generation_tokens);
-    rc |= put_family(out, "vllm:request_success_total", "counter",
-                     "Count of successfully processed requests.");
-    rc |= put_sample(out, "vllm:request_success_total", "finished_reason=\"stop\"", model,
-                     (double)m->success_stop);
-    rc |= put_sample(out, "vllm:request_success_total", "finished_reason=\"length\"", model,
-                     (double)m->success_length);
-    rc |= put_sample(out, "vllm:request_success_total", "finished_reason=\"abort\"", model,
-                     (double)m->success_abort);
-    rc |= put_simple(out, "anvil_sim:client_closed_total", "counter",
-                     "Requests whose client closed the connection before the reply ended.",
-                     model, (double)m->client_closed);
-    rc |= put_simple(out, "anvil_sim:requests_rejected_total", "counter",
-                     "Generation requests answered with a 4xx error.", model, (double)m->rejected);
-    return rc ? -1 : 0;
+    const char *parts[2] = {s->pre, mid};
+    s->rc |= buf_printf(s->out, "%s{", name);
+    for (int i = 0; i < 2; i++)
+        if (parts[i])
+            s->rc |= buf_printf(s->out, "%s,", parts[i]);
+    s->rc |= buf_append(s->out, "model_name=\"", 12);
+    put_label_value(s, s->model);
+    s->rc |= buf_printf(s->out, "\"%s%s}", post ? "," : "", post ? post : "");
+    put_value(s, v);
+}
+
+static void simple(struct scrape *s, const char *name, const char *type, const char *help, double v)
+{
+    family(s, name, type, help);
+    sample(s, name, NULL, NULL, v);
+}
+
+/* A histogram as vLLM prints it: buckets, count, sum. extra is a label
+ * sorted before "le" (SGLang's is_streaming), or NULL. */
+static void histogram(struct scrape *s, const char *name, const char *help, const struct sim_hist *h,
+                      const char *extra, bool sum_first)
+{
+    char series[160], le[64];
+    family(s, name, "histogram", help);
+    if (sum_first) {
+        snprintf(series, sizeof series, "%s_sum", name);
+        sample(s, series, extra, NULL, h->sum);
+    }
+    snprintf(series, sizeof series, "%s_bucket", name);
+    uint64_t cum = 0;
+    for (size_t i = 0; i <= h->n; i++) {
+        cum += h->counts[i];
+        char bound[32];
+        if (i < h->n)
+            snprintf(bound, sizeof bound, "%g%s", h->le[i], h->le[i] == floor(h->le[i]) ? ".0" : "");
+        else
+            snprintf(bound, sizeof bound, "+Inf");
+        snprintf(le, sizeof le, "%s%sle=\"%s\"", extra ? extra : "", extra ? "," : "", bound);
+        sample(s, series, le, NULL, (double)cum);
+    }
+    snprintf(series, sizeof series, "%s_count", name);
+    sample(s, series, extra, NULL, (double)h->count);
+    if (!sum_first) {
+        snprintf(series, sizeof series, "%s_sum", name);
+        sample(s, series, extra, NULL, h->sum);
+    }
+}
+
+static double sum2(const uint64_t v[2]) { return (double)(v[0] + v[1]); }
+
+static double kv_usage(const struct sim_engine *eng)
+{
+    return eng ? (double)sim_engine_kv_used_blocks(eng) / (double)sim_engine_kv_blocks(eng) : 0;
+}
+
+/* ---- vLLM (and the default flavor) -------------------------------------------- */
+
+static void vllm_requests(struct scrape *s)
+{
+    const struct sim_metrics *m = s->m;
+    simple(s, "vllm:num_requests_running", "gauge", "Number of requests in model execution batches.",
+           s->eng ? (double)sim_engine_running(s->eng) : (double)m->running);
+    simple(s, "vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.",
+           s->eng ? (double)sim_engine_waiting(s->eng) : 0);
+    simple(s, "vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.",
+           kv_usage(s->eng));
+    simple(s, "vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.",
+           sum2(m->prompt_tokens));
+    simple(s, "vllm:generation_tokens_total", "counter", "Number of generation tokens processed.",
+           sum2(m->generation_tokens));
+    family(s, "vllm:request_success_total", "counter", "Count of successfully processed requests.");
+    sample(s, "vllm:request_success_total", "finished_reason=\"stop\"", NULL, (double)m->success_stop);
+    sample(s, "vllm:request_success_total", "finished_reason=\"length\"", NULL, (double)m->success_length);
+    sample(s, "vllm:request_success_total", "finished_reason=\"abort\"", NULL, (double)m->success_abort);
+    sample(s, "vllm:request_success_total", "finished_reason=\"error\"", NULL, (double)m->success_error);
+}
+
+static void vllm_engine(struct scrape *s)
+{
+    const struct sim_engine_stats *st = sim_engine_stats(s->eng);
+    const struct sim_engine_params *p = sim_engine_params(s->eng);
+    simple(s, "vllm:num_preemptions_total", "counter", "Cumulative number of preemption from the engine.",
+           (double)st->preemptions);
+    simple(s, "vllm:prefix_cache_queries_total", "counter",
+           "Prefix cache queries, in terms of number of queried tokens.", (double)st->prefix_queries);
+    simple(s, "vllm:prefix_cache_hits_total", "counter",
+           "Prefix cache hits, in terms of number of cached tokens.", (double)st->prefix_hits);
+    if (p->num_speculative_tokens > 0) {
+        simple(s, "vllm:spec_decode_num_drafts_total", "counter", "Number of spec decoding drafts.",
+               (double)st->spec_drafts);
+        simple(s, "vllm:spec_decode_num_draft_tokens_total", "counter", "Number of draft tokens.",
+               (double)st->spec_draft_tokens);
+        simple(s, "vllm:spec_decode_num_accepted_tokens_total", "counter", "Number of accepted tokens.",
+               (double)st->spec_accepted);
+        family(s, "vllm:spec_decode_num_accepted_tokens_per_pos_total", "counter",
+               "Accepted tokens per draft position.");
+        for (int64_t i = 0; i < p->num_speculative_tokens; i++) {
+            char pos[32];
+            snprintf(pos, sizeof pos, "position=\"%" PRId64 "\"", i);
+            sample(s, "vllm:spec_decode_num_accepted_tokens_per_pos_total", NULL, pos,
+                   (double)st->spec_accepted_pos[i]);
+        }
+    }
+    struct sim_hist it = {.n = SIM_STEP_TOKEN_BUCKETS};
+    double le[SIM_STEP_TOKEN_BUCKETS];
+    for (size_t i = 0; i < SIM_STEP_TOKEN_BUCKETS; i++)
+        le[i] = (double)sim_step_token_le[i];
+    it.le = le;
+    memcpy(it.counts, st->step_tokens_hist, sizeof st->step_tokens_hist);
+    it.count = st->steps;
+    it.sum = (double)(st->prefill_tokens + st->generation_tokens);
+    histogram(s, "vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.", &it,
+              NULL, false);
+}
+
+/* cache_config_info carries no model_name label (vLLM's CacheConfig metrics_info). */
+static void vllm_cache_config(struct scrape *s)
+{
+    const struct sim_engine_params *p = s->eng ? sim_engine_params(s->eng) : NULL;
+    int64_t bs = p ? p->block_size : 16;
+    int64_t blocks = s->eng ? sim_engine_kv_blocks(s->eng) : 0;
+    family(s, "vllm:cache_config_info", "gauge", "Information of the LLMEngine CacheConfig");
+    s->rc |= buf_printf(s->out, "vllm:cache_config_info{block_size=\"%" PRId64 "\",cache_dtype=\"auto\","
+                        "enable_prefix_caching=\"%s\",%s%sgpu_memory_utilization=\"0.9\","
+                        "kv_cache_size_tokens=\"%" PRId64 "\",num_gpu_blocks=\"%" PRId64 "\"} 1.0\n",
+                        bs, p && p->enable_prefix_caching ? "True" : "False", s->pre ? s->pre : "",
+                        s->pre ? "," : "", blocks * bs, blocks);
+}
+
+static void render_vllm(struct scrape *s)
+{
+    const struct sim_metrics *m = s->m;
+    vllm_requests(s);
+    if (s->eng)
+        vllm_engine(s);
+    histogram(s, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.",
+              &m->ttft, NULL, false);
+    histogram(s, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.",
+              &m->e2e, NULL, false);
+    vllm_cache_config(s);
+    if (m->flavor != SIM_FLAVOR_ANVIL)
+        return;
+    simple(s, "anvil_sim:client_closed_total", "counter",
+           "Requests whose client closed the connection before the reply ended.", (double)m->client_closed);
+    simple(s, "anvil_sim:requests_rejected_total", "counter",
+           "Generation requests answered with a 4xx error.", (double)m->rejected);
+    family(s, "anvil_sim:faults_total", "counter", "Injected faults by kind.");
+    for (int k = 0; k < SIM_FAULT_KINDS; k++) {
+        char kind[48];
+        snprintf(kind, sizeof kind, "kind=\"%s\"", sim_fault_name((enum sim_fault_kind)k));
+        sample(s, "anvil_sim:faults_total", kind, NULL, (double)m->faults[k]);
+    }
+}
+
+/* ---- SGLang ----------------------------------------------------------------------- */
+
+#define SG_TOK "engine_type=\"unified\""
+#define SG_RANKS "moe_ep_rank=\"0\",pp_rank=\"0\",tp_rank=\"0\""
+
+static void sg_by_stream(struct scrape *s, const char *name, const char *help, const uint64_t v[2])
+{
+    family(s, name, "counter", help);
+    sample(s, name, SG_TOK ",is_streaming=\"false\"", NULL, (double)v[0]);
+    sample(s, name, SG_TOK ",is_streaming=\"true\"", NULL, (double)v[1]);
+}
+
+static void sg_gauge(struct scrape *s, const char *name, const char *help, double v)
+{
+    family(s, name, "gauge", help);
+    sample(s, name, SG_TOK, SG_RANKS, v);
+}
+
+static void sglang_engine(struct scrape *s)
+{
+    const struct sim_engine *e = s->eng;
+    const struct sim_engine_stats *st = e ? sim_engine_stats(e) : NULL;
+    double up_s = (double)(clock_now_ns() - s->m->start_ns) / 1e9;
+    sg_gauge(s, "sglang:num_running_reqs", "The number of running requests.",
+             e ? (double)sim_engine_running(e) : (double)s->m->running);
+    sg_gauge(s, "sglang:num_used_tokens", "The number of used tokens.",
+             e ? (double)sim_engine_kv_used_tokens(e) : 0);
+    sg_gauge(s, "sglang:token_usage", "The token usage.", kv_usage(e));
+    sg_gauge(s, "sglang:gen_throughput", "The generation throughput (token/s).",
+             up_s > 0 ? sum2(s->m->generation_tokens) / up_s : 0);
+    sg_gauge(s, "sglang:num_queue_reqs", "The number of requests in the waiting queue.",
+             e ? (double)sim_engine_waiting(e) : 0);
+    sg_gauge(s, "sglang:cache_hit_rate", "The prefix cache hit rate.",
+             st && st->prefix_queries ? (double)st->prefix_hits / (double)st->prefix_queries : 0);
+    sg_gauge(s, "sglang:spec_accept_length", "The average acceptance length of speculative decoding.",
+             st && st->spec_drafts ? 1.0 + (double)st->spec_accepted / (double)st->spec_drafts : 0);
+    sg_gauge(s, "sglang:spec_accept_rate", "The average acceptance rate of speculative decoding "
+             "(`accepted tokens / total draft tokens` in batch).",
+             st && st->spec_draft_tokens ? (double)st->spec_accepted / (double)st->spec_draft_tokens : 0);
+    sg_gauge(s, "sglang:max_total_num_tokens", "Maximum total number of tokens in the KV cache pool.",
+             e ? (double)(sim_engine_kv_blocks(e) * sim_engine_params(e)->block_size) : 0);
+    family(s, "sglang:num_retracted_requests_total", "counter", "Total number of retracted requests.");
+    sample(s, "sglang:num_retracted_requests_total", SG_TOK, SG_RANKS, st ? (double)st->preemptions : 0);
+    family(s, "sglang:spec_verify_calls_total", "counter", "Number of speculative verify calls.");
+    sample(s, "sglang:spec_verify_calls_total", SG_TOK, NULL, st ? (double)st->spec_drafts : 0);
+    family(s, "sglang:cached_tokens_total", "counter", "Number of cached prompt tokens.");
+    sample(s, "sglang:cached_tokens_total", "cache_source=\"device\"," SG_TOK, NULL,
+           st ? (double)st->prefix_hits : 0);
+}
+
+static void render_sglang(struct scrape *s)
+{
+    const struct sim_metrics *m = s->m;
+    sg_by_stream(s, "sglang:prompt_tokens_total", "Number of prefill tokens processed.", m->prompt_tokens);
+    sg_by_stream(s, "sglang:generation_tokens_total", "Number of generation tokens processed.",
+                 m->generation_tokens);
+    sg_by_stream(s, "sglang:num_requests_total", "Number of requests processed.", m->requests);
+    family(s, "sglang:num_aborted_requests_total", "counter", "Number of requests aborted.");
+    sample(s, "sglang:num_aborted_requests_total", SG_TOK, NULL, (double)(m->success_abort + m->success_error));
+    sglang_engine(s);
+    histogram(s, "sglang:time_to_first_token_seconds", "Histogram of time to first token in seconds.",
+              &m->ttft, SG_TOK ",is_streaming=\"true\"", true);
+    histogram(s, "sglang:e2e_request_latency_seconds", "Histogram of End-to-end request latency in seconds",
+              &m->e2e, SG_TOK ",is_streaming=\"true\"", true);
+}
+
+/* ---- llama.cpp ----------------------------------------------------------------------- */
+
+static void lc(struct scrape *s, const char *name, const char *type, const char *help, double v)
+{
+    family(s, name, type, help);
+    s->rc |= buf_printf(s->out, "%s %.6g\n", name, v);
+}
+
+static void render_llamacpp(struct scrape *s)
+{
+    const struct sim_metrics *m = s->m;
+    const struct sim_engine *e = s->eng;
+    const struct sim_engine_stats *st = e ? sim_engine_stats(e) : NULL;
+    double gen = sum2(m->generation_tokens), prompt = sum2(m->prompt_tokens);
+    lc(s, "llamacpp:prompt_tokens_total", "counter", "Number of prompt tokens processed.", prompt);
+    lc(s, "llamacpp:prompt_seconds_total", "counter", "Prompt process time", m->prompt_seconds);
+    lc(s, "llamacpp:tokens_predicted_total", "counter", "Number of generation tokens processed.", gen);
+    lc(s, "llamacpp:tokens_predicted_seconds_total", "counter", "Predict process time", m->decode_seconds);
+    lc(s, "llamacpp:n_decode_total", "counter", "Total number of llama_decode() calls",
+       st ? (double)st->steps : gen);
+    lc(s, "llamacpp:n_busy_slots_per_decode", "counter",
+       "Average number of busy slots per llama_decode() call",
+       st && st->steps ? (double)st->step_seqs / (double)st->steps : 1);
+    lc(s, "llamacpp:prompt_tokens_seconds", "gauge", "Average prompt throughput in tokens/s.",
+       m->prompt_seconds > 0 ? prompt / m->prompt_seconds : 0);
+    lc(s, "llamacpp:predicted_tokens_seconds", "gauge", "Average generation throughput in tokens/s.",
+       m->decode_seconds > 0 ? gen / m->decode_seconds : 0);
+    lc(s, "llamacpp:kv_cache_usage_ratio", "gauge", "KV-cache usage. 1 means 100 percent usage.", kv_usage(e));
+    lc(s, "llamacpp:kv_cache_tokens", "gauge", "KV-cache tokens.", e ? (double)sim_engine_kv_used_tokens(e) : 0);
+    lc(s, "llamacpp:requests_processing", "gauge", "Number of requests processing.",
+       e ? (double)sim_engine_running(e) : (double)m->running);
+    lc(s, "llamacpp:requests_deferred", "gauge", "Number of requests deferred.",
+       e ? (double)sim_engine_waiting(e) : 0);
+}
+
+int sim_metrics_render(const struct sim_metrics *m, const struct sim_engine *eng,
+                       const char *model, struct buf *out)
+{
+    struct scrape s = {.out = out, .m = m, .eng = eng, .model = model,
+                       .pre = m->flavor == SIM_FLAVOR_VLLM ? "engine=\"0\"" : NULL};
+    if (m->flavor == SIM_FLAVOR_SGLANG)
+        render_sglang(&s);
+    else if (m->flavor == SIM_FLAVOR_LLAMACPP)
+        render_llamacpp(&s);
+    else
+        render_vllm(&s);
+    return s.rc ? -1 : 0;
 }

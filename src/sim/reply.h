@@ -1,7 +1,9 @@
-/* reply.h — the bytes the simulator answers with: vLLM-shaped SSE events for
- * streams (built with printf on the hot path, one event per call) and JSON
- * bodies for everything else (built with cJSON). Field order follows vLLM
- * v0.21 (see /work/shared/fixtures/vllm/ and docs/SIM.md). */
+/* reply.h — the bytes the simulator answers generation requests with: SSE
+ * events for streams (built with printf on the hot path, one event per
+ * call) and JSON bodies for non-streamed replies (cJSON), in the shape of
+ * the server --flavor names. Field order follows the fixtures in
+ * /work/shared/fixtures/ (vLLM v0.21, SGLang v0.5.12, llama.cpp); see
+ * docs/SIM.md for each flavor's stream. */
 #ifndef ANVIL_SIM_REPLY_H
 #define ANVIL_SIM_REPLY_H
 
@@ -17,65 +19,98 @@
 #define SIM_SERVER_NAME "anvil-sim"
 #define SIM_FINGERPRINT "anvil-sim-" ANVIL_VERSION   /* vLLM's system_fingerprint slot */
 
-/* What every event of one stream shares. The caller owns the strings. */
-struct sim_stream_fmt {
-    enum sim_endpoint ep;     /* SIM_EP_COMPLETIONS or SIM_EP_CHAT */
-    const char *head;         /* from sim_sse_head_new */
-    int64_t prompt_tokens;
-    bool include_usage;       /* a usage-only chunk ends the stream */
-    bool continuous_usage;    /* running usage on every chunk */
+enum sim_flavor;
+
+/* llama.cpp's per-reply "timings" object (ms are server truth). */
+struct sim_timings {
+    int64_t prompt_n;       /* prompt tokens computed */
+    double prompt_ms;       /* arrival to first token */
+    int64_t predicted_n;    /* output tokens */
+    double predicted_ms;    /* first token to last */
 };
 
-/* Returns the common start of every event of one stream, malloc'd (free()):
- * 'data: {"id":"<id>","object":"...","created":<created>,"model":<model_json>,'
- * where model_json is the model name already JSON-quoted (sim_json_quote) and
- * created is in unix seconds. NULL when out of memory. */
-char *sim_sse_head_new(enum sim_endpoint ep, const char *id, int64_t created,
-                       const char *model_json);
+/* What every event of one stream shares. Built by sim_stream_fmt_init,
+ * freed by sim_stream_fmt_free; the strings passed in are borrowed and must
+ * outlive it. */
+struct sim_stream_fmt {
+    enum sim_endpoint ep;      /* SIM_EP_COMPLETIONS or SIM_EP_CHAT */
+    int flavor;                /* enum sim_flavor */
+    const char *id;            /* response id (sim_flavor_make_id) */
+    const char *model_json;    /* model name, JSON-quoted */
+    int64_t created;           /* unix s (SGLang re-stamps per event) */
+    char *head;                /* owned: the event's opening, up to "choices" */
+    char *tail;                /* owned: what closes an event after choices/usage */
+    int64_t prompt_tokens;
+    int64_t cached_tokens;     /* >= 0: usage.prompt_tokens_details.cached_tokens; -1: no details */
+    int64_t reasoning_tokens;  /* reply tokens streamed as reasoning (SGLang usage) */
+    bool include_usage;        /* a usage-only chunk ends the stream */
+    bool continuous_usage;     /* running usage on every chunk (vLLM) */
+};
 
-/* Appends chat's first event: delta {"role":"assistant","content":""}.
- * Returns 0, or -1 when b is full (b's cap) or out of memory. */
+/* Prepares f (fields above set by the caller except head/tail). Returns 0,
+ * or -1 when out of memory. */
+int sim_stream_fmt_init(struct sim_stream_fmt *f);
+
+/* Frees head and tail. */
+void sim_stream_fmt_free(struct sim_stream_fmt *f);
+
+/* Flavor facts the generation code needs: whether a chat stream opens with
+ * a role-only chunk (vLLM, SGLang), whether finish_reason travels in its own
+ * chunk after the last token (SGLang chat, llama.cpp), and whether a
+ * usage-only chunk exists (not llama.cpp: usage rides on the final chunk). */
+bool sim_fmt_has_role_chunk(const struct sim_stream_fmt *f);
+bool sim_fmt_finish_separate(const struct sim_stream_fmt *f);
+bool sim_fmt_has_usage_chunk(const struct sim_stream_fmt *f);
+
+/* Appends chat's first event: delta role "assistant", content "". Returns
+ * 0, or -1 when b is full or out of memory (so do all below). */
 int sim_sse_role(struct buf *b, const struct sim_stream_fmt *f);
 
-/* Appends one content event carrying text (plain ASCII, no JSON escaping is
- * done) as delta.content (chat) or text (completions). generated = completion
- * tokens sent including this one (for continuous usage). finish is
- * "length"/"stop" on the last content event, else NULL. Returns 0 or -1. */
-int sim_sse_token(struct buf *b, const struct sim_stream_fmt *f, const char *text,
-                  int64_t generated, const char *finish);
+/* Appends one event carrying output text: reasoning (NULL for none) and
+ * content (NULL for none; plain ASCII, not escaped). generated = completion
+ * tokens sent including these (continuous usage). finish is "length"/"stop"
+ * on the last event when the flavor puts it there, else NULL. */
+int sim_sse_delta(struct buf *b, const struct sim_stream_fmt *f, const char *reasoning,
+                  const char *content, int64_t generated, const char *finish);
 
-/* Appends the usage-only event ("choices":[]) for completion_tokens tokens.
- * Returns 0 or -1. */
+/* Appends the separate finish event (SGLang: empty delta, matched_stop;
+ * llama.cpp: empty delta/text plus usage and timings t). */
+int sim_sse_finish(struct buf *b, const struct sim_stream_fmt *f, const char *finish,
+                   int64_t completion_tokens, const struct sim_timings *t);
+
+/* Appends the usage-only event ("choices":[]) for completion_tokens. */
 int sim_sse_usage(struct buf *b, const struct sim_stream_fmt *f, int64_t completion_tokens);
 
-/* Appends "data: [DONE]\n\n". Returns 0 or -1. */
+/* Appends an error event inside a 200 stream, as the flavor's server writes
+ * one (Python's json.dumps spacing for vLLM/SGLang). */
+int sim_sse_error(struct buf *b, const struct sim_stream_fmt *f, int status, const char *type,
+                  const char *message);
+
+/* Appends "data: [DONE]\n\n". */
 int sim_sse_done(struct buf *b);
 
 /* Returns s as a JSON string literal with quotes, malloc'd (cJSON_free), or
  * NULL when out of memory. */
 char *sim_json_quote(const char *s);
 
-/* The non-streaming reply body (chat.completion or text_completion) with
- * text, finish reason and usage. Returns a malloc'd string (cJSON_free) or
- * NULL when out of memory. created is unix seconds. */
-char *sim_json_completion(enum sim_endpoint ep, const char *id, int64_t created,
-                          const char *model, const char *text, const char *finish,
-                          int64_t prompt_tokens, int64_t completion_tokens);
+/* A non-streamed reply. Strings are borrowed. */
+struct sim_body {
+    enum sim_endpoint ep;
+    int flavor;                 /* enum sim_flavor */
+    const char *id;
+    int64_t created;            /* unix s */
+    const char *model;
+    const char *reasoning;      /* reasoning text, or NULL when the reply has none */
+    const char *content;
+    const char *finish;         /* "stop" or "length" */
+    int64_t prompt_tokens, completion_tokens;
+    int64_t cached_tokens;      /* -1: no prompt_tokens_details */
+    int64_t reasoning_tokens;
+    const struct sim_timings *timings;   /* llama.cpp only */
+};
 
-/* {"error":{"message","type","param","code"}} for err. Returns a malloc'd
- * string (cJSON_free) or NULL when out of memory. */
-char *sim_json_error(const struct sim_error *err);
-
-/* GET /v1/models body for model with context max_model_len (tokens) at unix
- * time created. Returns a malloc'd string (cJSON_free) or NULL. */
-char *sim_json_models(const char *model, int64_t max_model_len, int64_t created);
-
-/* POST /tokenize body: count, max_model_len, the n ids, token_strs null.
- * Returns a malloc'd string (cJSON_free) or NULL. */
-char *sim_json_tokenize(const int64_t *ids, int64_t n, int64_t max_model_len);
-
-/* GET /version body: {"version":ANVIL_VERSION,"server":"anvil-sim"}.
- * Returns a malloc'd string (cJSON_free) or NULL. */
-char *sim_json_version(void);
+/* The non-streaming reply body (chat.completion or text_completion) in the
+ * flavor's shape. Returns a malloc'd string (cJSON_free) or NULL. */
+char *sim_json_completion(const struct sim_body *b);
 
 #endif

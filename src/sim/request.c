@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/flavor.h"
 #include "sim/tokens.h"
 
 /* Largest integer a JSON number (a double) holds exactly. */
@@ -170,7 +171,7 @@ static int check_model(const cJSON *root, const struct sim_limits *lim, struct s
         return 0;   /* vLLM serves its model when none is named */
     if (!cJSON_IsString(model))
         return fail(err, 400, "model", "'model' must be a string");
-    if (strcmp(model->valuestring, lim->model) != 0)
+    if (!lim->any_model && strcmp(model->valuestring, lim->model) != 0)
         return fail(err, 404, "model", "The model `%s` does not exist.", model->valuestring);
     return 0;
 }
@@ -228,6 +229,8 @@ static int parse_prompt(const cJSON *root, struct sim_request *rq, struct walk *
                         struct sim_error *err)
 {
     const cJSON *prompt = cJSON_GetObjectItemCaseSensitive(root, "prompt");
+    if (!prompt && rq->ep == SIM_EP_TOKENIZE)   /* llama.cpp's /tokenize names it "content" */
+        prompt = cJSON_GetObjectItemCaseSensitive(root, "content");
     const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(root, "messages");
     bool use_msgs = rq->ep == SIM_EP_CHAT || (rq->ep == SIM_EP_TOKENIZE && msgs && !prompt);
     rq->chat_form = use_msgs;
@@ -264,6 +267,9 @@ static int parse_root(const cJSON *root, enum sim_endpoint ep, const struct sim_
         return fail(err, 400, NULL, "The request body must be a JSON object");
     if (check_model(root, lim, err))
         return -1;
+    const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
+    if (cJSON_IsString(model))
+        snprintf(rq->model_name, sizeof rq->model_name, "%s", model->valuestring);
     int rc = parse_prompt(root, rq, w, err);
     if (rc == -2)
         return fail(err, 400, NULL, "out of memory while tokenizing the prompt");
@@ -276,8 +282,11 @@ static int parse_root(const cJSON *root, enum sim_endpoint ep, const struct sim_
     if (parse_generation(root, rq, err))
         return -1;
     char msg[sizeof err->message];
-    if (sim_check_context(lim->max_model_len, rq->prompt_tokens, rq->max_tokens, msg, sizeof msg))
+    if (sim_check_context(lim->max_model_len, rq->prompt_tokens, rq->max_tokens, msg, sizeof msg)) {
+        sim_flavor_context_message((enum sim_flavor)lim->flavor, lim->max_model_len,
+                                   rq->prompt_tokens, rq->max_tokens, msg, sizeof msg);
         return fail(err, 400, "input_tokens", "%s", msg);
+    }
     return 0;
 }
 
@@ -286,7 +295,7 @@ int sim_request_parse(const char *body, size_t len, enum sim_endpoint ep,
                       struct sim_error *err)
 {
     *rq = (struct sim_request){.ep = ep, .temperature = 1.0};
-    struct walk w = {.hash = SIM_HASH_INIT, .want_ids = ep == SIM_EP_TOKENIZE};
+    struct walk w = {.hash = SIM_HASH_INIT, .want_ids = ep == SIM_EP_TOKENIZE || lim->want_ids};
     cJSON *root = len ? cJSON_ParseWithLength(body, len) : NULL;
     int rc = root ? parse_root(root, ep, lim, rq, err, &w)
                   : fail(err, 400, NULL, "Invalid JSON in the request body");

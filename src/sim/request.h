@@ -20,6 +20,9 @@ enum sim_endpoint {
 struct sim_limits {
     const char *model;       /* the served model name */
     int64_t max_model_len;   /* context window, tokens */
+    int flavor;              /* enum sim_flavor: the context-overflow message's wording */
+    bool any_model;          /* serve whatever "model" names (SGLang, llama.cpp do) */
+    bool want_ids;           /* fill token_ids for generation requests too (prefix caching) */
 };
 
 /* A validated request. */
@@ -36,7 +39,8 @@ struct sim_request {
     double temperature;        /* >= 0; 1.0 when absent (vLLM's default) */
     bool has_seed;
     int64_t seed;              /* the request's "seed", when has_seed */
-    int64_t *token_ids;        /* SIM_EP_TOKENIZE only: prompt_tokens ids, owned (sim_request_free) */
+    int64_t *token_ids;        /* SIM_EP_TOKENIZE or want_ids: prompt_tokens ids, owned (sim_request_free) */
+    char model_name[256];      /* the request's "model" ("" when absent), truncated: SGLang echoes it */
 };
 
 /* An error reply: HTTP status and the OpenAI/vLLM error object fields. */
@@ -50,10 +54,12 @@ struct sim_error {
 /* Parses and validates len bytes of a JSON body for endpoint ep. On success
  * fills *rq (which then owns token_ids; release with sim_request_free) and
  * returns 0. On failure fills *err and returns -1; *rq holds nothing to free.
- * Rules: "model" absent/null means the served model, another name is a 404;
+ * Rules: "model" absent/null means the served model, another name is a 404
+ * (unless lim->any_model); /tokenize also takes llama.cpp's "content";
  * invalid JSON, a missing or mistyped prompt/messages or parameter, or
  * prompt_tokens + max_tokens > max_model_len are 400s (the last with param
- * "input_tokens", not checked for /tokenize). */
+ * "input_tokens", worded as lim->flavor's server words it, not checked for
+ * /tokenize). */
 int sim_request_parse(const char *body, size_t len, enum sim_endpoint ep,
                       const struct sim_limits *lim, struct sim_request *rq,
                       struct sim_error *err);

@@ -22,7 +22,10 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "sim/driver.h"
+#include "sim/flavor.h"
 #include "sim/gen.h"
+#include "sim/script.h"
 #include "sim/reply.h"
 #include "sim/tokens.h"
 #include "sim/trace.h"
@@ -31,22 +34,35 @@
 #define SIM_MAX_HEADER_BYTES (64u << 10)
 #define SIM_SCRATCH_BYTES (256u << 20)     /* cap of one reply body built in scratch */
 
-enum route_kind { R_GEN_COMPLETIONS, R_GEN_CHAT, R_MODELS, R_HEALTH, R_VERSION, R_TOKENIZE, R_METRICS };
+enum route_kind { R_GEN_COMPLETIONS, R_GEN_CHAT, R_MODELS, R_HEALTH, R_VERSION, R_TOKENIZE,
+                  R_METRICS, R_SERVER_INFO, R_PROPS };
+
+/* Which flavors serve a route (bit 1 << enum sim_flavor). */
+#define F_ANVIL (1u << SIM_FLAVOR_ANVIL)
+#define F_VLLM (1u << SIM_FLAVOR_VLLM)
+#define F_SGLANG (1u << SIM_FLAVOR_SGLANG)
+#define F_LLAMACPP (1u << SIM_FLAVOR_LLAMACPP)
+#define F_ALL (F_ANVIL | F_VLLM | F_SGLANG | F_LLAMACPP)
 
 struct route {
     const char *path;
     enum evhttp_cmd_type method;
     enum route_kind kind;
+    unsigned flavors;
 };
 
 static const struct route routes[] = {
-    {"/v1/completions", EVHTTP_REQ_POST, R_GEN_COMPLETIONS},
-    {"/v1/chat/completions", EVHTTP_REQ_POST, R_GEN_CHAT},
-    {"/v1/models", EVHTTP_REQ_GET, R_MODELS},
-    {"/health", EVHTTP_REQ_GET, R_HEALTH},
-    {"/version", EVHTTP_REQ_GET, R_VERSION},
-    {"/tokenize", EVHTTP_REQ_POST, R_TOKENIZE},
-    {"/metrics", EVHTTP_REQ_GET, R_METRICS},
+    {"/v1/completions", EVHTTP_REQ_POST, R_GEN_COMPLETIONS, F_ALL},
+    {"/v1/chat/completions", EVHTTP_REQ_POST, R_GEN_CHAT, F_ALL},
+    {"/v1/models", EVHTTP_REQ_GET, R_MODELS, F_ALL},
+    {"/health", EVHTTP_REQ_GET, R_HEALTH, F_ALL},
+    {"/version", EVHTTP_REQ_GET, R_VERSION, F_ANVIL | F_VLLM},
+    {"/tokenize", EVHTTP_REQ_POST, R_TOKENIZE, F_ALL},
+    {"/v1/tokenize", EVHTTP_REQ_POST, R_TOKENIZE, F_SGLANG},
+    {"/server_info", EVHTTP_REQ_GET, R_SERVER_INFO, F_SGLANG},
+    {"/get_server_info", EVHTTP_REQ_GET, R_SERVER_INFO, F_SGLANG},
+    {"/props", EVHTTP_REQ_GET, R_PROPS, F_LLAMACPP},
+    {"/metrics", EVHTTP_REQ_GET, R_METRICS, F_ALL},
 };
 
 void sim_server_reply_json(struct sim_server *s, struct evhttp_request *req, int status,
@@ -60,7 +76,7 @@ void sim_server_reply_json(struct sim_server *s, struct evhttp_request *req, int
 void sim_server_reply_error(struct sim_server *s, struct evhttp_request *req,
                             const struct sim_error *err)
 {
-    char *body = sim_json_error(err);
+    char *body = sim_flavor_error((enum sim_flavor)s->cfg.flavor, err);
     if (body)
         sim_server_reply_json(s, req, err->status, body, strlen(body));
     else
@@ -83,21 +99,24 @@ static void handle_tokenize(struct sim_server *s, struct evhttp_request *req)
     struct evbuffer *in = evhttp_request_get_input_buffer(req);
     size_t len = evbuffer_get_length(in);
     const char *body = len ? (const char *)evbuffer_pullup(in, -1) : "";
-    struct sim_limits lim = {.model = s->cfg.model, .max_model_len = s->cfg.max_model_len};
+    struct sim_limits lim = {.model = s->cfg.model, .max_model_len = s->cfg.max_model_len,
+                             .flavor = s->cfg.flavor, .any_model = s->cfg.flavor >= SIM_FLAVOR_SGLANG};
     struct sim_request rq;
     struct sim_error err;
     if (sim_request_parse(body, len, SIM_EP_TOKENIZE, &lim, &rq, &err) != 0) {
         sim_server_reply_error(s, req, &err);
         return;
     }
-    reply_owned(s, req, sim_json_tokenize(rq.token_ids, rq.prompt_tokens, s->cfg.max_model_len));
+    reply_owned(s, req, sim_flavor_tokenize((enum sim_flavor)s->cfg.flavor, rq.token_ids,
+                                            rq.prompt_tokens, s->cfg.max_model_len));
     sim_request_free(&rq);
 }
 
 static void handle_metrics(struct sim_server *s, struct evhttp_request *req)
 {
     buf_reset(&s->scratch);
-    if (sim_metrics_render(&s->metrics, s->cfg.model, &s->scratch) != 0) {
+    const struct sim_engine *eng = s->driver ? sim_driver_engine(s->driver) : NULL;
+    if (sim_metrics_render(&s->metrics, eng, s->cfg.model, &s->scratch) != 0) {
         evhttp_send_error(req, 500, "out of memory");
         return;
     }
@@ -116,6 +135,35 @@ static void reply_status(struct sim_server *s, struct evhttp_request *req, int s
     sim_server_reply_error(s, req, &err);
 }
 
+static void reply_not_found(struct sim_server *s, struct evhttp_request *req, const char *path)
+{
+    char *body = sim_flavor_not_found((enum sim_flavor)s->cfg.flavor, path);
+    if (body)
+        sim_server_reply_json(s, req, 404, body, strlen(body));
+    else
+        evhttp_send_error(req, 500, "out of memory");
+    cJSON_free(body);
+}
+
+/* What SGLang's /server_info and llama.cpp's /props report, from the
+ * configuration and the engine's counters. */
+static struct sim_server_facts server_facts(const struct sim_server *s)
+{
+    const struct sim_engine_params *p = &s->cfg.engine;
+    struct sim_server_facts f = {
+        .model = s->cfg.model, .max_model_len = s->cfg.max_model_len,
+        .max_num_seqs = p->max_num_seqs, .max_num_batched_tokens = p->max_num_batched_tokens,
+        .kv_cache_tokens = p->kv_cache_tokens / p->block_size * p->block_size,
+        .block_size = p->block_size, .num_speculative_tokens = p->num_speculative_tokens,
+    };
+    double up_s = (double)(clock_now_ns() - s->metrics.start_ns) / 1e9;
+    uint64_t gen = s->metrics.generation_tokens[0] + s->metrics.generation_tokens[1];
+    f.gen_throughput = up_s > 0 ? (double)gen / up_s : 0;
+    const struct sim_engine_stats *st = s->driver ? sim_engine_stats(sim_driver_engine(s->driver)) : NULL;
+    f.spec_accept_length = st && st->spec_drafts ? 1.0 + (double)st->spec_accepted / (double)st->spec_drafts : 1.0;
+    return f;
+}
+
 static void dispatch(struct sim_server *s, struct evhttp_request *req, const struct route *r,
                      int64_t t0)
 {
@@ -124,12 +172,23 @@ static void dispatch(struct sim_server *s, struct evhttp_request *req, const str
     case R_GEN_COMPLETIONS: sim_gen_start(s, req, SIM_EP_COMPLETIONS, r->path, t0); break;
     case R_GEN_CHAT: sim_gen_start(s, req, SIM_EP_CHAT, r->path, t0); break;
     case R_MODELS:
-        reply_owned(s, req, sim_json_models(s->cfg.model, s->cfg.max_model_len, (int64_t)time(NULL)));
+        reply_owned(s, req, sim_flavor_models((enum sim_flavor)s->cfg.flavor, s->cfg.model,
+                                              s->cfg.max_model_len, (int64_t)time(NULL)));
         break;
     case R_HEALTH: sim_server_reply_json(s, req, 200, health, sizeof health - 1); break;
-    case R_VERSION: reply_owned(s, req, sim_json_version()); break;
+    case R_VERSION: reply_owned(s, req, sim_flavor_version((enum sim_flavor)s->cfg.flavor)); break;
     case R_TOKENIZE: handle_tokenize(s, req); break;
     case R_METRICS: handle_metrics(s, req); break;
+    case R_SERVER_INFO: {
+        struct sim_server_facts f = server_facts(s);
+        reply_owned(s, req, sim_flavor_server_info(&f));
+        break;
+    }
+    case R_PROPS: {
+        struct sim_server_facts f = server_facts(s);
+        reply_owned(s, req, sim_flavor_props(&f));
+        break;
+    }
     }
 }
 
@@ -152,13 +211,17 @@ static void on_request(struct evhttp_request *req, void *arg)
     int64_t t0 = clock_now_ns();   /* a request's arrival time, before any parsing */
     struct sim_server *s = arg;
     set_nodelay(req);
+    if (s->script && evhttp_request_get_command(req) == EVHTTP_REQ_POST) {
+        sim_script_play(s->script, s->base, req);
+        return;
+    }
     const char *path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
     if (!path)
         path = "";
     enum evhttp_cmd_type m = evhttp_request_get_command(req);
     bool path_known = false;
     for (size_t i = 0; i < sizeof routes / sizeof *routes; i++) {
-        if (strcmp(routes[i].path, path) != 0)
+        if (strcmp(routes[i].path, path) != 0 || !(routes[i].flavors & (1u << s->cfg.flavor)))
             continue;
         path_known = true;
         if (routes[i].method == m || (m == EVHTTP_REQ_HEAD && routes[i].method == EVHTTP_REQ_GET)) {
@@ -169,7 +232,7 @@ static void on_request(struct evhttp_request *req, void *arg)
     if (path_known)
         reply_status(s, req, 405, "MethodNotAllowed", "Method Not Allowed: %s", path);
     else
-        reply_status(s, req, 404, "NotFoundError", "Not Found: %s", path);
+        reply_not_found(s, req, path);
 }
 
 /* Binds the first address host:port resolves to, with the kernel's maximum
@@ -250,13 +313,22 @@ struct sim_server *sim_server_new(struct event_base *base, const struct sim_conf
     s->id_salt = sim_mix64((uint64_t)clock_now_ns() ^ ((uint64_t)getpid() << 32));
     s->model_json = sim_json_quote(cfg->model);
     s->out = evbuffer_new();
-    if (!s->model_json || !s->out) {
+    sim_metrics_init(&s->metrics, cfg->flavor);
+    if (!cfg->fixed_latency) {
+        struct sim_engine_hooks hooks = {.on_tokens = sim_gen_on_tokens, .ctx = s};
+        s->driver = sim_driver_new(base, &cfg->engine, &hooks);
+    }
+    if (!s->model_json || !s->out || (!cfg->fixed_latency && !s->driver)) {
         snprintf(err, errcap, "out of memory");
         sim_server_free(s);
         return NULL;
     }
     if (cfg->trace_path && !(s->trace = sim_trace_open(cfg->trace_path))) {
         snprintf(err, errcap, "cannot open --trace '%s': %s", cfg->trace_path, strerror(errno));
+        sim_server_free(s);
+        return NULL;
+    }
+    if (cfg->script_path && !(s->script = sim_script_load(cfg->script_path, err, errcap))) {
         sim_server_free(s);
         return NULL;
     }
@@ -277,6 +349,8 @@ int sim_server_free(struct sim_server *s)
     if (s->http)
         evhttp_free(s->http);
     sim_gen_discard_all(s);   /* defensive: normally nothing is left */
+    sim_driver_free(s->driver);
+    sim_script_free(s->script);   /* after evhttp_free: its playbacks ended with their connections */
     int rc = sim_trace_close(s->trace);
     if (s->out)
         evbuffer_free(s->out);

@@ -8,7 +8,9 @@
 #include <stdint.h>
 
 #include "core/buf.h"
+#include "sim/faults.h"
 #include "sim/metrics.h"
+#include "sim/profile.h"
 #include "sim/request.h"
 
 struct event_base;
@@ -17,6 +19,7 @@ struct evhttp_request;
 struct evbuffer;
 struct sim_trace;
 struct sim_gen;
+struct sim_driver;
 
 /* The flags of `anvil sim`, after parsing. Strings are borrowed from argv
  * and must outlive the server. */
@@ -28,7 +31,13 @@ struct sim_config {
     int64_t ttft_ns;          /* arrival to first token, ns */
     int64_t itl_ns;           /* between consecutive tokens, ns */
     const char *trace_path;   /* JSON-lines trace file, or NULL for none */
-    uint64_t seed;            /* enters every output hash */
+    const char *script_path;  /* scripted reply for every POST (script.h), or NULL */
+    uint64_t seed;            /* enters every output hash, acceptance draw and fault draw */
+    bool fixed_latency;       /* --ttft-ms/--itl-ms given: fixed schedule, no engine model */
+    struct sim_engine_params engine;  /* engine mode: the model (profile.h) */
+    int flavor;               /* enum sim_flavor: whose shapes and names */
+    int64_t reasoning_tokens; /* chat: the first N output tokens stream as reasoning */
+    struct sim_faults faults; /* injected failures (faults.h) */
 };
 
 struct sim_server {
@@ -37,8 +46,11 @@ struct sim_server {
     struct sim_config cfg;
     char *model_json;             /* cfg.model as a JSON string literal (cJSON_free) */
     struct sim_trace *trace;      /* owned, or NULL */
+    struct sim_script *script;    /* owned, or NULL: every POST gets it */
     struct sim_metrics metrics;
     struct sim_gen *live;         /* in-flight generation requests (list owned here) */
+    struct sim_driver *driver;    /* engine mode: the engine on its step timer (owned), else NULL */
+    uint64_t arrivals;            /* generation requests seen (fault key without X-Request-Id) */
     struct buf scratch;           /* one SSE event or body at a time */
     struct evbuffer *out;         /* staging for evhttp_send_reply_chunk, which drains it */
     uint64_t id_salt;             /* makes response ids differ between runs */
@@ -63,7 +75,7 @@ int sim_server_free(struct sim_server *s);
 void sim_server_reply_json(struct sim_server *s, struct evhttp_request *req, int status,
                            const char *body, size_t len);
 
-/* Sends err as an OpenAI-style error reply (see reply.h sim_json_error). */
+/* Sends err as an error reply in the flavor's shape (flavor.h sim_flavor_error). */
 void sim_server_reply_error(struct sim_server *s, struct evhttp_request *req,
                             const struct sim_error *err);
 

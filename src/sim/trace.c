@@ -47,6 +47,31 @@ static void put_ns(FILE *f, const char *key, int64_t ns)
         fprintf(f, ",\"%s\":null", key);
 }
 
+/* The keys added with the engine model, after "chunks" so that readers of
+ * the older keys are unaffected: admission, prefix-cache hits, reasoning,
+ * preemption times, prefill chunks (step start/end and tokens), fault. */
+static void put_engine_fields(FILE *f, const struct sim_trace_rec *r)
+{
+    put_ns(f, "admitted_ns", r->admitted_ns);
+    fprintf(f, ",\"cached_tokens\":%" PRId64 ",\"reasoning_tokens\":%" PRId64 ",\"preemptions\":[",
+            r->cached_tokens, r->reasoning_tokens);
+    int n = 0;
+    for (size_t i = 0; i < r->n_events; i++)
+        if (r->events[i].preemption)
+            fprintf(f, "%s%" PRId64, n++ ? "," : "", r->events[i].start_ns);
+    fputs("],\"prefill_chunks\":[", f);
+    n = 0;
+    for (size_t i = 0; i < r->n_events; i++)
+        if (!r->events[i].preemption)
+            fprintf(f, "%s{\"start_ns\":%" PRId64 ",\"end_ns\":%" PRId64 ",\"tokens\":%" PRId64 "}",
+                    n++ ? "," : "", r->events[i].start_ns, r->events[i].end_ns, r->events[i].tokens);
+    fputs("],\"fault\":", f);
+    if (r->fault)
+        put_string(f, r->fault);
+    else
+        fputs("null", f);
+}
+
 int sim_trace_write(struct sim_trace *t, const struct sim_trace_rec *r)
 {
     FILE *f = t->f;
@@ -75,7 +100,9 @@ int sim_trace_write(struct sim_trace *t, const struct sim_trace_rec *r)
     for (size_t i = 0; i < r->n_chunks; i++)
         fprintf(f, "%s{\"t_ns\":%" PRId64 ",\"tokens\":%" PRId64 "}", i ? "," : "",
                 r->chunks[i].t_ns, r->chunks[i].tokens);
-    fputs("]}\n", f);
+    fputs("]", f);
+    put_engine_fields(f, r);
+    fputs("}\n", f);
     if (fflush(f) != 0 || ferror(f)) {
         t->failed = 1;
         return -1;

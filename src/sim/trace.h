@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sim/engine.h"
+
 struct sim_trace;
 
 /* One content-carrying chunk: when it was handed to evhttp and its tokens. */
@@ -32,6 +34,13 @@ struct sim_trace_rec {
     const char *finish_reason;  /* "stop", "length", "abort", or NULL (prints null) */
     const struct sim_trace_chunk *chunks;
     size_t n_chunks;
+    /* Added with the engine model; printed after "chunks". */
+    int64_t admitted_ns;        /* first scheduled by the engine (fixed mode: received_ns); 0 → null */
+    int64_t cached_tokens;      /* prompt tokens served from the prefix cache */
+    int64_t reasoning_tokens;   /* output tokens streamed as reasoning */
+    const struct sim_seq_event *events;   /* prefill chunks and preemptions, in order */
+    size_t n_events;
+    const char *fault;          /* injected fault ("fail", "disconnect", ...), or NULL */
 };
 
 /* Opens (truncates) path for writing. Returns the trace, or NULL with errno

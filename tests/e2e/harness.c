@@ -1,7 +1,9 @@
 /* harness.c — child processes and blocking HTTP for e2e tests (see harness.h). */
 #include "harness.h"
 
+#include <cjson/cJSON.h>
 #include <curl/curl.h>
+#include <math.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -96,11 +98,17 @@ static void detach_from_test(void)
     close_range(3, ~0U, 0);
 }
 
-static void child_exec(int out_fd, const char *const extra_args[])
+const char *harness_reference_sim_bin(void)
+{
+    const char *b = getenv("ANVIL_SIM_BIN");
+    return b && *b ? b : harness_anvil_bin();
+}
+
+static void child_exec(const char *bin, int out_fd, const char *const extra_args[])
 {
     const char *argv[HARNESS_MAX_ARGS];
     int n = 0;
-    argv[n++] = harness_anvil_bin();
+    argv[n++] = bin;
     argv[n++] = "sim";
     argv[n++] = "--port";
     argv[n++] = "0";
@@ -115,7 +123,8 @@ static void child_exec(int out_fd, const char *const extra_args[])
     _exit(127);
 }
 
-int sim_start(struct sim_proc *p, const char *const extra_args[])
+/* Starts `bin sim --port 0 <extra_args...>`; see sim_start. */
+static int start_bin(const char *bin, struct sim_proc *p, const char *const extra_args[])
 {
     memset(p, 0, sizeof *p);
     p->stdout_fd = -1;
@@ -131,21 +140,30 @@ int sim_start(struct sim_proc *p, const char *const extra_args[])
     }
     if (pid == 0) {
         close(fds[0]);
-        child_exec(fds[1], extra_args);
+        child_exec(bin, fds[1], extra_args);
     }
     close(fds[1]);
     p->pid = pid;
     p->stdout_fd = fds[0];
     char line[256];
     if (read_line(fds[0], line, sizeof line, HARNESS_WAIT_MS) < 0 || parse_listening(line, p) != 0) {
-        fprintf(stderr, "harness: %s sim did not print 'listening on http://HOST:PORT'\n",
-                harness_anvil_bin());
+        fprintf(stderr, "harness: %s sim did not print 'listening on http://HOST:PORT'\n", bin);
         sim_stop(p);
         memset(p, 0, sizeof *p);
         p->stdout_fd = -1;
         return -1;
     }
     return 0;
+}
+
+int sim_start(struct sim_proc *p, const char *const extra_args[])
+{
+    return start_bin(harness_anvil_bin(), p, extra_args);
+}
+
+int sim_start_reference(struct sim_proc *p, const char *const extra_args[])
+{
+    return start_bin(harness_reference_sim_bin(), p, extra_args);
 }
 
 /* Waits up to ms for pid; returns its decoded status or -1 on timeout. */
@@ -274,38 +292,173 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
     return n;
 }
 
-int http_do(const char *method, const char *url, const char *body, const char *header,
-            size_t abort_after, struct http_reply *r)
+static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
 {
-    memset(r, 0, sizeof *r);
+    struct http_reply *r = arg;
+    size_t n = size * nmemb, old = r->headers ? strlen(r->headers) : 0;
+    char *p = realloc(r->headers, old + n + 1);
+    if (!p)
+        return 0;
+    memcpy(p + old, data, n);
+    p[old + n] = '\0';
+    r->headers = p;
+    return n;
+}
+
+/* One configured easy handle for http_do / http_post_many. */
+static CURL *make_easy(const char *method, const char *url, const char *body,
+                       struct curl_slist *hdrs, struct sink *s)
+{
     CURL *c = curl_easy_init();
     if (!c)
-        return -1;
-    struct sink s = {.r = r, .abort_after = abort_after};
-    struct curl_slist *hdrs = NULL;
-    if (body)
-        hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
-    if (header)
-        hdrs = curl_slist_append(hdrs, header);
+        return NULL;
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
     if (body)
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &s);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, s);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, s->r);
     curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    CURLcode rc = curl_easy_perform(c);
+    return c;
+}
+
+static struct curl_slist *make_headers(const char *body, const char *header)
+{
+    struct curl_slist *hdrs = NULL;
+    if (body)
+        hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
+    if (header)
+        hdrs = curl_slist_append(hdrs, header);
+    return hdrs;
+}
+
+/* Copies what curl learned about a finished transfer into r. */
+static void finish_reply(CURL *c, struct http_reply *r, struct sink *s, CURLcode rc)
+{
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
     char *ct = NULL;
     if (curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct)
         snprintf(r->content_type, sizeof r->content_type, "%s", ct);
+    curl_easy_getinfo(c, CURLINFO_STARTTRANSFER_TIME, &r->ttfb_s);
+    r->curl_code = (int)rc;
+    if (!r->body && !s->oom && (r->body = calloc(1, 1)) == NULL)
+        s->oom = 1;
+}
+
+int http_do(const char *method, const char *url, const char *body, const char *header,
+            size_t abort_after, struct http_reply *r)
+{
+    memset(r, 0, sizeof *r);
+    struct sink s = {.r = r, .abort_after = abort_after};
+    struct curl_slist *hdrs = make_headers(body, header);
+    CURL *c = make_easy(method, url, body, hdrs, &s);
+    if (!c) {
+        curl_slist_free_all(hdrs);
+        return -1;
+    }
+    CURLcode rc = curl_easy_perform(c);
+    finish_reply(c, r, &s, rc);
     curl_slist_free_all(hdrs);
     curl_easy_cleanup(c);
-    if (!r->body && !s.oom && (r->body = calloc(1, 1)) == NULL)
-        s.oom = 1;
     return (rc == CURLE_OK || s.cut) && !s.oom ? 0 : -1;
+}
+
+int http_post_many(const char *url, const char *const bodies[], const char *const headers[], int n,
+                   struct http_reply replies[], void (*tick)(void *arg), void *arg)
+{
+    CURLM *m = curl_multi_init();
+    CURL **easy = calloc((size_t)n, sizeof *easy);
+    struct sink *sinks = calloc((size_t)n, sizeof *sinks);
+    struct curl_slist **hl = calloc((size_t)n, sizeof *hl);
+    int rc = m && easy && sinks && hl ? 0 : -1;
+    for (int i = 0; rc == 0 && i < n; i++) {
+        memset(&replies[i], 0, sizeof replies[i]);
+        sinks[i].r = &replies[i];
+        hl[i] = make_headers(bodies[i], headers ? headers[i] : NULL);
+        easy[i] = make_easy("POST", url, bodies[i], hl[i], &sinks[i]);
+        curl_easy_setopt(easy[i], CURLOPT_PRIVATE, (char *)&sinks[i]);
+        curl_multi_add_handle(m, easy[i]);
+    }
+    int running = rc == 0 ? n : 0;
+    while (running > 0) {
+        curl_multi_perform(m, &running);
+        if (running)
+            curl_multi_poll(m, NULL, 0, 5, NULL);
+        if (tick)
+            tick(arg);
+    }
+    CURLMsg *msg;
+    int left;
+    while (m && (msg = curl_multi_info_read(m, &left)))
+        for (int i = 0; i < n; i++)
+            if (msg->msg == CURLMSG_DONE && msg->easy_handle == easy[i]) {
+                finish_reply(easy[i], &replies[i], &sinks[i], msg->data.result);
+                if (msg->data.result != CURLE_OK)
+                    rc = -1;
+            }
+    for (int i = 0; easy && i < n; i++) {
+        if (easy[i]) {
+            curl_multi_remove_handle(m, easy[i]);
+            curl_easy_cleanup(easy[i]);
+        }
+        curl_slist_free_all(hl[i]);
+    }
+    curl_multi_cleanup(m);
+    free(easy);
+    free(sinks);
+    free(hl);
+    return rc;
+}
+
+double harness_metric(const char *root_url, const char *series)
+{
+    char url[256];
+    snprintf(url, sizeof url, "%s/metrics", root_url);
+    struct http_reply r;
+    double v = NAN;
+    size_t n = strlen(series);
+    if (http_get(url, &r) == 0)
+        for (const char *l = r.body; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+            if (strncmp(l, series, n) == 0 && l[n] == ' ') {
+                v = strtod(l + n + 1, NULL);
+                break;
+            }
+    http_reply_free(&r);
+    return v;
+}
+
+cJSON *harness_json_path(const cJSON *o, const char *path)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", path);
+    const cJSON *cur = o;
+    for (char *save, *tok = strtok_r(buf, ".", &save); tok && cur; tok = strtok_r(NULL, ".", &save))
+        cur = (*tok >= '0' && *tok <= '9') ? cJSON_GetArrayItem(cur, atoi(tok))
+                                           : cJSON_GetObjectItemCaseSensitive(cur, tok);
+    return (cJSON *)cur;
+}
+
+int harness_read_jsonl(const char *path, cJSON **lines, int cap)
+{
+    char *text = harness_read_file(path, NULL);
+    if (!text)
+        return -1;
+    int n = 0;
+    for (char *save, *l = strtok_r(text, "\n", &save); l && n < cap; l = strtok_r(NULL, "\n", &save)) {
+        if (!(lines[n] = cJSON_Parse(l))) {
+            for (int i = 0; i < n; i++)
+                cJSON_Delete(lines[i]);
+            n = -1;
+            break;
+        }
+        n++;
+    }
+    free(text);
+    return n;
 }
 
 int http_get(const char *url, struct http_reply *r)
@@ -321,6 +474,8 @@ int http_post(const char *url, const char *json, struct http_reply *r)
 void http_reply_free(struct http_reply *r)
 {
     free(r->body);
+    free(r->headers);
+    r->headers = NULL;
     r->body = NULL;
     r->len = 0;
 }

@@ -31,6 +31,15 @@ const char *harness_anvil_bin(void);
  * child is then reaped and *p zeroed). */
 int sim_start(struct sim_proc *p, const char *const extra_args[]);
 
+/* The simulator that serves as ground truth in timing tests: $ANVIL_SIM_BIN
+ * (make test points it at the optimized build, so the reference's own
+ * sanitizer overhead is not charged to the client under test), else
+ * harness_anvil_bin(). */
+const char *harness_reference_sim_bin(void);
+
+/* As sim_start, with harness_reference_sim_bin(). */
+int sim_start_reference(struct sim_proc *p, const char *const extra_args[]);
+
 /* Sends SIGTERM, waits up to 15 s for the child (then SIGKILLs it), closes
  * the pipe and zeroes p->pid. Returns the exit status (0..255), 128 + signal
  * when it died of a signal, or -1 when p was not running. A sanitizer build
@@ -55,6 +64,9 @@ struct http_reply {
     char *body;                /* malloc'd, NUL-terminated (free with http_reply_free) */
     size_t len;                /* body bytes, excluding the NUL */
     char content_type[128];    /* Content-Type header value, "" when absent */
+    char *headers;             /* the raw response header lines, malloc'd, NUL-terminated (or NULL) */
+    double ttfb_s;             /* request start to the first response byte, s (CURLINFO_STARTTRANSFER_TIME) */
+    int curl_code;             /* CURLcode of the transfer (0 = complete) */
 };
 
 /* Makes one blocking request: method "GET" or "POST" (body sent as
@@ -72,8 +84,32 @@ int http_get(const char *url, struct http_reply *r);
 /* http_do POST of a JSON body without extra header or abort. */
 int http_post(const char *url, const char *json, struct http_reply *r);
 
-/* Frees r->body; r may be reused. */
+/* Frees r->body and r->headers; r may be reused. */
 void http_reply_free(struct http_reply *r);
+
+/* POSTs the n JSON bodies to url all at once (one connection each, libcurl
+ * multi), each with the extra header line headers[i] (or none when headers
+ * or headers[i] is NULL), and fills replies[i] (free each with
+ * http_reply_free). Calls tick(arg) about every 5 ms while transfers run
+ * (may be NULL): tests sample /metrics from it. Returns 0 when every
+ * transfer got a response, else -1 (replies are filled either way; see
+ * curl_code). */
+int http_post_many(const char *url, const char *const bodies[], const char *const headers[], int n,
+                   struct http_reply replies[], void (*tick)(void *arg), void *arg);
+
+/* The value of the Prometheus sample whose name and labels are exactly
+ * series (e.g. "vllm:num_requests_running{model_name=\"m\"}") in a GET of
+ * root_url/metrics, or NAN when absent or on error. */
+double harness_metric(const char *root_url, const char *series);
+
+/* The JSON value at path ("a.b.0.c": object keys and array indexes) under
+ * o, or NULL. */
+struct cJSON *harness_json_path(const struct cJSON *o, const char *path);
+
+/* Reads a JSON-lines file into up to cap parsed objects (caller
+ * cJSON_Deletes each). Returns the count, or -1 when unreadable or a line
+ * is not JSON. */
+int harness_read_jsonl(const char *path, struct cJSON **lines, int cap);
 
 /* Creates an empty temporary file from template "/tmp/anvil-XXXXXX" into
  * path (cap >= 32 bytes). Returns 0 or -1. The caller unlinks it. */

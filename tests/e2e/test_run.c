@@ -31,8 +31,10 @@ static double num(const cJSON *o, const char *k)
     return v->valuedouble;
 }
 
-/* server-side TTFT (ms) per request index, from the simulator's trace */
-static int trace_ttft(const char *path, double *ttft, int cap)
+/* Per request index, from the simulator's trace: its TTFT (first token
+ * written − request received, ms) and when it wrote the first token
+ * (CLOCK_MONOTONIC ns, the client's clock too on this machine). */
+static int trace_ttft(const char *path, double *ttft, double *first_token_ns, int cap)
 {
     char *text = harness_read_file(path, NULL);
     cr_assert(text);
@@ -44,6 +46,7 @@ static int trace_ttft(const char *path, double *ttft, int cap)
         int idx;
         if (cJSON_IsString(id) && sscanf(id->valuestring, "anvil-req-%d", &idx) == 1 && idx < cap) {
             ttft[idx] = (num(t, "first_token_ns") - num(t, "received_ns")) / 1e6;
+            first_token_ns[idx] = num(t, "first_token_ns");
             n++;
         }
         cJSON_Delete(t);
@@ -73,7 +76,7 @@ Test(run_e2e, closed_loop_matches_simulator_truth, .timeout = 120)
     cr_assert_eq(harness_tmpfile(reqs, sizeof reqs), 0);
     const char *sim_args[] = {"--ttft-ms", "50", "--itl-ms", "10", "--trace", trace, NULL};
     struct sim_proc sim;
-    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    cr_assert_eq(sim_start_reference(&sim, sim_args), 0);
     const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--concurrency", "8",
                           "--num-prompts", "64", "--input-len", "512", "--output-len", "64",
                           "--out", art, "--requests-out", reqs, NULL};
@@ -89,15 +92,18 @@ Test(run_e2e, closed_loop_matches_simulator_truth, .timeout = 120)
     cr_assert_eq(num(a, "completed"), 64);
     cr_assert_eq(num(a, "failed"), 0);
     cr_assert_str_eq(cJSON_GetObjectItem(a, "engine")->valuestring, "anvil-sim");
-    double truth[64];
+    double truth[64], first_token_ns[64];
     for (int i = 0; i < 64; i++)
-        truth[i] = NAN;
-    cr_assert_eq(trace_ttft(trace, truth, 64), 64);
-    /* TTFT error per request against the server's own clock. This VM stalls
-     * an idle process's wake-up now and then (an idle socket round trip:
-     * p99 0.3 ms, max 4 ms measured here), so the 2 ms bound must hold for
-     * all but two requests, the median error must stay under 0.5 ms and no
-     * error may exceed 10 ms. */
+        truth[i] = first_token_ns[i] = NAN;
+    cr_assert_eq(trace_ttft(trace, truth, first_token_ns, 64), 64);
+    /* Two comparisons per request, both on the one CLOCK_MONOTONIC:
+     * - anvil's timestamp of the first token against the moment the server
+     *   wrote it: anvil's own measurement error, within 2 ms for every request;
+     * - anvil's TTFT against the server's (first token − request received):
+     *   this adds the request's delivery, which on this VM stalls now and
+     *   then when a process wakes (an idle socket round trip: p99 0.3 ms,
+     *   max 4 ms measured here), so here the median must stay under 0.5 ms,
+     *   at most 3 requests may exceed 2 ms and none 10 ms. */
     const cJSON *t;
     int n = 0, over = 0;
     double errs[64];
@@ -106,6 +112,10 @@ Test(run_e2e, closed_loop_matches_simulator_truth, .timeout = 120)
         cr_assert_leq(fabs(num(t, "prompt_tokens") - 512), 5, "prompt tokens %g", num(t, "prompt_tokens"));
         cr_assert_eq(num(t, "output_tokens"), 64);
         cr_assert_str_eq(cJSON_GetObjectItem(t, "output_token_source")->valuestring, "usage");
+        double seen_ns = num(t, "start_monotonic_ns") + num(t, "ttft_ms") * 1e6;
+        double stamp_err = (seen_ns - first_token_ns[idx]) / 1e6;
+        cr_assert(stamp_err >= 0 && stamp_err <= 2.0,
+                  "request %d: first token stamped %.3f ms after the server wrote it", idx, stamp_err);
         double err = num(t, "ttft_ms") - truth[idx];
         cr_assert(err >= -0.05 && err <= 10.0, "request %d: TTFT %.3f ms vs server truth %.3f ms",
                   idx, num(t, "ttft_ms"), truth[idx]);
@@ -114,7 +124,7 @@ Test(run_e2e, closed_loop_matches_simulator_truth, .timeout = 120)
         errs[n++] = err;
     }
     cr_assert_eq(n, 64);
-    cr_assert_leq(over, 2, "%d requests' TTFT off by more than 2 ms", over);
+    cr_assert_leq(over, 3, "%d requests' TTFT off by more than 2 ms", over);
     qsort(errs, 64, sizeof *errs, cmp_double);
     cr_assert_lt(errs[32], 0.5, "median TTFT error %.3f ms", errs[32]);
     const cJSON *m = cJSON_GetObjectItem(a, "metrics");
@@ -153,7 +163,7 @@ Test(run_e2e, short_ttft_is_not_delayed_by_nagle, .timeout = 60)
     cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
     const char *sim_args[] = {"--ttft-ms", "20", "--itl-ms", "5", NULL};
     struct sim_proc sim;
-    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    cr_assert_eq(sim_start_reference(&sim, sim_args), 0);
     const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--concurrency", "1",
                           "--num-prompts", "8", "--input-len", "64", "--output-len", "16", "--out", art, NULL};
     static char out[16384];

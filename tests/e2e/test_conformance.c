@@ -1,0 +1,148 @@
+/* test_conformance.c — the stream conformance corpus (tests/conformance/):
+ * every known trap as a scripted server reply (`anvil sim --script`) with
+ * the measurements anvil must report beside it (<case>.expect.json). Times
+ * are checked within 6 ms of the script's schedule (the request's own
+ * transit, a sanitizer build and a shared VM; the cases tell their events
+ * apart by 10 ms or more), counts exactly. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+
+#include "harness.h"
+
+#define TIME_TOLERANCE_MS 6.0
+
+static cJSON *load_json(const char *path)
+{
+    char *text = harness_read_file(path, NULL);
+    cr_assert(text, "cannot read %s", path);
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    cr_assert(j, "%s is not JSON", path);
+    return j;
+}
+
+/* Where an expected key is found: the request's entry, else the metrics. */
+static const cJSON *find(const cJSON *art, const char *key)
+{
+    const cJSON *t = cJSON_GetArrayItem(cJSON_GetObjectItem(art, "request_timings"), 0);
+    const cJSON *v = cJSON_GetObjectItem(t, key);
+    return v ? v : cJSON_GetObjectItem(cJSON_GetObjectItem(art, "metrics"), key);
+}
+
+static void check_value(const char *name, const cJSON *want, const cJSON *got)
+{
+    cr_assert(got, "%s: the artifact has no %s", name, want->string);
+    if (cJSON_IsNull(want)) {
+        cr_assert(cJSON_IsNull(got), "%s: %s should be null (undefined)", name, want->string);
+    } else if (cJSON_IsString(want)) {
+        cr_assert_str_eq(got->valuestring, want->valuestring, "%s: %s", name, want->string);
+    } else if (strstr(want->string, "_ms")) {
+        cr_assert(cJSON_IsNumber(got) && fabs(got->valuedouble - want->valuedouble) <= TIME_TOLERANCE_MS,
+                  "%s: %s = %g, want %g ± %g", name, want->string, got->valuedouble, want->valuedouble,
+                  TIME_TOLERANCE_MS);
+    } else {
+        cr_assert(cJSON_IsNumber(got) && fabs(got->valuedouble - want->valuedouble) < 1e-9,
+                  "%s: %s = %g, want %g", name, want->string, got->valuedouble, want->valuedouble);
+    }
+}
+
+static void check_failure(const char *name, const cJSON *art, const cJSON *expect)
+{
+    cr_assert_eq(cJSON_GetObjectItem(art, "failed")->valuedouble, 1, "%s: the request must fail", name);
+    const cJSON *f = cJSON_GetArrayItem(cJSON_GetObjectItem(art, "failures"), 0);
+    cr_assert_str_eq(cJSON_GetObjectItem(f, "category")->valuestring,
+                     cJSON_GetObjectItem(expect, "category")->valuestring, "%s", name);
+    const cJSON *msg = cJSON_GetObjectItem(expect, "message");
+    if (msg)
+        cr_assert(strstr(cJSON_GetObjectItem(f, "message")->valuestring, msg->valuestring),
+                  "%s: message '%s' lacks '%s'", name, cJSON_GetObjectItem(f, "message")->valuestring,
+                  msg->valuestring);
+    const cJSON *st = cJSON_GetObjectItem(expect, "http_status");
+    if (st)
+        cr_assert_eq(cJSON_GetObjectItem(f, "http_status")->valuedouble, st->valuedouble, "%s", name);
+}
+
+static void check_case(const char *name)
+{
+    char script[256], expect_path[256], art[64];
+    snprintf(script, sizeof script, "tests/conformance/%s.jsonl", name);
+    snprintf(expect_path, sizeof expect_path, "tests/conformance/%s.expect.json", name);
+    cJSON *expect = load_json(expect_path);
+    cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
+    const char *sim_args[] = {"--script", script, NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--calibration", "none",
+                          "--num-prompts", "1", "--input-len", "4", "--output-len", "16", "--no-ignore-eos",
+                          "--idle-timeout-s", "0.5", "--out", art, NULL};
+    static char out[16384];
+    int status;
+    cr_assert_eq(run_cmd(argv, out, sizeof out, &status), 0);
+    sim_stop(&sim);
+    cJSON *a = load_json(art);
+    unlink(art);
+    bool completed = !strcmp(cJSON_GetObjectItem(expect, "status")->valuestring, "completed");
+    if (!completed) {
+        check_failure(name, a, expect);
+    } else {
+        cr_assert_eq(cJSON_GetObjectItem(a, "completed")->valuedouble, 1, "%s:\n%s", name, out);
+        const cJSON *e;
+        cJSON_ArrayForEach(e, expect) {
+            if (!strcmp(e->string, "status") || !strcmp(e->string, "description") || !strcmp(e->string, "invariant"))
+                continue;
+            check_value(name, e, find(a, e->string));
+        }
+        const cJSON *inv = cJSON_GetObjectItem(expect, "invariant");
+        if (inv)
+            cr_assert_geq(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "invariants"),
+                                                                   "violations"), inv->valuestring)->valuedouble,
+                          1, "%s: invariant %s must be flagged", name, inv->valuestring);
+    }
+    cJSON_Delete(a);
+    cJSON_Delete(expect);
+}
+
+static const char *const corpus[] = {
+    "role_only_first_chunk", "role_early_then_long_gap", "reasoning_only_cut_by_max_tokens",
+    "reasoning_then_content_reasoning_content", "reasoning_then_content_reasoning",
+    "multi_token_chunks_usage_4x", "single_chunk_content_finish_usage", "usage_arrives_late",
+    "continuous_usage_every_chunk", "no_usage_at_all", "usage_null_on_every_chunk",
+    "error_object_inside_200_stream", "event_error_frame", "comments_and_crlf",
+    "event_split_at_every_byte", "two_events_in_one_write", "event_of_300_kb", "invalid_json_event",
+    "http_429_retry_after", "http_400_context_length", "connection_closed_mid_stream",
+    "stream_never_ends", "utf8_split_across_writes",
+};
+
+#define N_CASES (sizeof corpus / sizeof *corpus)
+
+/* Parameters are indexes: a test may run in a freshly started process, where
+ * a pointer from the parent would mean nothing. */
+ParameterizedTestParameters(conformance, corpus)
+{
+    static int idx[N_CASES];
+    for (size_t i = 0; i < N_CASES; i++)
+        idx[i] = (int)i;
+    return cr_make_param_array(int, idx, N_CASES);
+}
+
+ParameterizedTest(int *i, conformance, corpus, .timeout = 60)
+{
+    check_case(corpus[*i]);
+}
+
+Test(conformance, every_script_in_the_folder_is_in_the_corpus)
+{
+    /* a case added to tests/conformance/ but not to the list above would never run */
+    FILE *p = popen("ls tests/conformance/*.jsonl | wc -l", "r");
+    int n = 0;
+    cr_assert(p && fscanf(p, "%d", &n) == 1);
+    pclose(p);
+    cr_assert_eq(n, (int)N_CASES);
+}
