@@ -106,6 +106,7 @@ static cJSON *metrics_json(const struct run_summary *s)
     add_num(m, "total_token_throughput", s->total_token_throughput);
     add_num(m, "goodput_rps", s->goodput_rps);
     add_num(m, "aggregate_tps", s->aggregate_tps);
+    add_num(m, "peak_output_tps_1s", s->peak_output_tps_1s);
     return m;
 }
 

@@ -70,6 +70,7 @@ void report_table(FILE *out, const char *title, const struct run_summary *s, int
     row_num(out, "Request throughput (req/s):", s->request_throughput, 2);
     row_num(out, "Output token throughput (tok/s):", s->output_throughput, 2);
     row_num(out, "Total token throughput (tok/s):", s->total_token_throughput, 2);
+    row_num(out, "Peak output token throughput (tok/s, 1 s):", s->peak_output_tps_1s, 2);
     if (!isnan(s->aggregate_tps)) {
         row_num(out, "Output tok/s inside the window (aggregate):", s->aggregate_tps, 2);
         fprintf(out, "%-44s %15d\n", "Requests cut at the window's end:", s->cut);

@@ -137,6 +137,48 @@ static double tokens_in_window(const struct req_record *recs, int n, int64_t sta
     return in;
 }
 
+struct token_event {
+    int64_t t_ns;
+    double tokens;
+};
+
+static int cmp_event(const void *a, const void *b)
+{
+    int64_t x = ((const struct token_event *)a)->t_ns, y = ((const struct token_event *)b)->t_ns;
+    return (x > y) - (x < y);
+}
+
+/* The most output tokens that arrived within any 1 s window, per second:
+ * counted from tokens (a chunk's own count, or its share of its request's
+ * usage), never from chunk counts. Failed requests are left out. NaN when
+ * memory runs out or nothing arrived. */
+static double peak_tps_1s(const struct req_record *recs, int n)
+{
+    size_t total = 0, k = 0;
+    for (int i = 0; i < n; i++)
+        if (recs[i].t_start && recs[i].fail == FAIL_NONE)
+            total += recs[i].n_chunks;
+    struct token_event *ev = malloc((total ? total : 1) * sizeof *ev);
+    if (!ev || total == 0) {
+        free(ev);
+        return NAN;
+    }
+    for (int i = 0; i < n; i++)
+        for (size_t c = 0; recs[i].t_start && recs[i].fail == FAIL_NONE && c < recs[i].n_chunks; c++)
+            ev[k++] = (struct token_event){recs[i].chunks[c].t_ns, chunk_tokens(&recs[i], c, 1)};
+    qsort(ev, k, sizeof *ev, cmp_event);
+    double in = 0, best = 0;
+    for (size_t lo = 0, hi = 0; hi < k; hi++) {     /* window (ev[hi] − 1 s, ev[hi]] */
+        in += ev[hi].tokens;
+        while (ev[lo].t_ns <= ev[hi].t_ns - 1000000000)
+            in -= ev[lo++].tokens;
+        if (in > best)
+            best = in;
+    }
+    free(ev);
+    return best;
+}
+
 int summary_compute(const struct req_record *recs, int n, const struct summary_opts *o,
                     struct run_summary *out)
 {
@@ -214,6 +256,7 @@ int summary_compute(const struct req_record *recs, int n, const struct summary_o
     /* a p99 needs 100 samples (1 s of probing) before one stall is not "the 99th percentile" */
     bool lag_bound = out->loop_lag.samples >= 100 && out->loop_lag.pct[5] > 1.0;
     out->client_bound = lag_bound || out->d[D_SEND_LATENESS].pct[5] > 1.0;
+    out->peak_output_tps_1s = peak_tps_1s(recs, n);
     out->aggregate_tps = out->window_tokens = NAN;
     if (o->window_end > o->window_start && o->window_start > 0) {
         out->window_tokens = tokens_in_window(recs, n, o->window_start, o->window_end);

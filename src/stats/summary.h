@@ -21,6 +21,7 @@ struct run_summary {
     int requests;               /* measured requests planned */
     int sent, completed, failed;
     int cut;                    /* duration mode: still running when the window closed */
+    double peak_output_tps_1s;  /* tokens/s: most output tokens arriving within any 1 s window */
     double aggregate_tps;       /* duration mode: output tokens inside the window / its length; else NaN */
     double window_tokens;       /* duration mode: output tokens inside the window (estimated where chunks
                                    carry no count) */

@@ -191,3 +191,24 @@ Test(summary, client_bound_when_the_loop_lags)
     cr_assert(s.client_bound);
     record_free(&r);
 }
+
+Test(summary, peak_output_tps_counts_tokens_in_the_busiest_second)
+{
+    struct req_record r[2];
+    /* 3 chunks carrying 12 tokens (4 each) within 20 ms, and a lone chunk 2 s later */
+    record_init(&r[0], 0, false, 10, 12);
+    r[0].t_start = MS(1000);
+    for (int i = 0; i < 3; i++)
+        record_add_chunk(&r[0], MS(1010 + 10 * i), -1, true);
+    r[0].t_first_output = r[0].t_first_content = r[0].chunks[0].t_ns;
+    r[0].t_end = MS(1030);
+    r[0].completion_tokens = 12;
+    r[0].prompt_tokens = 10;
+    completed(&r[1], 1, 2000, 10, 10, 1, 10);
+    struct summary_opts o = {.method = PCT_NEAREST, .slo = NO_SLO};
+    struct run_summary s;
+    cr_assert_eq(summary_compute(r, 2, &o, &s), 0);
+    cr_assert_float_eq(s.peak_output_tps_1s, 12.0, 1e-9, "tokens, not chunks: %g", s.peak_output_tps_1s);
+    for (int i = 0; i < 2; i++)
+        record_free(&r[i]);
+}
