@@ -89,7 +89,9 @@ Test(run_e2e, closed_loop_matches_simulator_truth, .timeout = 120)
 
     cJSON *a = load_json(art);
     cr_assert_str_eq(cJSON_GetObjectItem(a, "schema")->valuestring, "anvil-serving.benchmark/v1");
-    cr_assert_eq(num(a, "completed"), 64);
+    char *failures = cJSON_PrintUnformatted(cJSON_GetObjectItem(a, "failures"));
+    cr_assert_eq(num(a, "completed"), 64, "failures: %s", failures);
+    free(failures);
     cr_assert_eq(num(a, "failed"), 0);
     cr_assert_str_eq(cJSON_GetObjectItem(a, "engine")->valuestring, "anvil-sim");
     double truth[64], first_token_ns[64];

@@ -1,0 +1,100 @@
+/* test_truth.c — anvil's per-request timestamps against the simulator's
+ * ground truth (`anvil sim --trace`), on the one CLOCK_MONOTONIC, at
+ * concurrency 1 and 64: the moment anvil stamps the first token must be
+ * within 1 ms of the moment the server wrote it, for every request. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+
+#include "harness.h"
+
+#define MAX_REQ 256
+
+static double num(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    cr_assert(cJSON_IsNumber(v), "field %s missing", k);
+    return v->valuedouble;
+}
+
+/* server's first-token and finish times per request index (ns) */
+static void read_trace(const char *path, double *first, double *finished)
+{
+    char *text = harness_read_file(path, NULL);
+    cr_assert(text);
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        cJSON *t = cJSON_Parse(line);
+        int idx;
+        const cJSON *id = cJSON_GetObjectItem(t, "request_id");
+        if (cJSON_IsString(id) && sscanf(id->valuestring, "anvil-req-%d", &idx) == 1 && idx < MAX_REQ) {
+            first[idx] = num(t, "first_token_ns");
+            finished[idx] = num(t, "finished_ns");
+        }
+        cJSON_Delete(t);
+    }
+    free(text);
+}
+
+static void agree(const char *concurrency, int n)
+{
+    char trace[64], art[64], np[16];
+    cr_assert_eq(harness_tmpfile(trace, sizeof trace), 0);
+    cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
+    snprintf(np, sizeof np, "%d", n);
+    const char *sim_args[] = {"--ttft-ms", "30", "--itl-ms", "10", "--trace", trace, NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start_reference(&sim, sim_args), 0);
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--concurrency", concurrency,
+                          "--num-prompts", np, "--input-len", "64", "--output-len", "16", "--out", art, NULL};
+    static char out[16384];
+    int status;
+    cr_assert_eq(run_cmd(argv, out, sizeof out, &status), 0);
+    cr_assert_eq(sim_stop(&sim), 0);
+    cr_assert_eq(status, 0, "%s", out);
+    static double first[MAX_REQ], finished[MAX_REQ];
+    for (int i = 0; i < MAX_REQ; i++)
+        first[i] = finished[i] = NAN;
+    read_trace(trace, first, finished);
+    char *text = harness_read_file(art, NULL);
+    cJSON *a = cJSON_Parse(text);
+    free(text);
+    const cJSON *t;
+    int k = 0;
+    double worst = 0, end_errs[MAX_REQ];
+    cJSON_ArrayForEach(t, cJSON_GetObjectItem(a, "request_timings")) {
+        int idx = (int)num(t, "request_index");
+        double start = num(t, "start_monotonic_ns");
+        double err = (start + num(t, "ttft_ms") * 1e6 - first[idx]) / 1e6;
+        cr_assert(err >= 0 && err <= 1.0, "concurrency %s, request %d: first token stamped %.3f ms after "
+                  "the server wrote it", concurrency, idx, err);
+        worst = fmax(worst, err);
+        end_errs[k++] = (start + num(t, "e2e_ms") * 1e6 - finished[idx]) / 1e6;
+    }
+    cr_assert_eq(k, n);
+    /* the end: [DONE] may leave the server a little after its trace says,
+     * when it finishes many streams in one pass; the median must agree */
+    for (int i = 1; i < k; i++)
+        for (int j = i; j > 0 && end_errs[j] < end_errs[j - 1]; j--) {
+            double x = end_errs[j]; end_errs[j] = end_errs[j - 1]; end_errs[j - 1] = x;
+        }
+    cr_assert(end_errs[0] >= 0 && end_errs[k / 2] <= 1.0, "concurrency %s: end of stream %.3f ms (median) "
+              "after the server's finish", concurrency, end_errs[k / 2]);
+    cJSON_Delete(a);
+    unlink(trace);
+    unlink(art);
+}
+
+Test(truth, first_token_within_1ms_at_concurrency_1, .timeout = 60)
+{
+    agree("1", 16);
+}
+
+Test(truth, first_token_within_1ms_at_concurrency_64, .timeout = 120)
+{
+    agree("64", 192);
+}
