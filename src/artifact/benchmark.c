@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/file.h"
 #include "stats/metrics.h"
 
 /* NaN (undefined) becomes null, never 0. */
@@ -379,24 +380,6 @@ cJSON *artifact_benchmark(const struct bench_meta *meta, const struct req_record
     return root;
 }
 
-static int mkdir_parents(const char *path)
-{
-    char *dir = strdup(path);
-    if (!dir)
-        return -1;
-    int rc = 0;
-    for (char *p = dir + 1; *p && rc == 0; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-            rc = -1;
-        *p = '/';
-    }
-    free(dir);
-    return rc;
-}
-
 /* The shortest %.{15,16,17}g text of v that strtod reads back as v. */
 static void exact_text(double v, char *out, size_t n)
 {
@@ -465,7 +448,7 @@ int artifact_check_path(const char *path, char *err, size_t errlen)
         return access(path, W_OK) == 0 ? 0 : (snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno)), -1);
     char *tmp = tmp_name(path);
     FILE *f = NULL;
-    if (!tmp || mkdir_parents(path) != 0 || !(f = fopen(tmp, "w"))) {
+    if (!tmp || file_mkdir_parents(path) != 0 || !(f = fopen(tmp, "w"))) {
         snprintf(err, errlen, "cannot write %s: %s", path, tmp ? strerror(errno) : "out of memory");
         free(tmp);
         return -1;
@@ -486,7 +469,7 @@ int artifact_write_file(const char *path, const cJSON *j, char *err, size_t errl
     int rc = -1;
     if (!text || (!in_place && !tmp)) {
         snprintf(err, errlen, "out of memory rendering %s", path);
-    } else if (mkdir_parents(path) != 0 || !(f = fopen(target, "w"))) {
+    } else if (file_mkdir_parents(path) != 0 || !(f = fopen(target, "w"))) {
         snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
     } else {
         bool ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;

@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "cli/flags.h"
 #include "core/clock.h"
+#include "core/file.h"
 #include "stats/summary.h"
 #include "sweep/plan.h"
 #include "sweep/report.h"
@@ -183,25 +184,6 @@ static int cases_from_flags(const struct sweep_opts *o, struct sweep_case *cases
     return 0;
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *p = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
-        free(p);
-        p = NULL;
-    }
-    if (p)
-        p[n] = '\0';
-    fclose(f);
-    return p;
-}
-
 static long plan_long(const cJSON *o, const char *k, long dflt)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
@@ -313,7 +295,7 @@ static cJSON *new_plan(struct sweep_opts *o, const char *dir)
     size_t nc = 0, nt = 0;
     cJSON *plan_file = NULL, *plan = NULL;
     if (o->plan_file) {
-        char *text = slurp(o->plan_file), err[300] = "cannot read";
+        char *text = file_read_all(o->plan_file, NULL), err[300] = "cannot read";
         if (text && !(plan_file = cJSON_Parse(text)))   /* not JSON: YAML */
             plan_file = yaml_to_json(text, strlen(text), err, sizeof err);
         free(text);
@@ -352,7 +334,7 @@ static cJSON *load_plan(const char *dir)
 {
     char path[1100];
     snprintf(path, sizeof path, "%s/sweep-plan.json", dir);
-    char *text = slurp(path);
+    char *text = file_read_all(path, NULL);
     cJSON *plan = text ? cJSON_Parse(text) : NULL;
     free(text);
     const cJSON *schema = cJSON_GetObjectItemCaseSensitive(plan, "schema");

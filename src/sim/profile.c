@@ -2,6 +2,8 @@
  * profiles (see profile.h). */
 #include "sim/profile.h"
 
+#include "core/file.h"
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
@@ -197,32 +199,10 @@ static int apply_json(struct sim_engine_params *p, const cJSON *item, char *err,
     return rc;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *data = NULL;
-    size_t cap = 0, n = 0, r;
-    do {
-        if (n + 4096 > cap) {
-            char *q = realloc(data, cap = cap * 2 + 4096);
-            if (!q)
-                break;
-            data = q;
-        }
-        r = fread(data + n, 1, cap - n, f);
-        n += r;
-    } while (r > 0);
-    fclose(f);
-    *len = n;
-    return data;
-}
-
 int sim_profile_load(const char *path, struct sim_engine_params *p, char *err, size_t cap)
 {
     size_t len = 0;
-    char *text = slurp(path, &len);
+    char *text = file_read_all(path, &len);
     if (!text) {
         snprintf(err, cap, "--profile '%s': %s", path, strerror(errno ? errno : ENOMEM));
         return -1;

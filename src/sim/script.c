@@ -17,6 +17,7 @@
 #include <event2/keyvalq_struct.h>
 
 #include "core/clock.h"
+#include "core/file.h"
 
 enum step_kind { STEP_WRITE, STEP_CLOSE, STEP_HOLD };
 
@@ -143,28 +144,9 @@ static int parse_step(struct sim_script *sc, const cJSON *j, long line, int64_t 
     return 0;
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *p = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
-        free(p);
-        p = NULL;
-    }
-    fclose(f);
-    if (p)
-        p[n] = '\0';
-    return p;
-}
-
 struct sim_script *sim_script_load(const char *path, char *err, size_t errcap)
 {
-    char *text = slurp(path);
+    char *text = file_read_all(path, NULL);
     struct sim_script *sc = calloc(1, sizeof *sc);
     if (!text || !sc) {
         snprintf(err, errcap, "cannot read %s", path);

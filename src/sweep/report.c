@@ -7,30 +7,10 @@
 #include <string.h>
 
 #include "artifact/matrix.h"
+#include "core/file.h"
 #include "core/sha256.h"
 #include "stats/dist.h"
 #include "sweep/runner.h"
-
-static char *read_all(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *p = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
-        free(p);
-        p = NULL;
-    }
-    fclose(f);
-    if (p) {
-        p[n] = '\0';
-        *len = (size_t)n;
-    }
-    return p;
-}
 
 /* The parsed artifact of a job when it is complete, else NULL; sha256 of
  * its bytes into hex. */
@@ -40,7 +20,7 @@ static cJSON *load_round(const cJSON *job, char hex[SHA256_HEX_LEN + 1])
     if (!sweep_round_done(path))
         return NULL;
     size_t len;
-    char *text = read_all(path, &len);
+    char *text = file_read_all(path, &len);
     cJSON *a = text ? cJSON_ParseWithLength(text, len) : NULL;
     if (a && sha256_hex(text, len, hex) != 0)
         hex[0] = '\0';

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/file.h"
 
 static volatile sig_atomic_t stop_signal;
 static volatile pid_t running_child;
@@ -27,45 +28,13 @@ static void on_signal(int sig)
 
 bool sweep_round_done(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return false;
-    char *text = NULL;
-    size_t cap = 0, len = 0, n;
-    char chunk[65536];
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        if (len + n + 1 > cap) {
-            cap = (len + n + 1) * 2;
-            char *p = realloc(text, cap);
-            if (!p)
-                break;
-            text = p;
-        }
-        memcpy(text + len, chunk, n);
-        len += n;
-    }
-    fclose(f);
+    size_t len;
+    char *text = file_read_all(path, &len);
     cJSON *a = text ? cJSON_ParseWithLength(text, len) : NULL;
     free(text);
-    const cJSON *inc = cJSON_GetObjectItemCaseSensitive(a, "incomplete");
-    bool done = a && cJSON_IsFalse(inc);
+    bool done = a && cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(a, "incomplete"));
     cJSON_Delete(a);
     return done;
-}
-
-static int mkdirs(const char *path)
-{
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s", path);
-    for (char *p = dir + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return 0;
 }
 
 /* argv for one job: anvil run ARGS --out ARTIFACT. Returns a malloc'd array
@@ -98,7 +67,7 @@ static int run_job(const cJSON *job, const char *anvil_bin, const char *dir)
              cJSON_GetObjectItemCaseSensitive(job, "case_id")->valuestring,
              (int)cJSON_GetObjectItemCaseSensitive(job, "round")->valuedouble);
     char **argv = job_argv(job, anvil_bin);
-    if (!argv || mkdirs(artifact) != 0 || mkdirs(log) != 0) {
+    if (!argv || file_mkdir_parents(artifact) != 0 || file_mkdir_parents(log) != 0) {
         free(argv);
         return -1;
     }

@@ -1,6 +1,8 @@
 /* dataset.c — prompt datasets. */
 #include "workload/dataset.h"
 
+#include "core/file.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,27 +52,6 @@ static int add_turns(struct dataset *d, const cJSON *msgs, long max_tokens, long
     return added;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *p = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
-        free(p);
-        p = NULL;
-    }
-    fclose(f);
-    if (p) {
-        p[n] = '\0';
-        *len = (size_t)n;
-    }
-    return p;
-}
-
 /* One JSON Lines record: {"prompt": "..."} or {"messages": [...]}, with an
  * optional "max_tokens". Returns entries added, or -1 (err set). */
 static int jsonl_line(struct dataset *d, const char *line, size_t len, long lineno, bool multi_turn,
@@ -103,7 +84,7 @@ static int jsonl_line(struct dataset *d, const char *line, size_t len, long line
 static int load_jsonl(struct dataset *d, const char *path, bool multi_turn, char *err, size_t errlen)
 {
     size_t len;
-    char *text = slurp(path, &len);
+    char *text = file_read_all(path, &len);
     if (!text) {
         snprintf(err, errlen, "cannot read %s", path);
         return -1;
@@ -136,7 +117,7 @@ static const char *sharegpt_role(const char *from)
 static int load_sharegpt(struct dataset *d, const char *path, bool multi_turn, char *err, size_t errlen)
 {
     size_t len;
-    char *text = slurp(path, &len);
+    char *text = file_read_all(path, &len);
     cJSON *root = text ? cJSON_ParseWithLength(text, len) : NULL;
     free(text);
     if (!cJSON_IsArray(root)) {
