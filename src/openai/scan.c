@@ -192,9 +192,11 @@ static int skip_member(struct cur *c, const struct str *key, void *ud)
     return skip_value(c);
 }
 
-static int skip_array(struct cur *c)
+/* Walks an array, calling element() on each (cursor at the value, which
+ * element must consume), with its index. */
+static int each_element(struct cur *c, int (*element)(struct cur *, int, void *), void *ud)
 {
-    if (++c->depth > MAX_DEPTH)
+    if (c->p >= c->end || *c->p != '[' || ++c->depth > MAX_DEPTH)
         return DECLINE;
     c->p++;
     ws(c);
@@ -203,8 +205,8 @@ static int skip_array(struct cur *c)
         c->depth--;
         return 0;
     }
-    for (;;) {
-        if (skip_value(c) != 0)
+    for (int i = 0;; i++) {
+        if (element(c, i, ud) != 0)
             return DECLINE;
         ws(c);
         if (c->p >= c->end)
@@ -220,6 +222,13 @@ static int skip_array(struct cur *c)
     }
 }
 
+static int skip_element(struct cur *c, int i, void *ud)
+{
+    (void)i;
+    (void)ud;
+    return skip_value(c);
+}
+
 static int skip_value(struct cur *c)
 {
     if (c->p >= c->end)
@@ -228,7 +237,7 @@ static int skip_value(struct cur *c)
     double d;
     switch (*c->p) {
     case '{': return each_member(c, skip_member, NULL);
-    case '[': return skip_array(c);
+    case '[': return each_element(c, skip_element, NULL);
     case '"': return scan_string(c, &s);
     case 't': return literal(c, "true");
     case 'f': return literal(c, "false");
@@ -351,36 +360,18 @@ static int choice_member(struct cur *c, const struct str *k, void *ud)
 
 /* choices: only element 0 matters, and only when it is an object; the
  * rest are validated and passed over. */
+static int choice_element(struct cur *c, int i, void *ud)
+{
+    if (i == 0 && c->p < c->end && *c->p == '{')
+        return each_member(c, choice_member, ud);
+    return skip_value(c);
+}
+
 static int scan_choices(struct cur *c, struct state *st)
 {
     if (c->p >= c->end || *c->p != '[')
         return skip_value(c);
-    if (++c->depth > MAX_DEPTH)
-        return DECLINE;
-    c->p++;
-    ws(c);
-    if (c->p < c->end && *c->p == ']') {
-        c->p++;
-        c->depth--;
-        return 0;
-    }
-    for (int i = 0;; i++) {
-        int rc = i == 0 && c->p < c->end && *c->p == '{' ? each_member(c, choice_member, st)
-                                                          : skip_value(c);
-        if (rc != 0)
-            return DECLINE;
-        ws(c);
-        if (c->p >= c->end)
-            return DECLINE;
-        if (*c->p == ']') {
-            c->p++;
-            c->depth--;
-            return 0;
-        }
-        if (*c->p++ != ',')
-            return DECLINE;
-        ws(c);
-    }
+    return each_element(c, choice_element, st);
 }
 
 static int root_member(struct cur *c, const struct str *k, void *ud)
