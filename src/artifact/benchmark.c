@@ -248,7 +248,9 @@ static void add_requests(cJSON *root, const struct req_record *recs, int n)
     cJSON *timings = cJSON_AddArrayToObject(root, "request_timings");
     cJSON *failures = cJSON_AddArrayToObject(root, "failures");
     for (int i = 0; i < n; i++) {
-        if (!recs[i].t_start)
+        /* duration mode: warm-ups and requests cut at the window's end are
+         * counted in duration_mode, not listed with the measured ones */
+        if (!recs[i].t_start || recs[i].warmup || recs[i].cut)
             continue;
         if (recs[i].fail == FAIL_NONE)
             cJSON_AddItemToArray(timings, artifact_request_timing(&recs[i]));
@@ -273,7 +275,7 @@ static void add_run_fields(cJSON *root, const struct bench_meta *m, const struct
     cJSON_AddNumberToObject(root, "requests", m->num_prompts);
     cJSON_AddNumberToObject(root, "completed", s->completed);
     cJSON_AddNumberToObject(root, "failed", s->failed);
-    cJSON_AddNumberToObject(root, "context_tokens", (double)m->input_len);
+    add_num(root, "context_tokens", m->input_len >= 0 ? (double)m->input_len : NAN);   /* null: dataset prompts */
     cJSON_AddNumberToObject(root, "context_seed", (double)m->seed);
     add_num(root, "max_context_tokens", srv->max_model_len >= 0 ? (double)srv->max_model_len : NAN);
     cJSON_AddNumberToObject(root, "max_tokens", (double)m->output_len);
@@ -296,7 +298,12 @@ static void add_anvil_fields(cJSON *root, const struct bench_meta *m, const stru
     cJSON_AddStringToObject(root, "engine_version", m->server->engine_version);
     cJSON_AddNumberToObject(root, "warmup_requests", m->warmup);
     add_num(root, "request_rate", m->request_rate);    /* null = closed loop (infinite) */
-    add_num(root, "burstiness", m->burstiness);
+    if (isinf(m->request_rate))     /* closed loop: no arrival process */
+        cJSON_AddNullToObject(root, "burstiness");
+    else if (isinf(m->burstiness))
+        cJSON_AddStringToObject(root, "burstiness", "inf");     /* constant gaps */
+    else
+        cJSON_AddNumberToObject(root, "burstiness", m->burstiness);
     add_num(root, "achieved_request_rate", m->achieved_rate);
     cJSON_AddStringToObject(root, "load_mode", isinf(m->request_rate) ? "closed-loop" : "open-loop");
     cJSON *slo = cJSON_AddObjectToObject(root, "slo");
@@ -331,6 +338,7 @@ static void add_anvil_fields(cJSON *root, const struct bench_meta *m, const stru
         add_num(dm, "aggregate_tps", s->aggregate_tps);
         cJSON_AddNumberToObject(dm, "requests_started_in_window", s->sent);
         cJSON_AddNumberToObject(dm, "incomplete_requests", s->cut);
+        cJSON_AddNumberToObject(dm, "warmup_requests", s->warmup_requests);
     } else {
         cJSON_AddNullToObject(root, "duration_mode");
     }

@@ -156,8 +156,9 @@ static void add_throughputs(cJSON *row, const cJSON *art, const cJSON *m)
 }
 
 static void add_row_head(cJSON *row, const struct round_id *id, const double cfg[3],
-                         const double done[2], const cJSON *m, const char *sha)
+                         const double done[2], const cJSON *art, const char *sha)
 {
+    const cJSON *m = field(art, "metrics");
     cJSON_AddStringToObject(row, "engine", id->engine);
     cJSON_AddStringToObject(row, "case_id", id->case_id);
     if (id->repeat > 0)
@@ -167,6 +168,8 @@ static void add_row_head(cJSON *row, const struct round_id *id, const double cfg
     cJSON_AddNumberToObject(row, "input_tokens", cfg[0]);
     cJSON_AddNumberToObject(row, "output_tokens", cfg[1]);
     cJSON_AddNumberToObject(row, "concurrency", cfg[2]);
+    /* open-loop rounds: their load point (requests/s); concurrency is then the cap, 0 = none */
+    add_num_or_null(row, "request_rate", field(art, "request_rate"));
     cJSON_AddNumberToObject(row, "completed", done[0]);
     cJSON_AddNumberToObject(row, "failed", done[1]);
     add_num_or_null(row, "total_output_tokens", field(m, "output_tokens"));
@@ -187,7 +190,7 @@ cJSON *matrix_row_from_round(const cJSON *art, const char *sha256_hex, char *err
     const cJSON *m = field(art, "metrics");
     if (get_whole(art, "context_tokens", 0, &cfg[0], err, errlen)
         || get_whole(art, "max_tokens", 0, &cfg[1], err, errlen)
-        || get_whole(art, "concurrency", 1, &cfg[2], err, errlen)
+        || get_whole(art, "concurrency", 0, &cfg[2], err, errlen)    /* 0: open loop, no cap */
         || get_whole(art, "completed", 0, &done[0], err, errlen)
         || get_whole(art, "failed", 0, &done[1], err, errlen))
         return NULL;
@@ -203,7 +206,7 @@ cJSON *matrix_row_from_round(const cJSON *art, const char *sha256_hex, char *err
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    add_row_head(row, &id, cfg, done, m, sha256_hex);
+    add_row_head(row, &id, cfg, done, art, sha256_hex);
     add_throughputs(row, art, m);
     add_latencies(row, m);
     return row;

@@ -40,10 +40,12 @@ int flag_rate(const char *cmd, const char *flag, const char *s, double *out)
         *out = INFINITY;
         return 0;
     }
-    if (flag_double(cmd, flag, s, 0, out) != 0)
-        return -1;
-    if (*out > 0)
+    char *end;
+    double v = strtod(s, &end);
+    if (end != s && !*end && isfinite(v) && v > 0) {
+        *out = v;
         return 0;
+    }
     fprintf(stderr, "anvil %s: --%s: expected a number > 0 or inf, got '%s'\n", cmd, flag, s);
     return -1;
 }

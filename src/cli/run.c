@@ -292,6 +292,15 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
         o->concurrency = 0;     /* open loop without a cap */
     if (o->duration_s > 0 && !o->num_prompts_set)
         o->num_prompts = 200000;    /* duration mode: only a cap on what may be sent */
+    if (o->shared_prefix_len > 0 && o->shared_prefix_len >= o->input_len) {
+        fprintf(stderr, "anvil run: --shared-prefix-len (%ld) must be below --input-len (%ld): the "
+                        "unique part follows the shared one\n", o->shared_prefix_len, o->input_len);
+        return -1;
+    }
+    if (o->multi_turn && !o->dataset) {
+        fprintf(stderr, "anvil run: --multi-turn needs --dataset (conversations come from a file)\n");
+        return -1;
+    }
     if (o->warmup_s > 0 && o->duration_s <= 0) {
         fprintf(stderr, "anvil run: --warmup-s goes with --duration (use --warmup N otherwise)\n");
         return -1;
@@ -337,7 +346,7 @@ static void log_record(void *ud, const struct req_record *r)
     cJSON *line = r->fail == FAIL_NONE ? artifact_request_timing(r) : artifact_failure(r);
     cJSON_AddStringToObject(line, "run_id", c->run_id);
     cJSON_AddBoolToObject(line, "warmup", r->warmup);
-    cJSON_AddStringToObject(line, "status", r->fail == FAIL_NONE ? "completed" : "failed");
+    cJSON_AddStringToObject(line, "status", r->cut ? "incomplete" : r->fail == FAIL_NONE ? "completed" : "failed");
     char *s = cJSON_PrintUnformatted(line);
     /* flushed per line: measured results survive a crash or kill */
     if (!s || fprintf(c->requests_log, "%s\n", s) < 0 || fflush(c->requests_log) != 0)
@@ -425,6 +434,7 @@ static int write_outputs(const struct run_opts *o, struct driver_result *dr,
     struct run_summary s;
     struct summary_opts so = {
         .method = o->pct, .ignore_eos = o->ignore_eos, .loop_lag_ms = dr->loop_lag_ms,
+        .lateness_is_client = o->concurrency == 0,
         .n_loop_lag = dr->n_loop_lag, .check_prompt_tokens = meta_in->calibration != NULL,
         .slo = o->slo, .window_start = dr->window_start, .window_end = dr->window_end,
     };
@@ -443,6 +453,12 @@ static int write_outputs(const struct run_opts *o, struct driver_result *dr,
                               s.prompt_tokens > 0 && (double)s.cached_tokens > 0.05 * (double)s.prompt_tokens;
     meta.warmup_s = o->warmup_s;
     meta.window_s = dr->window_end > dr->window_start ? (double)(dr->window_end - dr->window_start) / 1e9 : 0;
+    if (o->duration_s > 0 && !dr->stop_signal && meta.window_s < o->duration_s * 0.999) {
+        meta.incomplete = true;
+        meta.incomplete_reason = "the --num-prompts cap was reached before the window ended";
+        fprintf(stderr, "anvil run: warning: the window lasted %.2f s of %g s: all %ld requests "
+                "allowed by --num-prompts were sent\n", meta.window_s, o->duration_s, o->num_prompts);
+    }
     char finished[21];
     clock_utc_iso8601(finished);
     meta.finished_at = finished;
@@ -451,9 +467,10 @@ static int write_outputs(const struct run_opts *o, struct driver_result *dr,
     meta.slo = o->slo;
     meta.client_cpu_user_s = dr->cpu_user_s;
     meta.client_cpu_sys_s = dr->cpu_sys_s;
-    meta.incomplete = dr->stop_signal != 0 || s.sent < s.requests;
-    if (meta.incomplete)
+    if (dr->stop_signal || s.sent < s.requests) {
+        meta.incomplete = true;
         meta.incomplete_reason = dr->stop_signal ? "stopped by signal" : "not every request was sent";
+    }
     cJSON *art = artifact_benchmark(&meta, dr->records, n, &s);
     char err[512];
     int rc = art && artifact_write_file(path, art, err, sizeof err) == 0 ? 0 : 1;
@@ -515,19 +532,25 @@ static const char *prepare_workload(struct run_ctx *ctx, struct calibration *cal
 
 static void announce(const struct run_opts *o, const struct server_info *srv)
 {
-    char load[96];
+    char load[128], cap[48] = "no cap";
+    if (o->concurrency > 0)
+        snprintf(cap, sizeof cap, "max concurrency %ld", o->concurrency);
     if (isinf(o->request_rate))
         snprintf(load, sizeof load, "concurrency %ld", o->concurrency);
     else
-        snprintf(load, sizeof load, "%g req/s (burstiness %g, max concurrency %ld)", o->request_rate,
-                 o->burstiness, o->concurrency);
+        snprintf(load, sizeof load, "%g req/s (burstiness %g, %s)", o->request_rate, o->burstiness, cap);
     char amount[96];
     if (o->duration_s > 0)
         snprintf(amount, sizeof amount, "for %g s after %g s of warm-up", o->duration_s, o->warmup_s);
     else
         snprintf(amount, sizeof amount, "%ld prompts", o->num_prompts);
-    fprintf(stderr, "anvil run: %s model %s (%s), %s at %s, %ld→%ld tokens\n",
-            srv->display_url, srv->model, srv->engine, amount, load, o->input_len, o->output_len);
+    char shape[600];
+    if (o->dataset)
+        snprintf(shape, sizeof shape, "prompts from %s", o->dataset);
+    else
+        snprintf(shape, sizeof shape, "%ld→%ld tokens", o->input_len, o->output_len);
+    fprintf(stderr, "anvil run: %s model %s (%s), %s at %s, %s\n",
+            srv->display_url, srv->model, srv->engine, amount, load, shape);
 }
 
 /* Sends the load and writes what was measured. Returns the exit status. */

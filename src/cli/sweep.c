@@ -1,5 +1,6 @@
 /* sweep.c — `anvil sweep`: cases × targets × rounds, each round one
  * `anvil run`; then the matrix (and, with --slo, the load curve). */
+#include <ctype.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
@@ -239,6 +240,52 @@ static int case_flags(const cJSON *c, struct sweep_case *k)
     return 0;
 }
 
+/* A case name becomes a directory: letters, digits, '.', '_', '-', not
+ * starting with '.'. */
+static bool safe_name(const char *s)
+{
+    if (!s[0] || s[0] == '.')
+        return false;
+    for (; *s; s++)
+        if (!(isalnum((unsigned char)*s) || *s == '.' || *s == '_' || *s == '-'))
+            return false;
+    return true;
+}
+
+/* Checks a plan case before anything runs. Returns 0 or -1 (reported). */
+static int check_case(const char *file, const cJSON *c, const struct sweep_case *k,
+                      const struct sweep_case *earlier, size_t n_earlier)
+{
+    static const char *const whole[] = {"input_len", "output_len", "concurrency"};
+    for (size_t i = 0; i < 3; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, whole[i]);
+        if (v && (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 1)) {
+            fprintf(stderr, "anvil sweep: --plan %s: case %s: \"%s\" must be a whole number ≥ 1\n", file,
+                    k->id, whole[i]);
+            return -1;
+        }
+    }
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(c, "args"), *a;
+    cJSON_ArrayForEach(a, args)
+        if (!cJSON_IsString(a))
+            args = NULL;
+    if (cJSON_GetObjectItemCaseSensitive(c, "args") && !cJSON_IsArray(args)) {
+        fprintf(stderr, "anvil sweep: --plan %s: case %s: \"args\" must be a list of strings\n", file, k->id);
+        return -1;
+    }
+    if (!safe_name(k->id)) {
+        fprintf(stderr, "anvil sweep: --plan %s: case name '%s' may hold only letters, digits, '.', '_' "
+                        "and '-' (it names a directory)\n", file, k->id);
+        return -1;
+    }
+    for (size_t i = 0; i < n_earlier; i++)
+        if (!strcmp(earlier[i].id, k->id)) {
+            fprintf(stderr, "anvil sweep: --plan %s: two cases are named '%s'\n", file, k->id);
+            return -1;
+        }
+    return 0;
+}
+
 /* Cases from a JSON plan file. Returns 0 or -1 (reported). extra args point
  * into the parsed plan, which the caller keeps alive. */
 static int cases_from_plan(struct sweep_opts *o, cJSON *plan, struct sweep_case *cases, size_t *n)
@@ -250,6 +297,11 @@ static int cases_from_plan(struct sweep_opts *o, cJSON *plan, struct sweep_case 
     }
     o->rounds = plan_long(plan, "rounds", o->rounds);
     o->num_prompts = plan_long(plan, "num_prompts", o->num_prompts);
+    if (o->rounds < 1 || o->rounds > 1000 || o->num_prompts < 1) {
+        fprintf(stderr, "anvil sweep: --plan %s: \"rounds\" (1..1000) and \"num_prompts\" must be ≥ 1\n",
+                o->plan_file);
+        return -1;
+    }
     *n = 0;
     cJSON_ArrayForEach(c, list) {
         if (*n == MAX_LIST * 4)
@@ -270,6 +322,8 @@ static int cases_from_plan(struct sweep_opts *o, cJSON *plan, struct sweep_case 
             snprintf(k->id, sizeof k->id, "%s", name->valuestring);
         else
             sweep_case_name(k->id, sizeof k->id, k->input_len, k->output_len, k->concurrency, k->request_rate);
+        if (check_case(o->plan_file, c, k, cases, *n - 1) != 0)
+            return -1;
         if (case_flags(c, k) != 0) {
             fprintf(stderr, "anvil sweep: --plan %s: out of memory\n", o->plan_file);
             return -1;

@@ -196,6 +196,7 @@ int summary_compute(const struct req_record *recs, int n, const struct summary_o
         const struct req_record *r = &recs[i];
         if (r->warmup) {        /* duration mode: sent before the window opened */
             out->requests--;
+            out->warmup_requests++;
             continue;
         }
         if (!r->t_start)
@@ -255,7 +256,8 @@ int summary_compute(const struct req_record *recs, int n, const struct summary_o
     }
     /* a p99 needs 100 samples (1 s of probing) before one stall is not "the 99th percentile" */
     bool lag_bound = out->loop_lag.samples >= 100 && out->loop_lag.pct[5] > 1.0;
-    out->client_bound = lag_bound || out->d[D_SEND_LATENESS].pct[5] > 1.0;
+    /* with a cap, a late send waited for a slot: the plan's doing, not the client's */
+    out->client_bound = lag_bound || (o->lateness_is_client && out->d[D_SEND_LATENESS].pct[5] > 1.0);
     out->peak_output_tps_1s = peak_tps_1s(recs, n);
     out->aggregate_tps = out->window_tokens = NAN;
     if (o->window_end > o->window_start && o->window_start > 0) {

@@ -21,6 +21,7 @@ struct run_summary {
     int requests;               /* measured requests planned */
     int sent, completed, failed;
     int cut;                    /* duration mode: still running when the window closed */
+    int warmup_requests;        /* duration mode: sent before the window opened */
     double peak_output_tps_1s;  /* tokens/s: most output tokens arriving within any 1 s window */
     double aggregate_tps;       /* duration mode: output tokens inside the window / its length; else NaN */
     double window_tokens;       /* duration mode: output tokens inside the window (estimated where chunks
@@ -77,6 +78,7 @@ struct summary_opts {
     enum pct_method method;
     bool ignore_eos;            /* ignore_eos was sent: output tokens must equal max_tokens */
     const double *loop_lag_ms;  /* the driver's lag probe samples (ms), or NULL */
+    bool lateness_is_client;    /* no concurrency cap: late sends can only be the client's fault */
     size_t n_loop_lag;
     bool check_prompt_tokens;   /* usage.prompt_tokens must be each request's planned count ± max(4, 1%) */
     struct slo slo;             /* goodput bounds */

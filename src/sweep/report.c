@@ -90,7 +90,8 @@ struct point_key {
     double x;
 };
 
-static void key_of(const cJSON *a, const cJSON *job, bool several_shapes, struct point_key *k)
+static void key_of(const cJSON *a, const cJSON *job, bool several_shapes, bool mixed_loads,
+                   struct point_key *k)
 {
     const char *label = cJSON_GetObjectItemCaseSensitive(job, "target")->valuestring;
     if (!label[0])
@@ -98,12 +99,13 @@ static void key_of(const cJSON *a, const cJSON *job, bool several_shapes, struct
     const cJSON *rate = cJSON_GetObjectItemCaseSensitive(a, "request_rate");
     k->x = cJSON_IsNumber(rate) ? rate->valuedouble
                                 : cJSON_GetObjectItemCaseSensitive(a, "concurrency")->valuedouble;
+    char shape[64] = "", load[32] = "";
     if (several_shapes)
-        snprintf(k->group, sizeof k->group, "%s/%g-%g", label,
-                 cJSON_GetObjectItemCaseSensitive(a, "context_tokens")->valuedouble,
+        snprintf(shape, sizeof shape, "/%g-%g", cJSON_GetObjectItemCaseSensitive(a, "context_tokens")->valuedouble,
                  cJSON_GetObjectItemCaseSensitive(a, "max_tokens")->valuedouble);
-    else
-        snprintf(k->group, sizeof k->group, "%s", label);
+    if (mixed_loads)    /* one axis, one unit: concurrency and request rate get their own curves */
+        snprintf(load, sizeof load, "/%s", cJSON_IsNumber(rate) ? "request_rate" : "concurrency");
+    snprintf(k->group, sizeof k->group, "%s%s%s", label, shape, load);
 }
 
 static double metric(const cJSON *a, const char *name)
@@ -218,6 +220,21 @@ static void add_point(cJSON *load, const struct point_key *k, cJSON *const *arts
     free(same);
 }
 
+/* Whether the plan mixes closed-loop and open-loop cases. */
+static bool mixed_loads(const cJSON *jobs)
+{
+    int open = 0, closed = 0;
+    const cJSON *j, *a;
+    cJSON_ArrayForEach(j, jobs) {
+        bool is_open = false;
+        cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(j, "args"))
+            if (cJSON_IsString(a) && !strcmp(a->valuestring, "--request-rate"))
+                is_open = true;
+        *(is_open ? &open : &closed) += 1;
+    }
+    return open && closed;
+}
+
 static bool several_shapes(const cJSON *jobs)
 {
     const cJSON *j;
@@ -242,12 +259,12 @@ cJSON *sweep_load_curve(const cJSON *plan, const char *profile, double slo_ttft_
     size_t n = (size_t)cJSON_GetArraySize(jobs), k = 0;
     cJSON **arts = calloc(n ? n : 1, sizeof *arts);
     struct point_key *keys = calloc(n ? n : 1, sizeof *keys);
-    bool shapes = several_shapes(jobs);
+    bool shapes = several_shapes(jobs), mixed = mixed_loads(jobs);
     cJSON_ArrayForEach(job, jobs) {
         char hex[SHA256_HEX_LEN + 1];
         cJSON *a = arts ? load_round(job, hex) : NULL;
         if (a) {
-            key_of(a, job, shapes, &keys[k]);
+            key_of(a, job, shapes, mixed, &keys[k]);
             arts[k++] = a;
         }
     }

@@ -133,5 +133,8 @@ Test(load_e2e, duration_mode_counts_tokens_inside_the_window, .timeout = 60)
     cr_assert_eq(num(a, "failed"), 0);
     cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(a, "incomplete")), "a duration run that ran its course is complete");
     cr_assert_eq(num(a, "not_sent"), 0);
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(a, "request_timings")), (int)num(a, "completed"),
+                 "warm-ups and cut requests are not listed with the measured ones");
+    cr_assert_gt(num(dm, "warmup_requests"), 0);
     cJSON_Delete(a);
 }

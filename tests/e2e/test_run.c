@@ -362,3 +362,41 @@ Test(run_e2e, api_key_never_reaches_output, .timeout = 60)
     unlink(art);
     unlink(reqs);
 }
+
+Test(run_e2e, inconsistent_workload_flags_are_usage_errors)
+{
+    const char *prefix[] = {harness_anvil_bin(), "run", "--input-len", "100", "--shared-prefix-len", "100", NULL};
+    const char *turns[] = {harness_anvil_bin(), "run", "--multi-turn", NULL};
+    const char *warm[] = {harness_anvil_bin(), "run", "--warmup-s", "2", NULL};
+    const char *const *cases[] = {prefix, turns, warm};
+    const char *want[] = {"--shared-prefix-len", "--multi-turn", "--warmup-s"};
+    for (int i = 0; i < 3; i++) {
+        char err[1024];
+        int status;
+        cr_assert_eq(run_cmd_err(cases[i], NULL, 0, err, sizeof err, &status), 0);
+        cr_assert_eq(status, 2, "case %d", i);
+        cr_assert(strstr(err, want[i]), "%s", err);
+    }
+}
+
+Test(run_e2e, dataset_errors_name_the_line, .timeout = 30)
+{
+    const char *sim_args[] = {"--ttft-ms", "1", "--itl-ms", "1", NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    char ds[64], spec[80];
+    cr_assert_eq(harness_tmpfile(ds, sizeof ds), 0);
+    FILE *f = fopen(ds, "w");
+    fputs("{\"prompt\": \"fine\"}\n{\"prompt\": \"bad\", \"max_tokens\": 0}\n", f);
+    fclose(f);
+    snprintf(spec, sizeof spec, "jsonl:%s", ds);
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--dataset", spec,
+                          "--out", "/tmp/anvil-never.json", NULL};
+    char err[2048];
+    int status;
+    cr_assert_eq(run_cmd_err(argv, NULL, 0, err, sizeof err, &status), 0);
+    sim_stop(&sim);
+    cr_assert_eq(status, 1);
+    cr_assert(strstr(err, "line 2") && strstr(err, "max_tokens"), "%s", err);
+    unlink(ds);
+}

@@ -133,19 +133,65 @@ Test(sweep_e2e, interrupted_sweep_keeps_rounds_and_resumes, .timeout = 120)
     rmtree(dir);
 }
 
+static void write_plan(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs(text, f);
+    fclose(f);
+}
+
 Test(sweep_e2e, usage_errors)
 {
+    char dir[64], dup[128], escape[128];
+    tmpdir(dir, sizeof dir);
+    snprintf(dup, sizeof dup, "%s/dup.json", dir);
+    snprintf(escape, sizeof escape, "%s/escape.json", dir);
+    write_plan(dup, "{\"cases\": [{\"name\": \"a\"}, {\"name\": \"a\", \"concurrency\": 2}]}");
+    write_plan(escape, "{\"cases\": [{\"name\": \"../../x\"}]}");
     const char *both[] = {harness_anvil_bin(), "sweep", "--concurrency", "1", "--request-rate", "2", NULL};
     const char *bad_list[] = {harness_anvil_bin(), "sweep", "--concurrency", "1,x", NULL};
     const char *bad_slo[] = {harness_anvil_bin(), "sweep", "--slo", "ttft", NULL};
-    const char *const *cases[] = {both, bad_list, bad_slo};
-    for (int i = 0; i < 3; i++) {
+    const char *dup_names[] = {harness_anvil_bin(), "sweep", "--plan", dup, "--out-dir", dir, NULL};
+    const char *traversal[] = {harness_anvil_bin(), "sweep", "--plan", escape, "--out-dir", dir, NULL};
+    const char *const *cases[] = {both, bad_list, bad_slo, dup_names, traversal};
+    for (int i = 0; i < 5; i++) {
         char err[1024];
         int status;
         cr_assert_eq(run_cmd_err(cases[i], NULL, 0, err, sizeof err, &status), 0);
         cr_assert_eq(status, 2, "case %d: %s", i, err);
         cr_assert(strstr(err, "anvil sweep:"), "%s", err);
     }
+    rmtree(dir);
+}
+
+Test(sweep_e2e, open_loop_load_points_make_a_matrix_and_curve, .timeout = 120)
+{
+    const char *sim_args[] = {"--ttft-ms", "5", "--itl-ms", "2", NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    char dir[64];
+    tmpdir(dir, sizeof dir);
+    const char *argv[] = {harness_anvil_bin(), "sweep", "--base-url", sim.base_url, "--request-rate", "20,40",
+                          "--input-len", "16", "--output-len", "4", "--rounds", "1", "--num-prompts", "6",
+                          "--slo", "ttft:100", "--out-dir", dir, NULL};
+    static char out[8192];
+    int status;
+    cr_assert_eq(run_cmd(argv, out, sizeof out, &status), 0);
+    sim_stop(&sim);
+    cr_assert_eq(status, 0, "%s", out);
+    cJSON *m = load(dir, "matrix.json");
+    const cJSON *row = cJSON_GetArrayItem(cJSON_GetObjectItem(m, "rows"), 1);
+    cr_assert_str_eq(cJSON_GetObjectItem(row, "case_id")->valuestring, "short-16-4-r40");
+    cr_assert_eq(cJSON_GetObjectItem(row, "request_rate")->valuedouble, 40);
+    cr_assert_eq(cJSON_GetObjectItem(row, "concurrency")->valuedouble, 0, "no cap");
+    cJSON_Delete(m);
+    cJSON *c = load(dir, "load-curve.json");
+    const cJSON *pts = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(c, "load"), 0), "points");
+    cr_assert_eq(cJSON_GetArraySize(pts), 2);
+    cr_assert_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(pts, 1), "x")->valuedouble, 40, "x is the request rate");
+    cJSON_Delete(c);
+    rmtree(dir);
 }
 
 Test(sweep_e2e, yaml_plan_with_run_flags_as_keys, .timeout = 60)

@@ -259,7 +259,8 @@ Test(matrix, row_maps_benchmark_fields_to_vllm_names)
     cr_assert_eq(num(row, "p95_tpot_ms"), 2.2);
     cr_assert_eq(num(row, "p50_itl_ms"), 2.01);
     cr_assert_eq(num(row, "p99_e2el_ms"), 22.0);
-    cr_assert_eq(cJSON_GetArraySize(row), 10 + MATRIX_N_METRICS, "seed 003's 30 row fields");
+    cr_assert(cJSON_IsNull(get(row, "request_rate")), "a closed-loop round has no request rate");
+    cr_assert_eq(cJSON_GetArraySize(row), 11 + MATRIX_N_METRICS, "seed 003's 30 row fields and request_rate");
     cJSON *seed = load("tests/data/seed-003.json");
     const cJSON *k;
     cJSON_ArrayForEach(k, cJSON_GetArrayItem(get(seed, "rows"), 0))
@@ -309,7 +310,7 @@ Test(matrix, row_rejects_what_is_not_a_round_artifact)
     struct { const char *key; const char *json; const char *want; } cases[] = {
         {"schema", "\"anvil-serving.matrix/v1\"", "schema"},
         {"completed", "\"4\"", "completed"},
-        {"concurrency", "0", "concurrency"},
+        {"concurrency", "-1", "concurrency"},
         {"context_tokens", "32.5", "context_tokens"},
         {"metrics", "[]", "metrics"},
         {"engine", "\"\"", "engine"},
