@@ -147,6 +147,25 @@ static int literal(struct cur *c, const char *word)
 
 static int skip_value(struct cur *c);
 
+/* After a member or element: the container's closing character (returns 0,
+ * the container done), a comma (returns 1, another item follows), else
+ * DECLINE. */
+static int after_item(struct cur *c, char close)
+{
+    ws(c);
+    if (c->p >= c->end)
+        return DECLINE;
+    if (*c->p == close) {
+        c->p++;
+        c->depth--;
+        return 0;
+    }
+    if (*c->p++ != ',')
+        return DECLINE;
+    ws(c);
+    return 1;
+}
+
 /* Walks an object, calling member() on each key (cursor at its value, which
  * member must consume). Keys with escapes are declined: cJSON would match
  * them after unescaping. */
@@ -171,17 +190,9 @@ static int each_member(struct cur *c, int (*member)(struct cur *, const struct s
         ws(c);
         if (member(c, &key, ud) != 0)
             return DECLINE;
-        ws(c);
-        if (c->p >= c->end)
-            return DECLINE;
-        if (*c->p == '}') {
-            c->p++;
-            c->depth--;
-            return 0;
-        }
-        if (*c->p++ != ',')
-            return DECLINE;
-        ws(c);
+        int next = after_item(c, '}');
+        if (next <= 0)
+            return next;
     }
 }
 
@@ -208,17 +219,9 @@ static int each_element(struct cur *c, int (*element)(struct cur *, int, void *)
     for (int i = 0;; i++) {
         if (element(c, i, ud) != 0)
             return DECLINE;
-        ws(c);
-        if (c->p >= c->end)
-            return DECLINE;
-        if (*c->p == ']') {
-            c->p++;
-            c->depth--;
-            return 0;
-        }
-        if (*c->p++ != ',')
-            return DECLINE;
-        ws(c);
+        int next = after_item(c, ']');
+        if (next <= 0)
+            return next;
     }
 }
 
