@@ -15,6 +15,7 @@
 #include "cli/flags.h"
 #include "core/buf.h"
 #include "core/clock.h"
+#include "core/redact.h"
 #include "load/driver.h"
 #include "openai/discover.h"
 #include "openai/request.h"
@@ -376,6 +377,15 @@ static long count_tokens(void *ud, long words, char *err, size_t errlen)
     return n;
 }
 
+/* Replaces the API key, where a server echoed it into a message, before the
+ * message is printed (sweeps keep stderr in log files). msg holds 512 bytes. */
+static void scrub(char *msg, const struct run_opts *o)
+{
+    const char *key = getenv(o->api_key_env);
+    if (key)
+        redact(msg, 512, key);
+}
+
 /* Tokens per filler word, from the calibration steps: the slope between the
  * two most distant steps, else the one step's ratio. */
 static double tokens_per_word(const struct calibration *cal)
@@ -402,6 +412,7 @@ static const char *run_calibration(struct run_ctx *c, struct calibration *cal, c
     struct count_ctx k = {c, o->headers, o->calib != CALIB_PROBE};
     int rc = calibrate(o->input_len, count_tokens, &k, cal, err, errlen);
     if (rc != 0 && o->calib == CALIB_AUTO) {
+        scrub(err, o);
         fprintf(stderr, "anvil run: /tokenize unusable (%s); calibrating with probe requests\n", err);
         k.tokenize = false;
         rc = calibrate(o->input_len, count_tokens, &k, cal, err, errlen);
@@ -449,7 +460,7 @@ static int write_outputs(const struct run_opts *o, struct driver_result *dr,
         meta.num_prompts = s.sent;
     meta.duration_s = o->duration_s;
     /* every prompt starts unique, so hits mean the server reused something it should not have */
-    meta.cache_contaminated = o->shared_prefix_len == 0 && !o->multi_turn && s.cached_reports &&
+    meta.cache_contaminated = o->shared_prefix_len == 0 && !o->dataset && s.cached_reports &&
                               s.prompt_tokens > 0 && (double)s.cached_tokens > 0.05 * (double)s.prompt_tokens;
     meta.warmup_s = o->warmup_s;
     meta.window_s = dr->window_end > dr->window_start ? (double)(dr->window_end - dr->window_start) / 1e9 : 0;
@@ -525,8 +536,10 @@ static const char *prepare_workload(struct run_ctx *ctx, struct calibration *cal
         return NULL;
     }
     const char *method = run_calibration(ctx, cal, err, sizeof err);
-    if (!method)
+    if (!method) {
+        scrub(err, o);
         fprintf(stderr, "anvil run: prompt calibration failed: %s\n", err);
+    }
     return method;
 }
 
@@ -583,7 +596,8 @@ static int measure(const struct run_opts *o, struct run_ctx *ctx, const struct c
         .gpu_label = o->gpu_label, .endpoint = endpoint_name(o->endpoint),
         .concurrency = (int)o->concurrency, .num_prompts = (int)o->num_prompts,
         .request_rate = o->request_rate, .burstiness = o->burstiness,
-        .warmup = (int)o->warmup, .input_len = o->input_len, .output_len = o->output_len,
+        .warmup = (int)o->warmup, .input_len = o->dataset ? -1 : o->input_len,
+        .output_len = o->output_len,
         .ignore_eos = o->ignore_eos, .seed = (uint64_t)o->seed, .calibration_method = method,
         .calibration = cal->n_steps ? cal : NULL, .sweep = o->sweep,
         .dataset = ctx->ds.n ? ctx->ds.spec : NULL, .input_range = o->input_range,
@@ -622,8 +636,10 @@ static int run(struct run_opts *o)
     int rc = 1;
     struct calibration cal = {0};
     const char *method;
-    if (discover(o->base_url, o->headers, o->model, setup_ms, &srv, err, sizeof err) != 0)
+    if (discover(o->base_url, o->headers, o->model, setup_ms, &srv, err, sizeof err) != 0) {
+        scrub(err, o);
         fprintf(stderr, "anvil run: %s\n", err);
+    }
     else if ((method = prepare_workload(&ctx, &cal)))
         rc = measure(o, &ctx, &cal, method, path);
     if (ctx.requests_log)

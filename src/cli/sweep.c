@@ -188,7 +188,10 @@ static int cases_from_flags(const struct sweep_opts *o, struct sweep_case *cases
 static long plan_long(const cJSON *o, const char *k, long dflt)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsNumber(v) ? (long)v->valuedouble : dflt;
+    if (!cJSON_IsNumber(v))
+        return dflt;
+    /* out of range (or not a number at all) reads as invalid, never as a wrapped long */
+    return v->valuedouble >= -1e15 && v->valuedouble <= 1e15 ? (long)v->valuedouble : -1;
 }
 
 /* Keys of a plan case that are not anvil run flags. */

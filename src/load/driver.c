@@ -119,11 +119,11 @@ static void finish_slot(struct driver *d, struct slot *s)
     s->body = NULL;
     s->x = NULL;
     d->done++;
-    if (s->rec->warmup && s->rec->fail != FAIL_NONE)
+    if (s->rec == &s->warm && s->rec->fail != FAIL_NONE)    /* a --warmup request */
         d->out->warmup_failed++;
     if (d->cfg->on_record)
         d->cfg->on_record(d->cfg->ud, s->rec);
-    bool warm = s->rec->warmup;
+    bool warm = s->rec == &s->warm;
     if (warm)
         record_free(&s->warm);
     d->free_slots[d->n_free++] = (int)(s - d->slots);
@@ -218,6 +218,7 @@ static void on_arrival(evutil_socket_t fd, short what, void *arg)
         d->arrived++;
     pump(d);
     schedule_next_arrival(d);
+    maybe_stop_loop(d);     /* a launch that failed at once may have ended the run */
 }
 
 static void schedule_next_arrival(struct driver *d)
@@ -235,9 +236,11 @@ static void on_done(void *ud, int64_t t, CURLcode rc, const char *err)
 {
     struct slot *s = ud;
     struct driver *d = s->d;
-    if (rc == CURLE_OK)
+    /* a stream that reached [DONE], or an HTTP error reply, is judged on what
+     * arrived even when the transport failed afterwards (e.g. a reset) */
+    if (rc == CURLE_OK || s->rec->done_seen || s->rec->http_status >= 400)
         stream_finish(&s->st, t);
-    else if (s->rec->fail == FAIL_NONE && !s->rec->done_seen)
+    else
         record_fail(s->rec, fail_from_curl(rc), "%s", err);
     if (s->rec->fail != FAIL_NONE && !s->rec->t_end)
         s->rec->t_end = t;

@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/buf.h"
+#include "openai/chunk.h"
 #include "net/http.h"
 
 /* base_url without "user:password@" after the scheme. */
@@ -98,7 +99,7 @@ static int pick_model(const cJSON *models, const char *want, struct server_info 
     }
     snprintf(s->model, sizeof s->model, "%s", cJSON_GetObjectItemCaseSensitive(chosen, "id")->valuestring);
     const cJSON *len = cJSON_GetObjectItemCaseSensitive(chosen, "max_model_len");
-    s->max_model_len = cJSON_IsNumber(len) ? (long)len->valuedouble : -1;
+    s->max_model_len = cJSON_IsNumber(len) ? chunk_count_from_double(len->valuedouble) : -1;
     const cJSON *owner = cJSON_GetObjectItemCaseSensitive(chosen, "owned_by");
     snprintf(s->engine, sizeof s->engine, "%s", engine_from_owner(cJSON_IsString(owner) ? owner->valuestring : NULL));
     return 0;
@@ -183,7 +184,7 @@ long server_count_tokens(const struct server_info *s, const struct curl_slist *h
     const cJSON *n = tokenize ? cJSON_GetObjectItemCaseSensitive(reply, "count")
                               : cJSON_GetObjectItemCaseSensitive(
                                     cJSON_GetObjectItemCaseSensitive(reply, "usage"), "prompt_tokens");
-    long count = cJSON_IsNumber(n) ? (long)n->valuedouble : -1;
+    long count = cJSON_IsNumber(n) ? chunk_count_from_double(n->valuedouble) : -1;
     char shown[600];
     strip_credentials(url, shown, sizeof shown);
     if (count < 0)

@@ -94,6 +94,10 @@ static int parse_head(struct sim_script *sc, const cJSON *j, char *err, size_t e
         snprintf(err, errcap, "line 1: needs \"status\" (100..599)");
         return -1;
     }
+    if (hs && !cJSON_IsObject(hs)) {
+        snprintf(err, errcap, "line 1: \"headers\" must be an object of strings");
+        return -1;
+    }
     sc->status = (int)st->valuedouble;
     sc->headers = calloc((size_t)cJSON_GetArraySize(hs) + 1, sizeof *sc->headers);
     if (!sc->headers)

@@ -1,6 +1,8 @@
 /* record.c — the per-request record. */
 #include "stats/record.h"
 
+#include "core/redact.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,16 +58,7 @@ void record_fail(struct req_record *r, enum fail_kind k, const char *fmt, ...)
 
 void record_redact(struct req_record *r, const char *secret)
 {
-    static const char mark[] = "[redacted]";
-    size_t n = strlen(secret);
-    if (n < 4)      /* too short to tell from ordinary text */
-        return;
-    for (char *at = r->fail_msg; (at = strstr(at, secret));) {
-        char rest[sizeof r->fail_msg];
-        snprintf(rest, sizeof rest, "%s", at + n);
-        snprintf(at, sizeof r->fail_msg - (size_t)(at - r->fail_msg), "%s%s", mark, rest);
-        at += strlen(at) < sizeof mark - 1 ? strlen(at) : sizeof mark - 1;
-    }
+    redact(r->fail_msg, sizeof r->fail_msg, secret);
 }
 
 void record_free(struct req_record *r)

@@ -77,8 +77,8 @@ int record_add_chunk(struct req_record *r, int64_t t_ns, int32_t tokens, bool co
 void record_fail(struct req_record *r, enum fail_kind k, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Replaces every occurrence of secret (e.g. an API key a server echoed in an
- * error body) in the failure message with "[redacted]". */
+/* Scrubs secret (e.g. an API key a server echoed in an error body) from the
+ * failure message, also where the message was cut inside it (redact.h). */
 void record_redact(struct req_record *r, const char *secret);
 
 /* Frees the chunk list. */

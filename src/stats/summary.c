@@ -167,6 +167,15 @@ static double peak_tps_1s(const struct req_record *recs, int n)
         for (size_t c = 0; recs[i].t_start && recs[i].fail == FAIL_NONE && c < recs[i].n_chunks; c++)
             ev[k++] = (struct token_event){recs[i].chunks[c].t_ns, chunk_tokens(&recs[i], c, 1)};
     qsort(ev, k, sizeof *ev, cmp_event);
+    /* a run shorter than a second is one window, over its own span */
+    int64_t span = ev[k - 1].t_ns - ev[0].t_ns;
+    if (span < 1000000000) {
+        double all = 0;
+        for (size_t i = 0; i < k; i++)
+            all += ev[i].tokens;
+        free(ev);
+        return span > 0 ? all / ((double)span / 1e9) : NAN;
+    }
     double in = 0, best = 0;
     for (size_t lo = 0, hi = 0; hi < k; hi++) {     /* window (ev[hi] − 1 s, ev[hi]] */
         in += ev[hi].tokens;
@@ -254,10 +263,6 @@ int summary_compute(const struct req_record *recs, int n, const struct summary_o
         dist_compute(lag, o->n_loop_lag, PCT_NEAREST, &out->loop_lag);
         free(lag);
     }
-    /* a p99 needs 100 samples (1 s of probing) before one stall is not "the 99th percentile" */
-    bool lag_bound = out->loop_lag.samples >= 100 && out->loop_lag.pct[5] > 1.0;
-    /* with a cap, a late send waited for a slot: the plan's doing, not the client's */
-    out->client_bound = lag_bound || (o->lateness_is_client && out->d[D_SEND_LATENESS].pct[5] > 1.0);
     out->peak_output_tps_1s = peak_tps_1s(recs, n);
     out->aggregate_tps = out->window_tokens = NAN;
     if (o->window_end > o->window_start && o->window_start > 0) {
@@ -266,6 +271,10 @@ int summary_compute(const struct req_record *recs, int n, const struct summary_o
     }
     for (int id = 0; id < D_COUNT; id++)
         dist_compute(c.v[id], c.n[id], m, &out->d[id]);
+    /* a p99 needs 100 samples (1 s of probing) before one stall is not "the 99th percentile" */
+    bool lag_bound = out->loop_lag.samples >= 100 && out->loop_lag.pct[5] > 1.0;
+    /* with a cap, a late send waited for a slot: the plan's doing, not the client's */
+    out->client_bound = lag_bound || (o->lateness_is_client && out->d[D_SEND_LATENESS].pct[5] > 1.0);
     free_columns(&c);
     return 0;
 }

@@ -1,6 +1,7 @@
 /* yamljson.c — YAML documents as cJSON trees, through libyaml's loader. */
 #include "sweep/yamljson.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,7 @@ static cJSON *scalar(const yaml_node_t *n)
         return cJSON_CreateNull();
     char *end;
     double d = strtod(v, &end);
-    if (end != v && !*end)
+    if (end != v && !*end && isfinite(d))
         return cJSON_CreateNumber(d);
     return cJSON_CreateString(v);
 }

@@ -3,6 +3,7 @@
 
 #include "core/file.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,10 +62,11 @@ static int jsonl_line(struct dataset *d, const char *line, size_t len, long line
     const cJSON *prompt = cJSON_GetObjectItemCaseSensitive(j, "prompt");
     const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(j, "messages");
     const cJSON *mt = cJSON_GetObjectItemCaseSensitive(j, "max_tokens");
-    long max_tokens = cJSON_IsNumber(mt) ? (long)mt->valuedouble : -1;
+    bool mt_ok = cJSON_IsNumber(mt) && mt->valuedouble >= 1 && mt->valuedouble <= 1e8 &&
+                 mt->valuedouble == floor(mt->valuedouble);
+    long max_tokens = mt_ok ? (long)mt->valuedouble : -1;
     int added = -1;
-    if (mt && (!cJSON_IsNumber(mt) || mt->valuedouble < 1 || mt->valuedouble > 1e8 ||
-               mt->valuedouble != (double)max_tokens))
+    if (mt && !mt_ok)
         snprintf(err, errlen, "%s line %ld: \"max_tokens\" must be a whole number from 1 to 100000000", path, lineno);
     else if (!cJSON_IsObject(j))
         snprintf(err, errlen, "%s line %ld: not a JSON object", path, lineno);

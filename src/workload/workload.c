@@ -42,9 +42,13 @@ static long draw_len(long base, double ratio, uint64_t seed, long seq, uint64_t 
 {
     if (ratio <= 0)
         return base;
-    double lo = (double)base * (1 - ratio), hi = (double)base * (1 + ratio);
-    long v = (long)floor(lo + (hi - lo + 1) * uniform01(seed, seq, stream));
-    return v < 1 ? 1 : v;
+    long lo = (long)ceil((double)base * (1 - ratio)), hi = (long)floor((double)base * (1 + ratio));
+    if (lo < 1)
+        lo = 1;
+    if (hi < lo)
+        return lo;
+    long v = lo + (long)floor((double)(hi - lo + 1) * uniform01(seed, seq, stream));
+    return v > hi ? hi : v;     /* whole numbers in [N(1−r), N(1+r)] */
 }
 
 struct workload *workload_new(const struct workload_cfg *cfg)
@@ -129,17 +133,18 @@ int workload_fit(struct workload *w, long words, double tokens_per_word)
     return frame(w, w->cfg.output_len, &w->head, &w->tail);
 }
 
-/* A dataset entry's messages with the salt and conversation id before the
- * first message's text. Returns a new array (caller deletes) or NULL. */
-static cJSON *salted(const struct workload *w, const struct dataset_entry *e)
+/* A dataset entry's messages with the salt, conversation id and pass over
+ * the dataset (cycle) before the first message's text. Returns a new array
+ * (caller deletes) or NULL. */
+static cJSON *salted(const struct workload *w, const struct dataset_entry *e, long cycle)
 {
     cJSON *msgs = cJSON_Duplicate(e->messages, 1);
     cJSON *first = cJSON_GetArrayItem(msgs, 0);
     const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(first, "content"));
     struct buf b;
     buf_init(&b, 1u << 30);
-    if (msgs && text && buf_printf(&b, "%016" PRIx64 "-%0*ld: %s", w->cfg.salt, PROMPT_INDEX_DIGITS,
-                                   e->conversation, text) == 0)
+    if (msgs && text && buf_printf(&b, "%016" PRIx64 "-%0*ld-%ld: %s", w->cfg.salt, PROMPT_INDEX_DIGITS,
+                                   e->conversation, cycle, text) == 0)
         cJSON_ReplaceItemInObjectCaseSensitive(first, "content", cJSON_CreateString(b.data));
     buf_free(&b);
     return msgs;
@@ -160,7 +165,9 @@ char *workload_body(const struct workload *w, long seq, long *planned, long *max
         const struct dataset_entry *e = &w->cfg.ds->entries[(size_t)seq % w->cfg.ds->n];
         ro.max_tokens = *max_tokens = e->max_tokens > 0 ? e->max_tokens : w->cfg.output_len;
         *planned = -1;
-        cJSON *msgs = salted(w, e);
+        /* each pass over the dataset gets its own prefixes; turns of one
+         * conversation within a pass share theirs */
+        cJSON *msgs = salted(w, e, seq / (long)w->cfg.ds->n);
         char *body = msgs ? request_body_messages(&ro, msgs) : NULL;
         cJSON_Delete(msgs);
         return body;

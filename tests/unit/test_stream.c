@@ -2,6 +2,7 @@
  * event is TTFT, what counts as output, where token counts come from. Each
  * event is fed as its own read at t = 1000 ns × (event number). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -279,5 +280,20 @@ Test(record, redaction_scrubs_every_occurrence)
     cr_assert_str_eq(r.fail_msg, "HTTP 401: bad key Bearer [redacted] ([redacted])");
     record_redact(&r, "dact");      /* a secret inside the mark must not loop */
     cr_assert(strstr(r.fail_msg, "[re"));
+    record_free(&r);
+}
+
+Test(record, redaction_catches_a_key_cut_by_truncation)
+{
+    struct req_record r;
+    record_init(&r, 0, false, 0, 0);
+    char body[400];
+    memset(body, 'x', 236);
+    snprintf(body + 236, sizeof body - 236, " sk-secret-1234567890");
+    record_fail(&r, FAIL_HTTP, "HTTP 401: %s", body);   /* cut at 255 bytes, inside the key */
+    cr_assert_null(strstr(r.fail_msg, "sk-secret-1234567890"), "the whole key cannot fit");
+    record_redact(&r, "sk-secret-1234567890");
+    cr_assert_null(strstr(r.fail_msg, "sk-sec"), "%s", r.fail_msg);
+    cr_assert(strstr(r.fail_msg, "[redacted]"));
     record_free(&r);
 }
