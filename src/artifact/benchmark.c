@@ -263,7 +263,8 @@ static void add_run_fields(cJSON *root, const struct bench_meta *m, const struct
 {
     const struct server_info *srv = m->server;
     cJSON_AddStringToObject(root, "schema", BENCHMARK_SCHEMA);
-    cJSON_AddStringToObject(root, "measurement_protocol", BENCHMARK_PROTOCOL);
+    cJSON_AddStringToObject(root, "measurement_protocol", m->duration_s > 0 ? PROTOCOL_DURATION
+                            : isinf(m->request_rate) ? PROTOCOL_CLOSED : PROTOCOL_OPEN);
     cJSON_AddStringToObject(root, "run_id", m->run_id);
     cJSON_AddStringToObject(root, "started_at", m->started_at);
     cJSON_AddStringToObject(root, "finished_at", m->finished_at);

@@ -15,7 +15,10 @@
 #include "workload/calibrate.h"
 
 #define BENCHMARK_SCHEMA "anvil-serving.benchmark/v1"
-#define BENCHMARK_PROTOCOL "anvil-closed-loop/v1"
+/* measurement_protocol, by load shape */
+#define PROTOCOL_CLOSED "anvil-closed-loop/v1"
+#define PROTOCOL_OPEN "anvil-open-loop/v1"
+#define PROTOCOL_DURATION "anvil-duration/v1"
 
 /* Where a run sits in a sweep (anvil sweep sets it); case_id NULL = none. */
 struct sweep_place {

@@ -1,5 +1,5 @@
-/* run.c — `anvil run`: flags → discovery → calibration → closed-loop load →
- * summary, artifact, per-request log. */
+/* run.c — `anvil run`: flags → discovery → calibration → load (closed loop,
+ * open loop or duration) → summary, artifact, per-request log. */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -55,8 +55,9 @@ static void usage(FILE *out)
 {
     fprintf(out,
 "usage: anvil run [flags]\n"
-"Benchmarks one OpenAI-compatible streaming endpoint with a closed loop: exactly\n"
-"--concurrency requests in flight until --num-prompts measured requests finished.\n\n"
+"Benchmarks one OpenAI-compatible streaming endpoint: by default a closed loop\n"
+"(exactly --concurrency requests in flight until --num-prompts measured requests\n"
+"finished), an open loop with --request-rate, or a time window with --duration.\n\n"
 "Target\n"
 "  --base-url URL           OpenAI base URL, including /v1 (default http://127.0.0.1:8000/v1)\n"
 "  --endpoint chat|completions  API to call (default chat)\n"

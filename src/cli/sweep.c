@@ -85,6 +85,18 @@ static int parse_list(const char *flag, const char *s, double *out, bool rates)
     return n ? n : -1;
 }
 
+/* A case name becomes a directory: letters, digits, '.', '_', '-', not
+ * starting with '.'. */
+static bool safe_name(const char *s)
+{
+    if (!s[0] || s[0] == '.')
+        return false;
+    for (; *s; s++)
+        if (!(isalnum((unsigned char)*s) || *s == '.' || *s == '_' || *s == '-'))
+            return false;
+    return true;
+}
+
 static int parse_targets(const char *s, const char *base_url, struct sweep_target *t, size_t *n)
 {
     *n = 0;
@@ -104,6 +116,11 @@ static int parse_targets(const char *s, const char *base_url, struct sweep_targe
             return -1;
         }
         *eq = '\0';
+        if (!safe_name(tok)) {
+            fprintf(stderr, "anvil sweep: --targets: label '%s' may hold only letters, digits, '.', '_' "
+                            "and '-' (it names a directory)\n", tok);
+            return -1;
+        }
         snprintf(t[*n].label, sizeof t[*n].label, "%s", tok);
         snprintf(t[*n].base_url, sizeof t[*n].base_url, "%s", eq + 1);
         (*n)++;
@@ -241,18 +258,6 @@ static int case_flags(const cJSON *c, struct sweep_case *k)
         k->extra[i++] = v->valuestring;
     }
     return 0;
-}
-
-/* A case name becomes a directory: letters, digits, '.', '_', '-', not
- * starting with '.'. */
-static bool safe_name(const char *s)
-{
-    if (!s[0] || s[0] == '.')
-        return false;
-    for (; *s; s++)
-        if (!(isalnum((unsigned char)*s) || *s == '.' || *s == '_' || *s == '-'))
-            return false;
-    return true;
 }
 
 /* Checks a plan case before anything runs. Returns 0 or -1 (reported). */

@@ -11,6 +11,7 @@ void sse_init(struct sse_parser *p, size_t max_event)
     buf_init(&p->type, 256);
     p->have_data = false;
     p->skip_lf = false;
+    p->bom = 0;
 }
 
 void sse_reset(struct sse_parser *p)
@@ -20,6 +21,7 @@ void sse_reset(struct sse_parser *p)
     buf_reset(&p->type);
     p->have_data = false;
     p->skip_lf = false;
+    p->bom = 0;
 }
 
 void sse_free(struct sse_parser *p)
@@ -87,9 +89,26 @@ static const char *find_eol(const char *s, const char *end)
     return NULL;
 }
 
+/* Passes over a UTF-8 byte order mark at the start of the stream (WHATWG:
+ * one leading BOM is dropped), even when it arrives split across reads. The
+ * first byte that does not continue a BOM ends the check (a lone partial
+ * BOM, invalid UTF-8 anyway, is dropped with it). */
+static const char *skip_bom(struct sse_parser *p, const char *s, const char *end)
+{
+    static const char bom[] = "\xef\xbb\xbf";
+    for (; p->bom < 3 && s < end; s++, p->bom++)
+        if (*s != bom[p->bom]) {
+            p->bom = 3;
+            return s;
+        }
+    return s;
+}
+
 int sse_feed(struct sse_parser *p, const char *bytes, size_t n, sse_event_fn fn, void *ud)
 {
     const char *s = bytes, *end = bytes + n;
+    if (p->bom < 3)
+        s = skip_bom(p, s, end);
     if (p->skip_lf && s < end && *s == '\n')
         s++;
     p->skip_lf = false;

@@ -33,6 +33,7 @@ struct sse_parser {
     struct buf type;    /* event field of the current event */
     bool have_data;     /* a data field was seen since the last dispatch */
     bool skip_lf;       /* the previous byte was '\r': a leading '\n' is its pair */
+    size_t bom;         /* bytes of a leading UTF-8 byte order mark seen so far (3 = past it) */
 };
 
 /* Prepares a parser whose events (and lines) may be at most max_event bytes.

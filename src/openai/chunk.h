@@ -17,7 +17,7 @@ enum chunk_kind {
 struct chunk {
     enum chunk_kind kind;
     size_t content_bytes;   /* bytes of choices[0].delta.content (chat) or choices[0].text (completions) */
-    size_t reasoning_bytes; /* bytes of delta.reasoning, else delta.reasoning_content: one field, never the sum (STREAMS.md trap 11) */
+    size_t reasoning_bytes; /* bytes of delta.reasoning, else delta.reasoning_content: one field, never the sum: some servers send both with the same text */
     char finish_reason[24]; /* choices[0].finish_reason, "" when absent or null */
     long prompt_tokens;     /* usage.prompt_tokens; -1 when usage is absent or null */
     long completion_tokens; /* usage.completion_tokens; -1 when absent */

@@ -86,16 +86,16 @@ static unsigned char *b64_decode(const char *s, size_t *len)
     return out;
 }
 
-static int parse_head(struct sim_script *sc, const cJSON *j, char *err, size_t errcap)
+static int parse_head(struct sim_script *sc, const cJSON *j, char *err, size_t errcap, long line)
 {
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(j, "status");
     const cJSON *hs = cJSON_GetObjectItemCaseSensitive(j, "headers"), *h;
     if (!cJSON_IsNumber(st) || st->valuedouble < 100 || st->valuedouble > 599) {
-        snprintf(err, errcap, "line 1: needs \"status\" (100..599)");
+        snprintf(err, errcap, "line %ld: needs \"status\" (100..599)", line);
         return -1;
     }
     if (hs && !cJSON_IsObject(hs)) {
-        snprintf(err, errcap, "line 1: \"headers\" must be an object of strings");
+        snprintf(err, errcap, "line %ld: \"headers\" must be an object of strings", line);
         return -1;
     }
     sc->status = (int)st->valuedouble;
@@ -104,7 +104,7 @@ static int parse_head(struct sim_script *sc, const cJSON *j, char *err, size_t e
         return -1;
     cJSON_ArrayForEach(h, hs) {
         if (!cJSON_IsString(h)) {
-            snprintf(err, errcap, "line 1: header %s is not a string", h->string);
+            snprintf(err, errcap, "line %ld: header %s is not a string", line, h->string);
             return -1;
         }
         struct header *x = &sc->headers[sc->n_headers++];
@@ -164,9 +164,12 @@ struct sim_script *sim_script_load(const char *path, char *err, size_t errcap)
     sc->steps = calloc(lines, sizeof *sc->steps);
     int64_t at = 0;
     long line = 0;
+    bool have_head = false;
     int rc = sc->steps ? 0 : -1;
-    char *save = NULL;
-    for (char *l = strtok_r(text, "\n", &save); l && rc == 0; l = strtok_r(NULL, "\n", &save)) {
+    for (char *l = text, *next; l && rc == 0; l = next) {
+        next = strchr(l, '\n');        /* by hand: blank lines still count for the numbers */
+        if (next)
+            *next++ = '\0';
         line++;
         if (strspn(l, " \t\r") == strlen(l))
             continue;
@@ -174,13 +177,16 @@ struct sim_script *sim_script_load(const char *path, char *err, size_t errcap)
         if (!cJSON_IsObject(j)) {
             snprintf(err, errcap, "line %ld: not a JSON object", line);
             rc = -1;
+        } else if (!have_head) {
+            rc = parse_head(sc, j, err, errcap, line);
+            have_head = true;
         } else {
-            rc = line == 1 ? parse_head(sc, j, err, errcap) : parse_step(sc, j, line, &at, err, errcap);
+            rc = parse_step(sc, j, line, &at, err, errcap);
         }
         cJSON_Delete(j);
     }
     free(text);
-    if (rc == 0 && line == 0) {
+    if (rc == 0 && !have_head) {
         snprintf(err, errcap, "the script is empty");
         rc = -1;
     }

@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 enum pct_method {
-    PCT_NEAREST,    /* nearest rank: element ceil(p·n/100) of n sorted values, 1-based (METRICS.md) */
+    PCT_NEAREST,    /* nearest rank: element ceil(p·n/100) of n sorted values, 1-based (docs/METHODOLOGY.md) */
     PCT_LINEAR,     /* linear interpolation between closest ranks: numpy's default, (n−1)·p/100 */
 };
 
@@ -29,8 +29,9 @@ struct dist {
     double pct[DIST_NPCT];      /* per dist_pcts; NaN when samples == 0 */
 };
 
-/* Computes the distribution of n values. Sorts vals in place after moving
- * NaNs (undefined values, e.g. TPOT of a one-token reply) to the end. */
+/* Computes the distribution of n values. Drops NaNs (undefined values, e.g.
+ * TPOT of a one-token reply: not counted in samples) and sorts the rest in
+ * place at the front of vals. */
 void dist_compute(double *vals, size_t n, enum pct_method m, struct dist *out);
 
 #endif

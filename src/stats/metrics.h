@@ -1,5 +1,5 @@
 /* metrics.h — per-request metrics derived from a req_record, exactly as
- * defined in METRICS.md (and docs/METHODOLOGY.md). */
+ * defined in docs/METHODOLOGY.md. */
 #ifndef ANVIL_STATS_METRICS_H
 #define ANVIL_STATS_METRICS_H
 

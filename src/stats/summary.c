@@ -1,4 +1,4 @@
-/* summary.c — run-level numbers from per-request records (METRICS.md "Per run"). */
+/* summary.c — run-level numbers from per-request records (docs/METHODOLOGY.md, "Per run"). */
 #include "stats/summary.h"
 
 #include <math.h>

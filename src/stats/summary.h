@@ -52,15 +52,6 @@ struct run_summary {
                                    the client limited the numbers */
 };
 
-/* Computes the summary of n measured records. o->check_prompt_tokens whether
- * usage.prompt_tokens must match the planned count (STREAMS.md trap 16:
- * servers that truncate prompts or count differently are flagged; requests
- * with no planned count are skipped); o->slo defines a good request
- * (every bound met; an undefined TPOT meets its bound). Records flagged
- * warmup are left out, and cut ones (duration mode) are counted apart; with
- * a window, aggregate_tps counts the output tokens of every record whose
- * chunks arrived inside it (METRICS.md duration mode). Returns 0, or -1
- * when memory runs out. */
 /* Service-level objectives of a good request (vLLM's --goodput): each a
  * bound in ms, NaN when not set. */
 struct slo {
@@ -85,6 +76,15 @@ struct summary_opts {
     int64_t window_start, window_end;   /* duration mode window (CLOCK_MONOTONIC ns); 0 = none */
 };
 
+/* Computes the summary of n measured records. o->check_prompt_tokens whether
+ * usage.prompt_tokens must match the planned count (a server may truncate or re-template a prompt:
+ * servers that truncate prompts or count differently are flagged; requests
+ * with no planned count are skipped); o->slo defines a good request
+ * (every bound met; an undefined TPOT meets its bound). Records flagged
+ * warmup are left out, and cut ones (duration mode) are counted apart; with
+ * a window, aggregate_tps counts the output tokens of every record whose
+ * chunks arrived inside it (docs/METHODOLOGY.md, duration mode). Returns 0, or -1
+ * when memory runs out. */
 int summary_compute(const struct req_record *recs, int n, const struct summary_opts *o,
                     struct run_summary *out);
 

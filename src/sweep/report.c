@@ -90,6 +90,15 @@ struct point_key {
     double x;
 };
 
+/* A case id without its load suffix ("-c8", "-r2"): what the points of one
+ * curve share. Writes into out (cap bytes). */
+static void shape_of(const char *case_id, char *out, size_t cap)
+{
+    const char *dash = strrchr(case_id, '-');
+    bool load = dash && (dash[1] == 'c' || dash[1] == 'r') && dash[2] >= '0' && dash[2] <= '9';
+    snprintf(out, cap, "%.*s", (int)(load ? (size_t)(dash - case_id) : strlen(case_id)), case_id);
+}
+
 static void key_of(const cJSON *a, const cJSON *job, bool several_shapes, bool mixed_loads,
                    struct point_key *k)
 {
@@ -99,10 +108,11 @@ static void key_of(const cJSON *a, const cJSON *job, bool several_shapes, bool m
     const cJSON *rate = cJSON_GetObjectItemCaseSensitive(a, "request_rate");
     k->x = cJSON_IsNumber(rate) ? rate->valuedouble
                                 : cJSON_GetObjectItemCaseSensitive(a, "concurrency")->valuedouble;
-    char shape[64] = "", load[32] = "";
-    if (several_shapes)
-        snprintf(shape, sizeof shape, "/%g-%g", cJSON_GetObjectItemCaseSensitive(a, "context_tokens")->valuedouble,
-                 cJSON_GetObjectItemCaseSensitive(a, "max_tokens")->valuedouble);
+    char shape[100] = "", load[32] = "";
+    if (several_shapes) {
+        shape[0] = '/';
+        shape_of(cJSON_GetObjectItemCaseSensitive(job, "case_id")->valuestring, shape + 1, sizeof shape - 1);
+    }
     if (mixed_loads)    /* one axis, one unit: concurrency and request rate get their own curves */
         snprintf(load, sizeof load, "/%s", cJSON_IsNumber(rate) ? "request_rate" : "concurrency");
     snprintf(k->group, sizeof k->group, "%s%s%s", label, shape, load);
@@ -235,18 +245,16 @@ static bool mixed_loads(const cJSON *jobs)
     return open && closed;
 }
 
+/* Whether the plan's cases have more than one shape (shape_of). */
 static bool several_shapes(const cJSON *jobs)
 {
     const cJSON *j;
-    const char *first = NULL;
+    char first[100] = "", shape[100];
     cJSON_ArrayForEach(j, jobs) {
-        /* the case id without its load suffix names the shape */
-        const char *id = cJSON_GetObjectItemCaseSensitive(j, "case_id")->valuestring;
-        const char *dash = strrchr(id, '-');
-        size_t len = dash ? (size_t)(dash - id) : strlen(id);
-        if (!first)
-            first = id;
-        else if (strncmp(first, id, len) != 0 || (first[len] != '-' && first[len] != '\0'))
+        shape_of(cJSON_GetObjectItemCaseSensitive(j, "case_id")->valuestring, shape, sizeof shape);
+        if (!first[0])
+            snprintf(first, sizeof first, "%s", shape);
+        else if (strcmp(first, shape) != 0)
             return true;
     }
     return false;

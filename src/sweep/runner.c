@@ -15,7 +15,7 @@
 #include "core/file.h"
 
 static volatile sig_atomic_t stop_signal;
-static volatile pid_t running_child;
+static volatile sig_atomic_t running_child;     /* pid of the round in flight, 0 when none */
 
 /* Only records the signal and passes it to the round in flight, which then
  * writes its own incomplete artifact. */
@@ -23,7 +23,7 @@ static void on_signal(int sig)
 {
     stop_signal = sig;
     if (running_child > 0)
-        kill(running_child, sig);
+        kill((pid_t)running_child, sig);
 }
 
 bool sweep_round_done(const char *path)
@@ -72,9 +72,18 @@ static int run_job(const cJSON *job, const char *anvil_bin, const char *dir)
         return -1;
     }
     unlink(artifact);   /* an incomplete artifact of an earlier attempt */
+    /* a signal between fork and noting the child would be passed to nobody */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigprocmask(SIG_BLOCK, &block, &old);
     pid_t pid = fork();
     if (pid == 0) {
         setpgid(0, 0);      /* a terminal's Ctrl-C reaches the sweep only, which passes it on once */
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        sigprocmask(SIG_SETMASK, &old, NULL);
         int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0666);
         if (fd >= 0) {
             dup2(fd, STDOUT_FILENO);
@@ -85,9 +94,11 @@ static int run_job(const cJSON *job, const char *anvil_bin, const char *dir)
         _exit(127);
     }
     free(argv);
+    if (pid > 0)
+        running_child = pid;
+    sigprocmask(SIG_SETMASK, &old, NULL);   /* a pending signal is handled (and passed on) here */
     if (pid < 0)
         return -1;
-    running_child = pid;
     int st;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;

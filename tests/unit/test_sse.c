@@ -70,6 +70,13 @@ Test(sse, lf_events_at_every_split)
     check_splits(in, 3, want);
 }
 
+Test(sse, leading_byte_order_mark_is_dropped)
+{
+    const char *in = "\xef\xbb\xbf" "data: first\n\ndata: second\n\n";
+    const char *want[] = {"first", "second"};
+    check_splits(in, 2, want);
+}
+
 Test(sse, crlf_and_cr_line_ends)
 {
     const char *in = "data: one\r\n\r\ndata: two\r\rdata: three\n\r\n";
