@@ -141,36 +141,36 @@ Test(stream, llamacpp_usage_on_final_chunk_no_role_chunk)
     record_free(&r);
 }
 
+/* Feeds one whole body that arrived at t = 5 ns after headers with status,
+ * then ends the stream at t = 6 ns; r is initialized here and started at 1. */
+static void run_body(struct req_record *r, long status, const char *body)
+{
+    struct stream s;
+    record_init(r, 0, false, 0, 0);
+    r->t_start = 1;
+    stream_init(&s, r);
+    stream_headers(&s, 2, status);
+    stream_feed(&s, 5, body, strlen(body));
+    stream_finish(&s, 6);
+    stream_free(&s);
+}
+
 Test(stream, error_inside_200_stream_fails_the_request)
 {
     struct req_record r;
-    record_init(&r, 0, false, 0, 0);
-    struct stream s;
-    stream_init(&s, &r);
-    stream_headers(&s, 1, 200);
-    const char *body = "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n"
-                       "data: {\"error\": {\"object\": \"error\", \"message\": \"The request queue is full.\"}}\n\n"
-                       "data: [DONE]\n\n";
-    stream_feed(&s, 5, body, strlen(body));
-    stream_finish(&s, 6);
+    run_body(&r, 200, "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n"
+                      "data: {\"error\": {\"object\": \"error\", \"message\": \"The request queue is full.\"}}\n\n"
+                      "data: [DONE]\n\n");
     cr_assert_eq(r.fail, FAIL_STREAM_ERROR);
     cr_assert(strstr(r.fail_msg, "queue is full"), "%s", r.fail_msg);
-    stream_free(&s);
     record_free(&r);
 }
 
 Test(stream, connection_closed_mid_stream_is_truncated)
 {
     struct req_record r;
-    record_init(&r, 0, false, 0, 0);
-    struct stream s;
-    stream_init(&s, &r);
-    stream_headers(&s, 1, 200);
-    const char *body = "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: {\"choi";
-    stream_feed(&s, 5, body, strlen(body));
-    stream_finish(&s, 6);
+    run_body(&r, 200, "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: {\"choi");
     cr_assert_eq(r.fail, FAIL_TRUNCATED);
-    stream_free(&s);
     record_free(&r);
 }
 
@@ -182,7 +182,7 @@ Test(stream, http_error_keeps_the_body_as_message)
     stream_init(&s, &r);
     stream_headers(&s, 1, 400);
     const char *body = "{\"object\":\"error\",\"message\":\"The input (40012 tokens) is longer than the model's context length (32768 tokens).\"}";
-    stream_feed(&s, 2, body, 30);
+    stream_feed(&s, 2, body, 30);       /* the body in two reads */
     stream_feed(&s, 3, body + 30, strlen(body) - 30);
     stream_finish(&s, 4);
     cr_assert_eq(r.fail, FAIL_HTTP);
@@ -215,20 +215,14 @@ Test(stream, timestamps_come_from_the_read_not_the_parse)
 Test(stream, no_usage_falls_back_to_chunk_count)
 {
     struct req_record r;
-    record_init(&r, 0, false, 0, 0);
-    r.t_start = 1;
-    struct stream s;
-    stream_init(&s, &r);
-    stream_headers(&s, 1, 200);
-    const char *a = "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"b\"},\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n";
-    stream_feed(&s, 100, a, strlen(a));
-    stream_finish(&s, 101);
+    run_body(&r, 200, "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n"
+                      "data: {\"choices\":[{\"delta\":{\"content\":\"b\"},\"finish_reason\":\"length\"}]}\n\n"
+                      "data: [DONE]\n\n");
     struct req_metrics m;
     metrics_derive(&r, &m);
     cr_assert_eq(r.fail, FAIL_NONE);
     cr_assert_str_eq(m.output_token_source, "chunks");
     cr_assert_eq(m.output_tokens, 2);
-    stream_free(&s);
     record_free(&r);
 }
 
@@ -242,15 +236,9 @@ Test(stream, a_stream_without_any_output_fails_as_empty)
     };
     for (int i = 0; i < 2; i++) {
         struct req_record r;
-        record_init(&r, 0, false, 0, 0);
-        struct stream s;
-        stream_init(&s, &r);
-        stream_headers(&s, 1, 200);
-        stream_feed(&s, 2, bodies[i], strlen(bodies[i]));
-        stream_finish(&s, 3);
+        run_body(&r, 200, bodies[i]);
         cr_assert_eq(r.fail, FAIL_EMPTY, "body %d", i);
         cr_assert_str_eq(fail_kind_name(r.fail), "empty_stream");
-        stream_free(&s);
         record_free(&r);
     }
 }
@@ -259,15 +247,8 @@ Test(stream, usage_alone_still_counts_as_output)
 {
     /* a server that streams no text but reports tokens (e.g. only tool calls) is not empty */
     struct req_record r;
-    record_init(&r, 0, false, 0, 0);
-    struct stream s;
-    stream_init(&s, &r);
-    stream_headers(&s, 1, 200);
-    const char *b = "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}\n\ndata: [DONE]\n\n";
-    stream_feed(&s, 2, b, strlen(b));
-    stream_finish(&s, 3);
+    run_body(&r, 200, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}\n\ndata: [DONE]\n\n");
     cr_assert_eq(r.fail, FAIL_NONE);
-    stream_free(&s);
     record_free(&r);
 }
 
