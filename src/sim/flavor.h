@@ -2,7 +2,7 @@
  * JSON bodies that differ between them: /v1/models, /version, SGLang's
  * /server_info, llama.cpp's /props, /tokenize, and error objects. Shapes
  * follow the recorded and reconstructed transcripts in
- * /work/shared/fixtures/{vllm,sglang,llamacpp}/ (see docs/SIM.md). The SSE
+ * tests/data/fixtures/{vllm,sglang,llamacpp}/ (see docs/SIM.md). The SSE
  * events are in reply.h. */
 #ifndef ANVIL_SIM_FLAVOR_H
 #define ANVIL_SIM_FLAVOR_H

@@ -1,6 +1,6 @@
 /* metrics.c — counters, histograms and Prometheus text per flavor (see
  * metrics.h). Names, labels and bucket bounds follow the fixtures
- * /work/shared/fixtures/{vllm,sglang,llamacpp}/metrics.txt. */
+ * tests/data/fixtures/{vllm,sglang,llamacpp}/metrics.txt. */
 #include "sim/metrics.h"
 
 #include <inttypes.h>

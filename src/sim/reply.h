@@ -2,7 +2,7 @@
  * events for streams (built with printf on the hot path, one event per
  * call) and JSON bodies for non-streamed replies (cJSON), in the shape of
  * the server --flavor names. Field order follows the fixtures in
- * /work/shared/fixtures/ (vLLM v0.21, SGLang v0.5.12, llama.cpp); see
+ * tests/data/fixtures/ (vLLM v0.21, SGLang v0.5.12, llama.cpp); see
  * docs/SIM.md for each flavor's stream. */
 #ifndef ANVIL_SIM_REPLY_H
 #define ANVIL_SIM_REPLY_H

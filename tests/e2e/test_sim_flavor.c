@@ -1,6 +1,6 @@
 /* test_sim_flavor.c — `anvil sim --flavor vllm|sglang|llamacpp`: endpoints,
  * stream shapes and /metrics names as the recorded transcripts in
- * /work/shared/fixtures/ show them. */
+ * tests/data/fixtures/ show them. */
 #include <criterion/criterion.h>
 #include <cjson/cJSON.h>
 #include <stdio.h>
