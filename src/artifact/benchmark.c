@@ -13,8 +13,7 @@
 #include "core/file.h"
 #include "stats/metrics.h"
 
-/* NaN (undefined) becomes null, never 0. */
-static void add_num(cJSON *o, const char *k, double v)
+void artifact_add_number(cJSON *o, const char *k, double v)
 {
     if (isnan(v) || isinf(v))
         cJSON_AddNullToObject(o, k);
@@ -72,11 +71,11 @@ void artifact_add_dist(cJSON *o, const char *base, bool ms, const struct dist *d
     double vals[3] = {d->mean, d->min, d->max};
     for (int i = 0; i < 3; i++) {
         snprintf(k, sizeof k, "%s_%s%s", base, names[i], unit);
-        add_num(o, k, vals[i]);
+        artifact_add_number(o, k, vals[i]);
     }
     for (int i = 0; i < DIST_NPCT; i++) {
         snprintf(k, sizeof k, "%s_%s%s", base, dist_pct_names[i], unit);
-        add_num(o, k, d->pct[i]);
+        artifact_add_number(o, k, d->pct[i]);
     }
     snprintf(k, sizeof k, "%s_samples", base);
     cJSON_AddNumberToObject(o, k, (double)d->samples);
@@ -98,16 +97,16 @@ static cJSON *metrics_json(const struct run_summary *s)
     cJSON_AddNumberToObject(m, "output_tokens", (double)s->output_tokens);
     cJSON_AddNumberToObject(m, "prompt_tokens", (double)s->prompt_tokens);
     cJSON_AddNumberToObject(m, "prompt_token_samples", s->prompt_token_reports);
-    add_num(m, "prefix_cache_hit_avg", s->cached_reports && s->prompt_tokens
+    artifact_add_number(m, "prefix_cache_hit_avg", s->cached_reports && s->prompt_tokens
                 ? (double)s->cached_tokens / (double)s->prompt_tokens : NAN);
-    add_num(m, "throughput_tok_s", s->output_throughput);
+    artifact_add_number(m, "throughput_tok_s", s->output_throughput);
     /* vLLM-style run figures, as `vllm bench serve` names them */
-    add_num(m, "request_throughput", s->request_throughput);
-    add_num(m, "output_throughput", s->output_throughput);
-    add_num(m, "total_token_throughput", s->total_token_throughput);
-    add_num(m, "goodput_rps", s->goodput_rps);
-    add_num(m, "aggregate_tps", s->aggregate_tps);
-    add_num(m, "peak_output_tps_1s", s->peak_output_tps_1s);
+    artifact_add_number(m, "request_throughput", s->request_throughput);
+    artifact_add_number(m, "output_throughput", s->output_throughput);
+    artifact_add_number(m, "total_token_throughput", s->total_token_throughput);
+    artifact_add_number(m, "goodput_rps", s->goodput_rps);
+    artifact_add_number(m, "aggregate_tps", s->aggregate_tps);
+    artifact_add_number(m, "peak_output_tps_1s", s->peak_output_tps_1s);
     return m;
 }
 
@@ -133,7 +132,7 @@ cJSON *artifact_failure(const struct req_record *r)
         cJSON_AddNullToObject(f, "http_status");
     cJSON_AddStringToObject(f, "phase", phase_of(r));
     cJSON_AddStringToObject(f, "message", r->fail_msg);
-    add_num(f, "elapsed_ms", r->t_end && r->t_start ? ns_to_ms(r->t_end - r->t_start) : NAN);
+    artifact_add_number(f, "elapsed_ms", r->t_end && r->t_start ? ns_to_ms(r->t_end - r->t_start) : NAN);
     return f;
 }
 
@@ -143,33 +142,33 @@ cJSON *artifact_request_timing(const struct req_record *r)
     metrics_derive(r, &m);
     cJSON *t = cJSON_CreateObject();
     cJSON_AddNumberToObject(t, "content_chunks", r->content_chunks);
-    add_num(t, "decode_tok_s", m.decode_tok_s);
-    add_num(t, "e2e_ms", m.e2e_ms);
-    add_num(t, "effective_prefill_tok_s", m.effective_prefill_tok_s);
-    add_num(t, "generation_ms", m.generation_ms);
-    add_num(t, "mean_inter_token_latency_ms", m.tpot_ms);
+    artifact_add_number(t, "decode_tok_s", m.decode_tok_s);
+    artifact_add_number(t, "e2e_ms", m.e2e_ms);
+    artifact_add_number(t, "effective_prefill_tok_s", m.effective_prefill_tok_s);
+    artifact_add_number(t, "generation_ms", m.generation_ms);
+    artifact_add_number(t, "mean_inter_token_latency_ms", m.tpot_ms);
     cJSON_AddStringToObject(t, "output_token_source", m.output_token_source);
     cJSON_AddNumberToObject(t, "output_tokens", (double)m.output_tokens);
-    add_num(t, "planned_context_tokens", r->planned_prompt_tokens >= 0 ? (double)r->planned_prompt_tokens : NAN);
-    add_num(t, "prompt_tokens", r->prompt_tokens >= 0 ? (double)r->prompt_tokens : NAN);
+    artifact_add_number(t, "planned_context_tokens", r->planned_prompt_tokens >= 0 ? (double)r->planned_prompt_tokens : NAN);
+    artifact_add_number(t, "prompt_tokens", r->prompt_tokens >= 0 ? (double)r->prompt_tokens : NAN);
     cJSON_AddNumberToObject(t, "reasoning_chunks", r->reasoning_chunks);
     cJSON_AddNumberToObject(t, "request_index", r->index);
-    add_num(t, "time_to_first_output_ms", m.time_to_first_output_ms);
-    add_num(t, "tpot_ms", m.tpot_ms);
-    add_num(t, "ttft_ms", m.ttft_ms);
-    add_num(t, "visible_generation_ms", m.visible_generation_ms);
+    artifact_add_number(t, "time_to_first_output_ms", m.time_to_first_output_ms);
+    artifact_add_number(t, "tpot_ms", m.tpot_ms);
+    artifact_add_number(t, "ttft_ms", m.ttft_ms);
+    artifact_add_number(t, "visible_generation_ms", m.visible_generation_ms);
     /* anvil's additions: the TTFT decomposition and what the stream held */
-    add_num(t, "time_to_headers_ms", m.headers_ms);
-    add_num(t, "time_to_first_byte_ms", m.first_byte_ms);
-    add_num(t, "time_to_first_event_ms", m.first_event_ms);
-    add_num(t, "time_to_second_output_ms", m.time_to_second_output_ms);
-    add_num(t, "output_tps_per_user", m.output_tps_per_user);
-    add_num(t, "send_lateness_ms", m.send_lateness_ms);
-    add_num(t, "scheduled_ttft_ms", m.scheduled_ttft_ms);
-    add_num(t, "scheduled_e2e_ms", m.scheduled_e2e_ms);
-    add_num(t, "e2e_output_tps_per_user", m.e2e_output_tps_per_user);
+    artifact_add_number(t, "time_to_headers_ms", m.headers_ms);
+    artifact_add_number(t, "time_to_first_byte_ms", m.first_byte_ms);
+    artifact_add_number(t, "time_to_first_event_ms", m.first_event_ms);
+    artifact_add_number(t, "time_to_second_output_ms", m.time_to_second_output_ms);
+    artifact_add_number(t, "output_tps_per_user", m.output_tps_per_user);
+    artifact_add_number(t, "send_lateness_ms", m.send_lateness_ms);
+    artifact_add_number(t, "scheduled_ttft_ms", m.scheduled_ttft_ms);
+    artifact_add_number(t, "scheduled_e2e_ms", m.scheduled_e2e_ms);
+    artifact_add_number(t, "e2e_output_tps_per_user", m.e2e_output_tps_per_user);
     cJSON_AddNumberToObject(t, "output_chunks", (double)r->n_chunks);
-    add_num(t, "cached_tokens", r->cached_tokens >= 0 ? (double)r->cached_tokens : NAN);
+    artifact_add_number(t, "cached_tokens", r->cached_tokens >= 0 ? (double)r->cached_tokens : NAN);
     cJSON_AddStringToObject(t, "finish_reason", r->finish_reason);
     cJSON_AddNumberToObject(t, "max_tokens", (double)r->max_tokens);
     /* the raw start on the client's CLOCK_MONOTONIC, to join with server-side traces */
@@ -276,11 +275,11 @@ static void add_run_fields(cJSON *root, const struct bench_meta *m, const struct
     cJSON_AddNumberToObject(root, "requests", m->num_prompts);
     cJSON_AddNumberToObject(root, "completed", s->completed);
     cJSON_AddNumberToObject(root, "failed", s->failed);
-    add_num(root, "context_tokens", m->input_len >= 0 ? (double)m->input_len : NAN);   /* null: dataset prompts */
+    artifact_add_number(root, "context_tokens", m->input_len >= 0 ? (double)m->input_len : NAN);   /* null: dataset prompts */
     cJSON_AddNumberToObject(root, "context_seed", (double)m->seed);
-    add_num(root, "max_context_tokens", srv->max_model_len >= 0 ? (double)srv->max_model_len : NAN);
+    artifact_add_number(root, "max_context_tokens", srv->max_model_len >= 0 ? (double)srv->max_model_len : NAN);
     cJSON_AddNumberToObject(root, "max_tokens", (double)m->output_len);
-    add_num(root, "wall_clock_ms", s->duration_ms);
+    artifact_add_number(root, "wall_clock_ms", s->duration_ms);
     cJSON_AddNullToObject(root, "manifest");
     cJSON_AddNullToObject(root, "source_recipe");
     cJSON_AddNullToObject(root, "tier");
@@ -298,22 +297,22 @@ static void add_anvil_fields(cJSON *root, const struct bench_meta *m, const stru
     cJSON_AddStringToObject(root, "engine_detected", m->server->engine);
     cJSON_AddStringToObject(root, "engine_version", m->server->engine_version);
     cJSON_AddNumberToObject(root, "warmup_requests", m->warmup);
-    add_num(root, "request_rate", m->request_rate);    /* null = closed loop (infinite) */
+    artifact_add_number(root, "request_rate", m->request_rate);    /* null = closed loop (infinite) */
     if (isinf(m->request_rate))     /* closed loop: no arrival process */
         cJSON_AddNullToObject(root, "burstiness");
     else if (isinf(m->burstiness))
         cJSON_AddStringToObject(root, "burstiness", "inf");     /* constant gaps */
     else
         cJSON_AddNumberToObject(root, "burstiness", m->burstiness);
-    add_num(root, "achieved_request_rate", m->achieved_rate);
+    artifact_add_number(root, "achieved_request_rate", m->achieved_rate);
     cJSON_AddStringToObject(root, "load_mode", isinf(m->request_rate) ? "closed-loop" : "open-loop");
     cJSON *slo = cJSON_AddObjectToObject(root, "slo");
-    add_num(slo, "ttft_ms", m->slo.ttft_ms);
-    add_num(slo, "tpot_ms", m->slo.tpot_ms);
-    add_num(slo, "e2el_ms", m->slo.e2el_ms);
+    artifact_add_number(slo, "ttft_ms", m->slo.ttft_ms);
+    artifact_add_number(slo, "tpot_ms", m->slo.tpot_ms);
+    artifact_add_number(slo, "e2el_ms", m->slo.e2el_ms);
     if (slo_any(&m->slo)) {
         cJSON_AddNumberToObject(root, "good_requests", s->good);
-        add_num(root, "good_request_share", s->completed ? (double)s->good / s->completed : NAN);
+        artifact_add_number(root, "good_request_share", s->completed ? (double)s->good / s->completed : NAN);
     }
     cJSON_AddNumberToObject(root, "prewarmed_connections", m->prewarmed_connections);
     cJSON_AddBoolToObject(root, "ignore_eos", m->ignore_eos);
@@ -335,8 +334,8 @@ static void add_anvil_fields(cJSON *root, const struct bench_meta *m, const stru
         cJSON_AddNumberToObject(dm, "duration_s", m->duration_s);
         cJSON_AddNumberToObject(dm, "warmup_s", m->warmup_s);
         cJSON_AddNumberToObject(dm, "window_s", m->window_s);
-        add_num(dm, "tokens_in_window", s->window_tokens);
-        add_num(dm, "aggregate_tps", s->aggregate_tps);
+        artifact_add_number(dm, "tokens_in_window", s->window_tokens);
+        artifact_add_number(dm, "aggregate_tps", s->aggregate_tps);
         cJSON_AddNumberToObject(dm, "requests_started_in_window", s->sent);
         cJSON_AddNumberToObject(dm, "incomplete_requests", s->cut);
         cJSON_AddNumberToObject(dm, "warmup_requests", s->warmup_requests);
@@ -363,14 +362,14 @@ static void add_anvil_fields(cJSON *root, const struct bench_meta *m, const stru
     cJSON_AddNumberToObject(c, "cpu_user_s", m->client_cpu_user_s);
     cJSON_AddNumberToObject(c, "cpu_sys_s", m->client_cpu_sys_s);
     cJSON_AddNumberToObject(c, "sse_events", (double)s->events);
-    add_num(c, "cpu_us_per_event", s->events ? cpu * 1e6 / (double)s->events : NAN);
-    add_num(c, "cpu_utilization", s->duration_ms > 0 ? cpu / (s->duration_ms / 1000) : NAN);
+    artifact_add_number(c, "cpu_us_per_event", s->events ? cpu * 1e6 / (double)s->events : NAN);
+    artifact_add_number(c, "cpu_utilization", s->duration_ms > 0 ? cpu / (s->duration_ms / 1000) : NAN);
     cJSON *lag = cJSON_AddObjectToObject(c, "loop_lag_ms");
-    add_num(lag, "p50", s->loop_lag.pct[1]);
-    add_num(lag, "p99", s->loop_lag.pct[5]);
-    add_num(lag, "max", s->loop_lag.max);
+    artifact_add_number(lag, "p50", s->loop_lag.pct[1]);
+    artifact_add_number(lag, "p99", s->loop_lag.pct[5]);
+    artifact_add_number(lag, "max", s->loop_lag.max);
     cJSON_AddNumberToObject(lag, "samples", (double)s->loop_lag.samples);
-    add_num(c, "send_lateness_p99_ms", s->d[D_SEND_LATENESS].pct[5]);
+    artifact_add_number(c, "send_lateness_p99_ms", s->d[D_SEND_LATENESS].pct[5]);
     cJSON_AddBoolToObject(root, "client_bound", s->client_bound);
 }
 

@@ -61,6 +61,9 @@ struct bench_meta {
 cJSON *artifact_benchmark(const struct bench_meta *meta, const struct req_record *recs, int n,
                           const struct run_summary *s);
 
+/* Adds k: v to o, with NaN or ±inf (undefined) written as null, never 0. */
+void artifact_add_number(cJSON *o, const char *k, double v);
+
 /* Adds one distribution to a metrics object under seed 001's names:
  * <base>_{mean,min,p25,p50,p75,p90,p95,p99,max}_ms when ms, else
  * <base>_<stat>; and <base>_samples. NaN values are written as null. */

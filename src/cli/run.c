@@ -432,11 +432,8 @@ static const char *run_calibration(struct run_ctx *c, struct calibration *cal, c
 
 static void make_run_id(char *out, size_t n, uint64_t salt)
 {
-    char iso[21];
-    clock_utc_iso8601(iso);
-    /* 2026-11-30T05:00:00Z → anvil-20261130T050000Z-xxxx */
-    char compact[17] = {iso[0], iso[1], iso[2], iso[3], iso[5], iso[6], iso[8], iso[9], 'T',
-                        iso[11], iso[12], iso[14], iso[15], iso[17], iso[18], 'Z', 0};
+    char compact[17];
+    clock_utc_compact(compact);
     snprintf(out, n, "anvil-%s-%04" PRIx64, compact, salt & 0xffff);
 }
 

@@ -342,10 +342,8 @@ static int cases_from_plan(struct sweep_opts *o, cJSON *plan, struct sweep_case 
 
 static void default_dir(char *out, size_t cap)
 {
-    char iso[21];
-    clock_utc_iso8601(iso);
-    char compact[17] = {iso[0], iso[1], iso[2], iso[3], iso[5], iso[6], iso[8], iso[9], 'T',
-                        iso[11], iso[12], iso[14], iso[15], iso[17], iso[18], 'Z', 0};
+    char compact[17];
+    clock_utc_compact(compact);
     snprintf(out, cap, "results/sweep-%s", compact);
 }
 

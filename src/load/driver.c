@@ -65,7 +65,7 @@ static void touch(struct slot *s)
     double t = s->d->cfg->idle_timeout_s;
     if (t <= 0)
         return;
-    struct timeval tv = {(time_t)t, (long)((t - (double)(time_t)t) * 1e6)};
+    struct timeval tv = s_to_timeval(t);
     evtimer_add(s->idle, &tv);
 }
 
@@ -198,7 +198,7 @@ static void begin_measured(struct driver *d)
         double until = d->cfg->warmup_s + d->cfg->duration_s;
         d->out->window_start = d->t_measure + (int64_t)(d->cfg->warmup_s * 1e9);
         d->out->window_end = d->t_measure + (int64_t)(until * 1e9);
-        struct timeval tv = {(time_t)until, (long)((until - (double)(time_t)until) * 1e6)};
+        struct timeval tv = s_to_timeval(until);
         evtimer_add(d->window, &tv);
     }
     if (!open_loop(d)) {
@@ -228,7 +228,7 @@ static void schedule_next_arrival(struct driver *d)
     int64_t wait = d->t_measure + d->due[d->arrived - d->cfg->warmup] - clock_now_ns();
     if (wait < 0)
         wait = 0;
-    struct timeval tv = {(time_t)(wait / 1000000000), (long)(wait % 1000000000) / 1000};
+    struct timeval tv = ns_to_timeval(wait);
     evtimer_add(d->arrival, &tv);
 }
 
@@ -324,7 +324,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
     fprintf(stderr, "%sanvil: signal %d: no new requests; waiting up to %.1f s for %zu in flight\n",
             d->cfg->progress ? "\n" : "",
             (int)sig, d->cfg->grace_s, http_in_flight(d->http));
-    struct timeval tv = {(time_t)d->cfg->grace_s, (long)((d->cfg->grace_s - (long)d->cfg->grace_s) * 1e6)};
+    struct timeval tv = s_to_timeval(d->cfg->grace_s);
     evtimer_add(d->grace, &tv);
     maybe_stop_loop(d);
 }
@@ -363,14 +363,14 @@ static void on_lag_probe(evutil_socket_t fd, short what, void *arg)
     while (d->lag_due <= now)
         d->lag_due += DRIVER_LAG_PROBE_NS;
     int64_t wait = d->lag_due - now;
-    struct timeval tv = {0, (long)(wait / 1000)};
+    struct timeval tv = ns_to_timeval(wait);
     evtimer_add(d->lag, &tv);
 }
 
 static void start_lag_probe(struct driver *d)
 {
     d->lag_due = clock_now_ns() + DRIVER_LAG_PROBE_NS;
-    struct timeval tv = {0, DRIVER_LAG_PROBE_NS / 1000};
+    struct timeval tv = ns_to_timeval(DRIVER_LAG_PROBE_NS);
     evtimer_add(d->lag, &tv);
 }
 

@@ -241,7 +241,7 @@ static void arm(struct play *p)
     int64_t wait = p->t0 + p->sc->steps[p->next].at_ns - clock_now_ns();
     if (wait < 0)
         wait = 0;
-    struct timeval tv = {(time_t)(wait / 1000000000), (long)(wait % 1000000000) / 1000};
+    struct timeval tv = ns_to_timeval(wait);
     evtimer_add(p->timer, &tv);
 }
 

@@ -6,24 +6,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "artifact/benchmark.h"
 #include "artifact/matrix.h"
 #include "core/file.h"
 #include "core/sha256.h"
 #include "stats/dist.h"
-#include "sweep/runner.h"
 
 /* The parsed artifact of a job when it is complete, else NULL; sha256 of
  * its bytes into hex. */
 static cJSON *load_round(const cJSON *job, char hex[SHA256_HEX_LEN + 1])
 {
     const char *path = cJSON_GetObjectItemCaseSensitive(job, "artifact")->valuestring;
-    if (!sweep_round_done(path))
-        return NULL;
     size_t len;
     char *text = file_read_all(path, &len);
     cJSON *a = text ? cJSON_ParseWithLength(text, len) : NULL;
-    if (a && sha256_hex(text, len, hex) != 0)
+    if (!cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(a, "incomplete"))) {  /* as sweep_round_done */
+        cJSON_Delete(a);
+        a = NULL;
+    } else if (sha256_hex(text, len, hex) != 0) {
         hex[0] = '\0';
+    }
     free(text);
     return a;
 }
@@ -197,14 +199,6 @@ static cJSON *point_json(double x, cJSON *const *arts, size_t n)
     return p;
 }
 
-static void add_num_or_null(cJSON *o, const char *k, double v)
-{
-    if (isnan(v))
-        cJSON_AddNullToObject(o, k);
-    else
-        cJSON_AddNumberToObject(o, k, v);
-}
-
 /* Appends the point for key k (every complete round with that key) to its group. */
 static void add_point(cJSON *load, const struct point_key *k, cJSON *const *arts,
                       const struct point_key *keys, size_t n)
@@ -284,8 +278,8 @@ cJSON *sweep_load_curve(const cJSON *plan, const char *profile, double slo_ttft_
         cJSON_AddStringToObject(doc, "schema", LOAD_CURVE_SCHEMA);
         cJSON_AddStringToObject(doc, "profile", profile);
         cJSON *slo = cJSON_AddObjectToObject(doc, "slo");
-        add_num_or_null(slo, "ttft_ms", slo_ttft_ms);
-        add_num_or_null(slo, "tpot_ms", slo_tpot_ms);
+        artifact_add_number(slo, "ttft_ms", slo_ttft_ms);
+        artifact_add_number(slo, "tpot_ms", slo_tpot_ms);
         cJSON_AddNullToObject(doc, "environment");
         cJSON *q = cJSON_AddArrayToObject(doc, "quantiles");
         for (int i = 0; i < LOAD_CURVE_QUANTILES; i++)

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "core/clock.h"
+#include "core/rand.h"
 
 static const char *const vocab[] = {
     "the", "model", "server", "token", "stream", "latency", "request", "answer", "question",
@@ -19,22 +20,13 @@ static const char *const vocab[] = {
 };
 #define VOCAB_N (sizeof vocab / sizeof *vocab)
 
-/* splitmix64: a small, well-mixed generator for reproducible word choice */
-static uint64_t next_rand(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 int prompt_build(struct buf *out, uint64_t salt, long index, long words, uint64_t seed)
 {
     if (buf_printf(out, "%016" PRIx64 "-%0*ld:", salt, PROMPT_INDEX_DIGITS, index) != 0)
         return -1;
     uint64_t s = seed;
     for (long i = 0; i < words; i++) {
-        const char *w = vocab[next_rand(&s) % VOCAB_N];
+        const char *w = vocab[splitmix64_next(&s) % VOCAB_N];
         if (buf_printf(out, " %s", w) != 0)
             return -1;
     }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/rand.h"
 #include "workload/prompt.h"
 
 /* Synthetic bodies are spliced from pieces rendered once — JSON head, the
@@ -28,14 +29,12 @@ struct workload {
 #define PLACEHOLDER "\x01"          /* cJSON writes it as \u0001 */
 #define PLACEHOLDER_JSON "\\u0001"
 
-/* splitmix64 of (seed, seq, stream): independent, reproducible draws */
+/* A reproducible draw in [0, 1) for (seed, request, stream): independent
+ * streams for prompt and output lengths. */
 static double uniform01(uint64_t seed, long seq, uint64_t stream)
 {
-    uint64_t z = seed ^ ((uint64_t)seq * 0x9e3779b97f4a7c15ull) ^ (stream << 56);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    return (double)(z >> 11) / 9007199254740992.0;
+    uint64_t state = seed ^ ((uint64_t)seq * 0x9e3779b97f4a7c15ull) ^ (stream << 56);
+    return (double)(splitmix64_next(&state) >> 11) / 9007199254740992.0;   /* 53 bits / 2^53 */
 }
 
 static long draw_len(long base, double ratio, uint64_t seed, long seq, uint64_t stream)

@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <criterion/criterion.h>
+
 #define HARNESS_MAX_ARGS 64
 #define HARNESS_WAIT_MS 15000
 
@@ -519,4 +521,21 @@ char *harness_read_file(const char *path, size_t *len)
     if (len)
         *len = n;
     return buf;
+}
+
+cJSON *harness_load_json(const char *path)
+{
+    char *text = harness_read_file(path, NULL);
+    cr_assert(text, "cannot read %s", path);
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    cr_assert(j, "%s is not JSON", path);
+    return j;
+}
+
+double harness_num(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    cr_assert(cJSON_IsNumber(v), "'%s' is missing or not a number", k);
+    return v->valuedouble;
 }

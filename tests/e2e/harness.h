@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include <cjson/cJSON.h>
+
 /* A running simulator. */
 struct sim_proc {
     pid_t pid;              /* child's pid; 0 when not running */
@@ -118,6 +120,14 @@ int harness_tmpfile(char *path, size_t cap);
 /* Reads the whole file at path into a malloc'd NUL-terminated string
  * (caller frees); *len gets its length when len is not NULL. NULL on error. */
 char *harness_read_file(const char *path, size_t *len);
+
+/* Reads and parses the JSON file at path; fails the calling test, naming
+ * the path, when it cannot be read or is not JSON. Caller deletes. */
+cJSON *harness_load_json(const char *path);
+
+/* The number at key k of o; fails the calling test when it is missing or
+ * not a number. */
+double harness_num(const cJSON *o, const char *k);
 
 /* Sleeps ms milliseconds (tests only: the simulator itself never sleeps). */
 void harness_sleep_ms(long ms);

@@ -11,28 +11,11 @@
 
 #include "harness.h"
 
-static cJSON *load_json(const char *path)
-{
-    char *text = harness_read_file(path, NULL);
-    cr_assert(text, "cannot read %s", path);
-    cJSON *j = cJSON_Parse(text);
-    cr_assert(j, "%s is not JSON", path);
-    free(text);
-    return j;
-}
-
 static const cJSON *get(const cJSON *o, const char *k)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
     cr_assert(v, "missing '%s'", k);
     return v;
-}
-
-static double num(const cJSON *o, const char *k)
-{
-    const cJSON *v = get(o, k);
-    cr_assert(cJSON_IsNumber(v), "'%s' is not a number", k);
-    return v->valuedouble;
 }
 
 /* The first word `sha256sum FILE` prints: an oracle independent of anvil. */
@@ -87,12 +70,12 @@ Test(aggregate_e2e, two_rounds_against_sim, .timeout = 120)
     char err[4096];
     const char *args[] = {f1, f2, "--out", m, NULL};
     cr_assert_eq(aggregate(args, err, sizeof err), 0, "%s", err);
-    cJSON *doc = load_json(m);
+    cJSON *doc = harness_load_json(m);
     cr_assert_str_eq(get(doc, "schema")->valuestring, "anvil-serving.matrix/v1");
     cr_assert_str_eq(get(doc, "status")->valuestring, "PASS");
     cr_assert_eq(cJSON_GetArraySize(get(doc, "status_reasons")), 0);
-    cr_assert_eq(num(doc, "counted_rounds"), 2);
-    cr_assert_eq(num(doc, "counted_requests"), 8);
+    cr_assert_eq(harness_num(doc, "counted_rounds"), 2);
+    cr_assert_eq(harness_num(doc, "counted_requests"), 8);
     cr_assert_str_eq(get(doc, "model")->valuestring, "anvil-sim");
 
     const cJSON *rows = get(doc, "rows");
@@ -104,34 +87,34 @@ Test(aggregate_e2e, two_rounds_against_sim, .timeout = 120)
         char sha[65];
         sha256sum(files[i], sha);
         cr_assert_str_eq(get(r, "source_sha256")->valuestring, sha, "row %d names file %d's bytes", i, i);
-        cr_assert_eq(num(r, "repeat"), i + 1);
+        cr_assert_eq(harness_num(r, "repeat"), i + 1);
         cr_assert_str_eq(get(r, "engine")->valuestring, "anvil-sim");
         cr_assert_str_eq(get(r, "case_id")->valuestring, "run-32-8-c2");
-        cr_assert_eq(num(r, "completed"), 4);
-        cr_assert_eq(num(r, "failed"), 0);
-        cr_assert_eq(num(r, "total_output_tokens"), 32);
-        arts[i] = load_json(files[i]);
+        cr_assert_eq(harness_num(r, "completed"), 4);
+        cr_assert_eq(harness_num(r, "failed"), 0);
+        cr_assert_eq(harness_num(r, "total_output_tokens"), 32);
+        arts[i] = harness_load_json(files[i]);
         const cJSON *am = get(arts[i], "metrics");
-        cr_assert_eq(num(r, "duration"), num(arts[i], "wall_clock_ms") / 1000);
-        cr_assert_eq(num(r, "p50_ttft_ms"), num(am, "ttft_p50_ms"));
-        cr_assert_eq(num(r, "p99_itl_ms"), num(am, "itl_p99_ms"));
-        cr_assert_eq(num(r, "mean_e2el_ms"), num(am, "e2e_mean_ms"));
-        cr_assert_eq(num(r, "output_throughput"), num(am, "output_throughput"));
-        cr_assert(num(r, "p50_ttft_ms") >= 5.0, "the simulator's 5 ms TTFT");
+        cr_assert_eq(harness_num(r, "duration"), harness_num(arts[i], "wall_clock_ms") / 1000);
+        cr_assert_eq(harness_num(r, "p50_ttft_ms"), harness_num(am, "ttft_p50_ms"));
+        cr_assert_eq(harness_num(r, "p99_itl_ms"), harness_num(am, "itl_p99_ms"));
+        cr_assert_eq(harness_num(r, "mean_e2el_ms"), harness_num(am, "e2e_mean_ms"));
+        cr_assert_eq(harness_num(r, "output_throughput"), harness_num(am, "output_throughput"));
+        cr_assert(harness_num(r, "p50_ttft_ms") >= 5.0, "the simulator's 5 ms TTFT");
     }
 
     const cJSON *aggs = get(doc, "aggregates");
     cr_assert_eq(cJSON_GetArraySize(aggs), 1);
     const cJSON *a = cJSON_GetArrayItem(aggs, 0), *metric;
-    cr_assert_eq(num(a, "rounds"), 2);
-    cr_assert_eq(num(a, "completed"), 8);
+    cr_assert_eq(harness_num(a, "rounds"), 2);
+    cr_assert_eq(harness_num(a, "completed"), 8);
     int n = 0;
     cJSON_ArrayForEach(metric, get(a, "metrics")) {
-        double x = num(cJSON_GetArrayItem(rows, 0), metric->string);
-        double y = num(cJSON_GetArrayItem(rows, 1), metric->string);
-        cr_assert_eq(num(metric, "median"), (x + y) / 2, "%s: median of two = their mean", metric->string);
-        cr_assert_eq(num(metric, "min"), x < y ? x : y, "%s", metric->string);
-        cr_assert_eq(num(metric, "max"), x < y ? y : x, "%s", metric->string);
+        double x = harness_num(cJSON_GetArrayItem(rows, 0), metric->string);
+        double y = harness_num(cJSON_GetArrayItem(rows, 1), metric->string);
+        cr_assert_eq(harness_num(metric, "median"), (x + y) / 2, "%s: median of two = their mean", metric->string);
+        cr_assert_eq(harness_num(metric, "min"), x < y ? x : y, "%s", metric->string);
+        cr_assert_eq(harness_num(metric, "max"), x < y ? y : x, "%s", metric->string);
         n++;
     }
     cr_assert_eq(n, 20);
@@ -156,7 +139,7 @@ Test(aggregate_e2e, from_rows_reproduces_seed003, .timeout = 60)
     cr_assert_eq(harness_tmpfile(m, sizeof m), 0);
     const char *args[] = {"--from-rows", "tests/data/seed-003.json", "--out", m, NULL};
     cr_assert_eq(aggregate(args, err, sizeof err), 0, "%s", err);
-    cJSON *got = load_json(m), *seed = load_json("tests/data/seed-003.json");
+    cJSON *got = harness_load_json(m), *seed = harness_load_json("tests/data/seed-003.json");
     const cJSON *k;
     cJSON_ArrayForEach(k, seed) {
         char *a = cJSON_PrintUnformatted(get(got, k->string)), *b = cJSON_PrintUnformatted(k);
@@ -171,7 +154,7 @@ Test(aggregate_e2e, from_rows_reproduces_seed003, .timeout = 60)
         cJSON_ArrayForEach(sm, get(cJSON_GetArrayItem(sa, i), "metrics"))
             for (int s = 0; s < 3; s++) {
                 const char *stat = (const char *[]){"median", "min", "max"}[s];
-                cr_assert_eq(num(get(gm, sm->string), stat), num(sm, stat), "[%d] %s.%s", i,
+                cr_assert_eq(harness_num(get(gm, sm->string), stat), harness_num(sm, stat), "[%d] %s.%s", i,
                              sm->string, stat);
             }
     }

@@ -18,16 +18,6 @@
 
 #define TIME_TOLERANCE_MS 6.0
 
-static cJSON *load_json(const char *path)
-{
-    char *text = harness_read_file(path, NULL);
-    cr_assert(text, "cannot read %s", path);
-    cJSON *j = cJSON_Parse(text);
-    free(text);
-    cr_assert(j, "%s is not JSON", path);
-    return j;
-}
-
 /* Where an expected key is found: the request's entry, else the metrics. */
 static const cJSON *find(const cJSON *art, const char *key)
 {
@@ -74,7 +64,7 @@ static void check_case(const char *name)
     char script[256], expect_path[256], art[64];
     snprintf(script, sizeof script, "tests/conformance/%s.jsonl", name);
     snprintf(expect_path, sizeof expect_path, "tests/conformance/%s.expect.json", name);
-    cJSON *expect = load_json(expect_path);
+    cJSON *expect = harness_load_json(expect_path);
     cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
     const char *sim_args[] = {"--script", script, NULL};
     struct sim_proc sim;
@@ -86,7 +76,7 @@ static void check_case(const char *name)
     int status;
     cr_assert_eq(run_cmd(argv, out, sizeof out, &status), 0);
     sim_stop(&sim);
-    cJSON *a = load_json(art);
+    cJSON *a = harness_load_json(art);
     unlink(art);
     bool completed = !strcmp(cJSON_GetObjectItem(expect, "status")->valuestring, "completed");
     if (!completed) {

@@ -36,22 +36,15 @@ static cJSON *run_against(const char *const sim_args[], const char *const run_ar
     return a;
 }
 
-static double num(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    cr_assert(cJSON_IsNumber(v), "%s missing", k);
-    return v->valuedouble;
-}
-
 static void check_rate(const char *burstiness)
 {
     const char *sim_args[] = {"--ttft-ms", "1", "--itl-ms", "1", NULL};
     const char *run_args[] = {"--request-rate", "500", "--burstiness", burstiness, "--num-prompts", "2000",
                               "--input-len", "16", "--output-len", "2", "--seed", "0", NULL};
     cJSON *a = run_against(sim_args, run_args, NULL);
-    cr_assert_eq(num(a, "completed"), 2000);
+    cr_assert_eq(harness_num(a, "completed"), 2000);
     cr_assert_str_eq(cJSON_GetObjectItem(a, "load_mode")->valuestring, "open-loop");
-    double rate = num(a, "achieved_request_rate");
+    double rate = harness_num(a, "achieved_request_rate");
     cr_assert(fabs(rate - 500) / 500 < 0.02, "burstiness %s: achieved %.2f req/s for 500", burstiness, rate);
     cJSON_Delete(a);
 }
@@ -75,8 +68,8 @@ static int max_in_flight(const char *trace)
     int n = 0;
     for (char *line = strtok(text, "\n"); line && n < 1024; line = strtok(NULL, "\n")) {
         cJSON *t = cJSON_Parse(line);
-        ev[n++] = (int64_t)num(t, "received_ns") * 2 + 1;   /* odd: arrival */
-        ev[n++] = (int64_t)num(t, "finished_ns") * 2;       /* even: departure, first on ties */
+        ev[n++] = (int64_t)harness_num(t, "received_ns") * 2 + 1;   /* odd: arrival */
+        ev[n++] = (int64_t)harness_num(t, "finished_ns") * 2;       /* even: departure, first on ties */
         cJSON_Delete(t);
     }
     free(text);
@@ -102,15 +95,15 @@ Test(load_e2e, concurrency_cap_holds_and_queueing_is_visible, .timeout = 120)
     const char *run_args[] = {"--request-rate", "100", "--burstiness", "inf", "--max-concurrency", "2",
                               "--num-prompts", "60", "--input-len", "16", "--output-len", "10", NULL};
     cJSON *a = run_against(sim_args, run_args, trace);
-    cr_assert_eq(num(a, "completed"), 60);
+    cr_assert_eq(harness_num(a, "completed"), 60);
     cr_assert_leq(max_in_flight(trace), 2, "the server saw more than --max-concurrency in flight");
     const cJSON *m = cJSON_GetObjectItem(a, "metrics");
     /* 60 requests at 2 × 20 req/s take ≈ 1.5 s although scheduled over 0.6 s: the last waits ≈ 0.9 s */
-    cr_assert_gt(num(m, "send_lateness_max_ms"), 500, "client-side queueing shows as send lateness");
-    cr_assert_gt(num(m, "scheduled_ttft_p99_ms"), num(m, "ttft_p99_ms") + 400,
+    cr_assert_gt(harness_num(m, "send_lateness_max_ms"), 500, "client-side queueing shows as send lateness");
+    cr_assert_gt(harness_num(m, "scheduled_ttft_p99_ms"), harness_num(m, "ttft_p99_ms") + 400,
                  "TTFT from the scheduled time includes the queueing");
-    cr_assert_lt(num(m, "ttft_p50_ms"), 20, "TTFT from the actual send does not");
-    double rate = num(a, "achieved_request_rate");
+    cr_assert_lt(harness_num(m, "ttft_p50_ms"), 20, "TTFT from the actual send does not");
+    double rate = harness_num(a, "achieved_request_rate");
     cr_assert_lt(rate, 50, "achieved %.1f req/s: the cap limits the rate below the 100 asked", rate);
     cJSON_Delete(a);
     unlink(trace);
@@ -125,16 +118,16 @@ Test(load_e2e, duration_mode_counts_tokens_inside_the_window, .timeout = 60)
     cJSON *a = run_against(sim_args, run_args, NULL);
     const cJSON *dm = cJSON_GetObjectItem(a, "duration_mode");
     cr_assert(cJSON_IsObject(dm));
-    double tps = num(dm, "aggregate_tps");
+    double tps = harness_num(dm, "aggregate_tps");
     cr_assert(fabs(tps - 392.2) / 392.2 < 0.05, "aggregate %.1f tok/s for ≈ 392", tps);
-    cr_assert_float_eq(num(dm, "window_s"), 2.0, 0.01);
-    cr_assert_eq(num(dm, "incomplete_requests"), 4, "every stream straddles the window's end");
-    cr_assert_geq(num(a, "completed"), 8);
-    cr_assert_eq(num(a, "failed"), 0);
+    cr_assert_float_eq(harness_num(dm, "window_s"), 2.0, 0.01);
+    cr_assert_eq(harness_num(dm, "incomplete_requests"), 4, "every stream straddles the window's end");
+    cr_assert_geq(harness_num(a, "completed"), 8);
+    cr_assert_eq(harness_num(a, "failed"), 0);
     cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(a, "incomplete")), "a duration run that ran its course is complete");
-    cr_assert_eq(num(a, "not_sent"), 0);
-    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(a, "request_timings")), (int)num(a, "completed"),
+    cr_assert_eq(harness_num(a, "not_sent"), 0);
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(a, "request_timings")), (int)harness_num(a, "completed"),
                  "warm-ups and cut requests are not listed with the measured ones");
-    cr_assert_gt(num(dm, "warmup_requests"), 0);
+    cr_assert_gt(harness_num(dm, "warmup_requests"), 0);
     cJSON_Delete(a);
 }

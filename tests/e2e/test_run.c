@@ -14,23 +14,6 @@
 
 #include "harness.h"
 
-static cJSON *load_json(const char *path)
-{
-    char *text = harness_read_file(path, NULL);
-    cr_assert(text, "cannot read %s", path);
-    cJSON *j = cJSON_Parse(text);
-    cr_assert(j, "%s is not JSON", path);
-    free(text);
-    return j;
-}
-
-static double num(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    cr_assert(cJSON_IsNumber(v), "field %s missing or not a number", k);
-    return v->valuedouble;
-}
-
 /* Per request index, from the simulator's trace: its TTFT (first token
  * written − request received, ms) and when it wrote the first token
  * (CLOCK_MONOTONIC ns, the client's clock too on this machine). */
@@ -45,8 +28,8 @@ static int trace_ttft(const char *path, double *ttft, double *first_token_ns, in
         const cJSON *id = cJSON_GetObjectItem(t, "request_id");
         int idx;
         if (cJSON_IsString(id) && sscanf(id->valuestring, "anvil-req-%d", &idx) == 1 && idx < cap) {
-            ttft[idx] = (num(t, "first_token_ns") - num(t, "received_ns")) / 1e6;
-            first_token_ns[idx] = num(t, "first_token_ns");
+            ttft[idx] = (harness_num(t, "first_token_ns") - harness_num(t, "received_ns")) / 1e6;
+            first_token_ns[idx] = harness_num(t, "first_token_ns");
             n++;
         }
         cJSON_Delete(t);
@@ -87,12 +70,12 @@ Test(run_e2e, closed_loop_matches_simulator_truth, .timeout = 120)
     cr_assert(strstr(out, "Serving Benchmark Result") && strstr(out, "Median TTFT (ms):"), "%s", out);
     cr_assert_eq(sim_stop(&sim), 0);
 
-    cJSON *a = load_json(art);
+    cJSON *a = harness_load_json(art);
     cr_assert_str_eq(cJSON_GetObjectItem(a, "schema")->valuestring, "anvil-serving.benchmark/v1");
     char *failures = cJSON_PrintUnformatted(cJSON_GetObjectItem(a, "failures"));
-    cr_assert_eq(num(a, "completed"), 64, "failures: %s", failures);
+    cr_assert_eq(harness_num(a, "completed"), 64, "failures: %s", failures);
     free(failures);
-    cr_assert_eq(num(a, "failed"), 0);
+    cr_assert_eq(harness_num(a, "failed"), 0);
     cr_assert_str_eq(cJSON_GetObjectItem(a, "engine")->valuestring, "anvil-sim");
     double truth[64], first_token_ns[64];
     for (int i = 0; i < 64; i++)
@@ -112,18 +95,18 @@ Test(run_e2e, closed_loop_matches_simulator_truth, .timeout = 120)
     int n = 0, over = 0, stamp_over = 0;
     double errs[64];
     cJSON_ArrayForEach(t, cJSON_GetObjectItem(a, "request_timings")) {
-        int idx = (int)num(t, "request_index");
-        cr_assert_leq(fabs(num(t, "prompt_tokens") - 512), 5, "prompt tokens %g", num(t, "prompt_tokens"));
-        cr_assert_eq(num(t, "output_tokens"), 64);
+        int idx = (int)harness_num(t, "request_index");
+        cr_assert_leq(fabs(harness_num(t, "prompt_tokens") - 512), 5, "prompt tokens %g", harness_num(t, "prompt_tokens"));
+        cr_assert_eq(harness_num(t, "output_tokens"), 64);
         cr_assert_str_eq(cJSON_GetObjectItem(t, "output_token_source")->valuestring, "usage");
-        double seen_ns = num(t, "start_monotonic_ns") + num(t, "ttft_ms") * 1e6;
+        double seen_ns = harness_num(t, "start_monotonic_ns") + harness_num(t, "ttft_ms") * 1e6;
         double stamp_err = (seen_ns - first_token_ns[idx]) / 1e6;
         cr_assert(stamp_err >= 0 && stamp_err <= 10.0,
                   "request %d: first token stamped %.3f ms after the server wrote it", idx, stamp_err);
         stamp_over += stamp_err > 2.0;
-        double err = num(t, "ttft_ms") - truth[idx];
+        double err = harness_num(t, "ttft_ms") - truth[idx];
         cr_assert(err >= -0.05 && err <= 10.0, "request %d: TTFT %.3f ms vs server truth %.3f ms",
-                  idx, num(t, "ttft_ms"), truth[idx]);
+                  idx, harness_num(t, "ttft_ms"), truth[idx]);
         if (err > 2.0)      /* Criterion exits 1 after any warning: counted, not logged */
             over++;
         errs[n++] = err;
@@ -135,13 +118,13 @@ Test(run_e2e, closed_loop_matches_simulator_truth, .timeout = 120)
     qsort(errs, 64, sizeof *errs, cmp_double);
     cr_assert_lt(errs[32], 0.5, "median TTFT error %.3f ms", errs[32]);
     const cJSON *m = cJSON_GetObjectItem(a, "metrics");
-    double tpot = num(m, "tpot_p50_ms");
+    double tpot = harness_num(m, "tpot_p50_ms");
     cr_assert(tpot >= 10.0 && tpot <= 10.5, "median TPOT %.3f ms", tpot);
-    cr_assert_eq(num(m, "output_tokens"), 64 * 64);
-    cr_assert_float_eq(num(m, "throughput_tok_s"), 64 * 64 / (num(a, "wall_clock_ms") / 1000), 1e-6);
+    cr_assert_eq(harness_num(m, "output_tokens"), 64 * 64);
+    cr_assert_float_eq(harness_num(m, "throughput_tok_s"), 64 * 64 / (harness_num(a, "wall_clock_ms") / 1000), 1e-6);
 
     /* every top-level field and metric of seed 001 is there */
-    cJSON *seed = load_json("tests/data/seed-001.json");
+    cJSON *seed = harness_load_json("tests/data/seed-001.json");
     const cJSON *k;
     cJSON_ArrayForEach(k, seed)
         cr_assert(cJSON_GetObjectItem(a, k->string), "artifact lacks seed field %s", k->string);
@@ -178,11 +161,11 @@ Test(run_e2e, short_ttft_is_not_delayed_by_nagle, .timeout = 60)
     cr_assert_eq(run_cmd(argv, out, sizeof out, &status), 0);
     sim_stop(&sim);
     cr_assert_eq(status, 0, "%s", out);
-    cJSON *a = load_json(art);
+    cJSON *a = harness_load_json(art);
     const cJSON *m = cJSON_GetObjectItem(a, "metrics");
     /* the bug added ≈ 25 ms to every request; a loaded machine adds a few ms to some */
-    cr_assert(num(m, "ttft_p50_ms") < 22.0, "median TTFT %.3f ms for a 20 ms server", num(m, "ttft_p50_ms"));
-    cr_assert(num(m, "ttft_min_ms") >= 20.0);
+    cr_assert(harness_num(m, "ttft_p50_ms") < 22.0, "median TTFT %.3f ms for a 20 ms server", harness_num(m, "ttft_p50_ms"));
+    cr_assert(harness_num(m, "ttft_min_ms") >= 20.0);
     cJSON_Delete(a);
     unlink(art);
 }
@@ -223,9 +206,9 @@ Test(run_e2e, more_warmups_than_concurrency_complete, .timeout = 60)
     cr_assert_eq(run_cmd(argv, out, sizeof out, &status), 0);
     sim_stop(&sim);
     cr_assert_eq(status, 0, "%s", out);
-    cJSON *a = load_json(art);
-    cr_assert_eq(num(a, "completed"), 4);
-    cr_assert_eq(num(a, "warmup_requests"), 5);
+    cJSON *a = harness_load_json(art);
+    cr_assert_eq(harness_num(a, "completed"), 4);
+    cr_assert_eq(harness_num(a, "warmup_requests"), 5);
     cJSON_Delete(a);
     unlink(art);
 }
@@ -292,12 +275,12 @@ Test(run_e2e, http_errors_are_recorded_not_fatal, .timeout = 60)
     cr_assert_eq(run_cmd(argv, out, sizeof out, &status), 0);
     sim_stop(&sim);
     cr_assert_eq(status, 1, "no request completed: exit 1");
-    cJSON *a = load_json(art);
-    cr_assert_eq(num(a, "completed"), 0);
-    cr_assert_eq(num(a, "failed"), 6);
+    cJSON *a = harness_load_json(art);
+    cr_assert_eq(harness_num(a, "completed"), 0);
+    cr_assert_eq(harness_num(a, "failed"), 6);
     const cJSON *f = cJSON_GetArrayItem(cJSON_GetObjectItem(a, "failures"), 0);
     cr_assert_str_eq(cJSON_GetObjectItem(f, "category")->valuestring, "http");
-    cr_assert_eq(num(f, "http_status"), 400);
+    cr_assert_eq(harness_num(f, "http_status"), 400);
     cr_assert(strstr(cJSON_GetObjectItem(f, "message")->valuestring, "maximum context length"));
     cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(a, "request_timings")), 0);
     cr_assert(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "metrics"), "ttft_p50_ms")),
@@ -330,10 +313,10 @@ Test(run_e2e, sigint_writes_an_incomplete_artifact, .timeout = 60)
     cr_assert_lt(now_s() - t0, 5.0, "stops promptly");
     sim_stop(&sim);
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %d", st);
-    cJSON *a = load_json(art);
+    cJSON *a = harness_load_json(art);
     cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(a, "incomplete")));
-    cr_assert_gt(num(a, "completed"), 0, "what was measured is kept");
-    cr_assert_gt(num(a, "not_sent"), 0);
+    cr_assert_gt(harness_num(a, "completed"), 0, "what was measured is kept");
+    cr_assert_gt(harness_num(a, "not_sent"), 0);
     const cJSON *f;
     cJSON_ArrayForEach(f, cJSON_GetObjectItem(a, "failures"))
         cr_assert_str_eq(cJSON_GetObjectItem(f, "category")->valuestring, "cancelled");

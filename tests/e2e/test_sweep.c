@@ -17,12 +17,7 @@ static cJSON *load(const char *dir, const char *name)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    char *text = harness_read_file(path, NULL);
-    cr_assert(text, "cannot read %s", path);
-    cJSON *j = cJSON_Parse(text);
-    free(text);
-    cr_assert(j, "%s is not JSON", path);
-    return j;
+    return harness_load_json(path);
 }
 
 static void tmpdir(char *out, size_t cap)

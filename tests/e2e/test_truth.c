@@ -18,13 +18,6 @@
 
 #define MAX_REQ 256
 
-static double num(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    cr_assert(cJSON_IsNumber(v), "field %s missing", k);
-    return v->valuedouble;
-}
-
 /* server's first-token and finish times per request index (ns) */
 static void read_trace(const char *path, double *first, double *finished)
 {
@@ -35,8 +28,8 @@ static void read_trace(const char *path, double *first, double *finished)
         int idx;
         const cJSON *id = cJSON_GetObjectItem(t, "request_id");
         if (cJSON_IsString(id) && sscanf(id->valuestring, "anvil-req-%d", &idx) == 1 && idx < MAX_REQ) {
-            first[idx] = num(t, "first_token_ns");
-            finished[idx] = num(t, "finished_ns");
+            first[idx] = harness_num(t, "first_token_ns");
+            finished[idx] = harness_num(t, "finished_ns");
         }
         cJSON_Delete(t);
     }
@@ -77,13 +70,13 @@ static void agree(const char *concurrency, int n, double max_ms)
     int k = 0;
     double first_errs[MAX_REQ], end_errs[MAX_REQ];
     cJSON_ArrayForEach(t, cJSON_GetObjectItem(a, "request_timings")) {
-        int idx = (int)num(t, "request_index");
-        double start = num(t, "start_monotonic_ns");
-        double err = (start + num(t, "ttft_ms") * 1e6 - first[idx]) / 1e6;
+        int idx = (int)harness_num(t, "request_index");
+        double start = harness_num(t, "start_monotonic_ns");
+        double err = (start + harness_num(t, "ttft_ms") * 1e6 - first[idx]) / 1e6;
         cr_assert(err >= 0 && err <= max_ms, "concurrency %s, request %d: first token stamped %.3f ms after "
                   "the server wrote it", concurrency, idx, err);
         first_errs[k] = err;
-        end_errs[k++] = (start + num(t, "e2e_ms") * 1e6 - finished[idx]) / 1e6;
+        end_errs[k++] = (start + harness_num(t, "e2e_ms") * 1e6 - finished[idx]) / 1e6;
     }
     cr_assert_eq(k, n);
     qsort(first_errs, (size_t)k, sizeof *first_errs, cmp_double);
