@@ -370,6 +370,9 @@ static void add_anvil_fields(cJSON *root, const struct bench_meta *m, const stru
     artifact_add_number(lag, "max", s->loop_lag.max);
     cJSON_AddNumberToObject(lag, "samples", (double)s->loop_lag.samples);
     artifact_add_number(c, "send_lateness_p99_ms", s->d[D_SEND_LATENESS].pct[5]);
+    cJSON *rx = cJSON_AddObjectToObject(c, "arrival_stamps");
+    cJSON_AddNumberToObject(rx, "kernel_rx", (double)m->reads_kernel_stamped);
+    cJSON_AddNumberToObject(rx, "client_clock", (double)m->reads_clock_stamped);
     cJSON_AddBoolToObject(root, "client_bound", s->client_bound);
 }
 

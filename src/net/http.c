@@ -2,11 +2,15 @@
  * multi-event.c examples). */
 #include "net/http.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/clock.h"
+#include "net/rxstamp.h"
 
 struct http_client {
     CURLM *multi;
@@ -15,9 +19,13 @@ struct http_client {
     struct event *drain;        /* reads curl's finished transfers from a clean stack */
     size_t in_flight;
     struct http_xfer *xfers;    /* in flight, doubly linked */
-    struct timeval iter_tv;     /* libevent's cached time of the loop pass being handled */
-    int64_t iter_ns;            /* CLOCK_MONOTONIC when that pass's first socket event ran */
-    int64_t now_ns;             /* the arrival stamp for callbacks of the current socket event; 0 = none */
+    /* Inside a socket event: when what it reads arrived (0 = not inside
+     * one). The first body piece is the head of the receive queue, later
+     * pieces are stamped with its newest segment (net/rxstamp.h). */
+    struct rxstamp rx_now;
+    int rx_port;                /* the local port of the socket they belong to */
+    int body_pieces;            /* body callbacks so far in the current socket event */
+    struct http_rx_counts rx;
 };
 
 struct http_xfer {
@@ -26,6 +34,7 @@ struct http_xfer {
     const struct http_handlers *h;
     void *ud;
     struct http_xfer *prev, *next;
+    int local_port;             /* of the connection it uses (curl's pre-request callback) */
     char err[CURL_ERROR_SIZE];
 };
 
@@ -44,6 +53,7 @@ static void unlink_xfer(struct http_client *c, struct http_xfer *x)
 struct sock_ctx {
     struct event *ev;
     struct http_client *client;
+    int local_port;     /* names the connection to its transfer (http_xfer.local_port) */
 };
 
 static void drain_done(struct http_client *c)
@@ -66,40 +76,37 @@ static void drain_done(struct http_client *c)
     }
 }
 
-/* The arrival time of bytes handled in this loop pass: every socket that
- * epoll reported ready at once had its bytes by then, so all get the stamp
- * of the pass's first socket event, not the later moment the loop reached
- * them (with 64 streams ready together the last one would otherwise be
- * stamped ~1 ms late). libevent's cached time identifies the pass: it is
- * set once per pass, right after epoll returns. */
-static int64_t pass_stamp(struct http_client *c)
-{
-    struct timeval tv;
-    if (event_base_gettimeofday_cached(c->base, &tv) != 0)
-        return clock_now_ns();
-    if (tv.tv_sec != c->iter_tv.tv_sec || tv.tv_usec != c->iter_tv.tv_usec) {
-        c->iter_tv = tv;
-        c->iter_ns = clock_now_ns();
-    }
-    return c->iter_ns;
-}
-
 static void on_socket_event(evutil_socket_t fd, short what, void *arg)
 {
-    struct http_client *c = arg;
+    struct sock_ctx *ctx = arg;
+    struct http_client *c = ctx->client;
     int mask = (what & EV_READ ? CURL_CSELECT_IN : 0) | (what & EV_WRITE ? CURL_CSELECT_OUT : 0);
     int running;
-    c->now_ns = pass_stamp(c);
+    bool stamped = (what & EV_READ) && rxstamp_peek(fd, &c->rx_now) == 0;
+    if (what & EV_READ)
+        stamped ? c->rx.kernel++ : c->rx.clock++;
+    if (!stamped)
+        c->rx_now.head = c->rx_now.newest = clock_now_ns();
+    c->rx_port = ctx->local_port;
+    c->body_pieces = 0;
     curl_multi_socket_action(c->multi, fd, mask, &running);
-    c->now_ns = 0;
+    c->rx_now.head = 0;
     drain_done(c);
 }
 
-/* When the bytes curl hands over arrived: the loop pass's stamp inside a
- * socket event, else now. */
-static int64_t arrival(const struct http_client *c)
+/* When the bytes curl hands x over arrived. Inside a socket event for x's
+ * socket: the kernel's stamp of the queue's head for headers and the first
+ * body piece (each piece is one HTTP chunk: one write of the server's, as a
+ * rule), and of its newest segment for the pieces after it; the clock as
+ * the event began when the kernel had no stamp. Otherwise the read is
+ * happening now: outside socket events, and for a transfer curl runs from
+ * a socket event of another socket because its timer expired. */
+static int64_t arrival(const struct http_xfer *x, bool body)
 {
-    return c->now_ns ? c->now_ns : clock_now_ns();
+    struct http_client *c = x->client;
+    if (!c->rx_now.head || x->local_port != c->rx_port)
+        return clock_now_ns();
+    return body && c->body_pieces++ > 0 ? c->rx_now.newest : c->rx_now.head;
 }
 
 static void on_timer(evutil_socket_t fd, short what, void *arg)
@@ -133,6 +140,16 @@ static int timer_cb(CURLM *multi, long timeout_ms, void *arg)
     return 0;
 }
 
+/* The port of an IPv4 or IPv6 socket address, 0 for other families. */
+static int local_port(const struct sockaddr_storage *a)
+{
+    if (a->ss_family == AF_INET)
+        return ntohs(((const struct sockaddr_in *)a)->sin_port);
+    if (a->ss_family == AF_INET6)
+        return ntohs(((const struct sockaddr_in6 *)a)->sin6_port);
+    return 0;
+}
+
 static int socket_cb(CURL *easy, curl_socket_t s, int what, void *arg, void *sockp)
 {
     (void)easy;
@@ -151,12 +168,16 @@ static int socket_cb(CURL *easy, curl_socket_t s, int what, void *arg, void *soc
         if (!ctx)
             return -1;
         ctx->client = c;
+        struct sockaddr_storage a;
+        socklen_t alen = sizeof a;
+        if (getsockname(s, (struct sockaddr *)&a, &alen) == 0)
+            ctx->local_port = local_port(&a);
         curl_multi_assign(c->multi, s, ctx);
     } else {
         event_free(ctx->ev);
     }
     short kind = EV_PERSIST | (what & CURL_POLL_IN ? EV_READ : 0) | (what & CURL_POLL_OUT ? EV_WRITE : 0);
-    ctx->ev = event_new(c->base, s, kind, on_socket_event, c);
+    ctx->ev = event_new(c->base, s, kind, on_socket_event, ctx);
     if (!ctx->ev)
         return -1;
     event_add(ctx->ev, NULL);
@@ -184,6 +205,26 @@ struct http_client *http_client_new(struct event_base *base, long max_connection
     return c;
 }
 
+/* Names the connection a transfer got (new or reused) by its local port. */
+static int prereq_cb(void *arg, char *primary_ip, char *local_ip, int primary_port, int port)
+{
+    (void)primary_ip;
+    (void)local_ip;
+    (void)primary_port;
+    struct http_xfer *x = arg;
+    x->local_port = port;
+    return CURL_PREREQFUNC_OK;
+}
+
+/* Every connection of a streamed transfer gets kernel receive stamps. */
+static int sockopt_cb(void *arg, curl_socket_t fd, curlsocktype purpose)
+{
+    (void)arg;
+    if (purpose == CURLSOCKTYPE_IPCXN)
+        rxstamp_enable(fd);     /* without it, reads are stamped by the clock and counted so */
+    return CURL_SOCKOPT_OK;
+}
+
 static size_t header_cb(char *p, size_t size, size_t n, void *arg)
 {
     struct http_xfer *x = arg;
@@ -192,7 +233,7 @@ static size_t header_cb(char *p, size_t size, size_t n, void *arg)
         long status = 0;
         curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
         if (status >= 200)
-            x->h->on_headers(x->ud, arrival(x->client), status);
+            x->h->on_headers(x->ud, arrival(x, false), status);
     }
     return len;
 }
@@ -200,7 +241,7 @@ static size_t header_cb(char *p, size_t size, size_t n, void *arg)
 static size_t write_cb(char *p, size_t size, size_t n, void *arg)
 {
     struct http_xfer *x = arg;
-    x->h->on_body(x->ud, arrival(x->client), p, size * n);
+    x->h->on_body(x->ud, arrival(x, true), p, size * n);
     return size * n;
 }
 
@@ -238,6 +279,9 @@ struct http_xfer *http_start(struct http_client *c, const struct http_request *r
     curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
+    curl_easy_setopt(e, CURLOPT_SOCKOPTFUNCTION, sockopt_cb);
+    curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, prereq_cb);
+    curl_easy_setopt(e, CURLOPT_PREREQDATA, x);
     if (req->connect_timeout_ms)
         curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, req->connect_timeout_ms);
     if (req->timeout_ms)
@@ -274,6 +318,11 @@ void http_cancel(struct http_client *c, struct http_xfer *x)
 struct http_xfer *http_first(const struct http_client *c)
 {
     return c->xfers;
+}
+
+struct http_rx_counts http_rx_counts(const struct http_client *c)
+{
+    return c->rx;
 }
 
 size_t http_in_flight(const struct http_client *c)

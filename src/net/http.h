@@ -1,7 +1,8 @@
 /* http.h — HTTP transport: libcurl's multi interface driven by a libevent
  * loop (curl_multi_socket_action), so thousands of streams share one thread.
- * Every callback gets the CLOCK_MONOTONIC time at which curl handed over the
- * bytes, taken before any parsing. Also a blocking fetch for set-up calls. */
+ * Every callback gets the CLOCK_MONOTONIC time at which the bytes curl hands
+ * over arrived: the kernel's receive stamp (net/rxstamp.h), else the clock
+ * before any parsing. Also a blocking fetch for set-up calls. */
 #ifndef ANVIL_NET_HTTP_H
 #define ANVIL_NET_HTTP_H
 
@@ -49,6 +50,15 @@ void http_cancel(struct http_client *c, struct http_xfer *x);
 
 /* Some transfer in flight (the newest), or NULL when none. */
 struct http_xfer *http_first(const struct http_client *c);
+
+/* How the reads of streamed transfers were stamped. */
+struct http_rx_counts {
+    long kernel;    /* by the kernel's receive timestamp */
+    long clock;     /* by the client's clock as the read began (no kernel stamp: e.g. end of stream) */
+};
+
+/* The counts so far for transfers started on c. */
+struct http_rx_counts http_rx_counts(const struct http_client *c);
 
 /* Number of transfers in flight. */
 size_t http_in_flight(const struct http_client *c);

@@ -58,7 +58,9 @@ struct sim_gen {
     const char *path;               /* static route string */
     char *request_id;               /* X-Request-Id copy, or NULL */
     int64_t t0_ns;
-    int64_t first_token_ns;         /* 0 until the first content chunk */
+    int64_t first_token_ns;         /* 0 until the first content chunk is written */
+    bool first_queued;              /* the first content chunk is queued, not yet written */
+    int64_t finished_ns;            /* when the reply's end was written; 0 = not (yet) */
     int64_t sent;                   /* tokens handed to evhttp */
     int64_t reasoning;              /* leading output tokens that are reasoning */
     bool engine;                    /* tokens come from the engine */
@@ -67,6 +69,7 @@ struct sim_gen {
     bool in_frontend;               /* engine mode: waiting for the frontend slot (timer armed) */
     struct sim_trace_chunk *chunks; /* trace only: one per content chunk */
     size_t n_chunks, cap_chunks;
+    size_t n_unwritten;             /* the last chunks, queued but not written (t_ns 0) */
 };
 
 static void gen_timer_cb(evutil_socket_t fd, short what, void *arg);
@@ -134,12 +137,16 @@ static void gen_free(struct sim_gen *g)
 }
 
 /* Remembers a content chunk for the trace and the first token for TTFT.
- * Out of memory only loses the chunk from the trace, never the tokens. */
+ * t_ns 0: the chunk is queued, and stamped when it is written
+ * (stamp_written). Out of memory only loses the chunk from the trace, never
+ * the tokens. */
 static void note_chunk(struct sim_gen *g, int64_t t_ns, int64_t tokens)
 {
-    if (!g->first_token_ns) {
+    if (!g->first_token_ns && !g->first_queued) {
         g->first_token_ns = t_ns;
-        sim_metrics_on_first_token(&g->srv->metrics, t_ns - g->t0_ns);
+        g->first_queued = !t_ns;
+        if (t_ns)
+            sim_metrics_on_first_token(&g->srv->metrics, t_ns - g->t0_ns);
     }
     if (!g->srv->trace)
         return;
@@ -152,6 +159,20 @@ static void note_chunk(struct sim_gen *g, int64_t t_ns, int64_t tokens)
         g->cap_chunks = cap;
     }
     g->chunks[g->n_chunks++] = (struct sim_trace_chunk){.t_ns = t_ns, .tokens = tokens};
+    g->n_unwritten += !t_ns;
+}
+
+/* The queued chunks went out in a write that began at t_ns. */
+static void stamp_written(struct sim_gen *g, int64_t t_ns)
+{
+    if (g->first_queued) {
+        g->first_queued = false;
+        g->first_token_ns = t_ns;
+        sim_metrics_on_first_token(&g->srv->metrics, t_ns - g->t0_ns);
+    }
+    for (size_t i = g->n_chunks - g->n_unwritten; i < g->n_chunks; i++)
+        g->chunks[i].t_ns = t_ns;
+    g->n_unwritten = 0;
 }
 
 static void trace_gen(struct sim_gen *g, int status, const char *finish, bool client_closed)
@@ -161,7 +182,8 @@ static void trace_gen(struct sim_gen *g, int status, const char *finish, bool cl
     struct sim_trace_rec r = {
         .request_id = g->request_id, .path = g->path, .status = status,
         .received_ns = g->t0_ns, .first_token_ns = g->first_token_ns,
-        .finished_ns = clock_now_ns(), .prompt_tokens = g->rq.prompt_tokens,
+        .finished_ns = g->finished_ns ? g->finished_ns : clock_now_ns(),
+        .prompt_tokens = g->rq.prompt_tokens,
         .completion_tokens = g->sent, .stream = g->rq.stream,
         .client_closed = client_closed, .finish_reason = finish,
         .chunks = g->chunks, .n_chunks = g->n_chunks,
@@ -207,13 +229,54 @@ static void gen_close_cb(struct evhttp_connection *evcon, void *arg)
 
 /* ---- sending ------------------------------------------------------------------- */
 
-/* Hands the scratch buffer to evhttp as one HTTP chunk. */
-static void send_scratch(struct sim_gen *g)
+/* Writes what the connection holds to the socket now, not on the loop's
+ * next pass, so that the trace's stamp is when the bytes left, also for
+ * the 64th of 64 chunks sent in one engine step. What the socket does not
+ * take stays queued for evhttp, in order. Returns the time the write began
+ * (CLOCK_MONOTONIC ns): a loopback write returns only after delivering the
+ * bytes and waking the reader, 50–500 µs later, so its start is the closer
+ * stamp. */
+static int64_t flush_now(struct bufferevent *bev)
+{
+    int64_t t = clock_now_ns();
+    if (bev) {  /* as the bufferevent's own write does: its output is frozen to all others */
+        struct evbuffer *out = bufferevent_get_output(bev);
+        evbuffer_unfreeze(out, 1);
+        evbuffer_write(out, bufferevent_getfd(bev));
+        evbuffer_freeze(out, 1);
+    }
+    return t;
+}
+
+/* Hands the scratch buffer to evhttp as one HTTP chunk; nothing is written yet. */
+static void queue_scratch(struct sim_gen *g)
 {
     struct sim_server *s = g->srv;
     evbuffer_add(s->out, s->scratch.data, s->scratch.len);
     evhttp_send_reply_chunk(g->req, s->out);
     buf_reset(&s->scratch);
+}
+
+/* Writes the chunks queued so far in one go and stamps them. */
+static void write_queued(struct sim_gen *g)
+{
+    stamp_written(g, flush_now(evhttp_connection_get_bufferevent(g->evcon)));
+}
+
+/* Ends the chunked reply with the last chunks still queued, and writes all
+ * in one go, so the client gets its last events and the end of the body
+ * together. Stamps them and g->finished_ns. evhttp finishes the request
+ * from its write callback, which a write of our own does not run: it is
+ * run (deferred) here. May free req and the connection. */
+static void end_reply(struct sim_gen *g)
+{
+    struct bufferevent *bev = evhttp_connection_get_bufferevent(g->evcon);
+    evhttp_connection_set_closecb(g->evcon, NULL, NULL);
+    evhttp_send_reply_end(g->req);
+    g->finished_ns = flush_now(bev);
+    stamp_written(g, g->finished_ns);
+    if (bev)
+        bufferevent_trigger(bev, EV_WRITE, BEV_TRIG_DEFER_CALLBACKS);
 }
 
 /* The text of tokens [from, to) that are reasoning (< g->reasoning) or
@@ -263,9 +326,8 @@ static void stream_end(struct sim_gen *g)
     if (sim_fmt_has_usage_chunk(&g->fmt))
         sim_sse_usage(&s->scratch, &g->fmt, g->sent);
     sim_sse_done(&s->scratch);
-    send_scratch(g);
-    evhttp_connection_set_closecb(g->evcon, NULL, NULL);
-    evhttp_send_reply_end(g->req);   /* may free req and the connection */
+    queue_scratch(g);
+    end_reply(g);
     gen_end(g, finish, false);
 }
 
@@ -278,9 +340,8 @@ static void stream_error(struct sim_gen *g)
     sim_sse_error(&s->scratch, &g->fmt, 500, "InternalServerError", "Internal server error");
     if (s->cfg.flavor != SIM_FLAVOR_LLAMACPP)
         sim_sse_done(&s->scratch);
-    send_scratch(g);
-    evhttp_connection_set_closecb(g->evcon, NULL, NULL);
-    evhttp_send_reply_end(g->req);
+    queue_scratch(g);
+    end_reply(g);
     gen_end(g, "error", false);
 }
 
@@ -300,9 +361,10 @@ static void cut_connection(struct sim_gen *g)
         shutdown(bufferevent_getfd(bev), SHUT_RDWR);
 }
 
-/* Sends output tokens g->sent .. g->sent+n-1 as one SSE event, then ends
- * the stream or injects a fault when it is time. Returns false when g is
- * gone (ended) or cut. */
+/* Queues output tokens g->sent .. g->sent+n-1 as one SSE event, then ends
+ * the stream or injects a fault when it is time (writing what is queued).
+ * Returns false when g is gone (ended) or cut; otherwise the event is
+ * written by the caller's write_queued, once per wake-up or engine step. */
 static bool stream_send(struct sim_gen *g, int64_t n)
 {
     struct sim_server *s = g->srv;
@@ -315,9 +377,8 @@ static bool stream_send(struct sim_gen *g, int64_t n)
         g->fmt.cached_tokens = g->seq.cached_tokens;
     buf_reset(&s->scratch);
     sim_sse_delta(&s->scratch, &g->fmt, rp, cp, g->sent + n, finish);
-    int64_t t = clock_now_ns();
-    send_scratch(g);
-    note_chunk(g, t, n);
+    queue_scratch(g);
+    note_chunk(g, 0, n);
     g->sent += n;
     sim_metrics_on_tokens(&s->metrics, n, true);
     if (last) {
@@ -325,6 +386,7 @@ static bool stream_send(struct sim_gen *g, int64_t n)
         return false;
     }
     if (g->fault.disconnect_after >= 0 && g->sent >= g->fault.disconnect_after) {
+        write_queued(g);
         cut_connection(g);
         return false;
     }
@@ -405,6 +467,7 @@ static void stream_tick(struct sim_gen *g)
     for (int n = 0; n < SIM_EVENTS_PER_WAKEUP && due_ns(g, g->sent) <= now; n++)
         if (!stream_send(g, 1))
             return;
+    write_queued(g);
     arm_at(g, due_ns(g, g->sent));
 }
 
@@ -428,9 +491,10 @@ void sim_gen_on_tokens(void *ctx, struct sim_seq *seq, int64_t first, int64_t n,
     (void)first;
     (void)now_ns;
     struct sim_gen *g = seq->user;
-    if (g->rq.stream)
-        stream_send(g, n);
-    else if (done)
+    if (g->rq.stream) {
+        if (stream_send(g, n))
+            write_queued(g);
+    } else if (done)
         body_send(g);
 }
 
@@ -536,7 +600,8 @@ static int stream_start(struct sim_gen *g)
     if (sim_fmt_has_role_chunk(&g->fmt)) {
         buf_reset(&s->scratch);
         sim_sse_role(&s->scratch, &g->fmt);
-        send_scratch(g);
+        queue_scratch(g);
+        write_queued(g);
     }
     return 0;
 }

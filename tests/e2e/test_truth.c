@@ -1,14 +1,24 @@
 /* test_truth.c — anvil's per-request timestamps against the simulator's
- * ground truth (`anvil sim --trace`), on the one CLOCK_MONOTONIC, at
- * concurrency 1 and 64: the moment anvil stamps the first token against the
- * moment the server wrote it: the median within 1 ms at both. Per request,
- * measured here p50 0.05–0.14 ms and max 0.2–0.8 ms, but this 2-vCPU VM
- * sometimes stalls a wake-up by 1–4 ms, so the per-request bounds are 2 ms
- * (concurrency 1) and 5 ms (64). */
+ * ground truth (`anvil sim --trace`), on the one CLOCK_MONOTONIC: for every
+ * request, the moment anvil stamps the first token and the end of the
+ * stream ([DONE]) against the moments the server began writing them, within
+ * 1 ms at concurrency 1 and 64, on the engine model and in fixed-latency
+ * mode.
+ *
+ * The simulator and the client each get a CPU of their own (when there are
+ * two): on this VM the kernel wakes a reader on its writer's CPU, and two
+ * processes sharing one CPU stall each other for milliseconds. A stall
+ * between anvil's look at a socket and curl's read of it lets bytes that
+ * arrive meanwhile be read in the same pass under the earlier stamp
+ * (measured unpinned: 1 request in about 20 runs of 192, off by 8 ms). */
 #include <math.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -21,6 +31,8 @@
 /* server's first-token and finish times per request index (ns) */
 static void read_trace(const char *path, double *first, double *finished)
 {
+    for (int i = 0; i < MAX_REQ; i++)
+        first[i] = finished[i] = NAN;
     char *text = harness_read_file(path, NULL);
     cr_assert(text);
     for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
@@ -36,22 +48,38 @@ static void read_trace(const char *path, double *first, double *finished)
     free(text);
 }
 
-static int cmp_double(const void *a, const void *b)
+/* The simulator on the last CPU, this process (and so the client it starts)
+ * on the others. */
+static void own_cpus(pid_t sim)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 2)
+        return;
+    cpu_set_t s;
+    CPU_ZERO(&s);
+    CPU_SET((int)n - 1, &s);
+    cr_assert_eq(sched_setaffinity(sim, sizeof s, &s), 0);
+    CPU_ZERO(&s);
+    for (int i = 0; i < n - 1; i++)
+        CPU_SET(i, &s);
+    cr_assert_eq(sched_setaffinity(0, sizeof s, &s), 0);
 }
 
-/* max_ms bounds every request's first-token error; the median must be ≤ 1 ms */
-static void agree(const char *concurrency, int n, double max_ms)
+/* Runs n requests at the given concurrency against a simulator started
+ * with sim_args (plus --trace) and checks every request's first-token and
+ * end stamps within 1 ms of the trace. */
+static void agree(const char *const sim_args[], const char *concurrency, int n)
 {
     char trace[64], art[64], np[16];
     cr_assert_eq(harness_tmpfile(trace, sizeof trace), 0);
     cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
     snprintf(np, sizeof np, "%d", n);
-    const char *sim_args[] = {"--ttft-ms", "30", "--itl-ms", "10", "--trace", trace, NULL};
+    const char *args[8] = {"--trace", trace};
+    for (int i = 0; sim_args[i]; i++)
+        args[2 + i] = sim_args[i];
     struct sim_proc sim;
-    cr_assert_eq(sim_start_reference(&sim, sim_args), 0);
+    cr_assert_eq(sim_start_reference(&sim, args), 0);
+    own_cpus(sim.pid);
     const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--concurrency", concurrency,
                           "--num-prompts", np, "--input-len", "64", "--output-len", "16", "--out", art, NULL};
     static char out[16384];
@@ -60,45 +88,102 @@ static void agree(const char *concurrency, int n, double max_ms)
     cr_assert_eq(sim_stop(&sim), 0);
     cr_assert_eq(status, 0, "%s", out);
     static double first[MAX_REQ], finished[MAX_REQ];
-    for (int i = 0; i < MAX_REQ; i++)
-        first[i] = finished[i] = NAN;
     read_trace(trace, first, finished);
-    char *text = harness_read_file(art, NULL);
-    cJSON *a = cJSON_Parse(text);
-    free(text);
+    cJSON *a = harness_load_json(art);
     const cJSON *t;
     int k = 0;
-    double first_errs[MAX_REQ], end_errs[MAX_REQ];
     cJSON_ArrayForEach(t, cJSON_GetObjectItem(a, "request_timings")) {
         int idx = (int)harness_num(t, "request_index");
         double start = harness_num(t, "start_monotonic_ns");
-        double err = (start + harness_num(t, "ttft_ms") * 1e6 - first[idx]) / 1e6;
-        cr_assert(err >= 0 && err <= max_ms, "concurrency %s, request %d: first token stamped %.3f ms after "
-                  "the server wrote it", concurrency, idx, err);
-        first_errs[k] = err;
-        end_errs[k++] = (start + harness_num(t, "e2e_ms") * 1e6 - finished[idx]) / 1e6;
+        double first_err = (start + harness_num(t, "ttft_ms") * 1e6 - first[idx]) / 1e6;
+        double end_err = (start + harness_num(t, "e2e_ms") * 1e6 - finished[idx]) / 1e6;
+        cr_assert(fabs(first_err) <= 1.0, "concurrency %s, request %d: first token stamped %.3f ms from "
+                  "the server's write", concurrency, idx, first_err);
+        cr_assert(fabs(end_err) <= 1.0, "concurrency %s, request %d: end of stream stamped %.3f ms from "
+                  "the server's write", concurrency, idx, end_err);
+        k++;
     }
     cr_assert_eq(k, n);
-    qsort(first_errs, (size_t)k, sizeof *first_errs, cmp_double);
-    qsort(end_errs, (size_t)k, sizeof *end_errs, cmp_double);
-    cr_assert_leq(first_errs[k / 2], 1.0, "concurrency %s: median first-token error %.3f ms", concurrency,
-                  first_errs[k / 2]);
-    /* the end: the server notes finished_ns after handing over [DONE], so the
-     * client may see it first; and [DONE] of many streams ending in one pass
-     * leaves one after another. The median must agree within 2 ms. */
-    cr_assert(fabs(end_errs[k / 2]) <= 2.0, "concurrency %s: end of stream %.3f ms (median) from the "
-              "server's finish", concurrency, end_errs[k / 2]);
+    cr_assert_gt(harness_num(harness_json_path(a, "client.arrival_stamps"), "kernel_rx"), 0);
     cJSON_Delete(a);
     unlink(trace);
     unlink(art);
 }
 
-Test(truth, first_token_median_within_1ms_at_concurrency_1, .timeout = 60)
+static const char *const engine_model[] = {NULL};
+static const char *const fixed_latency[] = {"--ttft-ms", "30", "--itl-ms", "10", NULL};
+
+Test(truth, engine_model_within_1ms_at_concurrency_1, .timeout = 60)
 {
-    agree("1", 16, 2.0);
+    agree(engine_model, "1", 16);
 }
 
-Test(truth, first_token_median_within_1ms_at_concurrency_64, .timeout = 120)
+Test(truth, engine_model_within_1ms_at_concurrency_64, .timeout = 120)
 {
-    agree("64", 192, 5.0);
+    agree(engine_model, "64", 192);
+}
+
+Test(truth, fixed_latency_within_1ms_at_concurrency_1, .timeout = 60)
+{
+    agree(fixed_latency, "1", 16);
+}
+
+Test(truth, fixed_latency_within_1ms_at_concurrency_64, .timeout = 120)
+{
+    agree(fixed_latency, "64", 192);
+}
+
+static double mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* The client is stopped (SIGSTOP) while its request waits for the first
+ * token and resumed long after the token arrived: the kernel's receive
+ * stamp still dates the token to its arrival, not to the late read. (The
+ * second token comes after the resume: segments that queue up together
+ * share the newest one's stamp, net/rxstamp.h.) */
+Test(truth, a_paused_client_still_stamps_arrival, .timeout = 60)
+{
+    char trace[64], art[64];
+    cr_assert_eq(harness_tmpfile(trace, sizeof trace), 0);
+    cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
+    const char *sim_args[] = {"--ttft-ms", "300", "--itl-ms", "1000", "--trace", trace, NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start_reference(&sim, sim_args), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        freopen("/dev/null", "w", stdout);
+        execl(harness_anvil_bin(), harness_anvil_bin(), "run", "--base-url", sim.base_url,
+              "--num-prompts", "1", "--input-len", "16", "--output-len", "2", "--calibration", "none",
+              "--out", art, (char *)NULL);
+        _exit(127);
+    }
+    const char *running = "vllm:num_requests_running{model_name=\"anvil-sim\"}";
+    for (int i = 0; i < 1000 && !(harness_metric(sim.root_url, running) >= 1); i++)
+        harness_sleep_ms(2);
+    kill(pid, SIGSTOP);
+    harness_sleep_ms(600);      /* the first token is written ≤ 300 ms after the request came */
+    double resumed = mono_ns();
+    kill(pid, SIGCONT);
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert_eq(sim_stop(&sim), 0);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+    static double first[MAX_REQ], finished[MAX_REQ];
+    read_trace(trace, first, finished);
+    cr_assert_lt(first[0], resumed - 200e6, "the token came while the client was stopped");
+    cJSON *a = harness_load_json(art);
+    const cJSON *t = cJSON_GetArrayItem(cJSON_GetObjectItem(a, "request_timings"), 0);
+    cr_assert(t);
+    double err = (harness_num(t, "start_monotonic_ns") + harness_num(t, "ttft_ms") * 1e6 - first[0]) / 1e6;
+    cr_assert(fabs(err) <= 1.0, "first token stamped %.3f ms from the server's write", err);
+    cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(a, "client_bound")) ||
+              harness_num(harness_json_path(a, "client.loop_lag_ms"), "max") >= 200,
+              "the stall shows in the client self-check");
+    cJSON_Delete(a);
+    unlink(trace);
+    unlink(art);
 }
