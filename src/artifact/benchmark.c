@@ -179,7 +179,10 @@ cJSON *artifact_request_timing(const struct req_record *r)
 static cJSON *methodology_json(enum pct_method m)
 {
     cJSON *t = cJSON_CreateObject();
-    cJSON_AddStringToObject(t, "clock", "client CLOCK_MONOTONIC, read when libcurl hands over each read's bytes (before parsing)");
+    cJSON_AddStringToObject(t, "clock", "client CLOCK_MONOTONIC; bytes are dated by the kernel's software receive timestamp "
+                            "(SO_TIMESTAMPNS), peeked before each socket read: headers and the read's first "
+                            "HTTP chunk get the queue head's arrival, later chunks its newest segment's; by the "
+                            "clock as the read begins where the kernel gives none (client.arrival_stamps)");
     cJSON_AddStringToObject(t, "request_start", "the instant the request is handed to the transport (curl_multi_add_handle)");
     cJSON_AddStringToObject(t, "ttft", "request start through the first non-empty streamed content delta (chat delta.content, completions text); role-only and empty chunks do not count");
     cJSON_AddStringToObject(t, "time_to_first_output", "request start through the first non-empty streamed reasoning or content delta");
