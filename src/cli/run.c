@@ -96,7 +96,8 @@ static void usage(FILE *out)
 "                           JSON Lines of {\"prompt\": ...} or {\"messages\": [...]}, with an\n"
 "                           optional \"max_tokens\" (else --output-len); or ShareGPT JSON\n"
 "  --multi-turn             with --dataset: one request per user turn, sending the\n"
-"                           conversation's recorded history before it\n"
+"                           conversation's recorded history before it, and only\n"
+"                           after the previous turn's reply has ended\n"
 "  --calibration auto|tokenize|probe|none  how prompt lengths are fitted to the server's\n"
 "                           tokenizer: POST /tokenize, probe requests with max_tokens 1,\n"
 "                           or none (send --input-len filler words as they are); auto\n"
@@ -338,6 +339,12 @@ static char *make_body(void *ud, long seq, long *planned, long *max_tokens)
 {
     struct run_ctx *c = ud;
     return workload_body(c->wl, seq, planned, max_tokens);
+}
+
+static long follows(void *ud, long seq)
+{
+    struct run_ctx *c = ud;
+    return workload_follows(c->wl, seq);
 }
 
 static void log_record(void *ud, const struct req_record *r)
@@ -582,6 +589,7 @@ static int measure(const struct run_opts *o, struct run_ctx *ctx, const struct c
         .connect_timeout_ms = (long)(o->connect_timeout_s * 1000), .timeout_ms = (long)(o->timeout_s * 1000),
         .idle_timeout_s = o->idle_timeout_s, .grace_s = o->grace_s, .secret = getenv(o->api_key_env),
         .progress = isatty(STDERR_FILENO), .make_body = make_body, .on_record = log_record, .ud = ctx,
+        .follows = o->multi_turn ? follows : NULL,
         .prewarm_url = models_url,
     };
     announce(o, srv);

@@ -28,6 +28,7 @@ struct slot {
     struct curl_slist *headers; /* common headers + X-Request-Id */
     char *body;
     struct event *idle;         /* fires when the server has been silent for idle_timeout_s */
+    long seq;                   /* the request it carries */
 };
 
 struct driver {
@@ -42,6 +43,8 @@ struct driver {
     long next_seq;              /* next request to send, warm-ups first */
     long arrived;               /* requests due so far (sendable), warm-ups included */
     long done;                  /* requests finished, warm-ups included */
+    int64_t *ended_ns;          /* with cfg->follows: when each request (seq) ended, 0 = not yet */
+    long *held, n_held;         /* with cfg->follows: due requests waiting for the one they follow */
     bool stopping;
     struct event *sigint, *sigterm, *grace, *progress, *arrival, *window, *lag;
     int64_t lag_due;            /* when the lag probe should fire next */
@@ -119,6 +122,8 @@ static void finish_slot(struct driver *d, struct slot *s)
     s->body = NULL;
     s->x = NULL;
     d->done++;
+    if (d->ended_ns)
+        d->ended_ns[s->seq] = clock_now_ns();
     if (s->rec == &s->warm && s->rec->fail != FAIL_NONE)    /* a --warmup request */
         d->out->warmup_failed++;
     if (d->cfg->on_record)
@@ -133,9 +138,17 @@ static void finish_slot(struct driver *d, struct slot *s)
 
 static const struct http_handlers handlers;
 
+/* When the request seq follows ended (0 = not yet), or -1 when it follows none. */
+static int64_t followed_end(const struct driver *d, long seq)
+{
+    long p = d->cfg->follows ? d->cfg->follows(d->cfg->ud, seq) : -1;
+    return p >= 0 ? d->ended_ns[p] : -1;
+}
+
 static void launch(struct driver *d, struct slot *s, long seq)
 {
     const struct driver_cfg *c = d->cfg;
+    s->seq = seq;
     bool warm = seq < c->warmup;
     long planned = -1, max_tokens = -1;
     s->body = c->make_body(c->ud, seq, &planned, &max_tokens);
@@ -171,20 +184,44 @@ static void launch(struct driver *d, struct slot *s, long seq)
         record_fail(s->rec, FAIL_OTHER, "could not start the request (out of memory?)");
     }
     bool scheduled = !warm && open_loop(d);
-    s->rec->t_scheduled = scheduled ? d->t_measure + d->due[seq - c->warmup] : s->rec->t_start;
+    /* a held turn was due no earlier than the end of the turn before it */
+    int64_t after = followed_end(d, seq), due = scheduled ? d->t_measure + d->due[seq - c->warmup] : 0;
+    s->rec->t_scheduled = scheduled ? (after > due ? after : due) : s->rec->t_start;
     if (!s->x)
         finish_slot(d, s);
 }
 
-/* Sends every due request a free slot allows. Warm-ups drain completely
- * before the measured phase begins. */
+/* The next request to send, or -1: first a held turn whose previous turn
+ * has ended (oldest first), else the next due request — held instead when
+ * the turn before it is still running. Warm-ups drain completely before
+ * the measured phase begins. */
+static long next_sendable(struct driver *d)
+{
+    for (long i = 0; i < d->n_held; i++) {
+        long seq = d->held[i];
+        if (followed_end(d, seq) != 0) {
+            memmove(&d->held[i], &d->held[i + 1], (size_t)(d->n_held - i - 1) * sizeof *d->held);
+            d->n_held--;
+            return seq;
+        }
+    }
+    while (d->next_seq < d->arrived) {
+        if (d->next_seq == d->cfg->warmup && d->done < d->cfg->warmup)
+            return -1;
+        long seq = d->next_seq++;
+        if (followed_end(d, seq) != 0)
+            return seq;
+        d->held[d->n_held++] = seq;
+    }
+    return -1;
+}
+
+/* Sends every sendable request a free slot allows. */
 static void pump(struct driver *d)
 {
-    while (!d->stopping && d->n_free > 0 && d->next_seq < d->arrived) {
-        if (d->next_seq == d->cfg->warmup && d->done < d->cfg->warmup)
-            return;
-        launch(d, &d->slots[d->free_slots[--d->n_free]], d->next_seq++);
-    }
+    long seq;
+    while (!d->stopping && d->n_free > 0 && (seq = next_sendable(d)) >= 0)
+        launch(d, &d->slots[d->free_slots[--d->n_free]], seq);
 }
 
 static void schedule_next_arrival(struct driver *d);
@@ -425,6 +462,9 @@ static int alloc_state(struct driver *d)
     d->due = calloc((size_t)(c->num_prompts ? c->num_prompts : 1), sizeof *d->due);
     if (!d->slots || !d->free_slots || !d->out->records || !d->due)
         return -1;
+    if (c->follows && (!(d->ended_ns = calloc((size_t)total(d), sizeof *d->ended_ns)) ||
+                       !(d->held = calloc((size_t)total(d), sizeof *d->held))))
+        return -1;
     if (open_loop(d) && arrivals_schedule(c->request_rate, c->burstiness, c->seed, c->duration_s <= 0,
                                           d->due, (size_t)c->num_prompts) != 0)
         return -1;
@@ -490,6 +530,8 @@ static void teardown(struct driver *d)
     free(d->slots);
     free(d->free_slots);
     free(d->due);
+    free(d->ended_ns);
+    free(d->held);
 }
 
 static double tv_diff_s(struct timeval a, struct timeval b)

@@ -46,6 +46,9 @@ struct driver_cfg {
      * malloc'd string the driver frees, or NULL on failure; also its planned
      * prompt tokens (-1 unknown) and max_tokens, for the record. */
     char *(*make_body)(void *ud, long seq, long *planned_prompt_tokens, long *max_tokens);
+    /* The request (seq) that request seq is held back for until it has
+     * ended — a conversation's previous turn — or -1; NULL when none is. */
+    long (*follows)(void *ud, long seq);
     /* Called as each request ends (warm-ups too), e.g. to append it to a log. */
     void (*on_record)(void *ud, const struct req_record *r);
     void *ud;

@@ -157,6 +157,15 @@ static char *append(char *dst, const char *src, size_t n)
     return dst + n;
 }
 
+long workload_follows(const struct workload *w, long seq)
+{
+    const struct dataset *ds = w->cfg.ds;
+    if (!ds || seq < 1 || (size_t)seq % ds->n == 0)
+        return -1;
+    size_t i = (size_t)seq % ds->n;
+    return ds->entries[i].conversation == ds->entries[i - 1].conversation ? seq - 1 : -1;
+}
+
 char *workload_body(const struct workload *w, long seq, long *planned, long *max_tokens)
 {
     struct request_opts ro = w->cfg.ro;

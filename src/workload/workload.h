@@ -48,6 +48,10 @@ int workload_fit(struct workload *w, long words, double tokens_per_word);
  * max_tokens. */
 char *workload_body(const struct workload *w, long seq, long *planned_prompt_tokens, long *max_tokens);
 
+/* The request that request seq must follow — the previous turn of its
+ * conversation in the same pass over a multi-turn dataset — or -1. */
+long workload_follows(const struct workload *w, long seq);
+
 /* Frees the workload. */
 void workload_free(struct workload *w);
 

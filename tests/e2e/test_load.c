@@ -131,3 +131,61 @@ Test(load_e2e, duration_mode_counts_tokens_inside_the_window, .timeout = 60)
     cr_assert_gt(harness_num(dm, "warmup_requests"), 0);
     cJSON_Delete(a);
 }
+
+/* 4 conversations × 3 user turns, expanded by --multi-turn into requests
+ * 0–11 in order (conversation = seq / 3). Each turn must reach the server
+ * only after the previous turn's reply ended, whatever the load shape. */
+static void turns_follow_replies(const char *const load_args[])
+{
+    char data[64], trace[64], spec[80];
+    cr_assert_eq(harness_tmpfile(data, sizeof data), 0);
+    cr_assert_eq(harness_tmpfile(trace, sizeof trace), 0);
+    FILE *f = fopen(data, "w");
+    cr_assert(f);
+    for (int c = 0; c < 4; c++)
+        fprintf(f, "{\"messages\": [{\"role\": \"user\", \"content\": \"hello %d\"}, {\"role\": \"assistant\", "
+                   "\"content\": \"hi\"}, {\"role\": \"user\", \"content\": \"and then?\"}, {\"role\": "
+                   "\"assistant\", \"content\": \"more\"}, {\"role\": \"user\", \"content\": \"thanks\"}]}\n", c);
+    fclose(f);
+    snprintf(spec, sizeof spec, "jsonl:%s", data);
+    const char *sim_args[] = {"--ttft-ms", "20", "--itl-ms", "5", "--trace", trace, NULL};
+    const char *run_args[16] = {"--dataset", spec, "--multi-turn", "--num-prompts", "12", "--output-len", "4"};
+    int n = 7;
+    for (int i = 0; load_args[i]; i++)
+        run_args[n++] = load_args[i];
+    cJSON *a = run_against(sim_args, run_args, NULL);
+    cr_assert_eq(harness_num(a, "completed"), 12);
+    cr_assert_lt(harness_num(cJSON_GetObjectItem(a, "metrics"), "send_lateness_p99_ms"), 5,
+                 "a held turn's wait is not lateness");
+    cJSON_Delete(a);
+    struct cJSON *lines[32];
+    int k = harness_read_jsonl(trace, lines, 32);
+    cr_assert_eq(k, 12);
+    double received[12], finished[12];
+    for (int i = 0; i < k; i++) {
+        int seq;
+        cr_assert_eq(sscanf(cJSON_GetObjectItem(lines[i], "request_id")->valuestring, "anvil-req-%d", &seq), 1);
+        received[seq] = harness_num(lines[i], "received_ns");
+        finished[seq] = harness_num(lines[i], "finished_ns");
+        cJSON_Delete(lines[i]);
+    }
+    for (int seq = 0; seq < 12; seq++)
+        if (seq % 3)
+            cr_assert_geq(received[seq], finished[seq - 1], "turn %d of conversation %d reached the server "
+                          "%.3f ms before the previous reply ended", seq % 3, seq / 3,
+                          (finished[seq - 1] - received[seq]) / 1e6);
+    unlink(data);
+    unlink(trace);
+}
+
+Test(load_e2e, multi_turn_turns_follow_replies_in_a_closed_loop, .timeout = 60)
+{
+    const char *load[] = {"--concurrency", "4", NULL};
+    turns_follow_replies(load);
+}
+
+Test(load_e2e, multi_turn_turns_follow_replies_in_an_open_loop, .timeout = 60)
+{
+    const char *load[] = {"--request-rate", "1000", NULL};
+    turns_follow_replies(load);
+}
