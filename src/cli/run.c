@@ -218,7 +218,7 @@ static int parse_one(struct run_opts *o, int c, const char *v)
     case O_REQUEST_RATE: return flag_rate("run", name, v, &o->request_rate);
     case O_BURSTINESS: return flag_rate("run", name, v, &o->burstiness);
     case O_GOODPUT:
-        return slo_parse(v, &o->slo) ? bad(name, v, "ttft:MS, tpot:MS or e2el:MS with MS > 0") : 0;
+        return slo_parse(v, &o->slo) ? bad(name, v, "ttft:MS, tpot:MS or e2el:MS with MS > 0, each once") : 0;
     case O_NUM_PROMPTS:
         o->num_prompts_set = true;
         return flag_long("run", name, v, 1, 100000000, &o->num_prompts);

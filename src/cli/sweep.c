@@ -172,8 +172,9 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
     return 0;
 }
 
-/* Cases from the flag lists: input × output × load point. */
-static int cases_from_flags(const struct sweep_opts *o, struct sweep_case *cases, size_t *n)
+/* Cases from the flag lists: input × output × load point, into a new
+ * array (*out, caller frees). */
+static int cases_from_flags(const struct sweep_opts *o, struct sweep_case **out, size_t *n)
 {
     double ins[MAX_LIST] = {128}, outs[MAX_LIST] = {64}, loads[MAX_LIST] = {1};
     int ni = 1, no = 1, nl = 1;
@@ -189,6 +190,11 @@ static int cases_from_flags(const struct sweep_opts *o, struct sweep_case *cases
         return -1;
     }
     *n = 0;
+    struct sweep_case *cases = *out = calloc((size_t)ni * (size_t)no * (size_t)nl, sizeof *cases);
+    if (!cases) {
+        fprintf(stderr, "anvil sweep: out of memory for %d cases\n", ni * no * nl);
+        return -1;
+    }
     for (int i = 0; i < ni; i++)
         for (int j = 0; j < no; j++)
             for (int l = 0; l < nl; l++) {
@@ -294,9 +300,10 @@ static int check_case(const char *file, const cJSON *c, const struct sweep_case 
     return 0;
 }
 
-/* Cases from a JSON plan file. Returns 0 or -1 (reported). extra args point
- * into the parsed plan, which the caller keeps alive. */
-static int cases_from_plan(struct sweep_opts *o, cJSON *plan, struct sweep_case *cases, size_t *n)
+/* Cases from a JSON plan file, into a new array (*out, caller frees).
+ * Returns 0 or -1 (reported). extra args point into the parsed plan, which
+ * the caller keeps alive. */
+static int cases_from_plan(struct sweep_opts *o, cJSON *plan, struct sweep_case **out, size_t *n)
 {
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(plan, "cases"), *c;
     if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) == 0) {
@@ -311,9 +318,12 @@ static int cases_from_plan(struct sweep_opts *o, cJSON *plan, struct sweep_case 
         return -1;
     }
     *n = 0;
+    struct sweep_case *cases = *out = calloc((size_t)cJSON_GetArraySize(list), sizeof *cases);
+    if (!cases) {
+        fprintf(stderr, "anvil sweep: --plan %s: out of memory\n", o->plan_file);
+        return -1;
+    }
     cJSON_ArrayForEach(c, list) {
-        if (*n == MAX_LIST * 4)
-            break;
         struct sweep_case *k = &cases[(*n)++];
         const cJSON *rate = cJSON_GetObjectItemCaseSensitive(c, "request_rate");
         *k = (struct sweep_case){.input_len = plan_long(c, "input_len", 128),
@@ -350,7 +360,7 @@ static void default_dir(char *out, size_t cap)
 /* Builds and saves the plan of a new sweep. Returns it, or NULL (reported). */
 static cJSON *new_plan(struct sweep_opts *o, const char *dir)
 {
-    static struct sweep_case cases[MAX_LIST * 4];
+    struct sweep_case *cases = NULL;
     struct sweep_target targets[MAX_TARGETS];
     size_t nc = 0, nt = 0;
     cJSON *plan_file = NULL, *plan = NULL;
@@ -364,7 +374,7 @@ static cJSON *new_plan(struct sweep_opts *o, const char *dir)
             return NULL;
         }
     }
-    int rc = plan_file ? cases_from_plan(o, plan_file, cases, &nc) : cases_from_flags(o, cases, &nc);
+    int rc = plan_file ? cases_from_plan(o, plan_file, &cases, &nc) : cases_from_flags(o, &cases, &nc);
     if (rc == 0 && parse_targets(o->targets, o->base_url, targets, &nt) == 0) {
         char np[32];
         snprintf(np, sizeof np, "%ld", o->num_prompts);
@@ -386,6 +396,7 @@ static cJSON *new_plan(struct sweep_opts *o, const char *dir)
         free(cases[i].extra);
         cJSON_Delete(cases[i].extra_text);
     }
+    free(cases);
     cJSON_Delete(plan_file);
     return plan;
 }

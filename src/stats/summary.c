@@ -82,14 +82,11 @@ int slo_parse(const char *spec, struct slo *s)
         double v = strtod(colon + 1, &end);
         if (*end || end == colon + 1 || !(v > 0) || isinf(v))
             return -1;
-        if (!strcmp(tok, "ttft"))
-            s->ttft_ms = v;
-        else if (!strcmp(tok, "tpot"))
-            s->tpot_ms = v;
-        else if (!strcmp(tok, "e2el"))
-            s->e2el_ms = v;
-        else
+        double *bound = !strcmp(tok, "ttft") ? &s->ttft_ms : !strcmp(tok, "tpot") ? &s->tpot_ms
+                      : !strcmp(tok, "e2el") ? &s->e2el_ms : NULL;
+        if (!bound || !isnan(*bound))   /* unknown, or given twice: which one was meant? */
             return -1;
+        *bound = v;
     }
     return 0;
 }

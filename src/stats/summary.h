@@ -59,7 +59,8 @@ struct slo {
 };
 
 /* Parses "ttft:MS", "tpot:MS" or "e2el:MS" into *s (also several, comma
- * separated). Returns 0, or -1 on anything else. */
+ * separated); bounds already set in *s stay. Returns 0, or -1 on anything
+ * else, including a bound that is set already (given twice). */
 int slo_parse(const char *spec, struct slo *s);
 
 /* Whether any bound is set. */

@@ -83,9 +83,10 @@ Test(run_e2e, closed_loop_matches_simulator_truth, .timeout = 120)
     cr_assert_eq(trace_ttft(trace, truth, first_token_ns, 64), 64);
     /* Two comparisons per request, both on the one CLOCK_MONOTONIC:
      * - anvil's timestamp of the first token against the moment the server
-     *   wrote it: anvil's own measurement error, within 2 ms (measured here:
-     *   p50 0.05 ms, max < 0.8 ms), one request of 64 allowed up to 10 ms for
-     *   a wake-up stall of this VM (below);
+     *   wrote it: anvil's own measurement error, within 2 ms (measured here
+     *   with kernel receive stamps: max 0.04–0.16 ms per run), one request of
+     *   64 allowed up to 10 ms for a stall of this VM (test_truth.c has the
+     *   strict 1 ms check, with a CPU for each process);
      * - anvil's TTFT against the server's (first token − request received):
      *   this adds the request's delivery, which on this VM stalls now and
      *   then when a process wakes (an idle socket round trip: p99 0.3 ms,
@@ -119,7 +120,9 @@ Test(run_e2e, closed_loop_matches_simulator_truth, .timeout = 120)
     cr_assert_lt(errs[32], 0.5, "median TTFT error %.3f ms", errs[32]);
     const cJSON *m = cJSON_GetObjectItem(a, "metrics");
     double tpot = harness_num(m, "tpot_p50_ms");
-    cr_assert(tpot >= 10.0 && tpot <= 10.5, "median TPOT %.3f ms", tpot);
+    /* 10 ms by the server's schedule; a first token written a little late
+     * (timer lateness) makes the exact figure 9.9999 */
+    cr_assert(tpot >= 9.95 && tpot <= 10.5, "median TPOT %.4f ms", tpot);
     cr_assert_eq(harness_num(m, "output_tokens"), 64 * 64);
     cr_assert_float_eq(harness_num(m, "throughput_tok_s"), 64 * 64 / (harness_num(a, "wall_clock_ms") / 1000), 1e-6);
 

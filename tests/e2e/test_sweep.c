@@ -222,3 +222,37 @@ Test(sweep_e2e, yaml_plan_with_run_flags_as_keys, .timeout = 60)
     cJSON_Delete(r);
     rmtree(dir);
 }
+
+/* 7 × 7 × 7 = 343 cases from flags (more than a fixed table once held):
+ * all planned. The sweep is stopped as soon as its plan is written. */
+Test(sweep_e2e, every_case_of_a_large_grid_is_planned, .timeout = 60)
+{
+    const char *sim_args[] = {"--ttft-ms", "1", "--itl-ms", "1", NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    char dir[64], plan_path[128];
+    tmpdir(dir, sizeof dir);
+    snprintf(plan_path, sizeof plan_path, "%s/sweep-plan.json", dir);
+    pid_t pid = fork();
+    if (pid == 0) {
+        freopen("/dev/null", "w", stdout);
+        freopen("/dev/null", "w", stderr);
+        execl(harness_anvil_bin(), harness_anvil_bin(), "sweep", "--base-url", sim.base_url,
+              "--input-len", "8,9,10,11,12,13,14", "--output-len", "2,3,4,5,6,7,8",
+              "--concurrency", "1,2,3,4,5,6,7", "--rounds", "1", "--num-prompts", "1",
+              "--out-dir", dir, (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 2000 && access(plan_path, R_OK) != 0; i++)
+        harness_sleep_ms(5);
+    harness_sleep_ms(50);       /* the plan is written whole before the first round starts */
+    kill(pid, SIGINT);
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    sim_stop(&sim);
+    cr_assert(WIFEXITED(st), "the sweep ended by itself after SIGINT (status %d)", st);
+    cJSON *plan = load(dir, "sweep-plan.json");
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(plan, "jobs")), 343);
+    cJSON_Delete(plan);
+    rmtree(dir);
+}

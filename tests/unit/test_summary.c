@@ -120,6 +120,12 @@ Test(summary, goodput_counts_requests_meeting_every_slo)
     cr_assert_eq(slo_parse("ttft=5", &bad), -1);
     cr_assert_eq(slo_parse("itl:5", &bad), -1);
     cr_assert_eq(slo_parse("ttft:-1", &bad), -1);
+    cr_assert_eq(slo_parse("ttft:50,ttft:60", &bad), -1, "a bound given twice is an error");
+    struct slo two = NO_SLO;
+    cr_assert_eq(slo_parse("ttft:50", &two), 0);
+    cr_assert_eq(slo_parse("tpot:10", &two), 0, "vLLM's form: one value per argument");
+    cr_assert_eq(slo_parse("ttft:60", &two), -1);
+    cr_assert_float_eq(two.ttft_ms, 50, 0);
     for (int i = 0; i < 3; i++)
         record_free(&r[i]);
 }
