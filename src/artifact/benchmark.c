@@ -181,8 +181,9 @@ static cJSON *methodology_json(enum pct_method m)
     cJSON *t = cJSON_CreateObject();
     cJSON_AddStringToObject(t, "clock", "client CLOCK_MONOTONIC; bytes are dated by the kernel's software receive timestamp "
                             "(SO_TIMESTAMPNS), peeked before each socket read: headers and the read's first "
-                            "HTTP chunk get the queue head's arrival, later chunks its newest segment's; by the "
-                            "clock as the read begins where the kernel gives none (client.arrival_stamps)");
+                            "HTTP chunk get the queue head's arrival, later chunks its newest segment's (segments "
+                            "that queued up while the client was late share the newest one's stamp); by the "
+                            "client clock at the read where the kernel gives none (counts: client.arrival_stamps)");
     cJSON_AddStringToObject(t, "request_start", "the instant the request is handed to the transport (curl_multi_add_handle)");
     cJSON_AddStringToObject(t, "ttft", "request start through the first non-empty streamed content delta (chat delta.content, completions text); role-only and empty chunks do not count");
     cJSON_AddStringToObject(t, "time_to_first_output", "request start through the first non-empty streamed reasoning or content delta");
@@ -374,8 +375,8 @@ static void add_anvil_fields(cJSON *root, const struct bench_meta *m, const stru
     cJSON_AddNumberToObject(lag, "samples", (double)s->loop_lag.samples);
     artifact_add_number(c, "send_lateness_p99_ms", s->d[D_SEND_LATENESS].pct[5]);
     cJSON *rx = cJSON_AddObjectToObject(c, "arrival_stamps");
-    cJSON_AddNumberToObject(rx, "kernel_rx", (double)m->reads_kernel_stamped);
-    cJSON_AddNumberToObject(rx, "client_clock", (double)m->reads_clock_stamped);
+    cJSON_AddNumberToObject(rx, "kernel_rx", (double)m->stamps_kernel);
+    cJSON_AddNumberToObject(rx, "client_clock", (double)m->stamps_clock);
     cJSON_AddBoolToObject(root, "client_bound", s->client_bound);
 }
 

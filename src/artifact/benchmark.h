@@ -45,7 +45,7 @@ struct bench_meta {
     const struct calibration *calibration;  /* NULL when none */
     int prewarmed_connections;      /* connections opened before measuring */
     double client_cpu_user_s, client_cpu_sys_s; /* anvil's CPU time while requests ran */
-    long reads_kernel_stamped, reads_clock_stamped; /* how socket reads were stamped (driver.h) */
+    long stamps_kernel, stamps_clock;   /* how arrival times were taken (driver.h) */
     bool incomplete;                /* the run was cut short */
     const char *incomplete_reason;  /* NULL when complete */
     struct sweep_place sweep;

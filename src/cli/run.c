@@ -482,8 +482,8 @@ static int write_outputs(const struct run_opts *o, struct driver_result *dr,
     meta.achieved_rate = dr->achieved_rate;
     meta.slo = o->slo;
     meta.client_cpu_user_s = dr->cpu_user_s;
-    meta.reads_kernel_stamped = dr->reads_kernel_stamped;
-    meta.reads_clock_stamped = dr->reads_clock_stamped;
+    meta.stamps_kernel = dr->stamps_kernel;
+    meta.stamps_clock = dr->stamps_clock;
     meta.client_cpu_sys_s = dr->cpu_sys_s;
     if (dr->stop_signal || s.sent < s.requests) {
         meta.incomplete = true;

@@ -588,8 +588,8 @@ int driver_run(const struct driver_cfg *cfg, struct driver_result *out)
     out->cpu_user_s = tv_diff_s(ru0.ru_utime, ru1.ru_utime);
     out->cpu_sys_s = tv_diff_s(ru0.ru_stime, ru1.ru_stime);
     struct http_rx_counts rx = http_rx_counts(d.http);
-    out->reads_kernel_stamped = rx.kernel;
-    out->reads_clock_stamped = rx.clock;
+    out->stamps_kernel = rx.kernel;
+    out->stamps_clock = rx.clock;
     achieved_rate(out);
     if (cfg->progress) {
         on_progress(-1, 0, &d);

@@ -66,8 +66,8 @@ struct driver_result {
     int stop_signal;             /* the signal that stopped the run, 0 when none */
     int prewarmed;               /* connections opened by the pre-warm GETs that succeeded */
     double cpu_user_s, cpu_sys_s;/* the client's CPU time (whole process) while requests ran */
-    long reads_kernel_stamped;   /* socket reads whose arrival the kernel stamped (net/rxstamp.h) */
-    long reads_clock_stamped;    /* socket reads stamped by the client's clock (no kernel stamp) */
+    long stamps_kernel;          /* arrival times (headers, body pieces) from the kernel (net/rxstamp.h) */
+    long stamps_clock;           /* arrival times from the client's clock (no kernel stamp for the read) */
 };
 
 /* Runs the plan. Records of requests never sent keep t_start == 0. Returns 0,

@@ -19,13 +19,12 @@ struct http_client {
     struct event *drain;        /* reads curl's finished transfers from a clean stack */
     size_t in_flight;
     struct http_xfer *xfers;    /* in flight, doubly linked */
-    /* Inside a socket event: when what it reads arrived (0 = not inside
-     * one). The first body piece is the head of the receive queue, later
-     * pieces are stamped with its newest segment (net/rxstamp.h). */
+    /* Inside a socket event whose socket the kernel stamped: when what it
+     * holds arrived (net/rxstamp.h); rx_now.head is 0 otherwise. */
     struct rxstamp rx_now;
-    int rx_port;                /* the local port of the socket they belong to */
+    int rx_port;                /* the local port of that socket */
     int body_pieces;            /* body callbacks so far in the current socket event */
-    struct http_rx_counts rx;
+    struct http_rx_counts rx;   /* how the stamps handed to callbacks were taken */
 };
 
 struct http_xfer {
@@ -35,6 +34,7 @@ struct http_xfer {
     void *ud;
     struct http_xfer *prev, *next;
     int local_port;             /* of the connection it uses (curl's pre-request callback) */
+    int64_t t_start;            /* when it was handed to curl (CLOCK_MONOTONIC ns) */
     char err[CURL_ERROR_SIZE];
 };
 
@@ -82,11 +82,8 @@ static void on_socket_event(evutil_socket_t fd, short what, void *arg)
     struct http_client *c = ctx->client;
     int mask = (what & EV_READ ? CURL_CSELECT_IN : 0) | (what & EV_WRITE ? CURL_CSELECT_OUT : 0);
     int running;
-    bool stamped = (what & EV_READ) && rxstamp_peek(fd, &c->rx_now) == 0;
-    if (what & EV_READ)
-        stamped ? c->rx.kernel++ : c->rx.clock++;
-    if (!stamped)
-        c->rx_now.head = c->rx_now.newest = clock_now_ns();
+    if (!(what & EV_READ) || rxstamp_peek(fd, &c->rx_now) != 0)
+        c->rx_now.head = 0;
     c->rx_port = ctx->local_port;
     c->body_pieces = 0;
     curl_multi_socket_action(c->multi, fd, mask, &running);
@@ -95,18 +92,26 @@ static void on_socket_event(evutil_socket_t fd, short what, void *arg)
 }
 
 /* When the bytes curl hands x over arrived. Inside a socket event for x's
- * socket: the kernel's stamp of the queue's head for headers and the first
- * body piece (each piece is one HTTP chunk: one write of the server's, as a
- * rule), and of its newest segment for the pieces after it; the clock as
- * the event began when the kernel had no stamp. Otherwise the read is
- * happening now: outside socket events, and for a transfer curl runs from
- * a socket event of another socket because its timer expired. */
+ * socket that the kernel stamped: the stamp of the queue's head for headers
+ * and the first body piece (each piece is one HTTP chunk: one write of the
+ * server's, as a rule), and of its newest segment for the pieces after it.
+ * Otherwise the clock now: outside socket events (curl also reads when it
+ * runs a transfer from its timer or as a request starts), for a transfer
+ * curl runs from another socket's event, and when the kernel gave no stamp.
+ * The connection is matched by local port: CURLINFO_ACTIVESOCKET knows a
+ * new connection only after its first transfer is done (curl 7.88). Never
+ * before the transfer's start (a step of the wall clock could move a
+ * kernel stamp there). */
 static int64_t arrival(const struct http_xfer *x, bool body)
 {
     struct http_client *c = x->client;
-    if (!c->rx_now.head || x->local_port != c->rx_port)
+    if (!c->rx_now.head || x->local_port != c->rx_port) {
+        c->rx.clock++;
         return clock_now_ns();
-    return body && c->body_pieces++ > 0 ? c->rx_now.newest : c->rx_now.head;
+    }
+    c->rx.kernel++;
+    int64_t t = body && c->body_pieces++ > 0 ? c->rx_now.newest : c->rx_now.head;
+    return t > x->t_start ? t : x->t_start;
 }
 
 static void on_timer(evutil_socket_t fd, short what, void *arg)
@@ -286,7 +291,7 @@ struct http_xfer *http_start(struct http_client *c, const struct http_request *r
         curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, req->connect_timeout_ms);
     if (req->timeout_ms)
         curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, req->timeout_ms);
-    *t_start_ns = clock_now_ns();
+    *t_start_ns = x->t_start = clock_now_ns();
     if (curl_multi_add_handle(c->multi, e) != CURLM_OK) {
         curl_easy_cleanup(e);
         free(x);

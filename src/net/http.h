@@ -51,10 +51,10 @@ void http_cancel(struct http_client *c, struct http_xfer *x);
 /* Some transfer in flight (the newest), or NULL when none. */
 struct http_xfer *http_first(const struct http_client *c);
 
-/* How the reads of streamed transfers were stamped. */
+/* How the arrival times handed to on_headers and on_body were taken. */
 struct http_rx_counts {
-    long kernel;    /* by the kernel's receive timestamp */
-    long clock;     /* by the client's clock as the read began (no kernel stamp: e.g. end of stream) */
+    long kernel;    /* the kernel's receive timestamp */
+    long clock;     /* the client's clock at the callback (no kernel stamp for that read) */
 };
 
 /* The counts so far for transfers started on c. */

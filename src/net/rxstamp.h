@@ -7,10 +7,11 @@
  * by the client — a busy loop pass, many streams ready at once, the
  * scheduler waking the process late — still gets the time its bytes
  * arrived. A late read may find several segments queued: the kernel keeps
- * one stamp per queued buffer, and a segment merged into the buffer before
- * it leaves that buffer with the newest stamp. So a peek can tell when the
- * head of the queue arrived and when its newest segment did, not where in
- * between each byte came. */
+ * one stamp per queued buffer, and merges a segment into the buffer before
+ * it whenever it can, leaving that buffer with the newest stamp. So a peek
+ * tells when the head buffer's newest bytes arrived and when the queue's
+ * newest segment did — never later than the read, but for segments that
+ * queued up together, the newest one's time. */
 #ifndef ANVIL_NET_RXSTAMP_H
 #define ANVIL_NET_RXSTAMP_H
 

@@ -18,6 +18,7 @@
 struct sim_driver {
     struct event *timer;
     struct sim_engine *eng;
+    struct sim_engine_hooks hooks;
     bool in_step;   /* the timer marks the end of a planned step */
     int64_t frontend_ns;       /* per-request frontend time */
     int64_t frontend_free_ns;  /* when the frontend is next free */
@@ -36,8 +37,8 @@ static void arm_in(struct sim_driver *d, int64_t delay_ns)
 
 /* Zero-length steps (all costs zero) happen at the same instant: run up to
  * this many back to back before yielding to the loop, so a stream's tokens
- * leave in one write() instead of one TCP segment each (as fixed-latency
- * mode batches SIM_EVENTS_PER_WAKEUP). */
+ * leave in one write() (hooks.flush) instead of one TCP segment each (as
+ * fixed-latency mode batches SIM_EVENTS_PER_WAKEUP). */
 #define SIM_INSTANT_STEPS 64
 
 static void plan_next(struct sim_driver *d, int64_t now)
@@ -66,6 +67,8 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
         sim_engine_complete(d->eng, clock_now_ns());
     }
     plan_next(d, clock_now_ns());
+    if (d->hooks.flush)
+        d->hooks.flush(d->hooks.ctx);
 }
 
 struct sim_driver *sim_driver_new(struct event_base *base, const struct sim_engine_params *p,
@@ -74,6 +77,7 @@ struct sim_driver *sim_driver_new(struct event_base *base, const struct sim_engi
     struct sim_driver *d = calloc(1, sizeof *d);
     if (!d)
         return NULL;
+    d->hooks = *hooks;
     d->eng = sim_engine_new(p, hooks);
     d->frontend_ns = llround(p->frontend_ms * 1e6);
     d->timer = evtimer_new(base, on_timer, d);

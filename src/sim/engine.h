@@ -72,6 +72,9 @@ struct sim_engine_hooks {
     void (*on_tokens)(void *ctx, struct sim_seq *s, int64_t first, int64_t n, bool done,
                       int64_t now_ns);
     void *ctx;
+    /* After the driver ran a batch of steps: send what their on_tokens
+     * calls produced (one write per stream, however many steps). May be NULL. */
+    void (*flush)(void *ctx);
 };
 
 /* Upper bounds (le) of vLLM's vllm:iteration_tokens_total buckets; a last

@@ -67,6 +67,7 @@ struct sim_gen {
     bool started;                   /* headers sent / seq submitted / timer running */
     bool cut;                       /* disconnect fault: waiting for evhttp to notice the close */
     bool in_frontend;               /* engine mode: waiting for the frontend slot (timer armed) */
+    bool to_write;                  /* engine mode: chunks queued in this batch of steps */
     struct sim_trace_chunk *chunks; /* trace only: one per content chunk */
     size_t n_chunks, cap_chunks;
     size_t n_unwritten;             /* the last chunks, queued but not written (t_ns 0) */
@@ -232,20 +233,21 @@ static void gen_close_cb(struct evhttp_connection *evcon, void *arg)
 /* Writes what the connection holds to the socket now, not on the loop's
  * next pass, so that the trace's stamp is when the bytes left, also for
  * the 64th of 64 chunks sent in one engine step. What the socket does not
- * take stays queued for evhttp, in order. Returns the time the write began
- * (CLOCK_MONOTONIC ns): a loopback write returns only after delivering the
- * bytes and waking the reader, 50–500 µs later, so its start is the closer
- * stamp. */
-static int64_t flush_now(struct bufferevent *bev)
+ * take (a client reading slower than the server writes) stays queued for
+ * evhttp, in order. Sets *t_ns to when the write began (CLOCK_MONOTONIC):
+ * a loopback write returns only after delivering the bytes and waking the
+ * reader, tens to hundreds of µs later, so its start is the closer stamp.
+ * Returns whether everything queued left. */
+static bool flush_now(struct bufferevent *bev, int64_t *t_ns)
 {
-    int64_t t = clock_now_ns();
-    if (bev) {  /* as the bufferevent's own write does: its output is frozen to all others */
-        struct evbuffer *out = bufferevent_get_output(bev);
-        evbuffer_unfreeze(out, 1);
-        evbuffer_write(out, bufferevent_getfd(bev));
-        evbuffer_freeze(out, 1);
-    }
-    return t;
+    *t_ns = clock_now_ns();
+    if (!bev)
+        return false;
+    struct evbuffer *out = bufferevent_get_output(bev);
+    evbuffer_unfreeze(out, 1);     /* as the bufferevent's own write does: frozen to all others */
+    evbuffer_write(out, bufferevent_getfd(bev));
+    evbuffer_freeze(out, 1);
+    return evbuffer_get_length(out) == 0;
 }
 
 /* Hands the scratch buffer to evhttp as one HTTP chunk; nothing is written yet. */
@@ -257,23 +259,30 @@ static void queue_scratch(struct sim_gen *g)
     buf_reset(&s->scratch);
 }
 
-/* Writes the chunks queued so far in one go and stamps them. */
+/* Writes the chunks queued so far in one go and stamps them; chunks a slow
+ * client's socket did not take yet wait for the next write that empties
+ * the queue (or the end) for their stamp. */
 static void write_queued(struct sim_gen *g)
 {
-    stamp_written(g, flush_now(evhttp_connection_get_bufferevent(g->evcon)));
+    int64_t t;
+    if (flush_now(evhttp_connection_get_bufferevent(g->evcon), &t))
+        stamp_written(g, t);
 }
 
 /* Ends the chunked reply with the last chunks still queued, and writes all
  * in one go, so the client gets its last events and the end of the body
- * together. Stamps them and g->finished_ns. evhttp finishes the request
+ * together. Stamps them and g->finished_ns with the write's start (for a
+ * slow client, when the end was handed over). evhttp finishes the request
  * from its write callback, which a write of our own does not run: it is
- * run (deferred) here. May free req and the connection. */
+ * run (deferred) here. Precondition: the reply is chunked and something is
+ * queued — otherwise evhttp_send_reply_end may finish (and free) the
+ * connection at once, before bev is used. */
 static void end_reply(struct sim_gen *g)
 {
     struct bufferevent *bev = evhttp_connection_get_bufferevent(g->evcon);
     evhttp_connection_set_closecb(g->evcon, NULL, NULL);
     evhttp_send_reply_end(g->req);
-    g->finished_ns = flush_now(bev);
+    flush_now(bev, &g->finished_ns);
     stamp_written(g, g->finished_ns);
     if (bev)
         bufferevent_trigger(bev, EV_WRITE, BEV_TRIG_DEFER_CALLBACKS);
@@ -492,10 +501,20 @@ void sim_gen_on_tokens(void *ctx, struct sim_seq *seq, int64_t first, int64_t n,
     (void)now_ns;
     struct sim_gen *g = seq->user;
     if (g->rq.stream) {
-        if (stream_send(g, n))
-            write_queued(g);
+        if (stream_send(g, n))      /* false: g is gone */
+            g->to_write = true;
     } else if (done)
         body_send(g);
+}
+
+void sim_gen_flush(void *ctx)
+{
+    struct sim_server *s = ctx;
+    for (struct sim_gen *g = s->live; g; g = g->next)
+        if (g->to_write) {
+            g->to_write = false;
+            write_queued(g);
+        }
 }
 
 /* Names the full prompt blocks for the prefix cache, from the prompt's

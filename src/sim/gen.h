@@ -40,6 +40,11 @@ void sim_gen_start(struct sim_server *s, struct evhttp_request *req, enum sim_en
 void sim_gen_on_tokens(void *ctx, struct sim_seq *seq, int64_t first, int64_t n, bool done,
                        int64_t now_ns);
 
+/* The engine's flush hook (sim_engine_hooks.flush, ctx = the server):
+ * writes the chunks each stream got in the last batch of steps, one write
+ * per stream, and stamps them for the trace. */
+void sim_gen_flush(void *ctx);
+
 /* Frees the state of every request still in s->live without touching its
  * evhttp_request (for shutdown, after evhttp_free freed the requests); each
  * is counted and traced as an abort. */

@@ -315,7 +315,7 @@ struct sim_server *sim_server_new(struct event_base *base, const struct sim_conf
     s->out = evbuffer_new();
     sim_metrics_init(&s->metrics, cfg->flavor);
     if (!cfg->fixed_latency) {
-        struct sim_engine_hooks hooks = {.on_tokens = sim_gen_on_tokens, .ctx = s};
+        struct sim_engine_hooks hooks = {.on_tokens = sim_gen_on_tokens, .flush = sim_gen_flush, .ctx = s};
         s->driver = sim_driver_new(base, &cfg->engine, &hooks);
     }
     if (!s->model_json || !s->out || (!cfg->fixed_latency && !s->driver)) {
