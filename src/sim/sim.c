@@ -7,6 +7,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -356,6 +357,11 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
  * cached "now", so a timer armed late in a busy callback is not early. */
 static struct event_base *new_base(void)
 {
+    /* Each batch of steps queues megabytes of chunks and frees them as they
+     * are written; by default glibc hands the heap's top back to the kernel
+     * and faults it in again every batch (measured: 10× the brk calls and
+     * 30% fewer events per CPU-second at 1,024 streams, bench/RESULTS.md) */
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
     struct event_config *ec = event_config_new();
     if (!ec)
         return NULL;
