@@ -262,6 +262,24 @@ int run_cmd_err(const char *const argv[], char *out, size_t outcap, char *err, s
     return rc;
 }
 
+pid_t harness_spawn(const char *const argv[], int quiet)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_RDWR);
+        dup2(devnull, STDIN_FILENO);
+        dup2(devnull, STDOUT_FILENO);
+        if (quiet)
+            dup2(devnull, STDERR_FILENO);
+        detach_from_test();
+        execvp(argv[0], (char *const *)argv);
+        fprintf(stderr, "harness: cannot exec %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    return pid;
+}
+
 int run_cmd(const char *const argv[], char *out, size_t outcap, int *status)
 {
     return run_cmd_err(argv, out, outcap, NULL, 0, status);

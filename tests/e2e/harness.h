@@ -57,6 +57,12 @@ int sim_stop(struct sim_proc *p);
 int run_cmd_err(const char *const argv[], char *out, size_t outcap, char *err, size_t errcap,
                 int *status);
 
+/* Starts argv (argv[0] looked up in PATH; NULL-terminated) in the
+ * background with stdin and stdout on /dev/null, and stderr too when quiet
+ * (else inherited), for tests that signal it. Returns its pid (the caller
+ * waits for it), or -1. */
+pid_t harness_spawn(const char *const argv[], int quiet);
+
 /* run_cmd_err with stderr inherited. */
 int run_cmd(const char *const argv[], char *out, size_t outcap, int *status);
 

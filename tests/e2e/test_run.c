@@ -300,14 +300,11 @@ Test(run_e2e, sigint_writes_an_incomplete_artifact, .timeout = 60)
     const char *sim_args[] = {"--ttft-ms", "5", "--itl-ms", "20", NULL};
     struct sim_proc sim;
     cr_assert_eq(sim_start(&sim, sim_args), 0);
-    pid_t pid = fork();
-    if (pid == 0) {
-        freopen("/dev/null", "w", stdout);
-        execl(harness_anvil_bin(), harness_anvil_bin(), "run", "--base-url", sim.base_url,
-              "--concurrency", "4", "--num-prompts", "40", "--input-len", "32", "--output-len", "20",
-              "--grace-s", "0.1", "--out", art, (char *)NULL);
-        _exit(127);
-    }
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--concurrency", "4",
+                          "--num-prompts", "40", "--input-len", "32", "--output-len", "20", "--grace-s", "0.1",
+                          "--out", art, NULL};
+    pid_t pid = harness_spawn(argv, 0);
+    cr_assert_gt(pid, 0);
     harness_sleep_ms(2500);     /* calibration, then a few requests finish (each ≈ 0.4 s) */
     kill(pid, SIGINT);
     int st;

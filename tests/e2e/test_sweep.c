@@ -89,15 +89,12 @@ Test(sweep_e2e, interrupted_sweep_keeps_rounds_and_resumes, .timeout = 120)
     cr_assert_eq(sim_start(&sim, sim_args), 0);
     char dir[64];
     tmpdir(dir, sizeof dir);
-    pid_t pid = fork();
-    if (pid == 0) {     /* each round: 4 requests × (5 + 19·25 ms) ≈ 1.9 s */
-        freopen("/dev/null", "w", stdout);
-        freopen("/dev/null", "w", stderr);
-        execl(harness_anvil_bin(), harness_anvil_bin(), "sweep", "--base-url", sim.base_url,
-              "--concurrency", "1,2", "--input-len", "16", "--output-len", "20", "--rounds", "2",
-              "--num-prompts", "4", "--out-dir", dir, (char *)NULL);
-        _exit(127);
-    }
+    /* each round: 4 requests × (5 + 19·25 ms) ≈ 1.9 s */
+    const char *start[] = {harness_anvil_bin(), "sweep", "--base-url", sim.base_url, "--concurrency", "1,2",
+                           "--input-len", "16", "--output-len", "20", "--rounds", "2", "--num-prompts", "4",
+                           "--out-dir", dir, NULL};
+    pid_t pid = harness_spawn(start, 1);
+    cr_assert_gt(pid, 0);
     harness_sleep_ms(3000);     /* round 1 of the first case is done, the second case runs */
     kill(pid, SIGINT);
     int st;
@@ -233,16 +230,12 @@ Test(sweep_e2e, every_case_of_a_large_grid_is_planned, .timeout = 60)
     char dir[64], plan_path[128];
     tmpdir(dir, sizeof dir);
     snprintf(plan_path, sizeof plan_path, "%s/sweep-plan.json", dir);
-    pid_t pid = fork();
-    if (pid == 0) {
-        freopen("/dev/null", "w", stdout);
-        freopen("/dev/null", "w", stderr);
-        execl(harness_anvil_bin(), harness_anvil_bin(), "sweep", "--base-url", sim.base_url,
-              "--input-len", "8,9,10,11,12,13,14", "--output-len", "2,3,4,5,6,7,8",
-              "--concurrency", "1,2,3,4,5,6,7", "--rounds", "1", "--num-prompts", "1",
-              "--out-dir", dir, (char *)NULL);
-        _exit(127);
-    }
+    const char *argv[] = {harness_anvil_bin(), "sweep", "--base-url", sim.base_url,
+                          "--input-len", "8,9,10,11,12,13,14", "--output-len", "2,3,4,5,6,7,8",
+                          "--concurrency", "1,2,3,4,5,6,7", "--rounds", "1", "--num-prompts", "1",
+                          "--out-dir", dir, NULL};
+    pid_t pid = harness_spawn(argv, 1);
+    cr_assert_gt(pid, 0);
     for (int i = 0; i < 2000 && access(plan_path, R_OK) != 0; i++)
         harness_sleep_ms(5);
     harness_sleep_ms(50);       /* the plan is written whole before the first round starts */

@@ -160,14 +160,11 @@ static void paused_run(const char *itl_ms, const char *tokens, double *first_err
     const char *sim_args[] = {"--ttft-ms", "300", "--itl-ms", itl_ms, "--trace", trace, NULL};
     struct sim_proc sim;
     cr_assert_eq(sim_start_reference(&sim, sim_args), 0);
-    pid_t pid = fork();
-    if (pid == 0) {
-        freopen("/dev/null", "w", stdout);
-        execl(harness_anvil_bin(), harness_anvil_bin(), "run", "--base-url", sim.base_url,
-              "--num-prompts", "1", "--input-len", "16", "--output-len", tokens, "--calibration", "none",
-              "--out", art, (char *)NULL);
-        _exit(127);
-    }
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--num-prompts", "1",
+                          "--input-len", "16", "--output-len", tokens, "--calibration", "none", "--out", art,
+                          NULL};
+    pid_t pid = harness_spawn(argv, 0);
+    cr_assert_gt(pid, 0);
     const char *running = "vllm:num_requests_running{model_name=\"anvil-sim\"}";
     for (int i = 0; i < 1000 && !(harness_metric(sim.root_url, running) >= 1); i++)
         harness_sleep_ms(2);
