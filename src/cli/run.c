@@ -444,6 +444,20 @@ static void make_run_id(char *out, size_t n, uint64_t salt)
     snprintf(out, n, "anvil-%s-%04" PRIx64, compact, salt & 0xffff);
 }
 
+/* Moves the records of requests that were sent to the front, keeping their
+ * order, and returns how many there are. */
+static int sent_first(struct req_record *r, int n)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (r[i].t_start) {
+            struct req_record t = r[i];
+            memmove(&r[k + 1], &r[k], (size_t)(i - k) * sizeof *r);
+            r[k++] = t;
+        }
+    return k;
+}
+
 static int write_outputs(const struct run_opts *o, struct driver_result *dr,
                          const struct bench_meta *meta_in, const char *path)
 {
@@ -454,8 +468,9 @@ static int write_outputs(const struct run_opts *o, struct driver_result *dr,
         .n_loop_lag = dr->n_loop_lag, .check_prompt_tokens = meta_in->calibration != NULL,
         .slo = o->slo, .window_start = dr->window_start, .window_end = dr->window_end,
     };
-    /* duration mode: --num-prompts only capped the sends; the run is what was sent */
-    int n = o->duration_s > 0 ? dr->n_started : dr->n_records;
+    /* duration mode: --num-prompts only capped the sends; the run is what was
+     * sent (not always a prefix: held multi-turn turns go out of order) */
+    int n = o->duration_s > 0 ? sent_first(dr->records, dr->n_records) : dr->n_records;
     if (summary_compute(dr->records, n, &so, &s) != 0) {
         fprintf(stderr, "anvil run: out of memory summarizing\n");
         return 1;

@@ -43,8 +43,12 @@ struct driver {
     long next_seq;              /* next request to send, warm-ups first */
     long arrived;               /* requests due so far (sendable), warm-ups included */
     long done;                  /* requests finished, warm-ups included */
-    int64_t *ended_ns;          /* with cfg->follows: when each request (seq) ended, 0 = not yet */
-    long *held, n_held;         /* with cfg->follows: due requests waiting for the one they follow */
+    /* With cfg->follows: when each request (seq) ended (0 = not yet); the
+     * request held back until it ends (follower + 1, 0 = none); held
+     * requests whose request ended, in the order they became sendable. */
+    int64_t *ended_ns;
+    long *follower;
+    long *ready, ready_head, ready_tail;
     bool stopping;
     struct event *sigint, *sigterm, *grace, *progress, *arrival, *window, *lag;
     int64_t lag_due;            /* when the lag probe should fire next */
@@ -122,8 +126,11 @@ static void finish_slot(struct driver *d, struct slot *s)
     s->body = NULL;
     s->x = NULL;
     d->done++;
-    if (d->ended_ns)
+    if (d->ended_ns) {
         d->ended_ns[s->seq] = clock_now_ns();
+        if (d->follower[s->seq])
+            d->ready[d->ready_tail++] = d->follower[s->seq] - 1;
+    }
     if (s->rec == &s->warm && s->rec->fail != FAIL_NONE)    /* a --warmup request */
         d->out->warmup_failed++;
     if (d->cfg->on_record)
@@ -138,11 +145,12 @@ static void finish_slot(struct driver *d, struct slot *s)
 
 static const struct http_handlers handlers;
 
-/* When the request seq follows ended (0 = not yet), or -1 when it follows none. */
-static int64_t followed_end(const struct driver *d, long seq)
+/* When the request seq follows ended (0 = not yet), or -1 when it follows
+ * none; *p gets the one it follows. */
+static int64_t followed_end(const struct driver *d, long seq, long *p)
 {
-    long p = d->cfg->follows ? d->cfg->follows(d->cfg->ud, seq) : -1;
-    return p >= 0 ? d->ended_ns[p] : -1;
+    *p = d->cfg->follows ? d->cfg->follows(d->cfg->ud, seq) : -1;
+    return *p >= 0 ? d->ended_ns[*p] : -1;
 }
 
 static void launch(struct driver *d, struct slot *s, long seq)
@@ -160,7 +168,6 @@ static void launch(struct driver *d, struct slot *s, long seq)
         /* duration mode: sent before the window opens = warm-up, kept for its tokens */
         bool early = c->duration_s > 0 && clock_now_ns() < d->out->window_start;
         record_init(s->rec, (int)(seq - c->warmup), early, planned, max_tokens);
-        d->out->n_started++;
     }
     stream_init(&s->st, s->rec);
     for (const struct curl_slist *h = c->headers; h; h = h->next)
@@ -185,33 +192,28 @@ static void launch(struct driver *d, struct slot *s, long seq)
     }
     bool scheduled = !warm && open_loop(d);
     /* a held turn was due no earlier than the end of the turn before it */
-    int64_t after = followed_end(d, seq), due = scheduled ? d->t_measure + d->due[seq - c->warmup] : 0;
+    long p;
+    int64_t after = followed_end(d, seq, &p), due = scheduled ? d->t_measure + d->due[seq - c->warmup] : 0;
     s->rec->t_scheduled = scheduled ? (after > due ? after : due) : s->rec->t_start;
     if (!s->x)
         finish_slot(d, s);
 }
 
 /* The next request to send, or -1: first a held turn whose previous turn
- * has ended (oldest first), else the next due request — held instead when
- * the turn before it is still running. Warm-ups drain completely before
- * the measured phase begins. */
+ * has ended (in the order they ended), else the next due request — held
+ * instead when the turn before it is still running. Warm-ups drain
+ * completely before the measured phase begins. */
 static long next_sendable(struct driver *d)
 {
-    for (long i = 0; i < d->n_held; i++) {
-        long seq = d->held[i];
-        if (followed_end(d, seq) != 0) {
-            memmove(&d->held[i], &d->held[i + 1], (size_t)(d->n_held - i - 1) * sizeof *d->held);
-            d->n_held--;
-            return seq;
-        }
-    }
+    if (d->ready_head < d->ready_tail)
+        return d->ready[d->ready_head++];
     while (d->next_seq < d->arrived) {
         if (d->next_seq == d->cfg->warmup && d->done < d->cfg->warmup)
             return -1;
-        long seq = d->next_seq++;
-        if (followed_end(d, seq) != 0)
+        long seq = d->next_seq++, p;
+        if (followed_end(d, seq, &p) != 0)
             return seq;
-        d->held[d->n_held++] = seq;
+        d->follower[p] = seq + 1;
     }
     return -1;
 }
@@ -463,7 +465,8 @@ static int alloc_state(struct driver *d)
     if (!d->slots || !d->free_slots || !d->out->records || !d->due)
         return -1;
     if (c->follows && (!(d->ended_ns = calloc((size_t)total(d), sizeof *d->ended_ns)) ||
-                       !(d->held = calloc((size_t)total(d), sizeof *d->held))))
+                       !(d->follower = calloc((size_t)total(d), sizeof *d->follower)) ||
+                       !(d->ready = calloc((size_t)total(d), sizeof *d->ready))))
         return -1;
     if (open_loop(d) && arrivals_schedule(c->request_rate, c->burstiness, c->seed, c->duration_s <= 0,
                                           d->due, (size_t)c->num_prompts) != 0)
@@ -531,7 +534,8 @@ static void teardown(struct driver *d)
     free(d->free_slots);
     free(d->due);
     free(d->ended_ns);
-    free(d->held);
+    free(d->follower);
+    free(d->ready);
 }
 
 static double tv_diff_s(struct timeval a, struct timeval b)

@@ -47,7 +47,8 @@ struct driver_cfg {
      * prompt tokens (-1 unknown) and max_tokens, for the record. */
     char *(*make_body)(void *ud, long seq, long *planned_prompt_tokens, long *max_tokens);
     /* The request (seq) that request seq is held back for until it has
-     * ended — a conversation's previous turn — or -1; NULL when none is. */
+     * ended — a conversation's previous turn — or -1; NULL when none is.
+     * At most one request may follow any request. */
     long (*follows)(void *ud, long seq);
     /* Called as each request ends (warm-ups too), e.g. to append it to a log. */
     void (*on_record)(void *ud, const struct req_record *r);
@@ -57,7 +58,6 @@ struct driver_cfg {
 struct driver_result {
     struct req_record *records;  /* num_prompts measured records, by request_index; owned */
     int n_records;               /* num_prompts */
-    int n_started;               /* measured requests that were sent */
     double achieved_rate;        /* measured sends per second: (sent − 1) / (last send − first send) */
     int64_t window_start, window_end;   /* duration mode: the measurement window (CLOCK_MONOTONIC ns) */
     double *loop_lag_ms;         /* owned: lateness of a 10 ms probe timer, one sample per tick (ms) */

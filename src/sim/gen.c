@@ -373,7 +373,8 @@ static void cut_connection(struct sim_gen *g)
 /* Queues output tokens g->sent .. g->sent+n-1 as one SSE event, then ends
  * the stream or injects a fault when it is time (writing what is queued).
  * Returns false when g is gone (ended) or cut; otherwise the event is
- * written by the caller's write_queued, once per wake-up or engine step. */
+ * written by the caller's write_queued, once per wake-up (fixed latency) or
+ * batch of engine steps (sim_gen_flush). */
 static bool stream_send(struct sim_gen *g, int64_t n)
 {
     struct sim_server *s = g->srv;

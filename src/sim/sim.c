@@ -360,7 +360,8 @@ static struct event_base *new_base(void)
     /* Each batch of steps queues megabytes of chunks and frees them as they
      * are written; by default glibc hands the heap's top back to the kernel
      * and faults it in again every batch (measured: 10× the brk calls and
-     * 30% fewer events per CPU-second at 1,024 streams, bench/RESULTS.md) */
+     * 30% fewer events per CPU-second at 1,024 streams, bench/RESULTS.md).
+     * A fixed threshold also ends glibc's dynamic mmap threshold: fine here. */
     mallopt(M_TRIM_THRESHOLD, 64 << 20);
     struct event_config *ec = event_config_new();
     if (!ec)

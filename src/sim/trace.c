@@ -97,9 +97,14 @@ int sim_trace_write(struct sim_trace *t, const struct sim_trace_rec *r)
     else
         fputs("null", f);
     fputs(",\"chunks\":[", f);
-    for (size_t i = 0; i < r->n_chunks; i++)
-        fprintf(f, "%s{\"t_ns\":%" PRId64 ",\"tokens\":%" PRId64 "}", i ? "," : "",
-                r->chunks[i].t_ns, r->chunks[i].tokens);
+    for (size_t i = 0; i < r->n_chunks; i++) {
+        fprintf(f, "%s{\"t_ns\":", i ? "," : "");
+        if (r->chunks[i].t_ns)
+            fprintf(f, "%" PRId64, r->chunks[i].t_ns);
+        else
+            fputs("null", f);       /* queued, never written: the reply was cut */
+        fprintf(f, ",\"tokens\":%" PRId64 "}", r->chunks[i].tokens);
+    }
     fputs("]", f);
     put_engine_fields(f, r);
     fputs("}\n", f);

@@ -17,6 +17,16 @@ Test(workload, a_turn_follows_the_previous_turn_of_its_conversation_in_the_same_
         cr_assert_eq(workload_follows(w, seq), want[seq], "request %ld", seq);
     workload_free(w);
 
+    struct dataset_entry one[3] = {{.conversation = 7}, {.conversation = 7}, {.conversation = 7}};
+    struct dataset single = {.entries = one, .n = 3};     /* one conversation: a new pass starts over */
+    cfg.ds = &single;
+    w = workload_new(&cfg);
+    cr_assert(w);
+    long want1[] = {-1, 0, 1, -1, 3, 4, -1};
+    for (long seq = 0; seq < 7; seq++)
+        cr_assert_eq(workload_follows(w, seq), want1[seq], "request %ld", seq);
+    workload_free(w);
+
     cfg.ds = NULL;      /* synthetic prompts: nothing waits */
     w = workload_new(&cfg);
     cr_assert_eq(workload_follows(w, 1), -1);
