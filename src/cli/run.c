@@ -445,16 +445,15 @@ static void make_run_id(char *out, size_t n, uint64_t salt)
 }
 
 /* Moves the records of requests that were sent to the front, keeping their
- * order, and returns how many there are. */
+ * order, and returns how many there are. The others were never initialized
+ * (all zero, owning nothing): they are overwritten and the tail zeroed. */
 static int sent_first(struct req_record *r, int n)
 {
     int k = 0;
     for (int i = 0; i < n; i++)
-        if (r[i].t_start) {
-            struct req_record t = r[i];
-            memmove(&r[k + 1], &r[k], (size_t)(i - k) * sizeof *r);
-            r[k++] = t;
-        }
+        if (r[i].t_start)
+            r[k++] = r[i];
+    memset(&r[k], 0, (size_t)(n - k) * sizeof *r);
     return k;
 }
 
