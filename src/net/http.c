@@ -105,7 +105,7 @@ static void on_socket_event(evutil_socket_t fd, short what, void *arg)
 static int64_t arrival(const struct http_xfer *x, bool body)
 {
     struct http_client *c = x->client;
-    if (!c->rx_now.head || x->local_port != c->rx_port) {
+    if (!c->rx_now.head || !x->local_port || x->local_port != c->rx_port) {
         c->rx.clock++;
         return clock_now_ns();
     }

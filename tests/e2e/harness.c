@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -278,6 +279,21 @@ pid_t harness_spawn(const char *const argv[], int quiet)
         _exit(127);
     }
     return pid;
+}
+
+void harness_split_cpus(pid_t sim)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 2)
+        return;
+    cpu_set_t s;
+    CPU_ZERO(&s);
+    CPU_SET((int)n - 1, &s);
+    cr_assert_eq(sched_setaffinity(sim, sizeof s, &s), 0);
+    CPU_ZERO(&s);
+    for (int i = 0; i < n - 1; i++)
+        CPU_SET(i, &s);
+    cr_assert_eq(sched_setaffinity(0, sizeof s, &s), 0);
 }
 
 int run_cmd(const char *const argv[], char *out, size_t outcap, int *status)

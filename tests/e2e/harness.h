@@ -135,6 +135,12 @@ cJSON *harness_load_json(const char *path);
  * not a number. */
 double harness_num(const cJSON *o, const char *k);
 
+/* Gives the simulator `sim` the last CPU and this process (so the commands
+ * it starts) the others, when there are two or more: on this VM a woken
+ * reader is placed on its writer's CPU, and two processes sharing one stall
+ * each other for milliseconds — the machine's noise, not the client's. */
+void harness_split_cpus(pid_t sim);
+
 /* Sleeps ms milliseconds (tests only: the simulator itself never sleeps). */
 void harness_sleep_ms(long ms);
 

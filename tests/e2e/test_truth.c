@@ -12,7 +12,6 @@
  * arrive meanwhile be read in the same pass under the earlier stamp
  * (measured unpinned: 1 request in about 20 runs of 192, off by 8 ms). */
 #include <math.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,23 +47,6 @@ static void read_trace(const char *path, double *first, double *finished)
     free(text);
 }
 
-/* The simulator on the last CPU, this process (and so the client it starts)
- * on the others. */
-static void own_cpus(pid_t sim)
-{
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    if (n < 2)
-        return;
-    cpu_set_t s;
-    CPU_ZERO(&s);
-    CPU_SET((int)n - 1, &s);
-    cr_assert_eq(sched_setaffinity(sim, sizeof s, &s), 0);
-    CPU_ZERO(&s);
-    for (int i = 0; i < n - 1; i++)
-        CPU_SET(i, &s);
-    cr_assert_eq(sched_setaffinity(0, sizeof s, &s), 0);
-}
-
 /* Runs n requests at the given concurrency against a simulator started
  * with sim_args (plus --trace) and checks every request's first-token and
  * end stamps within 1 ms of the trace. */
@@ -81,7 +63,7 @@ static void agree(const char *const sim_args[], const char *concurrency, int n)
     }
     struct sim_proc sim;
     cr_assert_eq(sim_start_reference(&sim, args), 0);
-    own_cpus(sim.pid);
+    harness_split_cpus(sim.pid);
     const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--concurrency", concurrency,
                           "--num-prompts", np, "--input-len", "64", "--output-len", "16", "--out", art, NULL};
     static char out[16384];
