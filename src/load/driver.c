@@ -308,6 +308,27 @@ static void on_idle(evutil_socket_t fd, short what, void *arg)
     maybe_stop_loop(d);
 }
 
+/* Ends every request still in flight now and stops the loop: cut (kept,
+ * marked incomplete) when the window closed, else cancelled by a signal. */
+static void end_in_flight(struct driver *d, bool cut)
+{
+    int64_t now = clock_now_ns();
+    for (int i = 0; i < d->n_slots; i++) {
+        struct slot *s = &d->slots[i];
+        if (!s->x)
+            continue;
+        http_cancel(d->http, s->x);
+        if (cut)
+            s->rec->cut = true;
+        else
+            record_fail(s->rec, FAIL_CANCELLED, "cancelled by signal %d before the stream ended",
+                        d->out->stop_signal);
+        s->rec->t_end = now;
+        finish_slot(d, s);
+    }
+    event_base_loopbreak(d->base);
+}
+
 /* Duration mode: the window closed. Nothing more is sent; what still runs
  * is cut — kept, marked incomplete, its tokens so far counted by time. */
 static void on_window_end(evutil_socket_t fd, short what, void *arg)
@@ -317,35 +338,14 @@ static void on_window_end(evutil_socket_t fd, short what, void *arg)
     struct driver *d = arg;
     d->stopping = true;
     evtimer_del(d->arrival);
-    int64_t now = clock_now_ns();
-    for (int i = 0; i < d->n_slots; i++) {
-        struct slot *s = &d->slots[i];
-        if (!s->x)
-            continue;
-        http_cancel(d->http, s->x);
-        s->rec->cut = true;
-        s->rec->t_end = now;
-        finish_slot(d, s);
-    }
-    event_base_loopbreak(d->base);
+    end_in_flight(d, true);
 }
 
 static void on_grace_over(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    struct driver *d = arg;
-    int64_t now = clock_now_ns();
-    for (int i = 0; i < d->n_slots; i++) {
-        struct slot *s = &d->slots[i];
-        if (!s->x)
-            continue;
-        http_cancel(d->http, s->x);
-        record_fail(s->rec, FAIL_CANCELLED, "cancelled by signal %d before the stream ended", d->out->stop_signal);
-        s->rec->t_end = now;
-        finish_slot(d, s);
-    }
-    event_base_loopbreak(d->base);
+    end_in_flight(arg, false);
 }
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)

@@ -368,13 +368,20 @@ static void add_vllm_choice(cJSON *root, const struct sim_body *b)
     cJSON_AddNullToObject(c, "token_ids");
 }
 
-static char *body_vllm(const struct sim_body *b)
+/* The fields every OpenAI completion body starts with: id, object, created, model. */
+static cJSON *body_head(const struct sim_body *b)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "id", b->id);
     cJSON_AddStringToObject(root, "object", b->ep == SIM_EP_CHAT ? "chat.completion" : "text_completion");
     cJSON_AddNumberToObject(root, "created", (double)b->created);
     cJSON_AddStringToObject(root, "model", b->model);
+    return root;
+}
+
+static char *body_vllm(const struct sim_body *b)
+{
+    cJSON *root = body_head(b);
     add_vllm_choice(root, b);
     cJSON_AddNullToObject(root, "service_tier");
     cJSON_AddStringToObject(root, "system_fingerprint",
@@ -390,11 +397,7 @@ static char *body_vllm(const struct sim_body *b)
 
 static char *body_sglang(const struct sim_body *b)
 {
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "id", b->id);
-    cJSON_AddStringToObject(root, "object", b->ep == SIM_EP_CHAT ? "chat.completion" : "text_completion");
-    cJSON_AddNumberToObject(root, "created", (double)b->created);
-    cJSON_AddStringToObject(root, "model", b->model);
+    cJSON *root = body_head(b);
     cJSON *c = add_choice_object(root);
     cJSON_AddNumberToObject(c, "index", 0);
     if (b->ep == SIM_EP_CHAT) {
