@@ -49,3 +49,148 @@ int flag_rate(const char *cmd, const char *flag, const char *s, double *out)
     fprintf(stderr, "anvil %s: --%s: expected a number > 0 or inf, got '%s'\n", cmd, flag, s);
     return -1;
 }
+
+const struct flag_spec *flags_find(const struct flag_spec *t, const char *name)
+{
+    for (; t->name; t++)
+        if (!strcmp(t->name, name) || (t->alias && !strcmp(t->alias, name)))
+            return t;
+    return NULL;
+}
+
+static int set_choice(const char *cmd, const struct flag_spec *f, const char *v, int *out)
+{
+    char want[256] = "";
+    for (int i = 0; f->choices[i]; i++) {
+        if (!strcmp(f->choices[i], v)) {
+            *out = i;
+            return 0;
+        }
+        size_t n = strlen(want);
+        snprintf(want + n, sizeof want - n, "%s%s", i ? (f->choices[i + 1] ? ", " : " or ") : "",
+                 f->choices[i]);
+    }
+    fprintf(stderr, "anvil %s: --%s: expected %s, got '%s'\n", cmd, f->name, want, v);
+    return -1;
+}
+
+/* Stores value v of flag f (named as typed: name) into cfg. */
+static int set_flag(const char *cmd, const struct flag_spec *f, const char *name, void *cfg,
+                    const char *v)
+{
+    void *p = (char *)cfg + f->offset;
+    switch (f->kind) {
+    case FLAG_STRING: *(const char **)p = v; return 0;
+    case FLAG_LONG: return flag_long(cmd, name, v, (long)f->min, (long)f->max, p);
+    case FLAG_DOUBLE: return flag_double(cmd, name, v, f->min, p);
+    case FLAG_RATE: return flag_rate(cmd, name, v, p);
+    case FLAG_ON: *(bool *)p = true; return 0;
+    case FLAG_OFF: *(bool *)p = false; return 0;
+    case FLAG_CHOICE: return set_choice(cmd, f, v, p);
+    case FLAG_CUSTOM: return f->parse(cfg, cmd, name, v);
+    }
+    return -1;
+}
+
+static bool takes_value(const struct flag_spec *f)
+{
+    return f->kind != FLAG_ON && f->kind != FLAG_OFF;
+}
+
+int flags_defaults(const char *cmd, const struct flag_spec *t, void *cfg)
+{
+    for (const struct flag_spec *f = t; f->name; f++)
+        if (f->def && set_flag(cmd, f, f->name, cfg, f->def) != 0)
+            return -1;
+    return 0;
+}
+
+int flags_parse(const char *cmd, const struct flag_spec *t, void *cfg, int argc, char **argv,
+                int (*positional)(void *cfg, const char *arg), int *rest, bool *seen)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help"))
+            return 1;
+        if (!strcmp(a, "--")) {
+            if (rest) {
+                *rest = i + 1;
+                return 0;
+            }
+            for (i++; i < argc; i++)
+                if (!positional || positional(cfg, argv[i]) != 0)
+                    goto unexpected;
+            return 0;
+        }
+        if (strncmp(a, "--", 2) != 0 || !a[2]) {
+            if (positional && positional(cfg, a) == 0)
+                continue;
+        unexpected:
+            fprintf(stderr, "anvil %s: unexpected argument '%s' (see 'anvil %s --help')\n", cmd,
+                    argv[i], cmd);
+            return -1;
+        }
+        char name[128];
+        const char *eq = strchr(a + 2, '=');
+        size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+        snprintf(name, sizeof name, "%.*s", (int)len, a + 2);
+        const struct flag_spec *f = len < sizeof name ? flags_find(t, name) : NULL;
+        if (!f) {
+            fprintf(stderr, "anvil %s: unknown flag '%s' (see 'anvil %s --help')\n", cmd, a, cmd);
+            return -1;
+        }
+        const char *v = eq ? eq + 1 : NULL;
+        if (takes_value(f) && !v) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "anvil %s: missing value for '%s' (see 'anvil %s --help')\n", cmd, a, cmd);
+                return -1;
+            }
+            v = argv[++i];
+        } else if (!takes_value(f) && v) {
+            fprintf(stderr, "anvil %s: --%s takes no value\n", cmd, name);
+            return -1;
+        }
+        if (set_flag(cmd, f, name, cfg, v) != 0)
+            return -1;
+        while (f->many && i + 1 < argc && argv[i + 1][0] != '-')
+            if (set_flag(cmd, f, name, cfg, argv[++i]) != 0)
+                return -1;
+        if (seen)
+            seen[f - t] = true;
+    }
+    return 0;
+}
+
+void flags_help(FILE *out, const struct flag_spec *t)
+{
+    for (const struct flag_spec *f = t; f->name; f++) {
+        if (f->section)
+            fprintf(out, "%s\n", f->section);
+        char left[96], line[1024];
+        snprintf(left, sizeof left, "--%s%s%s", f->name, f->metavar ? " " : "",
+                 f->metavar ? f->metavar : "");
+        fprintf(out, "  %-28s ", left);
+        if (strlen(left) > 28)
+            fprintf(out, "\n  %-28s ", "");
+        int n = snprintf(line, sizeof line, "%s", f->help);
+        if (f->alias)
+            n += snprintf(line + n, sizeof line - (size_t)n, " (alias --%s)", f->alias);
+        if (f->def)
+            snprintf(line + n, sizeof line - (size_t)n, " (default %s)", f->def);
+        /* wrap at 78 columns, indented under the help column */
+        int col = 0;
+        for (const char *w = line; *w;) {
+            size_t wl = strcspn(w, " ");
+            if (col && col + (int)wl > 48) {
+                fprintf(out, "\n  %-28s ", "");
+                col = 0;
+            }
+            fprintf(out, "%s%.*s", col ? " " : "", (int)wl, w);
+            col += (int)wl + (col ? 1 : 0);
+            w += wl;
+            while (*w == ' ')
+                w++;
+        }
+        fputc('\n', out);
+    }
+}

@@ -2,6 +2,10 @@
 #ifndef ANVIL_CLI_FLAGS_H
 #define ANVIL_CLI_FLAGS_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
 /* Parses an integer in [min, max] from the whole of s. On error prints
  * "anvil CMD: --FLAG: ..." to stderr and returns -1; else stores it and returns 0. */
 int flag_long(const char *cmd, const char *flag, const char *s, long min, long max, long *out);
@@ -12,5 +16,57 @@ int flag_double(const char *cmd, const char *flag, const char *s, double min, do
 /* Parses a rate-like value > 0: a finite number or "inf" (INFINITY); errors
  * as flag_long. */
 int flag_rate(const char *cmd, const char *flag, const char *s, double *out);
+
+/* One command's flags as a table: each row names the flag, how its value
+ * is read, where it is stored (an offset into the command's config
+ * struct), its default and its help. Help text, parsing and defaults all
+ * come from the table, so they cannot drift apart. */
+enum flag_kind {
+    FLAG_STRING,    /* const char * (the argv string itself, borrowed) */
+    FLAG_LONG,      /* long in [min, max] */
+    FLAG_DOUBLE,    /* finite double ≥ min */
+    FLAG_RATE,      /* double > 0 or "inf" */
+    FLAG_ON,        /* bool set true; no value */
+    FLAG_OFF,       /* bool set false; no value */
+    FLAG_CHOICE,    /* int: index of the value in choices */
+    FLAG_CUSTOM,    /* parse(cfg, value) does the work */
+};
+
+struct flag_spec {
+    const char *name;           /* without "--"; NULL ends the table */
+    const char *alias;          /* a second name (vLLM's), or NULL */
+    enum flag_kind kind;
+    size_t offset;              /* of the field in the config struct */
+    const char *metavar;        /* "N", "S", "URL" ...; NULL for FLAG_ON/FLAG_OFF */
+    const char *def;            /* the default as it would be typed, applied by flags_defaults
+                                   and shown by flags_help; NULL = none (the help says why) */
+    const char *help;           /* with the unit of the value */
+    const char *section;        /* a heading printed before this flag, or NULL */
+    double min, max;            /* FLAG_LONG bounds; FLAG_DOUBLE uses min */
+    const char *const *choices; /* FLAG_CHOICE: NULL-terminated */
+    /* FLAG_CUSTOM: stores v into cfg. Returns 0, or -1 after printing why. */
+    int (*parse)(void *cfg, const char *cmd, const char *flag, const char *v);
+    bool many;                  /* arguments after the value that are not flags are more values
+                                   (vLLM's --goodput ttft:100 tpot:50) */
+};
+
+/* Applies every row's default to cfg. Returns 0, or -1 when a default does
+ * not parse (a bug in the table; printed). */
+int flags_defaults(const char *cmd, const struct flag_spec *t, void *cfg);
+
+/* Parses argv[1..argc) against the table into cfg: "--name value",
+ * "--name=value", "-h"/"--help". Arguments that are not flags are handed to
+ * positional (NULL: an error); "--" ends the flags and the rest go to
+ * positional too, when rest is NULL, or *rest = index of the first after it.
+ * When given, seen[i] is set for each row i that appeared. Returns 0, 1 when
+ * help was asked for, or -1 on a usage error (printed as "anvil CMD: ..."). */
+int flags_parse(const char *cmd, const struct flag_spec *t, void *cfg, int argc, char **argv,
+                int (*positional)(void *cfg, const char *arg), int *rest, bool *seen);
+
+/* Prints the table as help: sections, "--name METAVAR  help (default D)". */
+void flags_help(FILE *out, const struct flag_spec *t);
+
+/* The row named name (without "--"), or NULL. */
+const struct flag_spec *flags_find(const struct flag_spec *t, const char *name);
 
 #endif

@@ -1,0 +1,138 @@
+/* outputs.c — what a run leaves: the per-request log as requests end, the
+ * summary, and the artifact. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "load/driver.h"
+#include "run/stage.h"
+
+char *run_make_body(void *ud, long seq, long *planned, long *max_tokens)
+{
+    struct run_ctx *x = ud;
+    return workload_body(x->wl, seq, planned, max_tokens);
+}
+
+long run_follows(void *ud, long seq)
+{
+    struct run_ctx *x = ud;
+    return workload_follows(x->wl, seq);
+}
+
+void run_log_record(void *ud, const struct req_record *r)
+{
+    struct run_ctx *x = ud;
+    if (!x->requests_log)
+        return;
+    cJSON *line = r->fail == FAIL_NONE ? artifact_request_timing(r) : artifact_failure(r);
+    cJSON_AddStringToObject(line, "run_id", x->res->run_id);
+    cJSON_AddBoolToObject(line, "warmup", r->warmup);
+    cJSON_AddStringToObject(line, "status", r->cut ? "incomplete" : r->fail == FAIL_NONE ? "completed" : "failed");
+    char *s = cJSON_PrintUnformatted(line);
+    /* flushed per line: measured results survive a crash or kill */
+    if (!s || fprintf(x->requests_log, "%s\n", s) < 0 || fflush(x->requests_log) != 0)
+        x->res->log_errors++;
+    free(s);
+    cJSON_Delete(line);
+}
+
+/* Moves the records of requests that were sent to the front, keeping their
+ * order, and returns how many there are. The others were never initialized
+ * (all zero, owning nothing): they are overwritten and the tail zeroed. */
+static int sent_first(struct req_record *r, int n)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (r[i].t_start)
+            r[k++] = r[i];
+    memset(&r[k], 0, (size_t)(n - k) * sizeof *r);
+    return k;
+}
+
+/* The settings half of the artifact: what was asked for. */
+static struct bench_meta settings_meta(const struct run_ctx *x)
+{
+    const struct run_config *c = x->c;
+    return (struct bench_meta){
+        .run_id = x->res->run_id, .started_at = x->started_at, .server = &x->srv,
+        .engine_label = c->engine_label, .gpu_label = c->gpu_label,
+        .endpoint = endpoint_name(c->endpoint), .concurrency = (int)c->concurrency,
+        .num_prompts = (int)c->num_prompts, .request_rate = c->request_rate,
+        .burstiness = c->burstiness, .warmup = (int)c->warmup,
+        .input_len = c->dataset ? -1 : c->input_len, .output_len = c->output_len,
+        .ignore_eos = c->ignore_eos, .seed = (uint64_t)c->seed,
+        .calibration_method = x->calibration_method,
+        .calibration = x->cal.n_steps ? &x->cal : NULL, .sweep = c->sweep,
+        .dataset = x->ds.n ? x->ds.spec : NULL, .input_range = c->input_range,
+        .output_range = c->output_range, .shared_prefix_len = c->shared_prefix_len,
+        .duration_s = c->duration_s, .warmup_s = c->warmup_s, .slo = c->slo,
+    };
+}
+
+/* Whether the run was cut short, and why (static text). */
+static const char *incomplete_reason(const struct run_ctx *x, const struct driver_result *dr,
+                                     double window_s)
+{
+    const struct run_config *c = x->c;
+    if (dr->stop_signal)
+        return "stopped by signal";
+    if (x->res->summary.sent < x->res->summary.requests)
+        return "not every request was sent";
+    if (c->duration_s > 0 && window_s < c->duration_s * 0.999) {
+        run_say(x, "warning: the window lasted %.2f s of %g s: all %ld requests allowed by "
+                "--num-prompts were sent", window_s, c->duration_s, c->num_prompts);
+        return "the --num-prompts cap was reached before the window ended";
+    }
+    return NULL;
+}
+
+int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
+{
+    const struct run_config *c = x->c;
+    struct run_result *res = x->res;
+    struct run_summary *s = &res->summary;
+    struct summary_opts so = {
+        .method = c->pct, .ignore_eos = c->ignore_eos, .loop_lag_ms = dr->loop_lag_ms,
+        .lateness_is_client = c->concurrency == 0, .n_loop_lag = dr->n_loop_lag,
+        .check_prompt_tokens = x->cal.n_steps > 0, .slo = c->slo,
+        .window_start = dr->window_start, .window_end = dr->window_end,
+    };
+    /* duration mode: --num-prompts only capped the sends; the run is what was
+     * sent (not always a prefix: held multi-turn turns go out of order) */
+    res->n_records = c->duration_s > 0 ? sent_first(dr->records, dr->n_records) : dr->n_records;
+    res->records = dr->records;
+    dr->records = NULL;
+    res->warmup_failed = dr->warmup_failed;
+    if (summary_compute(res->records, res->n_records, &so, s) != 0) {
+        snprintf(res->error, sizeof res->error, "out of memory summarizing");
+        return -1;
+    }
+    res->summarized = true;
+    struct bench_meta meta = settings_meta(x);
+    if (c->duration_s > 0)      /* the requests are those the window saw, not a plan */
+        meta.num_prompts = s->sent;
+    /* every prompt starts unique, so hits mean the server reused something it should not have */
+    meta.cache_contaminated = c->shared_prefix_len == 0 && !c->dataset && s->cached_reports &&
+                              s->prompt_tokens > 0 && (double)s->cached_tokens > 0.05 * (double)s->prompt_tokens;
+    meta.window_s = dr->window_end > dr->window_start ? (double)(dr->window_end - dr->window_start) / 1e9 : 0;
+    meta.incomplete_reason = incomplete_reason(x, dr, meta.window_s);
+    meta.incomplete = meta.incomplete_reason != NULL;
+    char finished[21];
+    clock_utc_iso8601(finished);
+    meta.finished_at = finished;
+    meta.prewarmed_connections = dr->prewarmed;
+    meta.achieved_rate = dr->achieved_rate;
+    meta.client_cpu_user_s = dr->cpu_user_s;
+    meta.client_cpu_sys_s = dr->cpu_sys_s;
+    meta.stamps_kernel = dr->stamps_kernel;
+    meta.stamps_clock = dr->stamps_clock;
+    res->incomplete = meta.incomplete;
+    res->incomplete_reason = meta.incomplete_reason;
+    res->cache_contaminated = meta.cache_contaminated;
+    cJSON *art = artifact_benchmark(&meta, res->records, res->n_records, s);
+    int rc = art && artifact_write_file(res->artifact_path, art, res->error, sizeof res->error) == 0 ? 0 : -1;
+    if (!art)
+        snprintf(res->error, sizeof res->error, "out of memory building the artifact");
+    cJSON_Delete(art);
+    return rc;
+}

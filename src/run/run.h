@@ -1,0 +1,103 @@
+/* run.h — one benchmark run as a library stage: a config in, a result out.
+ *
+ * run_execute does what `anvil run` does between parsing flags and choosing
+ * an exit code: discovery, the workload and its calibration, the load
+ * (closed loop, open loop or duration window), the summary, the artifact
+ * file and the per-request log. Commands that need a run (run, and later
+ * decode or a report's re-run) fill a run_config and call it; none of them
+ * repeats the pipeline. */
+#ifndef ANVIL_RUN_RUN_H
+#define ANVIL_RUN_RUN_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <curl/curl.h>
+
+#include "artifact/benchmark.h"
+#include "openai/request.h"
+#include "stats/dist.h"
+#include "stats/summary.h"
+
+struct sampler;     /* load/sampler.h */
+
+enum calib_mode { CALIB_AUTO, CALIB_TOKENIZE, CALIB_PROBE, CALIB_NONE };
+
+/* Everything a run is. Strings and lists are borrowed: they must outlive
+ * run_execute. Units are in the names or comments. run_config_defaults gives
+ * the values `anvil run` documents. */
+struct run_config {
+    const char *base_url, *model, *api_key_env;
+    const char *out;                    /* artifact path; NULL = results/<run_id>.json */
+    const char *requests_out;           /* JSON Lines appended per request; NULL = none */
+    const char *engine_label, *gpu_label;
+    enum endpoint endpoint;
+    long concurrency;                   /* in flight: exactly (closed loop) or at most; 0 = no cap */
+    long num_prompts, warmup;           /* measured and unmeasured requests */
+    long input_len, output_len;         /* tokens */
+    long seed;
+    bool ignore_eos, continuous_usage;
+    enum pct_method pct;
+    enum calib_mode calib;
+    double timeout_s, connect_timeout_s, idle_timeout_s, grace_s;
+    double request_rate, burstiness;    /* requests/s (INFINITY = closed loop); gamma shape */
+    struct slo slo;
+    struct sweep_place sweep;           /* where the run sits in a sweep; case_id NULL = none */
+    double input_range, output_range;   /* uniform ± ratio of the lengths */
+    long shared_prefix_len;             /* tokens */
+    const char *dataset;                /* "jsonl:FILE" or "sharegpt:FILE"; NULL = synthetic */
+    bool multi_turn;
+    double duration_s, warmup_s;        /* duration mode (0 = off) */
+    const struct curl_slist *headers;   /* extra request headers; the API key is added from
+                                           $api_key_env by run_execute and never written */
+    bool progress;                      /* draw a progress line on stderr */
+    struct sampler *const *samplers;    /* run on the measuring loop (load/sampler.h); may be NULL */
+    int n_samplers;
+    int argc;                           /* the command line as given, for the artifact's */
+    char *const *argv;                  /* provenance (secrets redacted there); may be 0/NULL */
+    const char *name;                   /* prefix of messages, e.g. "anvil run" */
+    FILE *log;                          /* messages (warnings, errors); NULL = stderr */
+};
+
+/* Fills *c with `anvil run`'s documented defaults (the flag table in
+ * cli/run.c shows the same values: it sets them through this function). */
+void run_config_defaults(struct run_config *c);
+
+/* Checks the combination of settings (each value alone is checked where it
+ * is parsed). Returns 0, or -1 with a one-line message in err naming the
+ * settings in conflict. */
+int run_config_check(const struct run_config *c, char *err, size_t errlen);
+
+/* How a run ended, from best to worst; the command maps it to an exit code. */
+enum run_status {
+    RUN_OK,             /* complete, at least one request completed, artifact written */
+    RUN_INCOMPLETE,     /* artifact written, but cut short or nothing completed */
+    RUN_FAILED,         /* nothing measured (server absent, calibration failed) or the
+                           artifact could not be written; see error */
+};
+
+struct run_result {
+    enum run_status status;
+    char error[1024];           /* why, when status is RUN_FAILED (secrets scrubbed) */
+    char run_id[64];
+    char artifact_path[4096];
+    struct req_record *records; /* the measured requests, by request_index; owned */
+    int n_records;              /* sent first in duration mode; see summary.sent */
+    bool summarized;            /* summary holds the records' numbers */
+    struct run_summary summary;
+    int warmup_failed;          /* warm-up requests that failed */
+    bool incomplete;
+    const char *incomplete_reason;   /* static text; NULL when complete */
+    bool cache_contaminated;    /* see docs/ARTIFACTS.md */
+    int log_errors;             /* --requests-out lines that could not be written */
+};
+
+/* Runs the benchmark c describes and writes its artifact (and per-request
+ * log). Fills *out, which the caller releases with run_result_free. Returns
+ * out->status. Messages go to c->log as they happen. */
+enum run_status run_execute(const struct run_config *c, struct run_result *out);
+
+/* Frees what *r owns. */
+void run_result_free(struct run_result *r);
+
+#endif
