@@ -20,4 +20,11 @@ int aggregate_main(int argc, char **argv);
  * usage error. */
 int sweep_main(int argc, char **argv);
 
+struct flag_spec;
+
+/* `anvil run`'s flag table (cli/flags.h), for tests that hold it to the
+ * library's defaults. Rows store into a struct whose first member is a
+ * struct run_config. */
+const struct flag_spec *run_flag_table(void);
+
 #endif

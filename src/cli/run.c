@@ -169,6 +169,11 @@ static const struct flag_spec flags[] = {
     {0},
 };
 
+const struct flag_spec *run_flag_table(void)
+{
+    return flags;
+}
+
 static void usage(FILE *out)
 {
     fprintf(out, "usage: anvil run [flags]\n"

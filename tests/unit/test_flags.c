@@ -1,0 +1,149 @@
+/* test_flags.c — flag tables: parsing, defaults and help from one row each,
+ * and anvil run's table agreeing with the run library's defaults. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "cli/cli.h"
+#include "cli/flags.h"
+#include "run/run.h"
+
+struct demo {
+    const char *name;
+    long n;
+    double s;
+    double rate;
+    bool on;
+    int choice;
+    int many;
+};
+
+static int count_many(void *cfg, const char *cmd, const char *flag, const char *v)
+{
+    (void)cmd; (void)flag; (void)v;
+    ((struct demo *)cfg)->many++;
+    return 0;
+}
+
+static const char *const colours[] = {"red", "green", "blue", NULL};
+
+static const struct flag_spec demo_flags[] = {
+    {"name", "alias", FLAG_STRING, offsetof(struct demo, name), "TEXT", "x", "a name", .section = "Demo"},
+    {"n", NULL, FLAG_LONG, offsetof(struct demo, n), "N", "3", "a count", .min = 1, .max = 9},
+    {"s", NULL, FLAG_DOUBLE, offsetof(struct demo, s), "S", "0.5", "seconds", .min = 0.001},
+    {"rate", NULL, FLAG_RATE, offsetof(struct demo, rate), "R", "inf", "per second"},
+    {"on", NULL, FLAG_ON, offsetof(struct demo, on), NULL, NULL, "switch on"},
+    {"off", NULL, FLAG_OFF, offsetof(struct demo, on), NULL, NULL, "switch off"},
+    {"colour", NULL, FLAG_CHOICE, offsetof(struct demo, choice), "C", "green", "a colour", .choices = colours},
+    {"many", NULL, FLAG_CUSTOM, 0, "V...", NULL, "several values", .parse = count_many, .many = true},
+    {0},
+};
+
+static int parse(struct demo *d, int argc, char **argv)
+{
+    *d = (struct demo){0};
+    cr_assert_eq(flags_defaults("demo", demo_flags, d), 0);
+    return flags_parse("demo", demo_flags, d, argc, argv, NULL, NULL, NULL);
+}
+
+Test(flags, defaults_come_from_the_table)
+{
+    struct demo d;
+    char *argv[] = {"demo"};
+    cr_assert_eq(parse(&d, 1, argv), 0);
+    cr_assert_str_eq(d.name, "x");
+    cr_assert_eq(d.n, 3);
+    cr_assert_float_eq(d.s, 0.5, 1e-15);
+    cr_assert(isinf(d.rate));
+    cr_assert_eq(d.choice, 1);
+    cr_assert_not(d.on);
+}
+
+Test(flags, both_value_forms_aliases_and_many)
+{
+    struct demo d;
+    char *argv[] = {"demo", "--alias=y", "--n", "9", "--s=2", "--rate", "4", "--on", "--colour",
+                    "blue", "--many", "a", "b", "c", "--off"};
+    cr_assert_eq(parse(&d, 15, argv), 0);
+    cr_assert_str_eq(d.name, "y");
+    cr_assert_eq(d.n, 9);
+    cr_assert_float_eq(d.s, 2, 1e-15);
+    cr_assert_float_eq(d.rate, 4, 1e-15);
+    cr_assert_eq(d.choice, 2);
+    cr_assert_eq(d.many, 3);
+    cr_assert_not(d.on);
+}
+
+Test(flags, errors_and_help_request)
+{
+    struct demo d;
+    char *a1[] = {"demo", "--n", "10"};       /* above max */
+    char *a2[] = {"demo", "--nope"};
+    char *a3[] = {"demo", "--n"};             /* no value */
+    char *a4[] = {"demo", "--on=1"};          /* a switch takes none */
+    char *a5[] = {"demo", "--colour", "pink"};
+    char *a6[] = {"demo", "stray"};
+    char *a7[] = {"demo", "--n", "2", "-h"};
+    char *a8[] = {"demo", "--s", "0"};        /* below min */
+    cr_assert_eq(parse(&d, 3, a1), -1);
+    cr_assert_eq(parse(&d, 2, a2), -1);
+    cr_assert_eq(parse(&d, 2, a3), -1);
+    cr_assert_eq(parse(&d, 2, a4), -1);
+    cr_assert_eq(parse(&d, 3, a5), -1);
+    cr_assert_eq(parse(&d, 2, a6), -1);
+    cr_assert_eq(parse(&d, 4, a7), 1);
+    cr_assert_eq(parse(&d, 3, a8), -1);
+}
+
+/* Every row of the help shows its flag, alias and default. */
+Test(flags, help_lists_every_row_with_its_default)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    flags_help(f, demo_flags);
+    fclose(f);
+    for (const struct flag_spec *r = demo_flags; r->name; r++) {
+        char want[64];
+        snprintf(want, sizeof want, "--%s", r->name);
+        cr_assert(strstr(text, want), "%s missing from help:\n%s", want, text);
+    }
+    cr_assert(strstr(text, "Demo\n"));
+    cr_assert(strstr(text, "(alias --alias) (default x)"));
+    cr_assert(strstr(text, "(default green)"));
+    free(text);
+}
+
+/* anvil run's table and run_config_defaults must say the same thing: a
+ * default in one place only would let help and behaviour drift apart. */
+Test(flags, run_table_defaults_equal_the_library_defaults)
+{
+    struct run_config lib, cli;
+    run_config_defaults(&lib);
+    /* the table's rows store into a struct starting with the run_config */
+    struct { struct run_config c; void *headers; } wrapped = {0};
+    run_config_defaults(&wrapped.c);
+    cr_assert_eq(flags_defaults("run", run_flag_table(), &wrapped), 0);
+    cli = wrapped.c;
+    int rows = 0;
+    for (const struct flag_spec *r = run_flag_table(); r->name; r++) {
+        if (!r->def || r->kind == FLAG_CUSTOM)
+            continue;
+        rows++;
+        const char *a = (const char *)&lib + r->offset, *b = (const char *)&cli + r->offset;
+        if (r->kind == FLAG_STRING)
+            cr_assert_str_eq(*(const char *const *)a, *(const char *const *)b, "--%s", r->name);
+        else if (r->kind == FLAG_LONG)
+            cr_assert_eq(*(const long *)a, *(const long *)b, "--%s", r->name);
+        else if (r->kind == FLAG_CHOICE)
+            cr_assert_eq(*(const int *)a, *(const int *)b, "--%s", r->name);
+        else
+            cr_assert(*(const double *)a == *(const double *)b, "--%s", r->name);
+    }
+    cr_assert_gt(rows, 15);
+    cr_assert_eq(cli.endpoint, lib.endpoint);
+    cr_assert_eq(cli.input_range, lib.input_range);
+}
