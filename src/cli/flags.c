@@ -194,3 +194,11 @@ void flags_help(FILE *out, const struct flag_spec *t)
         fputc('\n', out);
     }
 }
+
+size_t flags_count(const struct flag_spec *t)
+{
+    size_t n = 0;
+    while (t[n].name)
+        n++;
+    return n;
+}

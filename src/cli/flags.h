@@ -66,6 +66,9 @@ int flags_parse(const char *cmd, const struct flag_spec *t, void *cfg, int argc,
 /* Prints the table as help: sections, "--name METAVAR  help (default D)". */
 void flags_help(FILE *out, const struct flag_spec *t);
 
+/* Rows in the table (before its {0} end). */
+size_t flags_count(const struct flag_spec *t);
+
 /* The row named name (without "--"), or NULL. */
 const struct flag_spec *flags_find(const struct flag_spec *t, const char *name);
 

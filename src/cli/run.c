@@ -9,170 +9,8 @@
 
 #include "cli/cli.h"
 #include "cli/flags.h"
+#include "cli/run_cli.h"
 #include "report/table.h"
-#include "run/run.h"
-
-/* The config, and what only the command line needs to build it. */
-struct run_cli {
-    struct run_config c;
-    struct curl_slist *headers;     /* --header values; owned */
-};
-
-#define AT(field) offsetof(struct run_cli, c.field)
-
-static int set_endpoint(void *cfg, const char *cmd, const char *flag, const char *v)
-{
-    if (endpoint_parse(v, &((struct run_cli *)cfg)->c.endpoint) == 0)
-        return 0;
-    fprintf(stderr, "anvil %s: --%s: expected chat or completions, got '%s'\n", cmd, flag, v);
-    return -1;
-}
-
-static int set_goodput(void *cfg, const char *cmd, const char *flag, const char *v)
-{
-    if (slo_parse(v, &((struct run_cli *)cfg)->c.slo) == 0)
-        return 0;
-    fprintf(stderr, "anvil %s: --%s: expected ttft:MS, tpot:MS or e2el:MS with MS > 0, each once, "
-            "got '%s'\n", cmd, flag, v);
-    return -1;
-}
-
-static int set_header(void *cfg, const char *cmd, const char *flag, const char *v)
-{
-    struct run_cli *r = cfg;
-    if (!strchr(v, ':') || v[0] == ':') {
-        /* the value may be a secret: never echo it */
-        fprintf(stderr, "anvil %s: --%s: expected 'Name: value', got (value withheld)\n", cmd, flag);
-        return -1;
-    }
-    struct curl_slist *l = curl_slist_append(r->headers, v);
-    if (!l)
-        return -1;
-    r->headers = l;
-    return 0;
-}
-
-static int set_ratio(const char *cmd, const char *flag, const char *v, double *out)
-{
-    if (flag_double(cmd, flag, v, 0, out) != 0)
-        return -1;
-    if (*out < 1)
-        return 0;
-    fprintf(stderr, "anvil %s: --%s: expected a ratio in [0, 1), got '%s'\n", cmd, flag, v);
-    return -1;
-}
-
-static int set_input_range(void *cfg, const char *cmd, const char *flag, const char *v)
-{
-    return set_ratio(cmd, flag, v, &((struct run_cli *)cfg)->c.input_range);
-}
-
-static int set_range_ratio(void *cfg, const char *cmd, const char *flag, const char *v)
-{
-    struct run_config *c = &((struct run_cli *)cfg)->c;
-    if (set_ratio(cmd, flag, v, &c->input_range) != 0)
-        return -1;
-    c->output_range = c->input_range;
-    return 0;
-}
-
-static const char *const pct_names[] = {"nearest", "linear", NULL};
-static const char *const calib_names[] = {"auto", "tokenize", "probe", "none", NULL};
-
-static const struct flag_spec flags[] = {
-    {"base-url", NULL, FLAG_STRING, AT(base_url), "URL", "http://127.0.0.1:8000/v1",
-     "OpenAI base URL, including /v1", .section = "Target"},
-    {"endpoint", NULL, FLAG_CUSTOM, 0, "chat|completions", "chat", "API to call",
-     .parse = set_endpoint},
-    {"model", NULL, FLAG_STRING, AT(model), "NAME", NULL,
-     "model to request (default: the first of GET {base}/models)"},
-    {"api-key-env", NULL, FLAG_STRING, AT(api_key_env), "VAR", "OPENAI_API_KEY",
-     "environment variable holding the API key, sent as a bearer token when set; never written anywhere"},
-    {"header", NULL, FLAG_CUSTOM, 0, "'Name: value'", NULL, "extra request header (repeatable)",
-     .parse = set_header},
-    {"concurrency", "max-concurrency", FLAG_LONG, AT(concurrency), "N", "1",
-     "requests in flight: exactly N in the closed loop, at most N with --request-rate (there "
-     "no cap unless given)", .section = "Load", .min = 1, .max = 100000},
-    {"request-rate", NULL, FLAG_RATE, AT(request_rate), "R", "inf",
-     "open loop: R requests/s; inf = the closed loop"},
-    {"burstiness", NULL, FLAG_RATE, AT(burstiness), "B", "1",
-     "gamma shape of the arrival gaps: 1 = Poisson, larger is smoother, inf = constant gaps"},
-    {"num-prompts", NULL, FLAG_LONG, AT(num_prompts), "N", "100",
-     "measured requests (with --duration: the most that may be sent, default 200000)",
-     .min = 1, .max = 100000000},
-    {"warmup", NULL, FLAG_LONG, AT(warmup), "N", "0", "unmeasured requests sent first",
-     .min = 0, .max = 1000000},
-    {"duration", NULL, FLAG_DOUBLE, AT(duration_s), "S", NULL,
-     "duration mode: keep the load on and measure for S seconds; output tokens are counted inside "
-     "the window by their arrival time (aggregate_tps); requests running at its end are kept as "
-     "incomplete", .min = 0.001},
-    {"warmup-s", NULL, FLAG_DOUBLE, AT(warmup_s), "S", "0",
-     "duration mode: seconds of load before the window opens", .min = 0},
-    {"input-len", "random-input-len", FLAG_LONG, AT(input_len), "N", "1024",
-     "prompt length in tokens, as the server counts them", .section = "Workload",
-     .min = 1, .max = 100000000},
-    {"output-len", "random-output-len", FLAG_LONG, AT(output_len), "N", "128",
-     "max_tokens per request, in tokens", .min = 1, .max = 100000000},
-    {"ignore-eos", NULL, FLAG_ON, AT(ignore_eos), NULL, NULL,
-     "send ignore_eos so every reply has exactly --output-len tokens (default on)"},
-    {"no-ignore-eos", NULL, FLAG_OFF, AT(ignore_eos), NULL, NULL, "let replies end at EOS"},
-    {"seed", NULL, FLAG_LONG, AT(seed), "N", "0",
-     "seed of the prompt filler text, length draws and arrival times", .min = 0, .max = 0x7fffffffL},
-    {"input-len-range", NULL, FLAG_CUSTOM, 0, "R", "0",
-     "prompt lengths uniform in [N(1-R), N(1+R)] tokens", .parse = set_input_range},
-    {"random-range-ratio", NULL, FLAG_CUSTOM, 0, "R", NULL,
-     "the same for prompt and output lengths (vLLM's flag)", .parse = set_range_ratio},
-    {"shared-prefix-len", NULL, FLAG_LONG, AT(shared_prefix_len), "N", "0",
-     "every prompt starts with the same N tokens (prefix-cache studies); the unique part follows it",
-     .min = 0, .max = 100000000},
-    {"dataset", NULL, FLAG_STRING, AT(dataset), "jsonl:FILE|sharegpt:FILE", NULL,
-     "prompts from a file: JSON Lines of {\"prompt\": ...} or {\"messages\": [...]} with an optional "
-     "\"max_tokens\" (else --output-len), or ShareGPT JSON"},
-    {"multi-turn", NULL, FLAG_ON, AT(multi_turn), NULL, NULL,
-     "with --dataset: one request per user turn, sending the conversation's recorded history "
-     "before it, only after the previous turn's reply has ended"},
-    {"calibration", NULL, FLAG_CHOICE, AT(calib), "auto|tokenize|probe|none", "auto",
-     "how prompt lengths are fitted to the server's tokenizer: POST /tokenize, probe requests with "
-     "max_tokens 1, or none (--input-len filler words as they are); auto tries tokenize, then probe",
-     .choices = calib_names},
-    {"continuous-usage", NULL, FLAG_ON, AT(continuous_usage), NULL, NULL,
-     "ask for usage on every chunk (stream_options.continuous_usage_stats; vLLM, SGLang) for "
-     "per-token ITL"},
-    {"timeout-s", NULL, FLAG_DOUBLE, AT(timeout_s), "S", "600", "whole-request timeout, seconds",
-     .section = "Limits", .min = 0.001},
-    {"connect-timeout-s", NULL, FLAG_DOUBLE, AT(connect_timeout_s), "S", "10",
-     "connection timeout, seconds", .min = 0.001},
-    {"idle-timeout-s", NULL, FLAG_DOUBLE, AT(idle_timeout_s), "S", "120",
-     "abort a stream silent for this long, seconds", .min = 0.001},
-    {"grace-s", NULL, FLAG_DOUBLE, AT(grace_s), "S", "5",
-     "after Ctrl-C/SIGTERM, how long in-flight requests may finish before they are cancelled, "
-     "seconds", .min = 0},
-    {"out", NULL, FLAG_STRING, AT(out), "FILE", NULL,
-     "artifact, schema anvil-serving.benchmark/v1 (default results/<run_id>.json)",
-     .section = "Output"},
-    {"requests-out", NULL, FLAG_STRING, AT(requests_out), "FILE", NULL,
-     "JSON Lines, one line per request, appended as each ends"},
-    {"percentile-method", NULL, FLAG_CHOICE, AT(pct), "nearest|linear", "nearest",
-     "nearest rank, or linear interpolation", .choices = pct_names},
-    {"goodput", NULL, FLAG_CUSTOM, 0, "ttft:MS tpot:MS e2el:MS", NULL,
-     "SLOs of a good request in ms (any subset, also comma separated); reports goodput_rps",
-     .parse = set_goodput, .many = true},
-    {"engine-label", NULL, FLAG_STRING, AT(engine_label), "TEXT", NULL,
-     "engine name for the artifact (default: detected)"},
-    {"gpu-label", NULL, FLAG_STRING, AT(gpu_label), "TEXT", NULL,
-     "hardware description for the artifact"},
-    {"case-id", NULL, FLAG_STRING, AT(sweep.case_id), "ID", NULL,
-     "where this run sits in a sweep (set by anvil sweep; written to the artifact's \"sweep\")"},
-    {"round", NULL, FLAG_LONG, AT(sweep.round), "N", NULL, "the sweep round, from 1",
-     .min = 1, .max = 1000000},
-    {"sweep-target", NULL, FLAG_STRING, AT(sweep.target), "LABEL", NULL, "the sweep target's label"},
-    {0},
-};
-
-const struct flag_spec *run_flag_table(void)
-{
-    return flags;
-}
 
 static void usage(FILE *out)
 {
@@ -180,7 +18,7 @@ static void usage(FILE *out)
             "Benchmarks one OpenAI-compatible streaming endpoint: by default a closed loop (exactly\n"
             "--concurrency requests in flight until --num-prompts measured requests finished), an\n"
             "open loop with --request-rate, or a time window with --duration.\n\n");
-    flags_help(out, flags);
+    flags_help(out, run_flag_table());
     fprintf(out, "  %-28s this text\n\nExit status: 0 complete, 1 incomplete or nothing measured "
             "(artifact still written when anything was), 2 usage error.\n", "-h, --help");
 }
@@ -189,13 +27,14 @@ static void usage(FILE *out)
  * duration mode caps sends only loosely. */
 static void settle(struct run_cli *r, const bool *seen)
 {
+    const struct flag_spec *t = run_flag_table();
     struct run_config *c = &r->c;
-    if (!seen[flags_find(flags, "concurrency") - flags] && !isinf(c->request_rate))
+    if (!seen[flags_find(t, "concurrency") - t] && !isinf(c->request_rate))
         c->concurrency = 0;
-    if (c->duration_s > 0 && !seen[flags_find(flags, "num-prompts") - flags])
+    if (c->duration_s > 0 && !seen[flags_find(t, "num-prompts") - t])
         c->num_prompts = 200000;
     c->headers = r->headers;
-    c->progress = isatty(STDERR_FILENO);
+    c->progress = !r->no_progress && isatty(STDERR_FILENO);
 }
 
 /* Prints the summary and returns the exit status. */
@@ -219,34 +58,46 @@ static int report(const struct run_config *c, const struct run_result *res)
     return res->status == RUN_OK ? 0 : 1;
 }
 
+/* Flags → a resolved, checked config. Returns 0, 1 for --help, -1 on a
+ * usage error (printed). */
+static int parse(struct run_cli *r, int argc, char **argv)
+{
+    const struct flag_spec *t = run_flag_table();
+    bool *seen = calloc(flags_count(t), sizeof *seen);
+    char err[1024];
+    run_config_defaults(&r->c);
+    int rc = seen ? flags_defaults("run", t, r) : -1;
+    if (rc == 0)
+        rc = flags_parse("run", t, r, argc, argv, NULL, NULL, seen);
+    if (rc == 0) {
+        settle(r, seen);
+        r->c.argc = argc;
+        r->c.argv = argv;
+        if (run_config_resolve(&r->c, err, sizeof err) != 0 || run_config_check(&r->c, err, sizeof err) != 0) {
+            fprintf(stderr, "anvil run: %s\n", err);
+            rc = -1;
+        }
+    }
+    free(seen);
+    return rc;
+}
+
 int run_main(int argc, char **argv)
 {
     struct run_cli r = {0};
-    run_config_defaults(&r.c);
-    bool seen[sizeof flags / sizeof *flags] = {0};
-    char err[512];
-    int rc = flags_defaults("run", flags, &r);
-    if (rc == 0)
-        rc = flags_parse("run", flags, &r, argc, argv, NULL, NULL, seen);
-    int status = 2;
+    int rc = parse(&r, argc, argv), status = 2;
     if (rc == 1) {
         usage(stdout);
         status = 0;
     } else if (rc == 0) {
-        settle(&r, seen);
-        r.c.argc = argc;
-        r.c.argv = argv;
-        if (run_config_check(&r.c, err, sizeof err) != 0) {
-            fprintf(stderr, "anvil run: %s\n", err);
-        } else {
-            curl_global_init(CURL_GLOBAL_DEFAULT);
-            struct run_result res;
-            run_execute(&r.c, &res);
-            status = report(&r.c, &res);
-            run_result_free(&res);
-            curl_global_cleanup();
-        }
+        curl_global_init(CURL_GLOBAL_DEFAULT);
+        struct run_result res;
+        run_execute(&r.c, &res);
+        status = report(&r.c, &res);
+        run_result_free(&res);
+        curl_global_cleanup();
     }
     curl_slist_free_all(r.headers);
+    cJSON_Delete(r.extra_body);
     return status;
 }

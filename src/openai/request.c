@@ -54,6 +54,23 @@ static char *finish_body(cJSON *root, const struct request_opts *o)
     }
     if (o->ignore_eos)
         cJSON_AddBoolToObject(root, "ignore_eos", 1);
+    if (o->sampling.has_temperature)
+        cJSON_AddNumberToObject(root, "temperature", o->sampling.temperature);
+    if (o->sampling.has_top_p)
+        cJSON_AddNumberToObject(root, "top_p", o->sampling.top_p);
+    if (o->sampling.has_top_k)
+        cJSON_AddNumberToObject(root, "top_k", (double)o->sampling.top_k);
+    const cJSON *x;
+    cJSON_ArrayForEach(x, o->extra_body) {
+        cJSON *copy = cJSON_Duplicate(x, 1);
+        if (!copy || (cJSON_HasObjectItem(root, x->string)
+                          ? !cJSON_ReplaceItemInObjectCaseSensitive(root, x->string, copy)
+                          : !cJSON_AddItemToObject(root, x->string, copy))) {
+            cJSON_Delete(copy);
+            cJSON_Delete(root);
+            return NULL;
+        }
+    }
     char *s = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     return s;

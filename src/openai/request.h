@@ -24,6 +24,13 @@ struct request_opts {
     bool stream;
     bool ignore_eos;        /* vLLM/SGLang/llama.cpp extension: force max_tokens output tokens */
     bool continuous_usage;  /* stream_options.continuous_usage_stats (vLLM, SGLang) */
+    struct sampling {       /* sent only when has_* is set: else the server's defaults */
+        bool has_temperature, has_top_p, has_top_k;
+        double temperature, top_p;
+        long top_k;         /* vLLM, SGLang and llama.cpp extension */
+    } sampling;
+    const cJSON *extra_body;/* an object whose keys are added to every body last, replacing
+                               anvil's own of the same name (vLLM's --extra-body); not owned */
 };
 
 /* Builds the JSON body for one request with the given prompt text (a single

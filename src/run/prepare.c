@@ -83,7 +83,8 @@ int run_prepare_workload(struct run_ctx *x)
     }
     struct workload_cfg wc = {
         .ro = {.endpoint = c->endpoint, .model = x->srv.model, .stream = true,
-               .ignore_eos = c->ignore_eos, .continuous_usage = c->continuous_usage},
+               .ignore_eos = c->ignore_eos, .continuous_usage = c->continuous_usage,
+               .sampling = c->sampling, .extra_body = c->extra_body},
         .salt = x->salt, .seed = (uint64_t)c->seed, .input_len = c->input_len,
         .output_len = c->output_len, .input_range = c->input_range, .output_range = c->output_range,
         .shared_prefix_len = c->shared_prefix_len, .ds = x->ds.n ? &x->ds : NULL,

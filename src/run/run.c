@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include "core/buf.h"
 #include "core/clock.h"
@@ -19,7 +20,7 @@
 void run_config_defaults(struct run_config *c)
 {
     *c = (struct run_config){
-        .base_url = "http://127.0.0.1:8000/v1", .api_key_env = "OPENAI_API_KEY",
+.api_key_env = "OPENAI_API_KEY",
         .endpoint = EP_CHAT, .concurrency = 1, .num_prompts = 100, .input_len = 1024,
         .output_len = 128, .ignore_eos = true, .pct = PCT_NEAREST, .calib = CALIB_AUTO,
         .timeout_s = 600, .connect_timeout_s = 10, .idle_timeout_s = 120, .grace_s = 5,
@@ -147,6 +148,27 @@ static int build_headers(struct run_ctx *x)
     return 0;
 }
 
+/* Discovery, retried once a second for up to --ready-check-timeout-sec
+ * while the server is not (yet) answering. Returns 0, or -1 with the last
+ * reason in x->res->error. */
+static int discover_ready(struct run_ctx *x)
+{
+    const struct run_config *c = x->c;
+    long setup_ms = (long)(fmin(c->timeout_s, 30) * 1000);
+    int64_t deadline = clock_now_ns() + (int64_t)(c->ready_timeout_s * 1e9);
+    for (bool said = false;; said = true) {
+        if (discover(c->base_url ? c->base_url : RUN_DEFAULT_BASE_URL, x->headers, c->model, setup_ms,
+                     &x->srv, x->res->error, sizeof x->res->error) == 0)
+            return 0;
+        if (clock_now_ns() + 1000000000 > deadline)
+            return -1;
+        if (!said)
+            run_say(x, "waiting up to %g s for the server (%s)", c->ready_timeout_s, x->res->error);
+        struct timespec one = {1, 0};
+        nanosleep(&one, NULL);
+    }
+}
+
 /* The steps before the load: every output path checked, headers, discovery,
  * workload. Returns 0, or -1 with the reason in x->res->error. */
 static int set_up(struct run_ctx *x)
@@ -157,7 +179,8 @@ static int set_up(struct run_ctx *x)
     if (c->out)
         snprintf(res->artifact_path, sizeof res->artifact_path, "%s", c->out);
     else
-        snprintf(res->artifact_path, sizeof res->artifact_path, "results/%s.json", res->run_id);
+        snprintf(res->artifact_path, sizeof res->artifact_path, "%s/%s.json",
+                 c->out_dir ? c->out_dir : "results", res->run_id);
     /* fail before measuring anything, not after */
     if (artifact_check_path(res->artifact_path, err, sizeof err) != 0) {
         snprintf(res->error, sizeof res->error, "--out: %s", err);
@@ -173,8 +196,7 @@ static int set_up(struct run_ctx *x)
         return -1;
     }
     raise_fd_limit(x);
-    long setup_ms = (long)(fmin(c->timeout_s, 30) * 1000);
-    if (discover(c->base_url, x->headers, c->model, setup_ms, &x->srv, res->error, sizeof res->error) != 0) {
+    if (discover_ready(x) != 0) {
         if (x->secret)
             redact(res->error, sizeof res->error, x->secret);
         return -1;

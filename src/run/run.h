@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include <cjson/cJSON.h>
 #include <curl/curl.h>
 
 #include "artifact/benchmark.h"
@@ -21,14 +22,35 @@
 
 struct sampler;     /* load/sampler.h */
 
+/* Where the server is when nothing says otherwise: vLLM's default port. */
+#define RUN_DEFAULT_BASE_URL "http://127.0.0.1:8000/v1"
+
 enum calib_mode { CALIB_AUTO, CALIB_TOKENIZE, CALIB_PROBE, CALIB_NONE };
+
+/* `vllm bench serve`'s flags where anvil names the concept differently:
+ * run_config_resolve maps them onto the run_config's own fields. Borrowed
+ * strings; NULL / 0 = not given. */
+struct run_compat {
+    const char *host;               /* --host, with port: http://HOST:PORT/v1 */
+    long port;
+    const char *endpoint;           /* "chat", "completions" or a path: "/v1/chat/completions" */
+    const char *backend;            /* vllm, openai, openai-chat, sglang, tgi, ... */
+    const char *dataset_name;       /* random, sharegpt or custom (JSON Lines) */
+    const char *dataset_path;
+    const char *result_dir, *result_filename;   /* the artifact's place */
+    const char *tokenizer;          /* accepted; anvil counts with the server's tokenizer */
+    bool save_result;               /* accepted; anvil always writes its artifact */
+    char base_url_buf[1024], out_buf[4096], dataset_buf[4200];  /* what resolve composes */
+};
 
 /* Everything a run is. Strings and lists are borrowed: they must outlive
  * run_execute. Units are in the names or comments. run_config_defaults gives
  * the values `anvil run` documents. */
 struct run_config {
-    const char *base_url, *model, *api_key_env;
-    const char *out;                    /* artifact path; NULL = results/<run_id>.json */
+    const char *base_url;               /* the OpenAI base, e.g. http://h:8000/v1; NULL = default */
+    const char *model, *api_key_env;
+    const char *out;                    /* artifact path; NULL = <out_dir>/<run_id>.json */
+    const char *out_dir;                /* NULL = results */
     const char *requests_out;           /* JSON Lines appended per request; NULL = none */
     const char *engine_label, *gpu_label;
     enum endpoint endpoint;
@@ -55,6 +77,11 @@ struct run_config {
     int n_samplers;
     int argc;                           /* the command line as given, for the artifact's */
     char *const *argv;                  /* provenance (secrets redacted there); may be 0/NULL */
+    struct sampling sampling;           /* temperature, top_p, top_k sent when set */
+    const cJSON *extra_body;            /* keys added to every request body (object), or NULL */
+    double ready_timeout_s;             /* wait up to this long for GET {base}/models to answer
+                                           before starting; 0 = fail at once */
+    struct run_compat compat;           /* vLLM's way of saying the same things (compat.c) */
     const char *name;                   /* prefix of messages, e.g. "anvil run" */
     FILE *log;                          /* messages (warnings, errors); NULL = stderr */
 };
@@ -62,6 +89,14 @@ struct run_config {
 /* Fills *c with `anvil run`'s documented defaults (the flag table in
  * cli/run.c shows the same values: it sets them through this function). */
 void run_config_defaults(struct run_config *c);
+
+/* Maps c->compat onto c's own fields (base_url, endpoint, dataset, out):
+ * --host/--port, a base URL without a path (gets /v1), an endpoint given as a
+ * path, --backend, --dataset-name/--dataset-path, --result-dir and
+ * --result-filename. Returns 0, or -1 with a message in err naming the
+ * flags in conflict or the value not understood. Notes (e.g. on
+ * --tokenizer) are printed to c->log. */
+int run_config_resolve(struct run_config *c, char *err, size_t errlen);
 
 /* Checks the combination of settings (each value alone is checked where it
  * is parsed). Returns 0, or -1 with a one-line message in err naming the

@@ -1,0 +1,214 @@
+/* run_flags.c — `anvil run`'s flag table: every flag's name, value, unit,
+ * default and help, in the order --help prints them. */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/flags.h"
+#include "cli/run_cli.h"
+
+#define AT(field) offsetof(struct run_cli, c.field)
+
+static int set_sampling(void *cfg, const char *cmd, const char *flag, const char *v)
+{
+    struct sampling *s = &((struct run_cli *)cfg)->c.sampling;
+    if (!strcmp(flag, "top-k")) {
+        s->has_top_k = true;
+        return flag_long(cmd, flag, v, 0, 1000000000L, &s->top_k);
+    }
+    bool temp = !strcmp(flag, "temperature");
+    *(temp ? &s->has_temperature : &s->has_top_p) = true;
+    return flag_double(cmd, flag, v, 0, temp ? &s->temperature : &s->top_p);
+}
+
+static int set_extra_body(void *cfg, const char *cmd, const char *flag, const char *v)
+{
+    struct run_cli *r = cfg;
+    cJSON *j = cJSON_Parse(v);
+    if (!cJSON_IsObject(j)) {
+        fprintf(stderr, "anvil %s: --%s: expected a JSON object, got '%s'\n", cmd, flag, v);
+        cJSON_Delete(j);
+        return -1;
+    }
+    cJSON_Delete(r->extra_body);
+    r->c.extra_body = r->extra_body = j;
+    return 0;
+}
+
+static int set_goodput(void *cfg, const char *cmd, const char *flag, const char *v)
+{
+    if (slo_parse(v, &((struct run_cli *)cfg)->c.slo) == 0)
+        return 0;
+    fprintf(stderr, "anvil %s: --%s: expected ttft:MS, tpot:MS or e2el:MS with MS > 0, each once, "
+            "got '%s'\n", cmd, flag, v);
+    return -1;
+}
+
+static int set_header(void *cfg, const char *cmd, const char *flag, const char *v)
+{
+    struct run_cli *r = cfg;
+    if (!strchr(v, ':') || v[0] == ':') {
+        /* the value may be a secret: never echo it */
+        fprintf(stderr, "anvil %s: --%s: expected 'Name: value', got (value withheld)\n", cmd, flag);
+        return -1;
+    }
+    struct curl_slist *l = curl_slist_append(r->headers, v);
+    if (!l)
+        return -1;
+    r->headers = l;
+    return 0;
+}
+
+static int set_ratio(const char *cmd, const char *flag, const char *v, double *out)
+{
+    if (flag_double(cmd, flag, v, 0, out) != 0)
+        return -1;
+    if (*out < 1)
+        return 0;
+    fprintf(stderr, "anvil %s: --%s: expected a ratio in [0, 1), got '%s'\n", cmd, flag, v);
+    return -1;
+}
+
+static int set_input_range(void *cfg, const char *cmd, const char *flag, const char *v)
+{
+    return set_ratio(cmd, flag, v, &((struct run_cli *)cfg)->c.input_range);
+}
+
+static int set_range_ratio(void *cfg, const char *cmd, const char *flag, const char *v)
+{
+    struct run_config *c = &((struct run_cli *)cfg)->c;
+    if (set_ratio(cmd, flag, v, &c->input_range) != 0)
+        return -1;
+    c->output_range = c->input_range;
+    return 0;
+}
+
+static const char *const pct_names[] = {"nearest", "linear", NULL};
+static const char *const calib_names[] = {"auto", "tokenize", "probe", "none", NULL};
+
+static const struct flag_spec flags[] = {
+    {"base-url", NULL, FLAG_STRING, AT(base_url), "URL", NULL,
+     "OpenAI base URL; a bare http://HOST:PORT gets /v1 (default " RUN_DEFAULT_BASE_URL ")",
+     .section = "Target"},
+    {"host", NULL, FLAG_STRING, AT(compat.host), "HOST", NULL,
+     "with --port, instead of --base-url: http://HOST:PORT/v1 (default 127.0.0.1)"},
+    {"port", NULL, FLAG_LONG, AT(compat.port), "N", NULL, "the server's port (default 8000)",
+     .min = 1, .max = 65535},
+    {"endpoint", NULL, FLAG_STRING, AT(compat.endpoint), "chat|completions|PATH", NULL,
+     "API to call, or its path as vLLM takes it (/v1/chat/completions) (default chat)"},
+    {"backend", NULL, FLAG_STRING, AT(compat.backend), "NAME", NULL,
+     "vLLM's name for the API: openai-chat or vllm-chat (chat); vllm, openai, sglang, tgi, ... "
+     "(completions)"},
+    {"model", NULL, FLAG_STRING, AT(model), "NAME", NULL,
+     "model to request (default: the first of GET {base}/models)"},
+    {"api-key-env", NULL, FLAG_STRING, AT(api_key_env), "VAR", "OPENAI_API_KEY",
+     "environment variable holding the API key, sent as a bearer token when set; never written anywhere"},
+    {"header", NULL, FLAG_CUSTOM, 0, "'Name: value'", NULL, "extra request header (repeatable)",
+     .parse = set_header},
+    {"concurrency", "max-concurrency", FLAG_LONG, AT(concurrency), "N", "1",
+     "requests in flight: exactly N in the closed loop, at most N with --request-rate (there "
+     "no cap unless given)", .section = "Load", .min = 1, .max = 100000},
+    {"request-rate", NULL, FLAG_RATE, AT(request_rate), "R", "inf",
+     "open loop: R requests/s; inf = the closed loop"},
+    {"burstiness", NULL, FLAG_RATE, AT(burstiness), "B", "1",
+     "gamma shape of the arrival gaps: 1 = Poisson, larger is smoother, inf = constant gaps"},
+    {"num-prompts", NULL, FLAG_LONG, AT(num_prompts), "N", "100",
+     "measured requests (with --duration: the most that may be sent, default 200000)",
+     .min = 1, .max = 100000000},
+    {"warmup", NULL, FLAG_LONG, AT(warmup), "N", "0", "unmeasured requests sent first",
+     .min = 0, .max = 1000000},
+    {"ready-check-timeout-sec", NULL, FLAG_DOUBLE, AT(ready_timeout_s), "S", "0",
+     "wait up to S seconds for the server to answer GET {base}/models before starting", .min = 0},
+    {"duration", NULL, FLAG_DOUBLE, AT(duration_s), "S", NULL,
+     "duration mode: keep the load on and measure for S seconds; output tokens are counted inside "
+     "the window by their arrival time (aggregate_tps); requests running at its end are kept as "
+     "incomplete", .min = 0.001},
+    {"warmup-s", NULL, FLAG_DOUBLE, AT(warmup_s), "S", "0",
+     "duration mode: seconds of load before the window opens", .min = 0},
+    {"input-len", "random-input-len", FLAG_LONG, AT(input_len), "N", "1024",
+     "prompt length in tokens, as the server counts them", .section = "Workload",
+     .min = 1, .max = 100000000},
+    {"output-len", "random-output-len", FLAG_LONG, AT(output_len), "N", "128",
+     "max_tokens per request, in tokens", .min = 1, .max = 100000000},
+    {"ignore-eos", NULL, FLAG_ON, AT(ignore_eos), NULL, NULL,
+     "send ignore_eos so every reply has exactly --output-len tokens (default on)"},
+    {"no-ignore-eos", NULL, FLAG_OFF, AT(ignore_eos), NULL, NULL, "let replies end at EOS"},
+    {"seed", NULL, FLAG_LONG, AT(seed), "N", "0",
+     "seed of the prompt filler text, length draws and arrival times", .min = 0, .max = 0x7fffffffL},
+    {"input-len-range", NULL, FLAG_CUSTOM, 0, "R", "0",
+     "prompt lengths uniform in [N(1-R), N(1+R)] tokens", .parse = set_input_range},
+    {"random-range-ratio", NULL, FLAG_CUSTOM, 0, "R", NULL,
+     "the same for prompt and output lengths (vLLM's flag)", .parse = set_range_ratio},
+    {"shared-prefix-len", NULL, FLAG_LONG, AT(shared_prefix_len), "N", "0",
+     "every prompt starts with the same N tokens (prefix-cache studies); the unique part follows it",
+     .min = 0, .max = 100000000},
+    {"dataset", NULL, FLAG_STRING, AT(dataset), "jsonl:FILE|sharegpt:FILE", NULL,
+     "prompts from a file: JSON Lines of {\"prompt\": ...} or {\"messages\": [...]} with an optional "
+     "\"max_tokens\" (else --output-len), or ShareGPT JSON"},
+    {"dataset-name", NULL, FLAG_STRING, AT(compat.dataset_name), "random|sharegpt|custom", NULL,
+     "vLLM's way to say --dataset: with --dataset-path (custom = JSON Lines)"},
+    {"dataset-path", NULL, FLAG_STRING, AT(compat.dataset_path), "FILE", NULL, "the dataset file"},
+    {"multi-turn", NULL, FLAG_ON, AT(multi_turn), NULL, NULL,
+     "with --dataset: one request per user turn, sending the conversation's recorded history "
+     "before it, only after the previous turn's reply has ended"},
+    {"calibration", NULL, FLAG_CHOICE, AT(calib), "auto|tokenize|probe|none", "auto",
+     "how prompt lengths are fitted to the server's tokenizer: POST /tokenize, probe requests with "
+     "max_tokens 1, or none (--input-len filler words as they are); auto tries tokenize, then probe",
+     .choices = calib_names},
+    {"continuous-usage", NULL, FLAG_ON, AT(continuous_usage), NULL, NULL,
+     "ask for usage on every chunk (stream_options.continuous_usage_stats; vLLM, SGLang) for "
+     "per-token ITL"},
+    {"temperature", NULL, FLAG_CUSTOM, 0, "T", NULL, "sampling temperature sent with every request "
+     "(default: not sent, the server's own)", .parse = set_sampling},
+    {"top-p", NULL, FLAG_CUSTOM, 0, "P", NULL, "nucleus sampling top_p (default: not sent)",
+     .parse = set_sampling},
+    {"top-k", NULL, FLAG_CUSTOM, 0, "K", NULL, "top_k sampling (default: not sent)",
+     .parse = set_sampling},
+    {"extra-body", NULL, FLAG_CUSTOM, 0, "JSON", NULL,
+     "a JSON object whose keys are added to every request body", .parse = set_extra_body},
+    {"tokenizer", NULL, FLAG_STRING, AT(compat.tokenizer), "NAME", NULL,
+     "accepted for vLLM's command lines; anvil counts tokens with the server's own tokenizer"},
+    {"timeout-s", NULL, FLAG_DOUBLE, AT(timeout_s), "S", "600", "whole-request timeout, seconds",
+     .section = "Limits", .min = 0.001},
+    {"connect-timeout-s", NULL, FLAG_DOUBLE, AT(connect_timeout_s), "S", "10",
+     "connection timeout, seconds", .min = 0.001},
+    {"idle-timeout-s", NULL, FLAG_DOUBLE, AT(idle_timeout_s), "S", "120",
+     "abort a stream silent for this long, seconds", .min = 0.001},
+    {"grace-s", NULL, FLAG_DOUBLE, AT(grace_s), "S", "5",
+     "after Ctrl-C/SIGTERM, how long in-flight requests may finish before they are cancelled, "
+     "seconds", .min = 0},
+    {"out", NULL, FLAG_STRING, AT(out), "FILE", NULL,
+     "artifact, schema anvil-serving.benchmark/v1 (default results/<run_id>.json)",
+     .section = "Output"},
+    {"result-dir", NULL, FLAG_STRING, AT(compat.result_dir), "DIR", NULL,
+     "directory of the artifact (default results)"},
+    {"result-filename", NULL, FLAG_STRING, AT(compat.result_filename), "NAME", NULL,
+     "file name of the artifact (default <run_id>.json)"},
+    {"save-result", NULL, FLAG_ON, AT(compat.save_result), NULL, NULL,
+     "accepted for vLLM's command lines: the artifact is always written"},
+    {"disable-tqdm", NULL, FLAG_ON, offsetof(struct run_cli, no_progress), NULL, NULL,
+     "no progress line"},
+    {"requests-out", NULL, FLAG_STRING, AT(requests_out), "FILE", NULL,
+     "JSON Lines, one line per request, appended as each ends"},
+    {"percentile-method", NULL, FLAG_CHOICE, AT(pct), "nearest|linear", "nearest",
+     "nearest rank, or linear interpolation", .choices = pct_names},
+    {"goodput", NULL, FLAG_CUSTOM, 0, "ttft:MS tpot:MS e2el:MS", NULL,
+     "SLOs of a good request in ms (any subset, also comma separated); reports goodput_rps",
+     .parse = set_goodput, .many = true},
+    {"engine-label", NULL, FLAG_STRING, AT(engine_label), "TEXT", NULL,
+     "engine name for the artifact (default: detected)"},
+    {"gpu-label", NULL, FLAG_STRING, AT(gpu_label), "TEXT", NULL,
+     "hardware description for the artifact"},
+    {"case-id", NULL, FLAG_STRING, AT(sweep.case_id), "ID", NULL,
+     "where this run sits in a sweep (set by anvil sweep; written to the artifact's \"sweep\")"},
+    {"round", NULL, FLAG_LONG, AT(sweep.round), "N", NULL, "the sweep round, from 1",
+     .min = 1, .max = 1000000},
+    {"sweep-target", NULL, FLAG_STRING, AT(sweep.target), "LABEL", NULL, "the sweep target's label"},
+    {0},
+};
+
+const struct flag_spec *run_flag_table(void)
+{
+    return flags;
+}

@@ -1,0 +1,81 @@
+/* test_vllm_flags.c — `vllm bench serve`'s flag vocabulary on anvil run:
+ * --host/--port, a bare base URL, --endpoint as a path, --backend,
+ * --dataset-name/--dataset-path, --result-dir/--result-filename, sampling
+ * flags; and the conflicts between the two vocabularies. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+
+#include "harness.h"
+
+static const char *art_str(const cJSON *a, const char *path)
+{
+    const cJSON *v = harness_json_path(a, path);
+    cr_assert(cJSON_IsString(v), "%s missing", path);
+    return v->valuestring;
+}
+
+Test(vllm_flags, host_port_endpoint_path_and_result_dir, .timeout = 60)
+{
+    struct sim_proc sim;
+    const char *sa[] = {"--ttft-ms", "2", "--itl-ms", "1", NULL};
+    cr_assert_eq(sim_start(&sim, sa), 0);
+    char port[16], dir[] = "/tmp/anvil-vllmflags-XXXXXX";
+    snprintf(port, sizeof port, "%d", sim.port);
+    cr_assert(mkdtemp(dir));
+    const char *argv[] = {harness_anvil_bin(), "run", "--host", sim.host, "--port", port,
+                          "--backend", "vllm", "--endpoint", "/v1/completions", "--num-prompts", "3",
+                          "--random-input-len", "32", "--random-output-len", "4", "--save-result",
+                          "--result-dir", dir, "--result-filename", "r.json", "--disable-tqdm",
+                          "--tokenizer", "meta-llama/Llama-3.1-8B", NULL};
+    char err[4096];
+    int status;
+    cr_assert_eq(run_cmd_err(argv, NULL, 0, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 0, "%s", err);
+    cr_assert(strstr(err, "--tokenizer is not needed"), "%s", err);
+    char path[128];
+    snprintf(path, sizeof path, "%s/r.json", dir);
+    cJSON *a = harness_load_json(path);
+    cr_assert(a, "no artifact at %s", path);
+    cr_assert_str_eq(art_str(a, "endpoint"), "completions");
+    cr_assert(strstr(art_str(a, "base_url"), "/v1"), "base_url %s", art_str(a, "base_url"));
+    cr_assert_null(strstr(art_str(a, "base_url"), "/v1/v1"));
+    cJSON_Delete(a);
+    unlink(path);
+    rmdir(dir);
+    /* a bare base URL (no /v1) reaches the API at /v1, as vLLM users write it */
+    const char *bare[] = {harness_anvil_bin(), "run", "--base-url", sim.root_url, "--num-prompts", "2",
+                          "--input-len", "16", "--output-len", "2", "--out", "/dev/null", NULL};
+    cr_assert_eq(run_cmd_err(bare, NULL, 0, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 0, "%s", err);
+    cr_assert_eq(sim_stop(&sim), 0);
+}
+
+Test(vllm_flags, conflicts_name_both_flags)
+{
+    struct { const char *args[8]; const char *want; } cases[] = {
+        {{"--backend", "openai-chat", "--endpoint", "/v1/completions"}, "--backend openai-chat calls chat"},
+        {{"--base-url", "http://x:1/v1", "--port", "9"}, "--base-url and --host/--port"},
+        {{"--dataset", "jsonl:a", "--dataset-name", "sharegpt", "--dataset-path", "b"}, "--dataset and --dataset-name"},
+        {{"--dataset-name", "sonnet", "--dataset-path", "b"}, "--dataset-name sonnet"},
+        {{"--dataset-name", "sharegpt"}, "needs --dataset-path"},
+        {{"--out", "a.json", "--result-filename", "b.json"}, "--out and --result-dir"},
+        {{"--backend", "openai-audio"}, "not a text-generation backend"},
+        {{"--endpoint", "/v1/embeddings"}, "--endpoint /v1/embeddings"},
+        {{"--extra-body", "[1]"}, "expected a JSON object"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *argv[12] = {harness_anvil_bin(), "run"};
+        int n = 2;
+        for (int k = 0; cases[i].args[k]; k++)
+            argv[n++] = cases[i].args[k];
+        char err[2048];
+        int status;
+        cr_assert_eq(run_cmd_err(argv, NULL, 0, err, sizeof err, &status), 0);
+        cr_assert_eq(status, 2, "case %zu: exit %d (%s)", i, status, err);
+        cr_assert(strstr(err, cases[i].want), "case %zu: '%s' not in: %s", i, cases[i].want, err);
+    }
+}
