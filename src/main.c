@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/version.h"
 #include "sim/sim.h"
 
 struct command {
@@ -12,11 +13,30 @@ struct command {
     const char *summary;
 };
 
+/* `anvil version` and `anvil --version`: one line, e.g.
+ * "anvil 0.3.0-12-gabc1234 (mpi: off, nvml: dlopen)". */
+static int version_main(int argc, char **argv)
+{
+    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        printf("usage: anvil version\n       anvil --version\n\n"
+               "Prints the version anvil was built from (git describe, or the VERSION file of a\n"
+               "release) and the optional components built in.\n");
+        return 0;
+    }
+    if (argc > 1) {
+        fprintf(stderr, "anvil version: unexpected argument '%s'\n", argv[1]);
+        return 2;
+    }
+    printf("anvil %s (%s)\n", anvil_version(), anvil_components());
+    return 0;
+}
+
 static const struct command commands[] = {
     {"run", run_main, "benchmark one OpenAI-compatible streaming endpoint"},
     {"sim", sim_main, "serve the built-in OpenAI-compatible engine simulator"},
     {"sweep", sweep_main, "run cases × targets × rounds; write the matrix and load curve"},
     {"aggregate", aggregate_main, "build a matrix (median, min, max across rounds) from round artifacts"},
+    {"version", version_main, "print the version and the optional components built in"},
 };
 
 static void usage(FILE *out)
@@ -42,6 +62,8 @@ int main(int argc, char **argv)
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
+    if (!strcmp(argv[1], "--version"))
+        return version_main(argc - 1, argv + 1);
     if (!strcmp(argv[1], "help")) {
         if (argc < 3) { usage(stdout); return 0; }
         const struct command *c = find(argv[2]);

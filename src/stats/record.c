@@ -8,6 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+long record_prompt_tolerance(long planned_prompt_tokens)
+{
+    long pct = planned_prompt_tokens / 100;
+    return pct > 4 ? pct : 4;
+}
+
 const char *fail_kind_name(enum fail_kind k)
 {
     static const char *const names[] = {

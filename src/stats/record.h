@@ -66,6 +66,13 @@ struct req_record {
     char fail_msg[256];
 };
 
+/* How far the server's usage.prompt_tokens may stray from the planned
+ * prompt length before the two count as different, in tokens: ±1% of
+ * planned_prompt_tokens or ±4 tokens, whichever is larger (chat templates
+ * add a few tokens; docs/METHODOLOGY.md). Calibration aims within it and the
+ * run summary counts the requests outside it. */
+long record_prompt_tolerance(long planned_prompt_tokens);
+
 /* Zeroes *r and marks every count unknown. */
 void record_init(struct req_record *r, int index, bool warmup, long planned_prompt_tokens,
                  long max_tokens);

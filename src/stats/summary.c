@@ -8,7 +8,6 @@
 
 #include "core/clock.h"
 #include "stats/metrics.h"
-#include "workload/calibrate.h"
 
 /* Per-request values of every distribution, one column per dist_id. */
 struct columns {
@@ -240,7 +239,7 @@ int summary_compute(const struct req_record *recs, int n, const struct summary_o
         if (r->max_tokens > 0 && rm.output_tokens > r->max_tokens)
             out->usage_over_max++;
         if (o->check_prompt_tokens && r->planned_prompt_tokens >= 0 && (r->prompt_tokens < 0 ||
-            labs(r->prompt_tokens - r->planned_prompt_tokens) > calib_tolerance(r->planned_prompt_tokens)))
+            labs(r->prompt_tokens - r->planned_prompt_tokens) > record_prompt_tolerance(r->planned_prompt_tokens)))
             out->prompt_mismatch++;
         if (slo_any(&o->slo) && is_good(&o->slo, &rm))
             out->good++;

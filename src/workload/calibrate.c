@@ -3,14 +3,10 @@
 
 #include "workload/calibrate.h"
 
+#include "stats/record.h"
+
 #include <math.h>
 #include <stdlib.h>
-
-long calib_tolerance(long target_tokens)
-{
-    long pct = target_tokens / 100;
-    return pct > 4 ? pct : 4;
-}
 
 static long clamp_words(double w)
 {
@@ -20,7 +16,7 @@ static long clamp_words(double w)
 int calibrate(long target, calib_count_fn count, void *ud, struct calibration *out,
               char *err, size_t errlen)
 {
-    *out = (struct calibration){.target_tokens = target, .tolerance_tokens = calib_tolerance(target)};
+    *out = (struct calibration){.target_tokens = target, .tolerance_tokens = record_prompt_tolerance(target)};
     long w = target, best = -1;
     double slope = 1.0;     /* tokens per word; measured after the first step */
     for (int i = 0; i < CALIB_MAX_STEPS; i++) {

@@ -16,16 +16,13 @@ struct calib_step {
 
 struct calibration {
     long target_tokens;     /* what was asked for */
-    long tolerance_tokens;  /* max(4, 1% of target) */
+    long tolerance_tokens;  /* record_prompt_tolerance(target): max(4, 1% of target) */
     long words;             /* the chosen filler length */
     long tokens;            /* what the server counted for it */
     int n_steps;
     struct calib_step steps[CALIB_MAX_STEPS];
     int converged;          /* 1 when |tokens − target| ≤ tolerance */
 };
-
-/* Tolerance for a target: ±1% or ±4 tokens, whichever is larger. */
-long calib_tolerance(long target_tokens);
 
 /* Searches for the filler length whose token count is within tolerance of
  * target (secant steps on the measured counts, at most CALIB_MAX_STEPS

@@ -4,6 +4,7 @@
 
 #include <criterion/criterion.h>
 
+#include "stats/record.h"
 #include "workload/calibrate.h"
 
 /* A tokenizer of `per_word` tokens per word (rounded down) plus a fixed
@@ -47,7 +48,7 @@ Test(calibrate, converges_within_tolerance_for_many_tokenizers)
                 cr_assert_eq(calibrate(targets[t], fake_count, &f, &c, err, sizeof err), 0);
                 cr_assert(c.converged, "rate %.2f overhead %ld target %ld: got %ld", rates[r],
                           overheads[o], targets[t], c.tokens);
-                cr_assert_leq(labs(c.tokens - targets[t]), calib_tolerance(targets[t]));
+                cr_assert_leq(labs(c.tokens - targets[t]), record_prompt_tolerance(targets[t]));
                 cr_assert_leq(f.calls, 6, "%d calls", f.calls);
                 cr_assert_eq(c.n_steps, f.calls);
             }
@@ -70,10 +71,4 @@ Test(calibrate, count_failure_is_reported)
     char err[64] = "";
     cr_assert_eq(calibrate(100, failing_count, NULL, &c, err, sizeof err), -1);
     cr_assert_str_eq(err, "connection refused");
-}
-
-Test(calibrate, tolerance_is_one_percent_or_four_tokens)
-{
-    cr_assert_eq(calib_tolerance(100), 4);
-    cr_assert_eq(calib_tolerance(4096), 40);
 }

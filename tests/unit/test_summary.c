@@ -73,6 +73,27 @@ Test(summary, flags_ignore_eos_and_prompt_mismatches)
         record_free(&r[i]);
 }
 
+Test(summary, prompt_tolerance_is_one_percent_or_four_tokens)
+{
+    cr_assert_eq(record_prompt_tolerance(100), 4);
+    cr_assert_eq(record_prompt_tolerance(4096), 40);
+}
+
+Test(summary, prompt_mismatch_beyond_the_tolerance_only)
+{
+    struct req_record r[3];
+    completed(&r[0], 0, 0, 50, 10, 4, 1000 - 10);   /* planned 1000: ±10 is within */
+    completed(&r[1], 1, 0, 50, 10, 4, 1000 + 10);
+    completed(&r[2], 2, 0, 50, 10, 4, 1000 + 11);   /* one token beyond */
+    for (int i = 0; i < 3; i++)
+        r[i].planned_prompt_tokens = 1000;
+    struct run_summary s;
+    cr_assert_eq(summary_compute(r, 3, &(struct summary_opts){.method = PCT_NEAREST, .check_prompt_tokens = true, .slo = NO_SLO}, &s), 0);
+    cr_assert_eq(s.prompt_mismatch, 1);
+    for (int i = 0; i < 3; i++)
+        record_free(&r[i]);
+}
+
 Test(summary, one_token_reply_has_undefined_tpot_not_zero)
 {
     struct req_record r;
