@@ -135,6 +135,18 @@ static void inline_take(struct entry *e, enum sampler_phase phase, int64_t t_due
     }
 }
 
+/* Arms e's timer for its next slot, never early: libevent counts a timer
+ * from the loop pass's cached time — a whole pass of callbacks old by now,
+ * and it would fire that much early — so the cache is refreshed first; both
+ * it and the timeval are truncated to the µs, hence 2 µs more. */
+static void arm_slot(struct entry *e, int64_t now)
+{
+    event_base_update_cache_time(event_get_base(e->timer));
+    int64_t wait = e->next_slot - now;
+    struct timeval tv = ns_to_timeval((wait > 0 ? wait : 0) + 2000);
+    evtimer_add(e->timer, &tv);
+}
+
 /* An inline sampler's timer: the sample is for the slot it was armed for
  * (so t_taken − t_due is how late the loop ran it); slots the loop ran past
  * are skipped. */
@@ -151,8 +163,7 @@ static void on_inline_slot(evutil_socket_t fd, short what, void *arg)
         e->next_slot += k * p;
         e->rep.periodic_skipped += (long)k;
     }
-    struct timeval tv = ns_to_timeval(e->next_slot - now);
-    evtimer_add(e->timer, &tv);
+    arm_slot(e, clock_now_ns());
 }
 
 static void inline_start(struct entry *e, int64_t t)
@@ -167,9 +178,7 @@ static void inline_start(struct entry *e, int64_t t)
     inline_take(e, SAMPLER_BEFORE_WARMUP, t, clock_now_ns());
     if (e->timer) {
         e->next_slot = t + s->period_ns;
-        int64_t wait = e->next_slot - clock_now_ns();
-        struct timeval tv = ns_to_timeval(wait > 0 ? wait : 0);
-        evtimer_add(e->timer, &tv);
+        arm_slot(e, clock_now_ns());
     }
 }
 

@@ -61,8 +61,7 @@ struct sampler_tick {
      * sample, its slot: start + k × period_ns. start's tick carries the
      * run's start, stop's the after-last instant. */
     int64_t t_due;
-    /* When the hook was called (CLOCK_MONOTONIC ns). Boundaries: ≥ t_due.
-     * Periodic: ≥ t_due to within the µs the loop's timers round to. */
+    /* When the hook was called (CLOCK_MONOTONIC ns), ≥ t_due. */
     int64_t t_taken;
 };
 
@@ -135,6 +134,9 @@ struct sampler_runner;
 
 /* A runner for n samplers (the pointers are copied, not the samplers) on
  * base, the loop that stamps tokens (not owned; must outlive the runner).
+ * base should have precise timers (EVENT_BASE_FLAG_PRECISE_TIMER, as the
+ * driver's has): on libevent's default coarse clock timers fire up to a
+ * jiffy early, and an inline periodic sample would precede its slot.
  * Nothing runs until sampler_runner_start. Returns NULL when memory or the
  * wake-up descriptor (eventfd) cannot be had, or a sampler has no sample
  * hook or a negative period. */

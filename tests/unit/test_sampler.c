@@ -49,6 +49,19 @@ static bool tick_eq(const struct sampler_tick *a, const struct sampler_tick *b)
     return a->phase == b->phase && a->t_due == b->t_due && a->t_taken == b->t_taken;
 }
 
+/* A loop like the driver's: precise (timerfd, CLOCK_MONOTONIC) timers; the
+ * default coarse clock lags by up to a jiffy and fires timers that early. */
+static struct event_base *precise_base(void)
+{
+    struct event_config *ec = event_config_new();
+    cr_assert(ec);
+    event_config_set_flag(ec, EVENT_BASE_FLAG_PRECISE_TIMER);
+    struct event_base *b = event_base_new_with_config(ec);
+    event_config_free(ec);
+    cr_assert(b);
+    return b;
+}
+
 static void recorder_init(struct recorder *r)
 {
     memset(r, 0, sizeof *r);
@@ -173,7 +186,7 @@ static int run_script(struct script *s, struct sampler *const *list, int n, int 
                       int wait_ms)
 {
     memset(s, 0, sizeof *s);
-    s->base = event_base_new();
+    s->base = precise_base();
     cr_assert(s->base);
     s->runner = sampler_runner_new(s->base, list, n);
     cr_assert(s->runner);
@@ -278,7 +291,7 @@ Test(sampler, inline_slot_late_by_a_busy_loop_shows_the_lag_and_skips_what_it_ra
     struct sampler *list[] = {&s};
     struct script sc;
     memset(&sc, 0, sizeof sc);
-    sc.base = event_base_new();
+    sc.base = precise_base();
     sc.runner = sampler_runner_new(sc.base, list, 1);
     cr_assert(sc.runner);
     sc.t0 = clock_now_ns();
@@ -296,6 +309,70 @@ Test(sampler, inline_slot_late_by_a_busy_loop_shows_the_lag_and_skips_what_it_ra
     const struct sampler_report *rep = sampler_runner_report(sc.runner, 0);
     cr_assert_geq(rep->periodic_skipped, 4, "the slots the stall ran past are skipped, not taken in a burst");
     cr_assert_eq(rep->max_late_ns, worst);
+    script_free(&sc);
+}
+
+static void on_hog_5ms(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    (void)arg;
+    sleep_ms(5);
+}
+
+static void on_stall_6ms(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    (void)arg;
+    sleep_ms(6);
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    (void)arg;
+}
+
+/* A stall at 5 ms makes the next loop pass (at 11 ms) find a 5 ms hog (due
+ * at 9 ms) and the 10 ms slot both expired; the slot runs after the hog, at
+ * 16 ms, and arms the 20 ms slot. Counted from the pass's cached time (11
+ * ms) that timer is due at 15 ms, and the next pass a 1 ms ticker causes
+ * would take the sample 4–5 ms before its slot. */
+Test(sampler, inline_slots_are_never_taken_before_they_are_due)
+{
+    static struct recorder r;
+    recorder_init(&r);
+    struct sampler s = make_sampler(&r, "lag", 10 * MS, false);
+    struct sampler *list[] = {&s};
+    struct script sc;
+    memset(&sc, 0, sizeof sc);
+    sc.base = precise_base();
+    sc.runner = sampler_runner_new(sc.base, list, 1);
+    cr_assert(sc.runner);
+    sc.t0 = clock_now_ns();
+    cr_assert_eq(sampler_runner_start(sc.runner, sc.t0), 0);
+    at_ms(&sc, 5, on_stall_6ms, NULL);
+    at_ms(&sc, 9, on_hog_5ms, NULL);
+    struct event *ticker = event_new(sc.base, -1, EV_PERSIST, on_tick, NULL);
+    struct timeval ms1 = {0, 1000};
+    event_add(ticker, &ms1);
+    struct timeval tv = {0, 100000};
+    event_base_loopexit(sc.base, &tv);
+    event_base_dispatch(sc.base);
+    event_free(ticker);
+    cr_assert_eq(sampler_runner_stop(sc.runner, clock_now_ns(), 0), 0);
+    int periodic = 0;
+    for (int i = 0; i < r.n; i++) {
+        const struct sampler_tick *t = &r.calls[i].t;
+        if (t->phase != SAMPLER_PERIODIC)
+            continue;
+        periodic++;
+        cr_assert_geq(t->t_taken, t->t_due, "slot %d taken %.3f ms before it was due", periodic,
+                      (double)(t->t_due - t->t_taken) / 1e6);
+    }
+    cr_assert_geq(periodic, 5);
     script_free(&sc);
 }
 
@@ -363,7 +440,7 @@ Test(sampler, blocking_results_are_collected_while_the_loop_runs)
     struct sampler *list[] = {&b};
     struct script sc;
     memset(&sc, 0, sizeof sc);
-    sc.base = event_base_new();
+    sc.base = precise_base();
     sc.runner = sampler_runner_new(sc.base, list, 1);
     cr_assert(sc.runner);
     cr_assert_eq(sampler_runner_start(sc.runner, clock_now_ns()), 0);
@@ -477,7 +554,7 @@ Test(sampler, boundaries_are_taken_once_in_order_whatever_the_caller_skips_or_re
     struct sampler si = make_sampler(&a, "inline", 0, false);
     struct sampler sb = make_sampler(&b, "blocking", 0, true);
     struct sampler *list[] = {&si, &sb};
-    struct event_base *base = event_base_new();
+    struct event_base *base = precise_base();
     struct sampler_runner *r = sampler_runner_new(base, list, 2);
     cr_assert(r);
     cr_assert_eq(sampler_runner_phase(r, SAMPLER_WINDOW_START, 1), -1, "not started");
@@ -510,7 +587,7 @@ Test(sampler, a_runner_never_started_or_never_stopped_frees_cleanly)
     recorder_init(&a);
     struct sampler sb = make_sampler(&a, "blocking", 10 * MS, true);
     struct sampler *list[] = {&sb};
-    struct event_base *base = event_base_new();
+    struct event_base *base = precise_base();
     struct sampler_runner *r = sampler_runner_new(base, list, 1);
     cr_assert(r);
     cr_assert_eq(sampler_runner_report(r, 0)->state, SAMPLER_NOT_STARTED);
@@ -526,7 +603,7 @@ Test(sampler, a_runner_never_started_or_never_stopped_frees_cleanly)
 
 Test(sampler, rejects_a_sampler_without_a_sample_hook_or_with_a_negative_period)
 {
-    struct event_base *base = event_base_new();
+    struct event_base *base = precise_base();
     struct sampler bad = {.name = "bad"};
     struct sampler *list[] = {&bad};
     cr_assert_null(sampler_runner_new(base, list, 1));
