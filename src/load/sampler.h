@@ -67,9 +67,12 @@ struct sampler_tick {
 
 /* A sampler. The caller owns it and ud; both must outlive the run (and a
  * sampler reported SAMPLER_STOP_TIMED_OUT must keep ud valid for as long as
- * the process runs: its thread may still use it). Each hook runs on the
- * sampler's thread — the loop's when inline, its own when may_block — and
- * never two at once. */
+ * the process runs: its thread may still use it). start, sample and stop
+ * run on the sampler's thread — the loop's when inline, its own when
+ * may_block — one at a time. collect always runs on the loop's thread: for
+ * a blocking sampler while its thread may be sampling, so what collect
+ * touches in ud must not be touched by the other hooks (the result itself
+ * is handed over). */
 struct sampler {
     const char *name;       /* for reports, e.g. "loop_lag" (not owned) */
     /* Periodic samples every this many ns from the before-warm-up instant
