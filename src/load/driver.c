@@ -51,6 +51,8 @@ struct driver {
     long *follower;
     long *ready, ready_head, ready_tail;
     bool stopping;
+    bool answered;              /* some reply's headers arrived: the server was there */
+    struct server_gone streak;  /* connection failures since the last reply */
     struct event *sigint, *sigterm, *grace, *progress, *arrival, *window, *window_open;
     /* the lag probe, first of the samplers; the runner with cfg's after it */
     struct sampler lag;
@@ -86,6 +88,8 @@ static void on_headers(void *ud, int64_t t, long status)
 {
     struct slot *s = ud;
     touch(s);
+    s->d->answered = true;
+    s->d->streak = (struct server_gone){0};
     stream_headers(&s->st, t, status);
 }
 
@@ -128,6 +132,8 @@ static void open_window(struct driver *d, int64_t t)
     sampler_runner_phase(d->samplers, SAMPLER_WINDOW_START, t);
 }
 
+static void note_failure(struct driver *d, const struct req_record *r);
+
 /* Ends the slot's request: frees its transfer state, hands the record on,
  * returns the slot to the pool. */
 static void finish_slot(struct driver *d, struct slot *s)
@@ -151,6 +157,7 @@ static void finish_slot(struct driver *d, struct slot *s)
     }
     if (s->rec == &s->warm && s->rec->fail != FAIL_NONE)    /* a --warmup request */
         d->out->warmup_failed++;
+    note_failure(d, s->rec);
     if (d->cfg->on_record)
         d->cfg->on_record(d->cfg->ud, s->rec);
     bool warm = s->rec == &s->warm;
@@ -352,9 +359,11 @@ static void end_in_flight(struct driver *d, bool cut)
         http_cancel(d->http, s->x);
         if (cut)
             s->rec->cut = true;
-        else
+        else if (d->out->stop_signal)
             record_fail(s->rec, FAIL_CANCELLED, "cancelled by signal %d before the stream ended",
                         d->out->stop_signal);
+        else
+            record_fail(s->rec, FAIL_CANCELLED, "cancelled: the server went away before the stream ended");
         s->rec->t_end = now;
         finish_slot(d, s);
     }
@@ -397,6 +406,37 @@ static void on_grace_over(evutil_socket_t fd, short what, void *arg)
     end_in_flight(arg, false);
 }
 
+/* No new requests; those in flight get the grace period to end. */
+static void stop_sending(struct driver *d)
+{
+    d->stopping = true;
+    evtimer_del(d->arrival);
+    struct timeval tv = s_to_timeval(d->cfg->grace_s);
+    evtimer_add(d->grace, &tv);
+}
+
+/* Counts a request's end towards the server-gone streak: refused
+ * connections and cut streams since the last reply. */
+static void note_failure(struct driver *d, const struct req_record *r)
+{
+    if (!d->answered || (r->fail != FAIL_CONNECT && r->fail != FAIL_TRUNCATED) || d->out->server_gone.gone)
+        return;
+    struct server_gone *g = &d->streak;
+    if (!g->connect_failures && !g->truncated)
+        g->first_failure_ns = r->t_end;
+    g->connect_failures += r->fail == FAIL_CONNECT;
+    g->truncated += r->fail == FAIL_TRUNCATED;
+    if (g->connect_failures < DRIVER_GONE_AFTER)
+        return;
+    g->gone = true;
+    d->out->server_gone = *g;
+    fprintf(stderr, "%sanvil: the server went away: %d connections refused in a row (first failure "
+            "%.3f s into the run); no new requests\n", d->cfg->progress ? "\n" : "",
+            g->connect_failures, (double)(g->first_failure_ns - d->t0) / 1e9);
+    if (!d->stopping)
+        stop_sending(d);
+}
+
 static void on_signal(evutil_socket_t sig, short what, void *arg)
 {
     (void)what;
@@ -406,14 +446,11 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
         on_grace_over(-1, 0, d);
         return;
     }
-    d->stopping = true;
     d->out->stop_signal = (int)sig;
-    evtimer_del(d->arrival);
     fprintf(stderr, "%sanvil: signal %d: no new requests; waiting up to %.1f s for %zu in flight\n",
             d->cfg->progress ? "\n" : "",
             (int)sig, d->cfg->grace_s, http_in_flight(d->http));
-    struct timeval tv = s_to_timeval(d->cfg->grace_s);
-    evtimer_add(d->grace, &tv);
+    stop_sending(d);
     maybe_stop_loop(d);
 }
 

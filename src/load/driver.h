@@ -91,6 +91,15 @@ struct driver_result {
     size_t n_loop_lag;
     int warmup_failed;           /* warm-up requests that failed */
     int stop_signal;             /* the signal that stopped the run, 0 when none */
+    /* The server stopped answering: DRIVER_GONE_AFTER connections in a row
+     * refused, after it had answered, with no reply between. Nothing more
+     * was sent; requests in flight had the grace period to end. */
+    struct server_gone {
+        bool gone;
+        int64_t first_failure_ns;   /* CLOCK_MONOTONIC: end of the streak's first failure */
+        int connect_failures;       /* refused connections in the streak */
+        int truncated;              /* streams cut by the server in the streak */
+    } server_gone;
     int prewarmed;               /* connections opened by the pre-warm GETs that succeeded */
     double cpu_user_s, cpu_sys_s;/* the client's CPU time (whole process) while requests ran */
     long stamps_kernel;          /* arrival times (headers, body pieces) from the kernel (net/rxstamp.h) */
@@ -115,6 +124,11 @@ int driver_run(const struct driver_cfg *cfg, struct driver_result *out);
 /* How long the end of a run waits for blocking samplers to stop, unless
  * driver_cfg.sampler_stop_s says otherwise: 5 s. */
 #define DRIVER_SAMPLER_STOP_NS 5000000000
+
+/* Refused connections in a row (after the server had answered) that mean
+ * the server is gone: one could be a blip, three with no reply between are
+ * not (a killed server refuses every one within a millisecond). */
+#define DRIVER_GONE_AFTER 3
 
 /* Frees the records, lag samples and sampler reports. */
 void driver_result_free(struct driver_result *r);

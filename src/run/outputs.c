@@ -74,6 +74,8 @@ static const char *incomplete_reason(const struct run_ctx *x, const struct drive
                                      double window_s)
 {
     const struct run_config *c = x->c;
+    if (dr->server_gone.gone)
+        return "server_gone";
     if (dr->stop_signal)
         return "stopped by signal";
     if (x->res->summary.sent < x->res->summary.requests)
@@ -103,6 +105,7 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
     res->records = dr->records;
     dr->records = NULL;
     res->warmup_failed = dr->warmup_failed;
+    res->server_gone = dr->server_gone;
     if (summary_compute(res->records, res->n_records, &so, s) != 0) {
         snprintf(res->error, sizeof res->error, "out of memory summarizing");
         return -1;

@@ -16,11 +16,10 @@
 #include <curl/curl.h>
 
 #include "artifact/benchmark.h"
+#include "load/driver.h"
 #include "openai/request.h"
 #include "stats/dist.h"
 #include "stats/summary.h"
-
-struct sampler;     /* load/sampler.h */
 
 /* Where the server is when nothing says otherwise: vLLM's default port. */
 #define RUN_DEFAULT_BASE_URL "http://127.0.0.1:8000/v1"
@@ -125,6 +124,7 @@ struct run_result {
     const char *incomplete_reason;   /* static text; NULL when complete */
     bool cache_contaminated;    /* see docs/ARTIFACTS.md */
     int log_errors;             /* --requests-out lines that could not be written */
+    struct server_gone server_gone; /* the server stopped answering mid-run (load/driver.h) */
 };
 
 /* Runs the benchmark c describes and writes its artifact (and per-request
