@@ -60,6 +60,7 @@ struct run_config {
     bool ignore_eos, continuous_usage;
     enum pct_method pct;
     enum calib_mode calib;
+    const char *calibration_cache;      /* JSON file of calibrations reused across runs; NULL = none */
     double timeout_s, connect_timeout_s, idle_timeout_s, grace_s;
     double request_rate, burstiness;    /* requests/s (INFINITY = closed loop); gamma shape */
     struct slo slo;
