@@ -296,8 +296,8 @@ long server_count_tokens(const struct server_info *s, const struct curl_slist *h
     case ENGINE_UNKNOWN:
         break;
     }
-    snprintf(err, errlen, "the server at %s is no engine anvil knows (/models owned_by \"%s\"; "
-             "no answer at /version or /info), so it has no tokenize endpoint to ask",
+    snprintf(err, errlen, "the server at %s is not an engine anvil knows (/models owned_by \"%s\", "
+             "and neither /version nor /info names one), so it has no tokenize endpoint anvil can ask",
              s->display_url, s->owned_by);
     return -1;
 }

@@ -104,7 +104,7 @@ Test(tokenize, unknown_engine_names_why_without_asking)
     cr_assert_not(server_tokenize_supported(&s, EP_CHAT));
     char err[512];
     cr_assert_eq(server_count_tokens(&s, NULL, EP_CHAT, true, "hi", 1000, err, sizeof err), -1);
-    cr_assert(strstr(err, "no engine anvil knows") && strstr(err, "owned_by \"openai\""), "%s", err);
+    cr_assert(strstr(err, "not an engine anvil knows") && strstr(err, "owned_by \"openai\""), "%s", err);
     s.engine_id = ENGINE_LLAMACPP;
     cr_assert(server_tokenize_supported(&s, EP_CHAT));
 }
