@@ -75,7 +75,7 @@ void artifact_add_dist(cJSON *o, const char *base, bool ms, const struct dist *d
     }
     for (int i = 0; i < DIST_NPCT; i++) {
         snprintf(k, sizeof k, "%s_%s%s", base, dist_pct_names[i], unit);
-        artifact_add_number(o, k, d->pct[i]);
+        artifact_add_number(o, k, dist_pct_of(d, i));
     }
     snprintf(k, sizeof k, "%s_samples", base);
     cJSON_AddNumberToObject(o, k, (double)d->samples);
@@ -369,11 +369,11 @@ static void add_anvil_fields(cJSON *root, const struct bench_meta *m, const stru
     artifact_add_number(c, "cpu_us_per_event", s->events ? cpu * 1e6 / (double)s->events : NAN);
     artifact_add_number(c, "cpu_utilization", s->duration_ms > 0 ? cpu / (s->duration_ms / 1000) : NAN);
     cJSON *lag = cJSON_AddObjectToObject(c, "loop_lag_ms");
-    artifact_add_number(lag, "p50", s->loop_lag.pct[1]);
-    artifact_add_number(lag, "p99", s->loop_lag.pct[5]);
+    artifact_add_number(lag, "p50", s->loop_lag.p50);
+    artifact_add_number(lag, "p99", s->loop_lag.p99);
     artifact_add_number(lag, "max", s->loop_lag.max);
     cJSON_AddNumberToObject(lag, "samples", (double)s->loop_lag.samples);
-    artifact_add_number(c, "send_lateness_p99_ms", s->d[D_SEND_LATENESS].pct[5]);
+    artifact_add_number(c, "send_lateness_p99_ms", s->d[D_SEND_LATENESS].p99);
     cJSON *rx = cJSON_AddObjectToObject(c, "arrival_stamps");
     cJSON_AddNumberToObject(rx, "kernel_rx", (double)m->stamps_kernel);
     cJSON_AddNumberToObject(rx, "client_clock", (double)m->stamps_clock);
