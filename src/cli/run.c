@@ -49,6 +49,8 @@ struct run_opts {
     double duration_s, warmup_s;        /* duration mode (0 = off) */
     bool num_prompts_set;
     struct curl_slist *headers;     /* owned; holds the API key: never printed */
+    int argc;                       /* the command line, for the artifact's provenance */
+    char **argv;
 };
 
 static void usage(FILE *out)
@@ -272,7 +274,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
         .endpoint = EP_CHAT, .concurrency = 1, .num_prompts = 100, .input_len = 1024,
         .output_len = 128, .ignore_eos = true, .pct = PCT_NEAREST, .calib = CALIB_AUTO,
         .timeout_s = 600, .connect_timeout_s = 10, .idle_timeout_s = 120, .grace_s = 5,
-        .request_rate = INFINITY, .burstiness = 1, .slo = {NAN, NAN, NAN},
+        .request_rate = INFINITY, .burstiness = 1, .slo = {NAN, NAN, NAN}, .argc = argc, .argv = argv,
     };
     optind = 1;
     opterr = 0;
@@ -624,6 +626,7 @@ static int measure(const struct run_opts *o, struct run_ctx *ctx, const struct c
         .calibration = cal->n_steps ? cal : NULL, .sweep = o->sweep,
         .dataset = ctx->ds.n ? ctx->ds.spec : NULL, .input_range = o->input_range,
         .output_range = o->output_range, .shared_prefix_len = o->shared_prefix_len,
+        .argc = o->argc, .argv = o->argv,
     };
     int rc = write_outputs(o, &dr, &meta, path);
     driver_result_free(&dr);
