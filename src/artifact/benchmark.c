@@ -16,7 +16,7 @@ struct builder {
     bool oom;
 };
 
-static char *dup(struct builder *b, const char *s)
+static char *copy(struct builder *b, const char *s)
 {
     char *d = s ? strdup(s) : NULL;
     if (s && !d)
@@ -33,7 +33,7 @@ static void count_key(struct builder *b, struct bench_counts *c, const char *key
             return;
         }
     struct bench_count *v = realloc(c->v, (c->n + 1) * sizeof *v);
-    char *k = dup(b, key);
+    char *k = copy(b, key);
     if (!v || !k) {
         free(k);
         if (v)
@@ -59,9 +59,9 @@ static const char *phase_of(const struct req_record *r)
 static void failure_of(struct builder *b, const struct req_record *r, struct bench_failure *f)
 {
     *f = (struct bench_failure){
-        .request_index = r->index, .category = dup(b, fail_kind_name(r->fail)),
-        .http_status = r->http_status ? r->http_status : ARTIFACT_NONE, .phase = dup(b, phase_of(r)),
-        .message = dup(b, r->fail_msg),
+        .request_index = r->index, .category = copy(b, fail_kind_name(r->fail)),
+        .http_status = r->http_status ? r->http_status : ARTIFACT_NONE, .phase = copy(b, phase_of(r)),
+        .message = copy(b, r->fail_msg),
         .elapsed_ms = r->t_end && r->t_start ? ns_to_ms(r->t_end - r->t_start) : NAN,
     };
 }
@@ -78,7 +78,7 @@ static void timing_of(struct builder *b, const struct req_record *r, struct benc
     *t = (struct bench_timing){
         .content_chunks = r->content_chunks, .decode_tok_s = m.decode_tok_s, .e2e_ms = m.e2e_ms,
         .effective_prefill_tok_s = m.effective_prefill_tok_s, .generation_ms = m.generation_ms,
-        .mean_inter_token_latency_ms = m.tpot_ms, .output_token_source = dup(b, m.output_token_source),
+        .mean_inter_token_latency_ms = m.tpot_ms, .output_token_source = copy(b, m.output_token_source),
         .output_tokens = m.output_tokens, .planned_context_tokens = count_or_nan(r->planned_prompt_tokens),
         .prompt_tokens = count_or_nan(r->prompt_tokens), .reasoning_chunks = r->reasoning_chunks,
         .request_index = r->index, .time_to_first_output_ms = m.time_to_first_output_ms,
@@ -88,7 +88,7 @@ static void timing_of(struct builder *b, const struct req_record *r, struct benc
         .output_tps_per_user = m.output_tps_per_user, .send_lateness_ms = m.send_lateness_ms,
         .scheduled_ttft_ms = m.scheduled_ttft_ms, .scheduled_e2e_ms = m.scheduled_e2e_ms,
         .e2e_output_tps_per_user = m.e2e_output_tps_per_user, .output_chunks = (long)r->n_chunks,
-        .cached_tokens = count_or_nan(r->cached_tokens), .finish_reason = dup(b, r->finish_reason),
+        .cached_tokens = count_or_nan(r->cached_tokens), .finish_reason = copy(b, r->finish_reason),
         .max_tokens = r->max_tokens,
         /* the raw start on the client's CLOCK_MONOTONIC, to join with server-side traces */
         .start_monotonic_ns = (double)r->t_start,
@@ -101,25 +101,25 @@ static void methodology_of(struct builder *b, enum pct_method m, struct bench_me
     snprintf(d, sizeof d, "request-level mean, min, p25, p50, p75, p90, p95, p99, and max over completed requests using the %s percentile method", pct_method_name(m));
     *t = (struct bench_methodology){
         .present = true,
-        .clock = dup(b, "client CLOCK_MONOTONIC; bytes are dated by the kernel's software receive timestamp "
+        .clock = copy(b, "client CLOCK_MONOTONIC; bytes are dated by the kernel's software receive timestamp "
                         "(SO_TIMESTAMPNS), peeked before each socket read: headers and the read's first "
                         "HTTP chunk get the queue head's arrival, later chunks its newest segment's (segments "
                         "that queued up while the client was late share the newest one's stamp); by the "
                         "client clock at the read where the kernel gives none (counts: client.arrival_stamps)"),
-        .request_start = dup(b, "the instant the request is handed to the transport (curl_multi_add_handle)"),
-        .ttft = dup(b, "request start through the first non-empty streamed content delta (chat delta.content, completions text); role-only and empty chunks do not count"),
-        .time_to_first_output = dup(b, "request start through the first non-empty streamed reasoning or content delta"),
-        .e2e = dup(b, "request start through data: [DONE] (or connection close after the final chunk)"),
-        .generation = dup(b, "client-observed E2E minus time to first output"),
-        .tpot = dup(b, "generation time divided by (output tokens - 1); undefined (null) for one output token"),
-        .mean_inter_token_latency = dup(b, "alias of tpot: generation time divided by completion tokens after the first token"),
-        .decode = dup(b, "(output tokens - 1) divided by generation time"),
-        .effective_prefill = dup(b, "usage.prompt_tokens divided by time to first output; includes queueing, scheduling, prefill and first-token work"),
-        .output_tokens = dup(b, "usage.completion_tokens from the stream; only when the server reports none, the count of output-carrying chunks (output_token_source says which)"),
-        .itl = dup(b, "per chunk: gaps between consecutive output-carrying chunks of one request; itl_per_token divides each gap by the tokens the chunk carried (continuous usage, else the reply's later tokens spread evenly over its later chunks)"),
-        .throughput = dup(b, "sum of output tokens of completed requests divided by wall_clock_ms (first measured request start to last measured request end)"),
-        .distributions = dup(b, d),
-        .percentile_method = dup(b, pct_method_name(m)),
+        .request_start = copy(b, "the instant the request is handed to the transport (curl_multi_add_handle)"),
+        .ttft = copy(b, "request start through the first non-empty streamed content delta (chat delta.content, completions text); role-only and empty chunks do not count"),
+        .time_to_first_output = copy(b, "request start through the first non-empty streamed reasoning or content delta"),
+        .e2e = copy(b, "request start through data: [DONE] (or connection close after the final chunk)"),
+        .generation = copy(b, "client-observed E2E minus time to first output"),
+        .tpot = copy(b, "generation time divided by (output tokens - 1); undefined (null) for one output token"),
+        .mean_inter_token_latency = copy(b, "alias of tpot: generation time divided by completion tokens after the first token"),
+        .decode = copy(b, "(output tokens - 1) divided by generation time"),
+        .effective_prefill = copy(b, "usage.prompt_tokens divided by time to first output; includes queueing, scheduling, prefill and first-token work"),
+        .output_tokens = copy(b, "usage.completion_tokens from the stream; only when the server reports none, the count of output-carrying chunks (output_token_source says which)"),
+        .itl = copy(b, "per chunk: gaps between consecutive output-carrying chunks of one request; itl_per_token divides each gap by the tokens the chunk carried (continuous usage, else the reply's later tokens spread evenly over its later chunks)"),
+        .throughput = copy(b, "sum of output tokens of completed requests divided by wall_clock_ms (first measured request start to last measured request end)"),
+        .distributions = copy(b, d),
+        .percentile_method = copy(b, pct_method_name(m)),
     };
 }
 
@@ -206,16 +206,16 @@ static void run_fields_of(struct builder *b, const struct bench_meta *m, const s
                           struct benchmark *out)
 {
     const struct server_info *srv = m->server;
-    out->schema = dup(b, BENCHMARK_SCHEMA);
-    out->measurement_protocol = dup(b, m->duration_s > 0 ? PROTOCOL_DURATION
+    out->schema = copy(b, BENCHMARK_SCHEMA);
+    out->measurement_protocol = copy(b, m->duration_s > 0 ? PROTOCOL_DURATION
                                     : isinf(m->request_rate) ? PROTOCOL_CLOSED : PROTOCOL_OPEN);
-    out->run_id = dup(b, m->run_id);
-    out->started_at = dup(b, m->started_at);
-    out->finished_at = dup(b, m->finished_at);
-    out->base_url = dup(b, srv->display_url);
-    out->model = dup(b, srv->model);
-    out->engine = dup(b, m->engine_label ? m->engine_label : srv->engine);
-    out->gpu = dup(b, m->gpu_label);
+    out->run_id = copy(b, m->run_id);
+    out->started_at = copy(b, m->started_at);
+    out->finished_at = copy(b, m->finished_at);
+    out->base_url = copy(b, srv->display_url);
+    out->model = copy(b, srv->model);
+    out->engine = copy(b, m->engine_label ? m->engine_label : srv->engine);
+    out->gpu = copy(b, m->gpu_label);
     out->concurrency = m->concurrency;
     out->requests = m->num_prompts;
     out->completed = s->completed;
@@ -230,7 +230,7 @@ static void run_fields_of(struct builder *b, const struct bench_meta *m, const s
 
 static void calibration_of(struct builder *b, const struct bench_meta *m, struct bench_calibration *c)
 {
-    *c = (struct bench_calibration){.present = true, .method = dup(b, m->calibration_method)};
+    *c = (struct bench_calibration){.present = true, .method = copy(b, m->calibration_method)};
     if (m->calibration) {
         c->searched = true;
         c->c = *m->calibration;
@@ -255,14 +255,14 @@ static void client_of(const struct bench_meta *m, const struct run_summary *s, s
 static void anvil_fields_of(struct builder *b, const struct bench_meta *m, const struct run_summary *s,
                             struct benchmark *out)
 {
-    out->endpoint = dup(b, m->endpoint);
-    out->engine_detected = dup(b, m->server->engine);
-    out->engine_version = dup(b, m->server->engine_version);
+    out->endpoint = copy(b, m->endpoint);
+    out->engine_detected = copy(b, m->server->engine);
+    out->engine_version = copy(b, m->server->engine_version);
     out->warmup_requests = m->warmup;
     out->request_rate = isinf(m->request_rate) ? NAN : m->request_rate;    /* null = closed loop */
     out->burstiness = isinf(m->request_rate) ? NAN : m->burstiness;        /* closed loop: no arrivals */
     out->achieved_request_rate = m->achieved_rate;
-    out->load_mode = dup(b, isinf(m->request_rate) ? "closed-loop" : "open-loop");
+    out->load_mode = copy(b, isinf(m->request_rate) ? "closed-loop" : "open-loop");
     out->slo = (struct bench_slo){true, m->slo.ttft_ms, m->slo.tpot_ms, m->slo.e2el_ms};
     out->good_requests = slo_any(&m->slo) ? s->good : ARTIFACT_NONE;
     out->good_request_share = s->completed ? (double)s->good / s->completed : NAN;
@@ -270,7 +270,7 @@ static void anvil_fields_of(struct builder *b, const struct bench_meta *m, const
     out->ignore_eos = m->ignore_eos;
     out->not_sent = s->requests - s->sent;
     out->incomplete = m->incomplete;
-    out->incomplete_reason = dup(b, m->incomplete_reason);
+    out->incomplete_reason = copy(b, m->incomplete_reason);
     out->ignore_eos_violations = s->inv.violations[INV_IGNORE_EOS];
     out->has_invariants = true;
     out->invariants = s->inv;
@@ -288,13 +288,13 @@ static void anvil_fields_of(struct builder *b, const struct bench_meta *m, const
             .requests_started_in_window = s->sent, .incomplete_requests = s->cut,
             .warmup_requests = s->warmup_requests,
         };
-    out->workload = (struct bench_workload){true, dup(b, m->dataset), m->input_range, m->output_range,
+    out->workload = (struct bench_workload){true, copy(b, m->dataset), m->input_range, m->output_range,
                                             m->shared_prefix_len};
     if (m->sweep.case_id)
         /* an unlabelled target is named by its engine, as in `engine` */
         out->sweep = (struct bench_sweep){
-            true, dup(b, m->sweep.target ? m->sweep.target : m->engine_label ? m->engine_label : m->server->engine),
-            dup(b, m->sweep.case_id), m->sweep.round,
+            true, copy(b, m->sweep.target ? m->sweep.target : m->engine_label ? m->engine_label : m->server->engine),
+            copy(b, m->sweep.case_id), m->sweep.round,
         };
     client_of(m, s, &out->client);
     out->client_bound = s->client_bound;

@@ -127,16 +127,13 @@ int sweep_write_matrix(const struct sweep_plan *plan, const char *dir, bool inte
     if (!rc)
         rc = build_matrix(&r, &m, err, errlen);
     char *incomplete = !rc && interrupted ? strdup("INCOMPLETE") : NULL;
-    if (!rc && interrupted && !incomplete)
-        rc = -1;
     if (incomplete) {
         free(m.status);
         m.status = incomplete;
     }
-    if (!rc && provenance_copy(&m.provenance, prov) != 0)
-        rc = -1;
-    cJSON *doc = rc ? NULL : matrix_to_json(&m);
-    if (!rc && !doc) {
+    cJSON *doc = NULL;
+    if (!rc && ((interrupted && !incomplete) || provenance_copy(&m.provenance, prov) != 0
+                || !(doc = matrix_to_json(&m)))) {
         snprintf(err, errlen, "out of memory");
         rc = -1;
     }
