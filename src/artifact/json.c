@@ -177,6 +177,9 @@ int jread_fail(struct jread *r, const char *key, const char *fmt, ...)
     else
         snprintf(r->err, r->errlen, "%s%s%s%s%s: %s", r->name ? r->name : "", r->name ? ": " : "",
                  r->path, sep, k, what);
+    for (char *c = r->err; *c; c++)     /* keys and values quoted from the file stay on one line */
+        if ((unsigned char)*c < 0x20)
+            *c = '?';
     return -1;
 }
 

@@ -88,6 +88,7 @@ Test(plan, missing_or_mistyped_keys_name_the_file_and_the_key)
         {5, "round", "\"1\"", "p.json: jobs[5].round: expected a whole number ≥ 1, got a string"},
         {7, "artifact", "\"\"", "p.json: jobs[7].artifact: expected a non-empty string"},
         {0, "args", "\"--x\"", "p.json: jobs[0].args: expected an array, got a string"},
+        {-1, "schema", "\"two\\nlines\"", "p.json: schema: expected \"anvil-serving.sweep-plan/v1\", got \"two?lines\""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         cJSON *j = sweep_plan_to_json(&a);
