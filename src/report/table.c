@@ -34,9 +34,9 @@ static void latency(FILE *out, const char *title, const char *abbr, const struct
     snprintf(k, sizeof k, "Mean %s (ms):", abbr);
     row_num(out, k, d->mean, 2);
     snprintf(k, sizeof k, "Median %s (ms):", abbr);
-    row_num(out, k, d->pct[1], 2);
+    row_num(out, k, d->p50, 2);
     snprintf(k, sizeof k, "P99 %s (ms):", abbr);
-    row_num(out, k, d->pct[5], 2);
+    row_num(out, k, d->p99, 2);
 }
 
 /* The first recorded example of invariant i, or a blank one. */
@@ -82,11 +82,11 @@ void report_table(FILE *out, const char *title, const struct run_summary *s, int
     latency(out, "Inter-token Latency (per chunk)", "ITL", &s->d[D_ITL_CHUNK]);
     latency(out, "End-to-end Latency", "E2EL", &s->d[D_E2E]);
     header(out, "TTFT decomposition (median ms)");
-    row_num(out, "Response headers:", s->d[D_HEADERS].pct[1], 2);
-    row_num(out, "First byte:", s->d[D_FIRST_BYTE].pct[1], 2);
-    row_num(out, "First SSE event:", s->d[D_FIRST_EVENT].pct[1], 2);
-    row_num(out, "First output (reasoning or content):", s->d[D_TTFO].pct[1], 2);
-    row_num(out, "First content = TTFT:", s->d[D_TTFT].pct[1], 2);
+    row_num(out, "Response headers:", s->d[D_HEADERS].p50, 2);
+    row_num(out, "First byte:", s->d[D_FIRST_BYTE].p50, 2);
+    row_num(out, "First SSE event:", s->d[D_FIRST_EVENT].p50, 2);
+    row_num(out, "First output (reasoning or content):", s->d[D_TTFO].p50, 2);
+    row_num(out, "First content = TTFT:", s->d[D_TTFT].p50, 2);
     rule(out, '=');
     if (s->source_chunks)
         fprintf(out, "warning: %d requests reported no usage; their output tokens are chunk counts\n",
@@ -102,7 +102,7 @@ void report_table(FILE *out, const char *title, const struct run_summary *s, int
                     first_example(&s->inv, (enum invariant)i)->detail);
     if (s->client_bound)
         fprintf(out, "warning: the numbers are limited by the client (over 1 ms): event-loop lag p99 "
-                     "%.2f ms, send lateness p99 %.2f ms\n", s->loop_lag.pct[5], s->d[D_SEND_LATENESS].pct[5]);
+                     "%.2f ms, send lateness p99 %.2f ms\n", s->loop_lag.p99, s->d[D_SEND_LATENESS].p99);
     if (s->prompt_mismatch)
         fprintf(out, "warning: %d requests reported prompt_tokens other than the planned count "
                      "(truncated or re-templated prompts?)\n", s->prompt_mismatch);

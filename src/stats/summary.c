@@ -268,9 +268,9 @@ int summary_compute(const struct req_record *recs, int n, const struct summary_o
     for (int id = 0; id < D_COUNT; id++)
         dist_compute(c.v[id], c.n[id], m, &out->d[id]);
     /* a p99 needs 100 samples (1 s of probing) before one stall is not "the 99th percentile" */
-    bool lag_bound = out->loop_lag.samples >= 100 && out->loop_lag.pct[5] > 1.0;
+    bool lag_bound = out->loop_lag.samples >= 100 && out->loop_lag.p99 > 1.0;
     /* with a cap, a late send waited for a slot: the plan's doing, not the client's */
-    out->client_bound = lag_bound || (o->lateness_is_client && out->d[D_SEND_LATENESS].pct[5] > 1.0);
+    out->client_bound = lag_bound || (o->lateness_is_client && out->d[D_SEND_LATENESS].p99 > 1.0);
     free_columns(&c);
     return 0;
 }

@@ -49,7 +49,7 @@ Test(summary, throughput_latency_and_failures)
     cr_assert_float_eq(s.d[D_TTFT].mean, 55.0, 1e-9);
     cr_assert_float_eq(s.d[D_TPOT].max, 20.0, 1e-9);        /* (130-10-60)/3 */
     cr_assert_eq(s.d[D_ITL_CHUNK].samples, 6);
-    cr_assert_float_eq(s.d[D_ITL_CHUNK].pct[1], 10.0, 1e-9); /* p50 of {10,10,10,20,20,20} = 3rd */
+    cr_assert_float_eq(s.d[D_ITL_CHUNK].p50, 10.0, 1e-9); /* p50 of {10,10,10,20,20,20} = 3rd */
     cr_assert_eq(s.inv.violations[INV_IGNORE_EOS], 0);
     cr_assert_eq(s.inv.checked, 2);
     cr_assert_eq(s.prompt_mismatch, 0);
