@@ -100,9 +100,17 @@ void report_table(FILE *out, const char *title, const struct run_summary *s, int
                     invariant_name((enum invariant)i), s->inv.violations[i], s->inv.checked,
                     first_example(&s->inv, (enum invariant)i)->request_index,
                     first_example(&s->inv, (enum invariant)i)->detail);
-    if (s->client_bound)
-        fprintf(out, "warning: the numbers are limited by the client (over 1 ms): event-loop lag p99 "
-                     "%.2f ms, send lateness p99 %.2f ms\n", s->loop_lag.p99, s->d[D_SEND_LATENESS].p99);
+    if (s->sends_late)
+        fprintf(out, "warning: the client sent requests late against the schedule (send lateness p99 "
+                     "%.2f ms): the offered load was lower than asked; give anvil a core of its own "
+                     "(taskset) or lower the rate\n", s->d[D_SEND_LATENESS].p99);
+    if (s->clock_stamps_lagged)
+        fprintf(out, "warning: arrivals dated by the client's clock while its event loop lagged "
+                     "(loop lag p99 %.2f ms): latencies may read up to that much high; give anvil a "
+                     "core of its own (taskset) or fewer streams\n", s->loop_lag.p99);
+    else if (s->loop_lagged)
+        fprintf(out, "note: event-loop lag p99 %.2f ms; arrivals were kernel-stamped, so latencies "
+                     "are unaffected\n", s->loop_lag.p99);
     if (s->prompt_mismatch)
         fprintf(out, "warning: %d requests reported prompt_tokens other than the planned count "
                      "(truncated or re-templated prompts?)\n", s->prompt_mismatch);

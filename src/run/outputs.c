@@ -105,6 +105,7 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
         /* in every mode: --calibration none plans --input-len tokens too */
         .check_prompt_tokens = x->ds.n == 0, .slo = c->slo,
         .window_start = dr->window_start, .window_end = dr->window_end,
+        .stamps_kernel = dr->stamps_kernel, .stamps_clock = dr->stamps_clock,
     };
     /* duration mode: --num-prompts only capped the sends; the run is what was
      * sent (not always a prefix: held multi-turn turns go out of order) */
