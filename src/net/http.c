@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/epoll.h>
+#include <unistd.h>
 
 #include "core/clock.h"
 #include "net/chunked.h"
@@ -29,6 +31,9 @@ struct http_client {
     int rx_port;                /* the local port of that socket */
     size_t rx_off;              /* bytes of its queue handed to callbacks so far in the event */
     bool proxy_env;             /* a proxy variable is set: curl may tunnel through TLS */
+    int epfd;                   /* every socket curl opened (EPOLLIN), or -1 */
+    struct sock_ctx **by_fd;    /* their contexts by descriptor (NULL: none) */
+    size_t n_by_fd;
     struct http_rx_counts rx;   /* how the stamps handed to callbacks were taken */
 };
 
@@ -85,18 +90,24 @@ static void drain_done(struct http_client *c)
     }
 }
 
-static void on_socket_event(evutil_socket_t fd, short what, void *arg)
+/* Lets curl act on socket fd (mask: CURL_CSELECT_*); when it may read,
+ * the kernel's stamps of what fd holds are taken first (rx_map). */
+static void socket_action(struct http_client *c, struct sock_ctx *ctx, int fd, int mask)
 {
-    struct sock_ctx *ctx = arg;
-    struct http_client *c = ctx->client;
-    int mask = (what & EV_READ ? CURL_CSELECT_IN : 0) | (what & EV_WRITE ? CURL_CSELECT_OUT : 0);
     int running;
-    c->rx_valid = (what & EV_READ) && rxstamp_peek(fd, RXSTAMP_RUNS, &c->rx_map) == 0;
+    c->rx_valid = (mask & CURL_CSELECT_IN) && rxstamp_peek(fd, RXSTAMP_RUNS, &c->rx_map) == 0;
     c->rx_port = ctx->local_port;
     c->rx_off = 0;
     curl_multi_socket_action(c->multi, fd, mask, &running);
     c->rx_valid = false;
     drain_done(c);
+}
+
+static void on_socket_event(evutil_socket_t fd, short what, void *arg)
+{
+    struct sock_ctx *ctx = arg;
+    int mask = (what & EV_READ ? CURL_CSELECT_IN : 0) | (what & EV_WRITE ? CURL_CSELECT_OUT : 0);
+    socket_action(ctx->client, ctx, fd, mask);
 }
 
 /* Whether curl reads for x from the socket of the current socket event,
@@ -176,11 +187,24 @@ static void deliver(struct http_xfer *x, const char *p, size_t n, size_t off)
     }
 }
 
+/* curl's timer. curl runs the transfers whose timeouts expired and reads
+ * their sockets itself, unstamped, so the sockets holding bytes are read
+ * first, each as a socket event of its own: libevent runs expired timers
+ * before it has seen a socket ready when epoll_wait was cut short (a
+ * stopped process resumed: EINTR) and when more sockets were ready than
+ * one epoll_wait reports. One epoll_wait (timeout 0) on curl's sockets. */
 static void on_timer(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
     struct http_client *c = arg;
+    struct epoll_event ready[64];
+    int n = c->epfd >= 0 ? epoll_wait(c->epfd, ready, 64, 0) : 0;
+    for (int i = 0; i < n; i++) {
+        int s = ready[i].data.fd;      /* its context is looked up now: an earlier action may have closed it */
+        if ((size_t)s < c->n_by_fd && c->by_fd[s])
+            socket_action(c, c->by_fd[s], s, CURL_CSELECT_IN);
+    }
     int running;
     curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
     drain_done(c);
@@ -217,6 +241,36 @@ static int local_port(const struct sockaddr_storage *a)
     return 0;
 }
 
+/* Adds a new socket of curl's to the set on_timer looks at. Failing (out
+ * of memory, no epoll set) only leaves its timer-driven reads on the clock. */
+static void watch_socket(struct http_client *c, int s, struct sock_ctx *ctx)
+{
+    if (c->epfd < 0 || s < 0)
+        return;
+    if ((size_t)s >= c->n_by_fd) {
+        size_t n = (size_t)s + 1 > 2 * c->n_by_fd ? (size_t)s + 1 : 2 * c->n_by_fd;
+        struct sock_ctx **p = realloc(c->by_fd, n * sizeof *p);
+        if (!p)
+            return;
+        memset(p + c->n_by_fd, 0, (n - c->n_by_fd) * sizeof *p);
+        c->by_fd = p;
+        c->n_by_fd = n;
+    }
+    struct epoll_event ev = {.events = EPOLLIN, .data.fd = s};
+    if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, s, &ev) == 0)
+        c->by_fd[s] = ctx;
+}
+
+/* Takes a socket curl is done with out of that set (curl calls this
+ * before closing it). */
+static void forget_socket(struct http_client *c, int s)
+{
+    if (s < 0 || (size_t)s >= c->n_by_fd || !c->by_fd[s])
+        return;
+    epoll_ctl(c->epfd, EPOLL_CTL_DEL, s, NULL);
+    c->by_fd[s] = NULL;
+}
+
 static int socket_cb(CURL *easy, curl_socket_t s, int what, void *arg, void *sockp)
 {
     (void)easy;
@@ -224,6 +278,7 @@ static int socket_cb(CURL *easy, curl_socket_t s, int what, void *arg, void *soc
     struct sock_ctx *ctx = sockp;
     if (what == CURL_POLL_REMOVE) {
         if (ctx) {
+            forget_socket(c, s);
             event_free(ctx->ev);
             free(ctx);
             curl_multi_assign(c->multi, s, NULL);
@@ -240,6 +295,7 @@ static int socket_cb(CURL *easy, curl_socket_t s, int what, void *arg, void *soc
         if (getsockname(s, (struct sockaddr *)&a, &alen) == 0)
             ctx->local_port = local_port(&a);
         curl_multi_assign(c->multi, s, ctx);
+        watch_socket(c, s, ctx);
     } else {
         event_free(ctx->ev);
     }
@@ -257,6 +313,7 @@ struct http_client *http_client_new(struct event_base *base, long max_connection
     if (!c)
         return NULL;
     c->base = base;
+    c->epfd = epoll_create1(EPOLL_CLOEXEC);
     /* the variables curl reads for a proxy (an https:// proxy is TLS even
      * for an http:// URL); with any set, offsets are not trusted */
     static const char *const proxy_vars[] = {"http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy",
@@ -480,6 +537,9 @@ void http_client_free(struct http_client *c)
         event_free(c->timer);
     if (c->drain)
         event_free(c->drain);
+    if (c->epfd >= 0)
+        close(c->epfd);
+    free(c->by_fd);
     free(c);
 }
 

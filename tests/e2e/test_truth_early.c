@@ -157,6 +157,11 @@ Test(truth, a_held_client_never_dates_the_first_token_by_the_headers, .timeout =
     held_run(false);
 }
 
+Test(truth, a_held_client_through_a_proxy_dates_a_read_by_its_newest_segment, .timeout = 60)
+{
+    held_run(true);
+}
+
 /* n requests at concurrency c against --ttft-ms 50 --itl-ms 10 and four
  * tokens each: no first token and no end of stream is dated before the
  * simulator wrote it. At 1,024 streams anvil's loop falls behind and finds
