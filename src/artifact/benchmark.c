@@ -180,10 +180,11 @@ static cJSON *methodology_json(enum pct_method m)
 {
     cJSON *t = cJSON_CreateObject();
     cJSON_AddStringToObject(t, "clock", "client CLOCK_MONOTONIC; bytes are dated by the kernel's software receive timestamp "
-                            "(SO_TIMESTAMPNS), peeked before each socket read: headers and the read's first "
-                            "HTTP chunk get the queue head's arrival, later chunks its newest segment's (segments "
-                            "that queued up while the client was late share the newest one's stamp); by the "
-                            "client clock at the read where the kernel gives none (counts: client.arrival_stamps)");
+                            "(SO_TIMESTAMPNS), peeked before each socket read, never earlier than they arrived: "
+                            "the headers by the buffer holding their end, each SSE event by the buffer that "
+                            "completed it (segments the kernel merged while the client was late share the newest "
+                            "one's stamp; over TLS a read's bytes all get its newest stamp); by the client clock at "
+                            "the read where the kernel gives none (counts: client.arrival_stamps)");
     cJSON_AddStringToObject(t, "request_start", "the instant the request is handed to the transport (curl_multi_add_handle)");
     cJSON_AddStringToObject(t, "ttft", "request start through the first non-empty streamed content delta (chat delta.content, completions text); role-only and empty chunks do not count");
     cJSON_AddStringToObject(t, "time_to_first_output", "request start through the first non-empty streamed reasoning or content delta");
