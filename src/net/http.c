@@ -45,7 +45,7 @@ struct http_xfer {
     struct http_xfer *prev, *next;
     int local_port;             /* of the connection it uses (curl's pre-request callback) */
     int64_t t_start;            /* when it was handed to curl (CLOCK_MONOTONIC ns) */
-    bool tls;                   /* curl's bytes are decrypted: their count is no queue offset */
+    bool tls;                   /* over TLS (or maybe, a proxy variable set): byte counts are no queue offsets */
     bool http11;                /* the current header block's status line is HTTP/1.1 */
     bool chunked;               /* ... and it names the chunked transfer coding */
     struct chunked dec;         /* curl hands the raw body over: its chunks are decoded here */
