@@ -102,10 +102,11 @@ static void methodology_of(struct builder *b, enum pct_method m, struct bench_me
     *t = (struct bench_methodology){
         .present = true,
         .clock = copy(b, "client CLOCK_MONOTONIC; bytes are dated by the kernel's software receive timestamp "
-                        "(SO_TIMESTAMPNS), peeked before each socket read: headers and the read's first "
-                        "HTTP chunk get the queue head's arrival, later chunks its newest segment's (segments "
-                        "that queued up while the client was late share the newest one's stamp); by the "
-                        "client clock at the read where the kernel gives none (counts: client.arrival_stamps)"),
+                        "(SO_TIMESTAMPNS), peeked before each socket read, never earlier than they arrived: "
+                        "the headers by the buffer holding their end, each SSE event by the buffer that "
+                        "completed it (segments the kernel merged while the client was late share the newest "
+                        "one's stamp; over TLS a read's bytes all get its newest stamp); by the client clock at "
+                        "the read where the kernel gives none (counts: client.arrival_stamps)"),
         .request_start = copy(b, "the instant the request is handed to the transport (curl_multi_add_handle)"),
         .ttft = copy(b, "request start through the first non-empty streamed content delta (chat delta.content, completions text); role-only and empty chunks do not count"),
         .time_to_first_output = copy(b, "request start through the first non-empty streamed reasoning or content delta"),
