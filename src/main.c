@@ -36,6 +36,7 @@ static const struct command commands[] = {
     {"sim", sim_main, "serve the built-in OpenAI-compatible engine simulator"},
     {"sweep", sweep_main, "run cases × targets × rounds; write the matrix and load curve"},
     {"aggregate", aggregate_main, "build a matrix (median, min, max across rounds) from round artifacts"},
+    {"show", show_main, "print any artifact as its summary tables (table, markdown, csv, json)"},
     {"version", version_main, "print the version and the optional components built in"},
 };
 

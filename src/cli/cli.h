@@ -20,6 +20,11 @@ int aggregate_main(int argc, char **argv);
  * usage error. */
 int sweep_main(int argc, char **argv);
 
+/* `anvil show FILE...`: prints artifacts of any kind as summary tables
+ * (--format table|markdown|csv|json). argv[0] is "show". Returns 0 every
+ * file shown, 1 a file unreadable or invalid, 2 usage error. */
+int show_main(int argc, char **argv);
+
 struct flag_spec;
 
 /* `anvil run`'s flag table (cli/flags.h), for tests that hold it to the
