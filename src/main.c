@@ -37,6 +37,7 @@ static const struct command commands[] = {
     {"sweep", sweep_main, "run cases × targets × rounds; write the matrix and load curve"},
     {"aggregate", aggregate_main, "build a matrix (median, min, max across rounds) from round artifacts"},
     {"show", show_main, "print any artifact as its summary tables (table, markdown, csv, json)"},
+    {"compare", compare_main, "compare two runs or sweeps metric by metric: delta, ratio, better/worse/within noise"},
     {"version", version_main, "print the version and the optional components built in"},
 };
 

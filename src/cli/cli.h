@@ -25,6 +25,12 @@ int sweep_main(int argc, char **argv);
  * file shown, 1 a file unreadable or invalid, 2 usage error. */
 int show_main(int argc, char **argv);
 
+/* `anvil compare A B`: two sets of rounds metric by metric with verdicts
+ * (report/compare.h). argv[0] is "compare". Returns 0 compared, 1 an input
+ * unreadable or invalid or the workloads differ (without --force), 2 usage
+ * error. */
+int compare_main(int argc, char **argv);
+
 struct flag_spec;
 
 /* `anvil run`'s flag table (cli/flags.h), for tests that hold it to the
