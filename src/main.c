@@ -38,6 +38,7 @@ static const struct command commands[] = {
     {"aggregate", aggregate_main, "build a matrix (median, min, max across rounds) from round artifacts"},
     {"show", show_main, "print any artifact as its summary tables (table, markdown, csv, json)"},
     {"compare", compare_main, "compare two runs or sweeps metric by metric: delta, ratio, better/worse/within noise"},
+    {"graph", graph_main, "graph data (charts of one metric across artifacts, with their sha256) from a plan"},
     {"version", version_main, "print the version and the optional components built in"},
 };
 

@@ -506,6 +506,27 @@ int graph_build(const cJSON *plan, const char *plan_name, const char *base_dir,
     return 0;
 }
 
+int graph_write_file(const char *path, const struct graph_data *g, char *err, size_t errlen)
+{
+    cJSON *doc = graph_to_json(g);
+    if (!doc) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc;
+    if (strcmp(path, "-") != 0) {
+        rc = artifact_write_file(path, doc, err, errlen);
+    } else {
+        char *text = artifact_print(doc);
+        rc = text && puts(text) >= 0 && fflush(stdout) == 0 ? 0 : -1;
+        if (rc)
+            snprintf(err, errlen, "cannot write the graph data to stdout");
+        free(text);
+    }
+    cJSON_Delete(doc);
+    return rc;
+}
+
 void graph_free(struct graph_data *g)
 {
     for (size_t c = 0; c < g->n_charts; c++) {

@@ -93,6 +93,11 @@ int graph_semantic_of(const char *metric, const char **key, const char **text);
  * "percentiles" when a charted metric is a percentile. */
 extern const char *const graph_percentiles_text;
 
+/* Writes g (graph_to_json, every number exact) to path, or to stdout when
+ * path is "-"; a file is replaced atomically (artifact_write_file). Returns
+ * 0, or -1 with a message in err. */
+int graph_write_file(const char *path, const struct graph_data *g, char *err, size_t errlen);
+
 /* Frees what *g owns and empties it. */
 void graph_free(struct graph_data *g);
 

@@ -31,6 +31,12 @@ int show_main(int argc, char **argv);
  * error. */
 int compare_main(int argc, char **argv);
 
+/* `anvil graph PLAN`: graph data (seed 000's schema) from a plan whose
+ * points name artifact files (artifact/graph.h). argv[0] is "graph".
+ * Returns 0 written, 1 the plan, an artifact or a metric is missing or
+ * invalid, 2 usage error. */
+int graph_main(int argc, char **argv);
+
 struct flag_spec;
 
 /* `anvil run`'s flag table (cli/flags.h), for tests that hold it to the
