@@ -1,9 +1,11 @@
 /* any.c — reading an artifact file of any kind. */
 #include "artifact/any.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "artifact/json.h"
 #include "core/file.h"
@@ -117,4 +119,73 @@ void artifact_any_free(struct artifact_any *a)
     }
     free(a->path);
     memset(a, 0, sizeof *a);
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Appends s (taken) to *v. */
+static int push(char ***v, size_t *n, char *s)
+{
+    char **nv = s ? realloc(*v, (*n + 1) * sizeof *nv) : NULL;
+    if (!nv) {
+        free(s);
+        return -1;
+    }
+    *v = nv;
+    nv[(*n)++] = s;
+    return 0;
+}
+
+static int walk(const char *dir, char ***paths, size_t *n, char *err, size_t errlen)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(err, errlen, "%s: cannot open: %s", dir, strerror(errno));
+        return -1;
+    }
+    char **names = NULL;
+    size_t k = 0;
+    int rc = 0;
+    for (struct dirent *e; rc == 0 && (e = readdir(d));)
+        if (e->d_name[0] != '.' && push(&names, &k, strdup(e->d_name)) != 0)
+            rc = -1;
+    closedir(d);
+    if (k)
+        qsort(names, k, sizeof *names, by_name);
+    for (size_t i = 0; rc == 0 && i < k; i++) {
+        char *path = NULL;
+        struct stat st;
+        if (asprintf(&path, "%s/%s", dir, names[i]) < 0) {
+            rc = -1;
+            break;
+        }
+        size_t l = strlen(names[i]);
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+            rc = walk(path, paths, n, err, errlen) != 0 ? -2 : 0;
+            free(path);
+        } else if (l > 5 && !strcmp(names[i] + l - 5, ".json")) {
+            rc = push(paths, n, path);
+        } else {
+            free(path);
+        }
+    }
+    artifact_strings_free(names, k);
+    if (rc == -1)
+        snprintf(err, errlen, "%s: out of memory", dir);
+    return rc ? -1 : 0;
+}
+
+int artifact_find_json(const char *dir, char ***paths, size_t *n, char *err, size_t errlen)
+{
+    *paths = NULL;
+    *n = 0;
+    if (walk(dir, paths, n, err, errlen) == 0)
+        return 0;
+    artifact_strings_free(*paths, *n);
+    *paths = NULL;
+    *n = 0;
+    return -1;
 }

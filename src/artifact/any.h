@@ -53,6 +53,13 @@ struct artifact_any {
  * artifact_any_free. */
 int artifact_any_read(const char *path, struct artifact_any *out, char *err, size_t errlen);
 
+/* Every file named *.json under dir (recursively, skipping names that start
+ * with '.'), in name order at each level, as a new array *paths of *n
+ * malloc'd paths "dir/sub/name.json" (free with artifact_strings_free).
+ * Returns 0, or -1 with err set (a directory cannot be opened, out of
+ * memory; *paths then NULL). */
+int artifact_find_json(const char *dir, char ***paths, size_t *n, char *err, size_t errlen);
+
 /* Frees what *a owns and empties it. */
 void artifact_any_free(struct artifact_any *a);
 

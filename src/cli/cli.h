@@ -37,6 +37,12 @@ int compare_main(int argc, char **argv);
  * invalid, 2 usage error. */
 int graph_main(int argc, char **argv);
 
+/* `anvil report FILE|DIR... -o report.html`: one self-contained HTML file
+ * for any mix of artifacts (report/html.h). argv[0] is "report". Returns 0
+ * written, 1 an input unreadable or invalid, no chart bundle in this build,
+ * or the file cannot be written, 2 usage error. */
+int report_main(int argc, char **argv);
+
 struct flag_spec;
 
 /* `anvil run`'s flag table (cli/flags.h), for tests that hold it to the

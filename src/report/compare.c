@@ -1,7 +1,6 @@
 /* compare.c — two sets of rounds, metric by metric, with noise. */
 #include "report/compare.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +12,7 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
+#include "artifact/any.h"
 #include "artifact/json.h"
 #include "core/file.h"
 
@@ -51,53 +51,18 @@ static bool is_benchmark_file(const char *path)
     return yes;
 }
 
-static int cmp_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Every benchmark file under dir, in name order (so rounds keep their order). */
 static int walk(struct cmp_side *s, const char *dir, char *err, size_t errlen)
 {
-    DIR *d = opendir(dir);
-    if (!d) {
-        snprintf(err, errlen, "%s: cannot open: %s", dir, strerror(errno));
+    char **paths;
+    size_t n;
+    if (artifact_find_json(dir, &paths, &n, err, errlen) != 0)
         return -1;
-    }
-    char **names = NULL;
-    size_t n = 0;
     int rc = 0;
-    for (struct dirent *e; rc == 0 && (e = readdir(d));) {
-        if (e->d_name[0] == '.')
-            continue;
-        char **v = realloc(names, (n + 1) * sizeof *v);
-        if (!v || !(v[n] = strdup(e->d_name))) {
-            names = v ? v : names;
-            snprintf(err, errlen, "%s: out of memory", dir);
-            rc = -1;
-            break;
-        }
-        names = v;
-        n++;
-    }
-    closedir(d);
-    if (n)
-        qsort(names, n, sizeof *names, cmp_names);
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        char path[4096];
-        struct stat st;
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        if (stat(path, &st) != 0)
-            continue;
-        size_t l = strlen(names[i]);
-        if (S_ISDIR(st.st_mode))
-            rc = walk(s, path, err, errlen);
-        else if (l > 5 && !strcmp(names[i] + l - 5, ".json") && is_benchmark_file(path))
-            rc = add_round(s, path, err, errlen);
-    }
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        if (is_benchmark_file(paths[i]))
+            rc = add_round(s, paths[i], err, errlen);
+    artifact_strings_free(paths, n);
     return rc;
 }
 
