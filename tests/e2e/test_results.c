@@ -275,3 +275,45 @@ Test(results_e2e, show_and_compare_what_anvil_writes, .timeout = 180)
     rmtree(a);
     rmtree(b);
 }
+
+/* Runs a sweep against a simulator started with sim_args; returns its exit
+ * status and its stdout in out. */
+static int sweep_with(const char *const *sim_args, const char *slo, const char *dir, char *out, size_t cap)
+{
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    char targets[200];
+    snprintf(targets, sizeof targets, "sim=%s", sim.base_url);
+    const char *argv[] = {harness_anvil_bin(), "sweep", "--targets", targets, "--concurrency", "1,2",
+                          "--input-len", "16", "--output-len", "4", "--rounds", "1", "--num-prompts", "8",
+                          "--slo", slo, "--out-dir", dir, NULL};
+    int status;
+    cr_assert_eq(run_cmd(argv, out, cap, &status), 0);
+    sim_stop(&sim);
+    return status;
+}
+
+/* The end table says failed requests and missed SLOs apart. */
+Test(results_e2e, sweep_ends_with_a_table_that_tells_failures_from_missed_slos, .timeout = 120)
+{
+    static char out[65536];
+    char dir[64];
+    /* every request completes, but none meets a 5 ms TTFT against a 20 ms server */
+    tmpdir(dir, sizeof dir);
+    const char *slow[] = {"--ttft-ms", "20", "--itl-ms", "1", NULL};
+    cr_assert_eq(sweep_with(slow, "ttft:5", dir, out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, "Results per load point (medians across rounds)"), "%s", out);
+    cr_assert(strstr(out, "short-16-4-c1") && strstr(out, "short-16-4-c2"), "%s", out);
+    cr_assert(strstr(out, "0.0%"), "attainment 0%%: %s", out);
+    cr_assert(strstr(out, "requests: PASS (every request of every round completed)"), "%s", out);
+    cr_assert(strstr(out, "SLO (ttft:5): MISSED at 2 of 2 load points"), "%s", out);
+    rmtree(dir);
+    /* requests fail (503 for 40%), the SLO is generous */
+    tmpdir(dir, sizeof dir);
+    const char *failing[] = {"--ttft-ms", "2", "--itl-ms", "1", "--fail-rate", "0.4", "--seed", "7", NULL};
+    cr_assert_eq(sweep_with(failing, "ttft:5000", dir, out, sizeof out), 1, "%s", out);
+    cr_assert(strstr(out, "requests: FAIL ("), "%s", out);
+    cr_assert(strstr(out, "failed requests in"), "%s", out);
+    cr_assert(strstr(out, "SLO (ttft:5000): MISSED"), "failed requests miss the SLO: %s", out);
+    rmtree(dir);
+}
