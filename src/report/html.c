@@ -68,6 +68,20 @@ static void add_card(cJSON *cards, const char *k, const char *v)
     cJSON_AddItemToArray(cards, kv);
 }
 
+struct by_start {
+    double start;       /* start_monotonic_ns */
+    size_t i;           /* index in request_timings */
+};
+
+/* By start, then index (qsort is not stable). */
+static int cmp_start(const void *a, const void *b)
+{
+    const struct by_start *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
 static cJSON *run_json(const struct artifact_any *a, const struct cost *cost)
 {
     const struct benchmark *b = &a->u.bench;
@@ -105,22 +119,16 @@ static cJSON *run_json(const struct artifact_any *a, const struct cost *cost)
     }
     /* request_timings in order of sending (the file keeps completion order) */
     size_t n = b->n_request_timings;
-    size_t *order = malloc((n ? n : 1) * sizeof *order);
+    struct by_start *order = malloc((n ? n : 1) * sizeof *order);
     if (!order) {
         cJSON_Delete(r);
         return NULL;
     }
     for (size_t i = 0; i < n; i++)
-        order[i] = i;
-    for (size_t i = 1; starts && i < n; i++)        /* insertion sort: runs are small enough */
-        for (size_t k = i; k > 0 && b->request_timings[order[k]].start_monotonic_ns
-                                       < b->request_timings[order[k - 1]].start_monotonic_ns; k--) {
-            size_t t = order[k];
-            order[k] = order[k - 1];
-            order[k - 1] = t;
-        }
+        order[i] = (struct by_start){starts ? b->request_timings[i].start_monotonic_ns : 0, i};
+    qsort(order, n, sizeof *order, cmp_start);
     for (size_t i = 0; i < n; i++) {
-        const struct bench_timing *t = &b->request_timings[order[i]];
+        const struct bench_timing *t = &b->request_timings[order[i].i];
         if (starts)
             cJSON_AddItemToArray(start, num((t->start_monotonic_ns - t0) / 1e9));
         cJSON_AddItemToArray(ttft, num(t->ttft_ms));
