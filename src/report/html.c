@@ -160,7 +160,9 @@ static cJSON *curve_json(const struct artifact_any *a, size_t t)
     cJSON *o = cJSON_CreateObject();
     cJSON *x = cJSON_AddArrayToObject(o, "x"), *tps = cJSON_AddArrayToObject(o, "tps"),
           *ttft = cJSON_AddArrayToObject(o, "ttft_p99"), *tpot = cJSON_AddArrayToObject(o, "tpot_p99"),
-          *good = cJSON_AddArrayToObject(o, "goodput");
+          *good = cJSON_AddArrayToObject(o, "goodput"), *sm = cJSON_AddArrayToObject(o, "sm_mhz"),
+          *temp = cJSON_AddArrayToObject(o, "max_temp_c");
+    bool gpu = false;
     cJSON_AddStringToObject(o, "name", lt->name);
     for (size_t p = 0; p < lt->n_points; p++) {
         const struct load_curve_range *m = lt->points[p].metric;
@@ -169,7 +171,12 @@ static cJSON *curve_json(const struct artifact_any *a, size_t t)
         cJSON_AddItemToArray(ttft, num(m[LC_P99_TTFT_MS].median));
         cJSON_AddItemToArray(tpot, num(m[LC_P99_TPOT_MS].median));
         cJSON_AddItemToArray(good, num(m[LC_GOODPUT_RPS].median));
+        const struct load_curve_gpu *g = &lt->points[p].gpu;
+        cJSON_AddItemToArray(sm, num(g->present ? g->median_sm_mhz.median : NAN));
+        cJSON_AddItemToArray(temp, num(g->present ? g->max_temp_c : NAN));
+        gpu |= g->present;
     }
+    cJSON_AddBoolToObject(o, "gpu", gpu);
     return o;
 }
 

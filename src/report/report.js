@@ -298,6 +298,12 @@
       curveChart(c, "ttft_p99", "TTFT p99, median across repeats", "ms", c.slo_ttft_ms, d.ttft);
       curveChart(c, "tpot_p99", "TPOT p99, median across repeats", "ms", c.slo_tpot_ms, d.tpot);
       curveChart(c, "goodput", "goodput (the knee: most good requests/s)", "requests/s", null, d.goodput);
+      if (c.targets.some(function (t) { return t.gpu; })) {
+        curveChart(c, "sm_mhz", "GPU SM clock, median across repeats", "MHz", null,
+                   "the GPUs' SM clock sampled during the point's rounds (a falling clock: power or thermal limits)");
+        curveChart(c, "max_temp_c", "GPU temperature, the highest sampled", "°C", null,
+                   "the hottest GPU sample during the point's rounds");
+      }
     });
     data.matrices.forEach(function (m) {
       el("h2", null, "Matrix: " + m.name + " (" + m.status + ")", root);
