@@ -76,6 +76,16 @@ static char *case_id_of(const struct benchmark *b)
     return id;
 }
 
+static bool same_target(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+static const char *target_of(const struct benchmark *b)
+{
+    return b->sweep.present && b->sweep.target && b->sweep.target[0] ? b->sweep.target : NULL;
+}
+
 static int group(struct cmp_side *s, char *err, size_t errlen)
 {
     s->cases = calloc(s->n_all, sizeof *s->cases);
@@ -83,14 +93,17 @@ static int group(struct cmp_side *s, char *err, size_t errlen)
         goto oom;
     for (size_t i = 0; i < s->n_all; i++) {
         char *id = case_id_of(&s->all[i]);
+        const char *target = target_of(&s->all[i]);
         if (!id)
             goto oom;
         size_t c = 0;
-        while (c < s->n_cases && strcmp(s->cases[c].id, id))
+        while (c < s->n_cases && (strcmp(s->cases[c].id, id) || !same_target(s->cases[c].target, target)))
             c++;
         if (c == s->n_cases) {
             s->cases[c].id = id;
             s->n_cases++;
+            if (target && !(s->cases[c].target = strdup(target)))
+                goto oom;
         } else {
             free(id);
         }
@@ -137,6 +150,7 @@ void cmp_side_free(struct cmp_side *s)
     free(s->all);
     for (size_t i = 0; i < s->n_cases; i++) {
         free(s->cases[i].id);
+        free(s->cases[i].target);
         free(s->cases[i].rounds);
     }
     free(s->cases);
@@ -251,6 +265,15 @@ bool cmp_workload_differs(const struct benchmark *a, const struct benchmark *b, 
 
 /* ---- the comparison ---- */
 
+/* "target/case", or the case alone. */
+static const char *case_name(const struct cmp_case *c, char *buf, size_t cap)
+{
+    if (!c->target)
+        return c->id;
+    snprintf(buf, cap, "%s/%s", c->target, c->id);
+    return buf;
+}
+
 struct cmp_metric {
     const char *name;
     bool higher_better;
@@ -311,8 +334,10 @@ static void interval_cell(struct rtable *t, const struct cmp_noise *z, int prec)
 static void pair_table(struct rdoc *doc, const struct cmp_case *a, const struct cmp_case *b,
                        const struct cost *cost)
 {
-    char title[512];
-    snprintf(title, sizeof title, "A %s (rounds: %zu) vs B %s (rounds: %zu)", a->id, a->n, b->id, b->n);
+    char title[1200];
+    char na[512], nb[512];
+    snprintf(title, sizeof title, "A %s (rounds: %zu) vs B %s (rounds: %zu)", case_name(a, na, sizeof na), a->n,
+             case_name(b, nb, sizeof nb), b->n);
     struct rtable *t = rdoc_table(doc, title, 8, "metric", "A", "B", "delta", "ratio", "verdict (B)",
                                   "noise A", "noise B");
     bool with_cost = cost && isfinite(cost->gpu_hour_usd);
@@ -342,17 +367,32 @@ static int case_consistent(const struct cmp_side *s, const struct cmp_case *c, c
     char why[512];
     for (size_t i = 1; i < c->n; i++)
         if (cmp_workload_differs(c->rounds[0], c->rounds[i], why, sizeof why)) {
+            char name[512];
             snprintf(err, errlen, "%s: the rounds of case %s were measured under different workloads: %s",
-                     s->label, c->id, why);
+                     s->label, case_name(c, name, sizeof name), why);
             return -1;
         }
     return 0;
 }
 
-static const struct cmp_case *find_case(const struct cmp_side *s, const char *id)
+/* Whether the side's cases name at most one target. */
+static bool one_target(const struct cmp_side *s)
+{
+    for (size_t i = 1; i < s->n_cases; i++)
+        if (!same_target(s->cases[i].target, s->cases[0].target))
+            return false;
+    return true;
+}
+
+/* The case of s that c pairs with: same target and id, else (by_id) the
+ * same id. */
+static const struct cmp_case *find_case(const struct cmp_side *s, const struct cmp_case *c, bool by_id)
 {
     for (size_t i = 0; i < s->n_cases; i++)
-        if (!strcmp(s->cases[i].id, id))
+        if (!strcmp(s->cases[i].id, c->id) && same_target(s->cases[i].target, c->target))
+            return &s->cases[i];
+    for (size_t i = 0; by_id && i < s->n_cases; i++)
+        if (!strcmp(s->cases[i].id, c->id))
             return &s->cases[i];
     return NULL;
 }
@@ -373,10 +413,12 @@ int cmp_compare(const struct cmp_side *a, const struct cmp_side *b, bool force, 
         if (case_consistent(b, &b->cases[i], err, errlen))
             return -1;
     bool single = a->n_cases == 1 && b->n_cases == 1;
+    bool by_id = one_target(a) && one_target(b);
+    char na[512], nb[512];
     size_t pairs = 0;
     struct cmp_pair pair[MAX_PAIRS];
     for (size_t i = 0; i < a->n_cases; i++) {
-        const struct cmp_case *cb = single ? &b->cases[0] : find_case(b, a->cases[i].id);
+        const struct cmp_case *cb = single ? &b->cases[0] : find_case(b, &a->cases[i], by_id);
         if (cb && pairs == MAX_PAIRS) {
             snprintf(err, errlen, "more than %d cases to compare", MAX_PAIRS);
             return -1;
@@ -385,8 +427,8 @@ int cmp_compare(const struct cmp_side *a, const struct cmp_side *b, bool force, 
             pair[pairs++] = (struct cmp_pair){&a->cases[i], cb};
     }
     if (pairs == 0) {
-        snprintf(err, errlen, "%s and %s share no case to compare (cases are matched by sweep case id)",
-                 a->label, b->label);
+        snprintf(err, errlen, "%s and %s share no case to compare (cases are matched by sweep target and "
+                 "case id)", a->label, b->label);
         return 1;
     }
     char why[1024];
@@ -395,20 +437,20 @@ int cmp_compare(const struct cmp_side *a, const struct cmp_side *b, bool force, 
             continue;
         if (!force) {
             snprintf(err, errlen, "refusing to compare %s with %s: %s (--force compares anyway)",
-                     pair[i].a->id, pair[i].b->id, why);
+                     case_name(pair[i].a, na, sizeof na), case_name(pair[i].b, nb, sizeof nb), why);
             return 1;
         }
-        rdoc_note(doc, "compared despite different workloads (--force): %s vs %s: %s", pair[i].a->id,
-                  pair[i].b->id, why);
+        rdoc_note(doc, "compared despite different workloads (--force): %s vs %s: %s",
+                  case_name(pair[i].a, na, sizeof na), case_name(pair[i].b, nb, sizeof nb), why);
     }
     for (size_t i = 0; i < pairs; i++)
         pair_table(doc, pair[i].a, pair[i].b, cost);
     for (size_t i = 0; !single && i < a->n_cases; i++)
-        if (!find_case(b, a->cases[i].id))
-            rdoc_note(doc, "case %s is only in A (%s)", a->cases[i].id, a->label);
+        if (!find_case(b, &a->cases[i], by_id))
+            rdoc_note(doc, "case %s is only in A (%s)", case_name(&a->cases[i], na, sizeof na), a->label);
     for (size_t i = 0; !single && i < b->n_cases; i++)
-        if (!find_case(a, b->cases[i].id))
-            rdoc_note(doc, "case %s is only in B (%s)", b->cases[i].id, b->label);
+        if (!find_case(a, &b->cases[i], by_id))
+            rdoc_note(doc, "case %s is only in B (%s)", case_name(&b->cases[i], nb, sizeof nb), b->label);
     rdoc_note(doc, "A = %s, B = %s; values are medians across rounds; verdict says whether B is better "
               "or worse than A: lower is better for latencies and cost, higher for throughput and goodput",
               a->label, b->label);

@@ -15,8 +15,9 @@
 #include "report/rtable.h"
 #include "report/show.h"
 
-/* The rounds of one side, grouped by case. */
+/* The rounds of one side, grouped by target and case. */
 struct cmp_case {
+    char *target;               /* sweep.target; NULL when the rounds name none */
     char *id;                   /* sweep.case_id, else run-<context>-<max_tokens>-c<concurrency> */
     const struct benchmark **rounds;    /* borrowed from the side's `all` */
     size_t n;
@@ -26,7 +27,7 @@ struct cmp_side {
     char *label;                /* the path given */
     struct benchmark *all;      /* every round read (owned) */
     size_t n_all;
-    struct cmp_case *cases;     /* in order of first appearance */
+    struct cmp_case *cases;     /* by target and case, in order of first appearance */
     size_t n_cases;
 };
 
@@ -60,8 +61,9 @@ const char *cmp_verdict(const struct cmp_noise *a, const struct cmp_noise *b, bo
  * ignore_eos) as one sentence into why; returns whether anything does. */
 bool cmp_workload_differs(const struct benchmark *a, const struct benchmark *b, char *why, size_t whylen);
 
-/* Compares a and b into doc: cases paired by id (a single case on each side
- * pairs whatever its id), one table per pair, notes on unpaired cases and
+/* Compares a and b into doc: cases paired by target and case id (by case id
+ * alone when neither side has more than one target; a single case on each
+ * side pairs whatever its id), one table per pair, notes on unpaired cases and
  * the noise method. Returns 0, or 1 when a pair's workloads differ and not
  * force (why in err; doc then holds nothing to print), or -1 when a side's
  * rounds of one case disagree on their workload (err says so). */

@@ -256,8 +256,8 @@ Test(results_e2e, show_and_compare_what_anvil_writes, .timeout = 180)
     cr_assert_eq(run_cmd_err((const char *[]){harness_anvil_bin(), "compare", a, b, "--format", "csv", NULL}, out,
                              sizeof out, err, sizeof err, &status), 0);
     cr_assert_eq(status, 0, "%s", err);
-    cr_assert(strstr(out, "# A short-16-4-c1 (rounds: 3) vs B short-16-4-c1 (rounds: 3)"), "%s", out);
-    cr_assert(strstr(out, "# A short-16-4-c2 (rounds: 3) vs B short-16-4-c2 (rounds: 3)"), "%s", out);
+    cr_assert(strstr(out, "# A sim/short-16-4-c1 (rounds: 3) vs B sim/short-16-4-c1 (rounds: 3)"), "%s", out);
+    cr_assert(strstr(out, "# A sim/short-16-4-c2 (rounds: 3) vs B sim/short-16-4-c2 (rounds: 3)"), "%s", out);
     char *row = strstr(out, "TTFT p50 (ms),");
     cr_assert(row && strstr(row, ",worse,") && strstr(row, "bootstrap 95% CI of the median"), "%s", out);
     /* one round of each at different concurrency: refused, then forced */
@@ -315,5 +315,36 @@ Test(results_e2e, sweep_ends_with_a_table_that_tells_failures_from_missed_slos, 
     cr_assert(strstr(out, "requests: FAIL ("), "%s", out);
     cr_assert(strstr(out, "failed requests in"), "%s", out);
     cr_assert(strstr(out, "SLO (ttft:5000): MISSED"), "failed requests miss the SLO: %s", out);
+    rmtree(dir);
+}
+
+/* Two targets of one sweep are two sets of rounds of the same case: compare
+ * keeps them apart (it pooled them by case id before). */
+Test(results_e2e, compare_keeps_the_targets_of_a_sweep_apart, .timeout = 120)
+{
+    const char *sim_args[] = {"--ttft-ms", "2", "--itl-ms", "1", NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    char dir[64], targets[400];
+    tmpdir(dir, sizeof dir);
+    snprintf(targets, sizeof targets, "fast=%s,slow=%s", sim.base_url, sim.base_url);
+    const char *argv[] = {harness_anvil_bin(), "sweep", "--targets", targets, "--concurrency", "1,2",
+                          "--input-len", "16", "--output-len", "4", "--rounds", "1", "--num-prompts", "3",
+                          "--out-dir", dir, NULL};
+    static char out[65536];
+    char err[2048];
+    int status;
+    cr_assert_eq(run_cmd(argv, out, sizeof out, &status), 0);
+    sim_stop(&sim);
+    cr_assert_eq(status, 0, "%s", out);
+    cr_assert_eq(run_cmd_err((const char *[]){harness_anvil_bin(), "compare", dir, dir, NULL}, out, sizeof out,
+                             err, sizeof err, &status), 0);
+    cr_assert_eq(status, 0, "%s", err);
+    const char *want[] = {"== A fast/short-16-4-c1 (rounds: 1) vs B fast/short-16-4-c1 (rounds: 1) ==",
+                          "== A slow/short-16-4-c1 (rounds: 1) vs B slow/short-16-4-c1 (rounds: 1) ==",
+                          "== A fast/short-16-4-c2 (rounds: 1) vs B fast/short-16-4-c2 (rounds: 1) ==",
+                          "== A slow/short-16-4-c2 (rounds: 1) vs B slow/short-16-4-c2 (rounds: 1) =="};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+        cr_assert(strstr(out, want[i]), "no '%s' in:\n%s", want[i], out);
     rmtree(dir);
 }

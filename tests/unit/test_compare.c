@@ -46,7 +46,7 @@ static void side(struct side_fixture *f, const char *label, size_t n, const doub
         f->b[i].metrics.output_throughput = tps[i];
         f->p[i] = &f->b[i];
     }
-    f->c = (struct cmp_case){(char *)"case-1", f->p, n};
+    f->c = (struct cmp_case){.id = (char *)"case-1", .rounds = f->p, .n = n};
     f->s = (struct cmp_side){(char *)label, f->b, n, &f->c, 1};
 }
 
