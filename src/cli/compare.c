@@ -46,9 +46,9 @@ static void usage(FILE *out)
     fprintf(out, "usage: anvil compare A B [flags]\n"
             "Compares two sets of rounds: each of A and B is a benchmark/v1 artifact (anvil run) or a\n"
             "directory searched for them (a sweep's --out-dir, a folder of rounds). Cases are matched\n"
-            "by their sweep target and case id; per metric it prints both medians, B - A, B / A and whether B is\n"
-            "better, worse or within noise (the rounds' spread: a bootstrap 95%% interval of the\n"
-            "median with 3 or more rounds, else their min-max).\n\n");
+            "by their sweep target and case id; per metric it prints both medians, B - A, B / A and\n"
+            "whether B is better, worse or within noise (the rounds' spread: a bootstrap 95%% interval\n"
+            "of the median with 3 or more rounds, else their min-max).\n\n");
     flags_help(out, flags);
     fprintf(out, "  %-28s this text\n\nExit status: 0 compared, 1 an input is unreadable or invalid, "
             "or the workloads differ (without --force), 2 usage error.\n", "-h, --help");
