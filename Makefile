@@ -80,6 +80,13 @@ $(B)/config.stamp: FORCE
 $(B)/version.stamp: FORCE
 	@mkdir -p $(@D); echo '$(ANVIL_VERSION)' | cmp -s - $@ || echo '$(ANVIL_VERSION)' >$@
 
+# The report's embedded assets (src/report/assets.h): uPlot from node_modules
+# when scripts/install-report-deps has put it there (plain make never runs npm:
+# without it the build has no chart bundle and `anvil report` says so).
+GEN_ASSETS := $(B)/gen/report_assets.c
+$(GEN_ASSETS): FORCE
+	@scripts/embed-report-assets $@
+
 $(B)/obj/src/core/version.o $(A)/obj/src/core/version.o: $(B)/version.stamp
 $(B)/obj/src/core/version.o $(A)/obj/src/core/version.o: VERSION_DEF = -DANVIL_VERSION='"$(ANVIL_VERSION)"'
 
@@ -97,10 +104,10 @@ $(A)/obj/%.o: %.c $(HDRS) Makefile $(B)/config.stamp
 	@rm -f $@; ar rcs $@ $^
 
 $(B)/libanvil-core.a: $(CORE_SRC:%.c=$(B)/obj/%.o)
-$(B)/libanvil.a:      $(CLIENT_SRC:%.c=$(B)/obj/%.o)
+$(B)/libanvil.a:      $(CLIENT_SRC:%.c=$(B)/obj/%.o) $(B)/obj/$(GEN_ASSETS:.c=.o)
 $(B)/libanvil-sim.a:  $(SIM_SRC:%.c=$(B)/obj/%.o)
 $(A)/libanvil-core.a: $(CORE_SRC:%.c=$(A)/obj/%.o)
-$(A)/libanvil.a:      $(CLIENT_SRC:%.c=$(A)/obj/%.o)
+$(A)/libanvil.a:      $(CLIENT_SRC:%.c=$(A)/obj/%.o) $(A)/obj/$(GEN_ASSETS:.c=.o)
 $(A)/libanvil-sim.a:  $(SIM_SRC:%.c=$(A)/obj/%.o)
 
 $(B)/anvil: $(B)/obj/src/main.o $(ARCHIVES:%=$(B)/%)
@@ -110,7 +117,7 @@ $(A)/anvil: $(A)/obj/src/main.o $(ARCHIVES:%=$(A)/%)
 	$(CC) $(SAN) -o $@ $^ $(LIBS)
 
 $(A)/anvil-tests: $(TEST_SRC:%.c=$(A)/obj/%.o) $(ARCHIVES:%=$(A)/%)
-	$(CC) $(SAN) -o $@ $^ $(LIBS) -lcriterion
+	$(CC) $(SAN) -o $@ $^ $(LIBS) -lcriterion -lz
 
 check-layers:
 	@scripts/check-layers
@@ -124,6 +131,8 @@ check-libs: $(ARCHIVES:%=$(B)/%)
 # The simulator that serves as ground truth in those tests is the optimized
 # build (ANVIL_SIM_BIN); the client under test is the sanitized one.
 test: deps
+	@scripts/install-report-deps
+	@scripts/install-browser-deps
 	@scripts/check-layers
 	@$(MAKE) --no-print-directory $(B)/anvil $(A)/anvil $(A)/anvil-tests
 	@scripts/check-libs $(B)

@@ -36,6 +36,10 @@ static const struct command commands[] = {
     {"sim", sim_main, "serve the built-in OpenAI-compatible engine simulator"},
     {"sweep", sweep_main, "run cases × targets × rounds; write the matrix and load curve"},
     {"aggregate", aggregate_main, "build a matrix (median, min, max across rounds) from round artifacts"},
+    {"show", show_main, "print any artifact as its summary tables (table, markdown, csv, json)"},
+    {"compare", compare_main, "compare two runs or sweeps metric by metric: delta, ratio, better/worse/within noise"},
+    {"graph", graph_main, "graph data (charts of one metric across artifacts, with their sha256) from a plan"},
+    {"report", report_main, "one self-contained HTML report (charts) of runs, sweeps, load curves, matrices, graph data"},
     {"version", version_main, "print the version and the optional components built in"},
 };
 

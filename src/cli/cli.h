@@ -20,6 +20,29 @@ int aggregate_main(int argc, char **argv);
  * usage error. */
 int sweep_main(int argc, char **argv);
 
+/* `anvil show FILE...`: prints artifacts of any kind as summary tables
+ * (--format table|markdown|csv|json). argv[0] is "show". Returns 0 every
+ * file shown, 1 a file unreadable or invalid, 2 usage error. */
+int show_main(int argc, char **argv);
+
+/* `anvil compare A B`: two sets of rounds metric by metric with verdicts
+ * (report/compare.h). argv[0] is "compare". Returns 0 compared, 1 an input
+ * unreadable or invalid or the workloads differ (without --force), 2 usage
+ * error. */
+int compare_main(int argc, char **argv);
+
+/* `anvil graph PLAN`: graph data (seed 000's schema) from a plan whose
+ * points name artifact files (artifact/graph.h). argv[0] is "graph".
+ * Returns 0 written, 1 the plan, an artifact or a metric is missing or
+ * invalid, 2 usage error. */
+int graph_main(int argc, char **argv);
+
+/* `anvil report FILE|DIR... -o report.html`: one self-contained HTML file
+ * for any mix of artifacts (report/html.h). argv[0] is "report". Returns 0
+ * written, 1 an input unreadable or invalid, no chart bundle in this build,
+ * or the file cannot be written, 2 usage error. */
+int report_main(int argc, char **argv);
+
 struct flag_spec;
 
 /* `anvil run`'s flag table (cli/flags.h), for tests that hold it to the

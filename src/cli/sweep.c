@@ -18,6 +18,7 @@
 #include "cli/flags.h"
 #include "core/clock.h"
 #include "core/file.h"
+#include "report/sweep_table.h"
 #include "stats/summary.h"
 #include "sweep/plan.h"
 #include "sweep/report.h"
@@ -459,6 +460,8 @@ static int write_results(const struct sweep_plan *plan, const char *dir, bool in
         return 1;
     }
     printf("matrix: %s/matrix.json (%s)\n", dir, status);
+    if (report_sweep_results(stdout, dir, plan->slo, RF_TABLE, err, sizeof err) != 0)
+        fprintf(stderr, "anvil sweep: no results table: %s\n", err);
     if (plan->slo) {
         struct slo slo = {NAN, NAN, NAN};
         slo_parse(plan->slo, &slo);     /* checked when the plan was read */

@@ -1,0 +1,462 @@
+/* compare.c — two sets of rounds, metric by metric, with noise. */
+#include "report/compare.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <gsl/gsl_rng.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+
+#include "artifact/any.h"
+#include "artifact/json.h"
+#include "core/file.h"
+
+#define BOOTSTRAP_RESAMPLES 2000
+#define BOOTSTRAP_SEED 1
+
+/* ---- reading a side ---- */
+
+static int add_round(struct cmp_side *s, const char *path, char *err, size_t errlen)
+{
+    struct benchmark *v = realloc(s->all, (s->n_all + 1) * sizeof *v);
+    if (!v) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    s->all = v;
+    if (benchmark_read_file(path, &s->all[s->n_all], NULL, err, errlen) != 0)
+        return -1;
+    s->n_all++;
+    return 0;
+}
+
+/* Whether the file's schema is benchmark/v1 (a quick look: other artifacts
+ * in a sweep directory are skipped, not errors). */
+static bool is_benchmark_file(const char *path)
+{
+    size_t len;
+    char *text = file_read_all(path, &len);
+    if (!text)
+        return false;
+    cJSON *j = cJSON_ParseWithLength(text, len);
+    free(text);
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "schema");
+    bool yes = cJSON_IsString(s) && !strcmp(s->valuestring, BENCHMARK_SCHEMA);
+    cJSON_Delete(j);
+    return yes;
+}
+
+/* Every benchmark file under dir, in name order (so rounds keep their order). */
+static int walk(struct cmp_side *s, const char *dir, char *err, size_t errlen)
+{
+    char **paths;
+    size_t n;
+    if (artifact_find_json(dir, &paths, &n, err, errlen) != 0)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        if (is_benchmark_file(paths[i]))
+            rc = add_round(s, paths[i], err, errlen);
+    artifact_strings_free(paths, n);
+    return rc;
+}
+
+static char *case_id_of(const struct benchmark *b)
+{
+    char *id = NULL;
+    if (b->sweep.present && b->sweep.case_id)
+        return strdup(b->sweep.case_id);
+    if (asprintf(&id, "run-%.0f-%ld-c%ld", b->context_tokens, b->max_tokens, b->concurrency) < 0)
+        return NULL;
+    return id;
+}
+
+static bool same_target(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+static const char *target_of(const struct benchmark *b)
+{
+    return b->sweep.present && b->sweep.target && b->sweep.target[0] ? b->sweep.target : NULL;
+}
+
+static int group(struct cmp_side *s, char *err, size_t errlen)
+{
+    s->cases = calloc(s->n_all, sizeof *s->cases);
+    if (!s->cases)
+        goto oom;
+    for (size_t i = 0; i < s->n_all; i++) {
+        char *id = case_id_of(&s->all[i]);
+        const char *target = target_of(&s->all[i]);
+        if (!id)
+            goto oom;
+        size_t c = 0;
+        while (c < s->n_cases && (strcmp(s->cases[c].id, id) || !same_target(s->cases[c].target, target)))
+            c++;
+        if (c == s->n_cases) {
+            s->cases[c].id = id;
+            s->n_cases++;
+            if (target && !(s->cases[c].target = strdup(target)))
+                goto oom;
+        } else {
+            free(id);
+        }
+        const struct benchmark **v = realloc(s->cases[c].rounds, (s->cases[c].n + 1) * sizeof *v);
+        if (!v)
+            goto oom;
+        s->cases[c].rounds = v;
+        v[s->cases[c].n++] = &s->all[i];
+    }
+    return 0;
+oom:
+    snprintf(err, errlen, "%s: out of memory", s->label);
+    return -1;
+}
+
+int cmp_side_read(const char *path, struct cmp_side *out, char *err, size_t errlen)
+{
+    *out = (struct cmp_side){0};
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        return -1;
+    }
+    if (!(out->label = strdup(path))) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    int rc = S_ISDIR(st.st_mode) ? walk(out, path, err, errlen) : add_round(out, path, err, errlen);
+    if (rc == 0 && out->n_all == 0) {
+        snprintf(err, errlen, "%s: no benchmark/v1 artifact (round) under it", path);
+        rc = -1;
+    }
+    if (rc == 0)
+        rc = group(out, err, errlen);
+    if (rc != 0)
+        cmp_side_free(out);
+    return rc;
+}
+
+void cmp_side_free(struct cmp_side *s)
+{
+    for (size_t i = 0; i < s->n_all; i++)
+        benchmark_free(&s->all[i]);
+    free(s->all);
+    for (size_t i = 0; i < s->n_cases; i++) {
+        free(s->cases[i].id);
+        free(s->cases[i].target);
+        free(s->cases[i].rounds);
+    }
+    free(s->cases);
+    free(s->label);
+    *s = (struct cmp_side){0};
+}
+
+/* ---- noise and verdicts ---- */
+
+void cmp_noise_of(const double *v, size_t n, unsigned long seed, struct cmp_noise *out)
+{
+    *out = (struct cmp_noise){NAN, NAN, NAN, "no value"};
+    double *x = malloc((n ? n : 1) * sizeof *x);
+    if (!x)
+        return;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(v[i]))
+            x[k++] = v[i];
+    if (k == 0) {
+        free(x);
+        return;
+    }
+    gsl_sort(x, 1, k);
+    out->median = gsl_stats_median_from_sorted_data(x, 1, k);
+    out->lo = x[0];
+    out->hi = x[k - 1];
+    out->method = k == 1 ? "1 round" : "min-max";
+    if (k >= 3) {
+        double *med = malloc(BOOTSTRAP_RESAMPLES * sizeof *med), *r = malloc(k * sizeof *r);
+        gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
+        if (med && r && g) {
+            gsl_rng_set(g, seed);
+            for (int b = 0; b < BOOTSTRAP_RESAMPLES; b++) {
+                for (size_t i = 0; i < k; i++)
+                    r[i] = x[gsl_rng_uniform_int(g, k)];
+                gsl_sort(r, 1, k);
+                med[b] = gsl_stats_median_from_sorted_data(r, 1, k);
+            }
+            gsl_sort(med, 1, BOOTSTRAP_RESAMPLES);
+            out->lo = gsl_stats_quantile_from_sorted_data(med, 1, BOOTSTRAP_RESAMPLES, 0.025);
+            out->hi = gsl_stats_quantile_from_sorted_data(med, 1, BOOTSTRAP_RESAMPLES, 0.975);
+            out->method = "bootstrap 95% CI of the median";
+        }
+        if (g)
+            gsl_rng_free(g);
+        free(med);
+        free(r);
+    }
+    free(x);
+}
+
+const char *cmp_verdict(const struct cmp_noise *a, const struct cmp_noise *b, bool higher_better)
+{
+    if (isnan(a->median) || isnan(b->median))
+        return "n/a";
+    if (b->lo <= a->hi && a->lo <= b->hi)
+        return "within noise";
+    bool higher = b->lo > a->hi;
+    return higher == higher_better ? "better" : "worse";
+}
+
+/* ---- workloads ---- */
+
+static bool same_num(double a, double b)
+{
+    return (isnan(a) && isnan(b)) || a == b;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+static const char *load_mode_of(const struct benchmark *b)
+{
+    if (b->duration_mode.present)
+        return "duration";
+    if (b->load_mode)
+        return b->load_mode;
+    return b->measurement_protocol ? b->measurement_protocol : "unknown";
+}
+
+bool cmp_workload_differs(const struct benchmark *a, const struct benchmark *b, char *why, size_t whylen)
+{
+    size_t n = 0;
+    why[0] = '\0';
+#define DIFF(...) (n += (size_t)snprintf(why + n, n < whylen ? whylen - n : 0, "%s", n ? "; " : ""), \
+                   n += (size_t)snprintf(why + n, n < whylen ? whylen - n : 0, __VA_ARGS__))
+    if (!same_num(a->context_tokens, b->context_tokens))
+        DIFF("input lengths differ (%.0f vs %.0f tokens)", a->context_tokens, b->context_tokens);
+    if (a->max_tokens != b->max_tokens)
+        DIFF("output lengths differ (max_tokens %ld vs %ld)", a->max_tokens, b->max_tokens);
+    if (strcmp(load_mode_of(a), load_mode_of(b)))
+        DIFF("load modes differ (%s vs %s)", load_mode_of(a), load_mode_of(b));
+    if (a->concurrency != b->concurrency)
+        DIFF("concurrency differs (%ld vs %ld)", a->concurrency, b->concurrency);
+    if (!same_num(a->request_rate, b->request_rate))
+        DIFF("request rates differ (%g vs %g req/s)", a->request_rate, b->request_rate);
+    if (!same_str(a->endpoint, b->endpoint))
+        DIFF("endpoints differ (%s vs %s)", a->endpoint ? a->endpoint : "unknown",
+             b->endpoint ? b->endpoint : "unknown");
+    const char *da = a->workload.present ? a->workload.dataset : NULL;
+    const char *db = b->workload.present ? b->workload.dataset : NULL;
+    if (!same_str(da, db))
+        DIFF("prompts differ (%s vs %s)", da ? da : "synthetic", db ? db : "synthetic");
+    if (a->ignore_eos != b->ignore_eos)
+        DIFF("ignore_eos differs (%s vs %s)", a->ignore_eos ? "on" : "off", b->ignore_eos ? "on" : "off");
+#undef DIFF
+    return n > 0;
+}
+
+/* ---- the comparison ---- */
+
+/* "target/case", or the case alone. */
+static const char *case_name(const struct cmp_case *c, char *buf, size_t cap)
+{
+    if (!c->target)
+        return c->id;
+    snprintf(buf, cap, "%s/%s", c->target, c->id);
+    return buf;
+}
+
+struct cmp_metric {
+    const char *name;
+    bool higher_better;
+    int prec;
+    double (*get)(const struct benchmark *b, const struct cost *c);
+};
+
+static double m_out_tps(const struct benchmark *b, const struct cost *c) { (void)c; return bench_output_tps(b); }
+static double m_req_tps(const struct benchmark *b, const struct cost *c) { (void)c; return b->metrics.request_throughput; }
+static double m_goodput(const struct benchmark *b, const struct cost *c) { (void)c; return b->metrics.goodput_rps; }
+static double m_ttft50(const struct benchmark *b, const struct cost *c) { (void)c; return b->metrics.dist.ttft.p50; }
+static double m_ttft99(const struct benchmark *b, const struct cost *c) { (void)c; return b->metrics.dist.ttft.p99; }
+static double m_tpot50(const struct benchmark *b, const struct cost *c) { (void)c; return b->metrics.dist.tpot.p50; }
+static double m_tpot99(const struct benchmark *b, const struct cost *c) { (void)c; return b->metrics.dist.tpot.p99; }
+static double m_itl50(const struct benchmark *b, const struct cost *c) { (void)c; return b->metrics.dist.itl.p50; }
+static double m_itl99(const struct benchmark *b, const struct cost *c) { (void)c; return b->metrics.dist.itl.p99; }
+static double m_e2e50(const struct benchmark *b, const struct cost *c) { (void)c; return b->metrics.dist.e2e.p50; }
+static double m_e2e99(const struct benchmark *b, const struct cost *c) { (void)c; return b->metrics.dist.e2e.p99; }
+static double m_cost(const struct benchmark *b, const struct cost *c) { return cost_per_mtok(c, bench_output_tps(b)); }
+
+static const struct cmp_metric metrics[] = {
+    {"output throughput (tok/s)", true, 2, m_out_tps},
+    {"request throughput (req/s)", true, 3, m_req_tps},
+    {"goodput (req/s)", true, 3, m_goodput},
+    {"TTFT p50 (ms)", false, 2, m_ttft50},
+    {"TTFT p99 (ms)", false, 2, m_ttft99},
+    {"TPOT p50 (ms)", false, 3, m_tpot50},
+    {"TPOT p99 (ms)", false, 3, m_tpot99},
+    {"ITL p50 (ms)", false, 3, m_itl50},
+    {"ITL p99 (ms)", false, 3, m_itl99},
+    {"E2E p50 (ms)", false, 2, m_e2e50},
+    {"E2E p99 (ms)", false, 2, m_e2e99},
+    {"cost (USD per million output tokens)", false, 4, m_cost},
+};
+
+static void noise_of_case(const struct cmp_case *c, const struct cmp_metric *m, const struct cost *cost,
+                          struct cmp_noise *out)
+{
+    double *v = malloc((c->n ? c->n : 1) * sizeof *v);
+    if (!v) {
+        *out = (struct cmp_noise){NAN, NAN, NAN, "out of memory"};
+        return;
+    }
+    for (size_t i = 0; i < c->n; i++)
+        v[i] = m->get(c->rounds[i], cost);
+    cmp_noise_of(v, c->n, BOOTSTRAP_SEED, out);
+    free(v);
+}
+
+static void interval_cell(struct rtable *t, const struct cmp_noise *z, int prec)
+{
+    if (isnan(z->median))
+        rtable_text(t, NULL);
+    else
+        rtable_textf(t, "%.*f–%.*f (%s)", prec, z->lo, prec, z->hi, z->method);
+}
+
+static void pair_table(struct rdoc *doc, const struct cmp_case *a, const struct cmp_case *b,
+                       const struct cost *cost)
+{
+    char title[1200];
+    char na[512], nb[512];
+    snprintf(title, sizeof title, "A %s (rounds: %zu) vs B %s (rounds: %zu)", case_name(a, na, sizeof na), a->n,
+             case_name(b, nb, sizeof nb), b->n);
+    struct rtable *t = rdoc_table(doc, title, 8, "metric", "A", "B", "delta", "ratio", "verdict (B)",
+                                  "noise A", "noise B");
+    bool with_cost = cost && isfinite(cost->gpu_hour_usd);
+    for (size_t i = 0; i < sizeof metrics / sizeof *metrics; i++) {
+        const struct cmp_metric *m = &metrics[i];
+        if (m->get == m_cost && !with_cost)
+            continue;
+        struct cmp_noise za, zb;
+        noise_of_case(a, m, cost, &za);
+        noise_of_case(b, m, cost, &zb);
+        if (isnan(za.median) && isnan(zb.median))
+            continue;           /* neither side measured it (goodput without SLOs, ITL of seed 001) */
+        rtable_text(t, m->name);
+        rtable_num(t, za.median, m->prec);
+        rtable_num(t, zb.median, m->prec);
+        rtable_num(t, zb.median - za.median, m->prec);
+        rtable_num(t, za.median != 0 ? zb.median / za.median : NAN, 3);
+        rtable_text(t, cmp_verdict(&za, &zb, m->higher_better));
+        interval_cell(t, &za, m->prec);
+        interval_cell(t, &zb, m->prec);
+    }
+}
+
+/* Every round of c against its first: one case, one workload. */
+static int case_consistent(const struct cmp_side *s, const struct cmp_case *c, char *err, size_t errlen)
+{
+    char why[512];
+    for (size_t i = 1; i < c->n; i++)
+        if (cmp_workload_differs(c->rounds[0], c->rounds[i], why, sizeof why)) {
+            char name[512];
+            snprintf(err, errlen, "%s: the rounds of case %s were measured under different workloads: %s",
+                     s->label, case_name(c, name, sizeof name), why);
+            return -1;
+        }
+    return 0;
+}
+
+/* Whether the side's cases name at most one target. */
+static bool one_target(const struct cmp_side *s)
+{
+    for (size_t i = 1; i < s->n_cases; i++)
+        if (!same_target(s->cases[i].target, s->cases[0].target))
+            return false;
+    return true;
+}
+
+/* The case of s that c pairs with: same target and id, else (by_id) the
+ * same id. */
+static const struct cmp_case *find_case(const struct cmp_side *s, const struct cmp_case *c, bool by_id)
+{
+    for (size_t i = 0; i < s->n_cases; i++)
+        if (!strcmp(s->cases[i].id, c->id) && same_target(s->cases[i].target, c->target))
+            return &s->cases[i];
+    for (size_t i = 0; by_id && i < s->n_cases; i++)
+        if (!strcmp(s->cases[i].id, c->id))
+            return &s->cases[i];
+    return NULL;
+}
+
+#define MAX_PAIRS 256
+
+struct cmp_pair {
+    const struct cmp_case *a, *b;
+};
+
+int cmp_compare(const struct cmp_side *a, const struct cmp_side *b, bool force, const struct cost *cost,
+                struct rdoc *doc, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < a->n_cases; i++)
+        if (case_consistent(a, &a->cases[i], err, errlen))
+            return -1;
+    for (size_t i = 0; i < b->n_cases; i++)
+        if (case_consistent(b, &b->cases[i], err, errlen))
+            return -1;
+    bool single = a->n_cases == 1 && b->n_cases == 1;
+    bool by_id = one_target(a) && one_target(b);
+    char na[512], nb[512];
+    size_t pairs = 0;
+    struct cmp_pair pair[MAX_PAIRS];
+    for (size_t i = 0; i < a->n_cases; i++) {
+        const struct cmp_case *cb = single ? &b->cases[0] : find_case(b, &a->cases[i], by_id);
+        if (cb && pairs == MAX_PAIRS) {
+            snprintf(err, errlen, "more than %d cases to compare", MAX_PAIRS);
+            return -1;
+        }
+        if (cb)
+            pair[pairs++] = (struct cmp_pair){&a->cases[i], cb};
+    }
+    if (pairs == 0) {
+        snprintf(err, errlen, "%s and %s share no case to compare (cases are matched by sweep target and "
+                 "case id)", a->label, b->label);
+        return 1;
+    }
+    char why[1024];
+    for (size_t i = 0; i < pairs; i++) {
+        if (!cmp_workload_differs(pair[i].a->rounds[0], pair[i].b->rounds[0], why, sizeof why))
+            continue;
+        if (!force) {
+            snprintf(err, errlen, "refusing to compare %s with %s: %s (--force compares anyway)",
+                     case_name(pair[i].a, na, sizeof na), case_name(pair[i].b, nb, sizeof nb), why);
+            return 1;
+        }
+        rdoc_note(doc, "compared despite different workloads (--force): %s vs %s: %s",
+                  case_name(pair[i].a, na, sizeof na), case_name(pair[i].b, nb, sizeof nb), why);
+    }
+    for (size_t i = 0; i < pairs; i++)
+        pair_table(doc, pair[i].a, pair[i].b, cost);
+    for (size_t i = 0; !single && i < a->n_cases; i++)
+        if (!find_case(b, &a->cases[i], by_id))
+            rdoc_note(doc, "case %s is only in A (%s)", case_name(&a->cases[i], na, sizeof na), a->label);
+    for (size_t i = 0; !single && i < b->n_cases; i++)
+        if (!find_case(a, &b->cases[i], by_id))
+            rdoc_note(doc, "case %s is only in B (%s)", case_name(&b->cases[i], nb, sizeof nb), b->label);
+    rdoc_note(doc, "A = %s, B = %s; values are medians across rounds; verdict says whether B is better "
+              "or worse than A: lower is better for latencies and cost, higher for throughput and goodput",
+              a->label, b->label);
+    rdoc_note(doc, "noise: with 3 or more rounds a side's interval is a bootstrap 95%% interval of the "
+              "median (%d resamples, seed %d); with 2 the min–max of the rounds; with 1 there is no noise "
+              "estimate and any difference counts; within noise = the intervals overlap",
+              BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED);
+    return 0;
+}

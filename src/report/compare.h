@@ -1,0 +1,73 @@
+/* compare.h — `anvil compare`: two sets of rounds (benchmark/v1 artifacts:
+ * a file, or every such file under a directory such as a sweep's), matched
+ * case by case; per metric the two medians, delta, ratio and a verdict —
+ * better, worse or within noise — where noise is the rounds' spread: the
+ * min–max of the rounds with fewer than 3, else a bootstrap 95% interval of
+ * the median. Two cases measured under different workloads are refused
+ * with the reason unless forced. */
+#ifndef ANVIL_REPORT_COMPARE_H
+#define ANVIL_REPORT_COMPARE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "artifact/benchmark.h"
+#include "report/rtable.h"
+#include "report/show.h"
+
+/* The rounds of one side, grouped by target and case. */
+struct cmp_case {
+    char *target;               /* sweep.target; NULL when the rounds name none */
+    char *id;                   /* sweep.case_id, else run-<context>-<max_tokens>-c<concurrency> */
+    const struct benchmark **rounds;    /* borrowed from the side's `all` */
+    size_t n;
+};
+
+struct cmp_side {
+    char *label;                /* the path given */
+    struct benchmark *all;      /* every round read (owned) */
+    size_t n_all;
+    struct cmp_case *cases;     /* by target and case, in order of first appearance */
+    size_t n_cases;
+};
+
+/* Reads one side: path is a benchmark/v1 file, or a directory searched
+ * recursively for *.json files whose schema is benchmark/v1 (other files,
+ * such as a sweep's matrix.json, are skipped). Returns 0, or -1 with err
+ * set (unreadable, an invalid benchmark file, no round found). Release with
+ * cmp_side_free. */
+int cmp_side_read(const char *path, struct cmp_side *out, char *err, size_t errlen);
+void cmp_side_free(struct cmp_side *s);
+
+/* An interval of a metric across rounds. */
+struct cmp_noise {
+    double median, lo, hi;
+    const char *method;         /* "min-max", "bootstrap 95% CI of the median", "1 round" */
+};
+
+/* The noise of n values (NaNs dropped): with 3 or more, the 2.5th and
+ * 97.5th percentiles of the medians of 2000 resamples (GSL's MT19937 seeded
+ * with seed, so reruns agree); with 1 or 2, min–max. median NaN when no
+ * value. */
+void cmp_noise_of(const double *v, size_t n, unsigned long seed, struct cmp_noise *out);
+
+/* The verdict of b against a: "within noise" when the intervals overlap,
+ * else "better" or "worse" by direction (higher_better); "n/a" when either
+ * median is NaN. */
+const char *cmp_verdict(const struct cmp_noise *a, const struct cmp_noise *b, bool higher_better);
+
+/* What differs between the workloads of a and b (context tokens,
+ * max_tokens, load mode, concurrency, request rate, endpoint, dataset,
+ * ignore_eos) as one sentence into why; returns whether anything does. */
+bool cmp_workload_differs(const struct benchmark *a, const struct benchmark *b, char *why, size_t whylen);
+
+/* Compares a and b into doc: cases paired by target and case id (by case id
+ * alone when neither side has more than one target; a single case on each
+ * side pairs whatever its id), one table per pair, notes on unpaired cases and
+ * the noise method. Returns 0, or 1 when a pair's workloads differ and not
+ * force (why in err; doc then holds nothing to print), or -1 when a side's
+ * rounds of one case disagree on their workload (err says so). */
+int cmp_compare(const struct cmp_side *a, const struct cmp_side *b, bool force, const struct cost *cost,
+                struct rdoc *doc, char *err, size_t errlen);
+
+#endif

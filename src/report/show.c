@@ -1,0 +1,323 @@
+/* show.c — artifact → summary tables. */
+#include "report/show.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "artifact/json.h"
+
+double cost_per_mtok(const struct cost *c, double output_tps)
+{
+    if (!c || !isfinite(c->gpu_hour_usd) || !(output_tps > 0) || c->gpus < 1)
+        return NAN;
+    return c->gpu_hour_usd * (double)c->gpus / (output_tps * 3600.0) * 1e6;
+}
+
+double bench_output_tps(const struct benchmark *b)
+{
+    double v = b->metrics.output_throughput;
+    return isnan(v) ? b->metrics.throughput_tok_s : v;
+}
+
+static bool cost_on(const struct cost *c)
+{
+    return c && isfinite(c->gpu_hour_usd);
+}
+
+/* ---- benchmark ---- */
+
+static void kv_text(struct rtable *t, const char *k, const char *v)
+{
+    rtable_text(t, k);
+    rtable_text(t, v);
+}
+
+static void kv_num(struct rtable *t, const char *k, double v, int prec)
+{
+    rtable_text(t, k);
+    rtable_num(t, v, prec);
+}
+
+static void kv_whole(struct rtable *t, const char *k, long v)
+{
+    rtable_text(t, k);
+    rtable_whole(t, v, true);
+}
+
+static void latency_row(struct rtable *t, const char *name, const struct dist *d)
+{
+    rtable_text(t, name);
+    rtable_num(t, d->mean, 2);
+    rtable_num(t, d->p50, 2);
+    rtable_num(t, d->p90, 2);
+    rtable_num(t, d->p99, 2);
+    rtable_num(t, d->max, 2);
+    rtable_whole(t, (long)d->samples, false);
+}
+
+static void bench_run_table(struct rdoc *doc, const struct artifact_any *a, const struct cost *cost)
+{
+    const struct benchmark *b = &a->u.bench;
+    const struct bench_metrics *m = &b->metrics;
+    char title[512];
+    snprintf(title, sizeof title, "%s (benchmark, run %s)", a->path, b->run_id ? b->run_id : "n/a");
+    struct rtable *t = rdoc_table(doc, title, 2, "field", "value");
+    kv_text(t, "Engine:", b->engine);
+    kv_text(t, "Model:", b->model);
+    kv_text(t, "Endpoint:", b->endpoint);
+    kv_text(t, "Load mode:", b->load_mode ? b->load_mode : b->measurement_protocol);
+    kv_whole(t, "Concurrency:", b->concurrency);
+    if (!isnan(b->request_rate))
+        kv_num(t, "Request rate (req/s):", b->request_rate, 2);
+    kv_num(t, "Input tokens per request (planned):", b->context_tokens, 0);
+    kv_whole(t, "Output tokens per request (max_tokens):", b->max_tokens);
+    kv_whole(t, "Successful requests:", b->completed);
+    kv_whole(t, "Failed requests:", b->failed);
+    if (b->not_sent > 0)
+        kv_whole(t, "Requests not sent (run cut short):", b->not_sent);
+    kv_num(t, "Benchmark duration (s):", b->wall_clock_ms / 1000.0, 2);
+    kv_whole(t, "Total input tokens:", m->prompt_tokens);
+    kv_whole(t, "Total generated tokens:", m->output_tokens);
+    kv_num(t, "Request throughput (req/s):", m->request_throughput, 2);
+    kv_num(t, "Output token throughput (tok/s):", bench_output_tps(b), 2);
+    kv_num(t, "Total token throughput (tok/s):", m->total_token_throughput, 2);
+    kv_num(t, "Peak output token throughput (tok/s, 1 s):", m->peak_output_tps_1s, 2);
+    if (!isnan(m->aggregate_tps))
+        kv_num(t, "Output tok/s inside the window (aggregate):", m->aggregate_tps, 2);
+    if (!isnan(m->goodput_rps))
+        kv_num(t, "Request goodput (req/s):", m->goodput_rps, 2);
+    if (!isnan(b->good_request_share))
+        kv_num(t, "SLO attainment (share of requests):", b->good_request_share, 3);
+    if (cost_on(cost))
+        kv_num(t, "Cost (USD per million output tokens):", cost_per_mtok(cost, bench_output_tps(b)), 4);
+}
+
+static void bench_notes(struct rdoc *doc, const struct benchmark *b)
+{
+    for (size_t i = 0; i < b->failed_by_category.n; i++)
+        rdoc_note(doc, "%ld requests failed with %s", b->failed_by_category.v[i].count,
+                  b->failed_by_category.v[i].key);
+    if (b->incomplete)
+        rdoc_note(doc, "the run is incomplete: %s", b->incomplete_reason ? b->incomplete_reason : "no reason given");
+    if (b->client_bound)
+        rdoc_note(doc, "the numbers are limited by the client (event-loop lag or send lateness p99 over 1 ms)");
+    if (b->cache_contaminated)
+        rdoc_note(doc, "over 5%% of prompt tokens were served from the prefix cache though every prompt was unique");
+    if (b->usage_over_max_tokens > 0)
+        rdoc_note(doc, "%ld requests report more output tokens than max_tokens: throughput and TPOT are not "
+                  "trustworthy", b->usage_over_max_tokens);
+    if (b->prompt_token_mismatches > 0)
+        rdoc_note(doc, "%ld requests reported prompt_tokens other than the planned count",
+                  b->prompt_token_mismatches);
+}
+
+static void show_bench(struct rdoc *doc, const struct artifact_any *a, const struct cost *cost)
+{
+    const struct benchmark *b = &a->u.bench;
+    const struct bench_dists *d = &b->metrics.dist;
+    bench_run_table(doc, a, cost);
+    struct rtable *t = rdoc_table(doc, "Latency (ms)", 7, "metric", "mean", "p50", "p90", "p99", "max",
+                                  "samples");
+    latency_row(t, "TTFT", &d->ttft);
+    latency_row(t, "TPOT (excl. 1st token)", &d->tpot);
+    latency_row(t, "ITL (per chunk)", &d->itl);
+    latency_row(t, "E2E", &d->e2e);
+    latency_row(t, "Time to first output", &d->time_to_first_output);
+    if (d->send_lateness.samples)
+        latency_row(t, "Send lateness", &d->send_lateness);
+    if (d->time_to_headers.samples) {
+        t = rdoc_table(doc, "TTFT decomposition (median ms)", 2, "stage", "ms");
+        kv_num(t, "Response headers:", d->time_to_headers.p50, 2);
+        kv_num(t, "First byte:", d->time_to_first_byte.p50, 2);
+        kv_num(t, "First SSE event:", d->time_to_first_event.p50, 2);
+        kv_num(t, "First output (reasoning or content):", d->time_to_first_output.p50, 2);
+        kv_num(t, "First content = TTFT:", d->ttft.p50, 2);
+    }
+    bench_notes(doc, b);
+}
+
+/* ---- matrix ---- */
+
+static void range_cell(struct rtable *t, const struct matrix_range *r, int prec)
+{
+    rtable_num(t, r->median, prec);
+}
+
+static void show_matrix(struct rdoc *doc, const struct artifact_any *a, const struct cost *cost)
+{
+    const struct matrix *m = &a->u.matrix;
+    char title[512];
+    snprintf(title, sizeof title, "%s (matrix, status %s)", a->path, m->status ? m->status : "n/a");
+    struct rtable *t = rdoc_table(doc, title, 2, "field", "value");
+    kv_text(t, "Model:", m->meta.model);
+    kv_text(t, "Precision:", m->meta.precision);
+    kv_text(t, "Hardware:", m->meta.hardware);
+    kv_num(t, "Context window (tokens):", m->meta.context_window, 0);
+    kv_whole(t, "Counted rounds:", m->counted_rounds);
+    kv_whole(t, "Counted requests:", m->counted_requests);
+    kv_text(t, "Scope:", m->meta.scope);
+    bool c = cost_on(cost);
+    t = rdoc_table(doc, "Per engine and case: median across rounds", c ? 15 : 14, "engine", "case",
+                   "in", "out", "conc", "rounds", "completed", "req/s", "out tok/s", "TTFT p50 ms",
+                   "TTFT p99 ms", "TPOT p50 ms", "TPOT p99 ms", "E2EL p99 ms", "USD/Mtok");
+    for (size_t i = 0; i < m->n_aggregates; i++) {
+        const struct matrix_aggregate *g = &m->aggregates[i];
+        rtable_text(t, g->engine);
+        rtable_text(t, g->case_id);
+        rtable_whole(t, g->input_tokens, true);
+        rtable_whole(t, g->output_tokens, true);
+        rtable_whole(t, g->concurrency, true);
+        rtable_whole(t, g->rounds, true);
+        rtable_whole(t, g->completed, true);
+        range_cell(t, &g->metric[MM_REQUEST_THROUGHPUT], 2);
+        range_cell(t, &g->metric[MM_OUTPUT_THROUGHPUT], 1);
+        range_cell(t, &g->metric[MM_P50_TTFT_MS], 1);
+        range_cell(t, &g->metric[MM_P99_TTFT_MS], 1);
+        range_cell(t, &g->metric[MM_P50_TPOT_MS], 2);
+        range_cell(t, &g->metric[MM_P99_TPOT_MS], 2);
+        range_cell(t, &g->metric[MM_P99_E2EL_MS], 1);
+        if (c)
+            rtable_num(t, cost_per_mtok(cost, g->metric[MM_OUTPUT_THROUGHPUT].median), 4);
+    }
+    for (size_t i = 0; i < m->n_status_reasons; i++)
+        rdoc_note(doc, "FAIL: %s", m->status_reasons[i]);
+    rdoc_note(doc, "%zu rows (one per round); the full min–max ranges are in the file's aggregates",
+              m->n_rows);
+}
+
+/* ---- load curve ---- */
+
+static void show_curve(struct rdoc *doc, const struct artifact_any *a, const struct cost *cost)
+{
+    const struct load_curve *c = &a->u.curve;
+    char title[512];
+    snprintf(title, sizeof title, "%s (load curve, profile %s)", a->path, c->profile ? c->profile : "n/a");
+    struct rtable *t = rdoc_table(doc, title, 2, "field", "value");
+    kv_num(t, "SLO TTFT (ms):", c->slo_ttft_ms, 0);
+    kv_num(t, "SLO TPOT (ms):", c->slo_tpot_ms, 0);
+    bool withcost = cost_on(cost);
+    for (size_t i = 0; i < c->n_load; i++) {
+        const struct load_curve_target *lt = &c->load[i];
+        snprintf(title, sizeof title, "%s: median across repeats per load point", lt->name);
+        t = rdoc_table(doc, title, withcost ? 13 : 12, "x", "repeats", "completed", "out tok/s",
+                       "TTFT p50 ms", "TTFT p99 ms", "TPOT p50 ms", "TPOT p99 ms", "ITL p99 ms",
+                       "goodput req/s", "req/s", "SLO attainment", "USD/Mtok");
+        for (size_t p = 0; p < lt->n_points; p++) {
+            const struct load_curve_point *pt = &lt->points[p];
+            const struct load_curve_range *r = pt->metric;
+            long done = 0;
+            for (size_t k = 0; k < pt->n_completed; k++)
+                done += pt->completed[k];
+            rtable_num(t, pt->x, 2);
+            rtable_whole(t, (long)pt->n_completed, false);
+            rtable_whole(t, done, false);
+            rtable_num(t, r[LC_OUTPUT_THROUGHPUT].median, 1);
+            rtable_num(t, r[LC_MEDIAN_TTFT_MS].median, 1);
+            rtable_num(t, r[LC_P99_TTFT_MS].median, 1);
+            rtable_num(t, r[LC_MEDIAN_TPOT_MS].median, 2);
+            rtable_num(t, r[LC_P99_TPOT_MS].median, 2);
+            rtable_num(t, r[LC_P99_ITL_MS].median, 2);
+            rtable_num(t, r[LC_GOODPUT_RPS].median, 3);
+            rtable_num(t, r[LC_REQUEST_THROUGHPUT].median, 3);
+            /* goodput over request throughput: the share of completed requests within every SLO */
+            rtable_num(t, r[LC_GOODPUT_RPS].median / r[LC_REQUEST_THROUGHPUT].median, 3);
+            if (withcost)
+                rtable_num(t, cost_per_mtok(cost, r[LC_OUTPUT_THROUGHPUT].median), 4);
+        }
+    }
+    rdoc_note(doc, "SLO attainment = median goodput / median request throughput at the point");
+}
+
+/* ---- decode matrix ---- */
+
+static void show_decode(struct rdoc *doc, const struct artifact_any *a, const struct cost *cost)
+{
+    const struct decode_matrix *m = &a->u.decode;
+    char title[512];
+    snprintf(title, sizeof title, "%s (decode matrix, %s mode)", a->path, m->decode_mode);
+    struct rtable *t = rdoc_table(doc, title, 2, "field", "value");
+    kv_text(t, "Engine:", m->engine);
+    kv_text(t, "Model:", m->model);
+    kv_text(t, "Server:", m->server);
+    kv_text(t, "Started:", m->timestamp);
+    kv_num(t, "Window per cell (s):", m->duration_per_test_s, 1);
+    kv_whole(t, "Output tokens per request (max_tokens):", m->max_tokens);
+    bool c = cost_on(cost);
+    t = rdoc_table(doc, "Sustained decode per cell", c ? 12 : 11, "context", "concurrency",
+                   "aggregate tok/s", "per-request tok/s", "TTFT p50 ms", "TTFT p99 ms", "ITL p50 ms",
+                   "ITL p99 ms", "completed", "errors", "limits", "USD/Mtok");
+    for (size_t i = 0; i < m->n_cells; i++) {
+        const struct decode_cell *e = &m->cells[i];
+        rtable_whole(t, e->context_tokens, false);
+        rtable_whole(t, e->concurrency, false);
+        rtable_num(t, e->aggregate_tps, 2);
+        rtable_num(t, e->per_request_avg_tps, 2);
+        rtable_num(t, e->ttft_p50_s * 1000, 1);
+        rtable_num(t, e->ttft_p99_s * 1000, 1);
+        rtable_num(t, e->itl_p50_s * 1000, 2);
+        rtable_num(t, e->itl_p99_s * 1000, 2);
+        rtable_whole(t, e->completed, true);
+        rtable_whole(t, e->errors, true);
+        rtable_text(t, e->capacity_limited && e->underfilled ? "capacity-limited, underfilled"
+                       : e->capacity_limited ? "capacity-limited"
+                       : e->underfilled ? "underfilled" : "-");
+        if (c)
+            rtable_num(t, cost_per_mtok(cost, e->aggregate_tps), 4);
+    }
+    if (m->n_prefill) {
+        t = rdoc_table(doc, "Prefill", 5, "context", "prompt tokens", "TTFT ms", "tok/s", "method");
+        for (size_t i = 0; i < m->n_prefill; i++) {
+            const struct decode_prefill *p = &m->prefill[i];
+            rtable_whole(t, p->context_tokens, false);
+            rtable_whole(t, p->prompt_tokens, true);
+            rtable_num(t, p->ttft_s * 1000, 1);
+            rtable_num(t, p->tok_per_sec, 0);
+            rtable_text(t, p->method);
+        }
+    }
+    rdoc_note(doc, "capacity-limited: the server's KV pool cannot hold the asked concurrency at that "
+              "context; underfilled: the server ran fewer requests than asked");
+}
+
+/* ---- graph data ---- */
+
+static void show_graph(struct rdoc *doc, const struct artifact_any *a)
+{
+    const struct graph_data *g = &a->u.graph;
+    char title[512];
+    snprintf(title, sizeof title, "%s (graph data: %s)", a->path, g->title);
+    struct rtable *t = rdoc_table(doc, title, 2, "field", "value");
+    kv_text(t, "Subtitle:", g->subtitle);
+    rtable_text(t, "Charts:");
+    rtable_whole(t, (long)g->n_charts, false);
+    for (size_t c = 0; c < g->n_charts; c++) {
+        const struct graph_chart *ch = &g->charts[c];
+        char col[256];
+        snprintf(title, sizeof title, "%s (%s)", ch->title, ch->metric);
+        snprintf(col, sizeof col, "%s", ch->y_label);
+        t = rdoc_table(doc, title, 5, "series", ch->x_label, col, "artifact", "sha256");
+        for (size_t s = 0; s < ch->n_series; s++)
+            for (size_t i = 0; i < ch->series[s].n_points; i++) {
+                const struct graph_point *p = &ch->series[s].points[i];
+                rtable_text(t, ch->series[s].label);
+                rtable_text(t, p->x);
+                rtable_num(t, p->value, 2);
+                rtable_text(t, p->artifact);
+                rtable_textf(t, "%.12s", p->sha256);
+            }
+    }
+    for (size_t i = 0; i < g->n_semantics; i++)
+        rdoc_note(doc, "%s: %s", g->semantics[i].key, g->semantics[i].text);
+}
+
+void show_artifact(struct rdoc *doc, const struct artifact_any *a, const struct cost *cost)
+{
+    switch (a->kind) {
+    case AK_BENCHMARK: show_bench(doc, a, cost); break;
+    case AK_MATRIX: show_matrix(doc, a, cost); break;
+    case AK_LOAD_CURVE: show_curve(doc, a, cost); break;
+    case AK_DECODE_MATRIX: show_decode(doc, a, cost); break;
+    case AK_GRAPH: show_graph(doc, a); break;
+    case AK_UNKNOWN: break;
+    }
+}

@@ -1,0 +1,32 @@
+/* show.h — `anvil show`: any artifact as the summary tables its command
+ * prints (a run's summary, a matrix's aggregates, a load curve's points, a
+ * decode matrix's cells, graph data's charts), built as a struct rdoc so it
+ * prints as a terminal table, Markdown, CSV or JSON. */
+#ifndef ANVIL_REPORT_SHOW_H
+#define ANVIL_REPORT_SHOW_H
+
+#include "artifact/any.h"
+#include "artifact/benchmark.h"
+#include "report/rtable.h"
+
+/* Cost settings: NaN gpu_hour_usd = no cost column. */
+struct cost {
+    double gpu_hour_usd;        /* USD per GPU-hour */
+    long gpus;                  /* GPUs the server ran on (≥ 1) */
+};
+
+/* USD per million output tokens at output_tps tokens/s on c's GPUs:
+ * gpu_hour_usd × gpus / (output_tps × 3600) × 10⁶. NaN when cost is unset or
+ * output_tps is not > 0. */
+double cost_per_mtok(const struct cost *c, double output_tps);
+
+/* A benchmark artifact's output throughput in tokens/s: metrics.
+ * output_throughput, else seed 001's throughput_tok_s. */
+double bench_output_tps(const struct benchmark *b);
+
+/* Adds a's summary tables (and notes) to doc; the first table's title names
+ * the file and its kind. cost may be NULL. Out of memory is recorded in doc
+ * (rdoc_print then fails). */
+void show_artifact(struct rdoc *doc, const struct artifact_any *a, const struct cost *cost);
+
+#endif

@@ -1,0 +1,183 @@
+/* test_report.c — `anvil report` opened in headless Chromium (Debian's
+ * chromium, scripts/install-browser-deps) with the network cut: the page
+ * logs nothing to the console (no script error, nothing refused), every
+ * chart element is there and drawn (its canvas holds its series' colours,
+ * checked by the page and reported in #anvil-status), and a screenshot
+ * under build/ is not one uniform colour. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+#include <zlib.h>
+
+#include "harness.h"
+
+#define OUT_DIR "build/report-test"
+
+static const char *chromium(void)
+{
+    const char *c = getenv("ANVIL_CHROMIUM");
+    return c && *c ? c : "/usr/bin/chromium";
+}
+
+/* Chromium flags: headless, no GPU, no sandbox (root in CI), every host
+ * unresolvable and every connection through a proxy that refuses: no
+ * network at open time. */
+#define BROWSER_FLAGS "--headless", "--disable-gpu", "--no-sandbox", "--virtual-time-budget=8000", \
+    "--proxy-server=127.0.0.1:9", "--host-resolver-rules=MAP * ~NOTFOUND", "--enable-logging=stderr", "--v=0"
+
+static int count(const char *s, const char *what)
+{
+    int n = 0;
+    for (const char *p = s; (p = strstr(p, what)); p += strlen(what))
+        n++;
+    return n;
+}
+
+static long attr(const char *dom, const char *name)
+{
+    char key[64];
+    snprintf(key, sizeof key, "%s=\"", name);
+    const char *p = strstr(dom, key);
+    cr_assert(p, "no %s in the status", name);
+    return strtol(p + strlen(key), NULL, 10);
+}
+
+/* Big-endian 32 bits. */
+static unsigned long be32(const unsigned char *p)
+{
+    return (unsigned long)p[0] << 24 | (unsigned long)p[1] << 16 | (unsigned long)p[2] << 8 | p[3];
+}
+
+/* How many distinct byte values the PNG's decompressed scanlines hold: a
+ * uniform image has at most 9 (5 filter types, its colour's 4 channels and
+ * 0); a page of charts has hundreds. */
+static int png_distinct_bytes(const char *path, unsigned long *w, unsigned long *h)
+{
+    size_t len;
+    unsigned char *png = (unsigned char *)harness_read_file(path, &len);
+    cr_assert(png && len > 33 && !memcmp(png, "\x89PNG\r\n\x1a\n", 8), "%s is not a PNG", path);
+    unsigned char *idat = NULL;
+    size_t n_idat = 0;
+    for (size_t p = 8; p + 12 <= len;) {
+        unsigned long clen = be32(png + p);
+        cr_assert(p + 12 + clen <= len, "truncated PNG chunk");
+        if (!memcmp(png + p + 4, "IHDR", 4)) {
+            *w = be32(png + p + 8);
+            *h = be32(png + p + 12);
+        } else if (!memcmp(png + p + 4, "IDAT", 4)) {
+            idat = realloc(idat, n_idat + clen);
+            memcpy(idat + n_idat, png + p + 8, clen);
+            n_idat += clen;
+        }
+        p += 12 + clen;
+    }
+    cr_assert(n_idat > 0 && *w > 0 && *h > 0);
+    uLongf raw_len = (uLongf)(*w * 4 + 1) * *h;
+    unsigned char *raw = malloc(raw_len);
+    cr_assert_eq(uncompress(raw, &raw_len, idat, n_idat), Z_OK, "cannot inflate %s", path);
+    bool seen[256] = {0};
+    int distinct = 0;
+    for (uLongf i = 0; i < raw_len; i++)
+        if (!seen[raw[i]]) {
+            seen[raw[i]] = true;
+            distinct++;
+        }
+    free(raw);
+    free(idat);
+    free(png);
+    return distinct;
+}
+
+/* A sweep's rounds (2 concurrencies × 2 rounds, run here) plus every seed:
+ * every kind of chart the report draws. */
+static void make_report(const char *html)
+{
+    const char *sim_args[] = {"--ttft-ms", "5", "--itl-ms", "2", NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    char dir[64] = "/tmp/anvil-report-XXXXXX", targets[200];
+    cr_assert(mkdtemp(dir));
+    snprintf(targets, sizeof targets, "sim=%s", sim.base_url);
+    const char *sweep[] = {harness_anvil_bin(), "sweep", "--targets", targets, "--concurrency", "1,4",
+                           "--input-len", "16", "--output-len", "8", "--rounds", "2", "--num-prompts", "12",
+                           "--slo", "ttft:100,tpot:20", "--out-dir", dir, NULL};
+    static char out[65536];
+    char err[4096];
+    int status;
+    cr_assert_eq(run_cmd(sweep, out, sizeof out, &status), 0);
+    sim_stop(&sim);
+    cr_assert_eq(status, 0, "%s", out);
+    const char *report[] = {harness_anvil_bin(), "report", dir, "tests/data/seed-000.json",
+                            "tests/data/seed-001.json", "tests/data/seed-002.json", "tests/data/seed-003.json",
+                            "tests/data/seed-004.json", "--gpu-hour-cost", "2.5", "-o", html, NULL};
+    cr_assert_eq(run_cmd_err(report, out, sizeof out, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 0, "%s", err);
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+Test(report_e2e, opens_offline_in_chromium_with_every_chart_drawn, .timeout = 180)
+{
+    cr_assert_eq(access(chromium(), X_OK), 0, "%s is missing: run scripts/install-browser-deps", chromium());
+    mkdir("build", 0755);
+    mkdir(OUT_DIR, 0755);
+    const char *html = OUT_DIR "/report.html", *png = OUT_DIR "/report.png";
+    make_report(html);
+    char *text = harness_read_file(html, NULL);
+    cr_assert(text);
+    /* self-contained: nothing to fetch, and a policy that forbids fetching */
+    cr_assert(strstr(text, "Content-Security-Policy\" content=\"default-src 'none'"));
+    cr_assert_eq(count(text, "<link"), 0);
+    cr_assert_eq(count(text, " src=\""), 0);
+    free(text);
+    char url[600], cwd[400];
+    cr_assert(getcwd(cwd, sizeof cwd));
+    snprintf(url, sizeof url, "file://%s/%s", cwd, html);
+    static char dom[4 << 20], log[1 << 20];
+    int status;
+    const char *dump[] = {chromium(), BROWSER_FLAGS, "--dump-dom", url, NULL};
+    cr_assert_eq(run_cmd_err(dump, dom, sizeof dom, log, sizeof log, &status), 0);
+    cr_assert_eq(status, 0, "chromium failed: %s", log);
+    cr_assert_null(strstr(log, "INFO:CONSOLE"), "the page logged to the console:\n%s", strstr(log, "INFO:CONSOLE"));
+    const char *st = strstr(dom, "id=\"anvil-status\"");
+    cr_assert(st, "no status element: the script did not run");
+    long charts = attr(st, "data-charts"), drawn = attr(st, "data-drawn"), errors = attr(st, "data-errors");
+    /* the runs overlaid: 3 CDFs with their tails, ITL, throughput over time (8); a timeline per run with
+       start stamps (the 4 rounds; seed 001 has none); the sweep's load curve (4) and seed 002's with its
+       GPU telemetry (6); seed 000's 13 charts as bars */
+    cr_assert_eq(charts, 8 + 4 + 4 + 6 + 13, "%ld charts", charts);
+    cr_assert_eq(count(dom, "data-chart=\""), charts);
+    cr_assert_eq(drawn, charts, "%ld of %ld charts drawn: %.400s", drawn, charts, st);
+    cr_assert_eq(count(dom, "data-drawn=\"1\""), charts);
+    cr_assert_eq(errors, 0, "%.400s", st);
+    cr_assert_geq(count(dom, "<table class=\"heat\""), 3, "heat tables: matrix, seed 003, seed 004");
+    cr_assert(strstr(dom, "cost, USD per million output tokens"), "the cost card");
+    const char *shot[] = {chromium(), BROWSER_FLAGS, "--window-size=1280,2400", "--screenshot=" OUT_DIR "/report.png",
+                          url, NULL};
+    cr_assert_eq(run_cmd_err(shot, NULL, 0, log, sizeof log, &status), 0);
+    cr_assert_eq(status, 0, "chromium failed: %s", log);
+    unsigned long w = 0, h = 0;
+    int distinct = png_distinct_bytes(png, &w, &h);
+    cr_assert_eq(w, 1280);
+    cr_assert_eq(h, 2400);
+    cr_assert_gt(distinct, 64, "the screenshot is (nearly) uniform: %d distinct byte values", distinct);
+}
+
+Test(report_e2e, refuses_bad_inputs_and_names_them, .timeout = 30)
+{
+    char out[1024], err[2048];
+    int status;
+    const char *missing[] = {harness_anvil_bin(), "report", "no/such.json", "-o", "/dev/null", NULL};
+    cr_assert_eq(run_cmd_err(missing, out, sizeof out, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 1);
+    cr_assert(strstr(err, "no/such.json: cannot read"), "%s", err);
+    const char *no_out[] = {harness_anvil_bin(), "report", "tests/data/seed-001.json", NULL};
+    cr_assert_eq(run_cmd_err(no_out, out, sizeof out, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 2);
+    cr_assert(strstr(err, "-o FILE is required"), "%s", err);
+}

@@ -1,0 +1,161 @@
+/* test_compare.c — `anvil compare`'s verdicts on constructed rounds:
+ * clearly better, clearly worse and overlapping, with the bootstrap
+ * interval (3+ rounds) and min–max (2 rounds); workloads that differ are
+ * refused with the reason unless forced. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "report/compare.h"
+
+#define MAXR 8
+
+struct side_fixture {
+    struct benchmark b[MAXR];
+    const struct benchmark *p[MAXR];
+    struct cmp_case c;
+    struct cmp_side s;
+};
+
+static void blank(struct benchmark *b)
+{
+    memset(b, 0, sizeof *b);
+    b->context_tokens = 1024;
+    b->max_tokens = 128;
+    b->concurrency = 8;
+    b->request_rate = NAN;
+    b->load_mode = (char *)"closed-loop";
+    b->endpoint = (char *)"chat";
+    struct dist *d = (struct dist *)&b->metrics.dist;
+    for (size_t i = 0; i < sizeof b->metrics.dist / sizeof *d; i++)
+        d[i] = (struct dist){0, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+    b->metrics.output_throughput = b->metrics.throughput_tok_s = NAN;
+    b->metrics.request_throughput = b->metrics.goodput_rps = NAN;
+}
+
+/* A side of n rounds whose TTFT p50 and output throughput are ttft[i], tps[i]. */
+static void side(struct side_fixture *f, const char *label, size_t n, const double *ttft, const double *tps)
+{
+    memset(f, 0, sizeof *f);
+    for (size_t i = 0; i < n; i++) {
+        blank(&f->b[i]);
+        f->b[i].metrics.dist.ttft.p50 = ttft[i];
+        f->b[i].metrics.output_throughput = tps[i];
+        f->p[i] = &f->b[i];
+    }
+    f->c = (struct cmp_case){.id = (char *)"case-1", .rounds = f->p, .n = n};
+    f->s = (struct cmp_side){(char *)label, f->b, n, &f->c, 1};
+}
+
+/* The verdict column of the row named metric. */
+static const char *verdict(const struct rdoc *d, const char *metric)
+{
+    cr_assert_eq(d->n_tables, 1);
+    const struct rtable *t = d->tables[0];
+    for (size_t r = 0; r < t->ncells / t->ncols; r++)
+        if (!strcmp(t->cells[r * t->ncols].text, metric))
+            return t->cells[r * t->ncols + 5].text;
+    cr_assert_fail("no row %s", metric);
+    return NULL;
+}
+
+static void compare(size_t n, const double *ta, const double *pa, const double *tb, const double *pb,
+                    const char *want_ttft, const char *want_tps)
+{
+    static struct side_fixture a, b;
+    side(&a, "A", n, ta, pa);
+    side(&b, "B", n, tb, pb);
+    struct rdoc d = {0};
+    char err[512];
+    cr_assert_eq(cmp_compare(&a.s, &b.s, false, NULL, &d, err, sizeof err), 0, "%s", err);
+    cr_assert_str_eq(verdict(&d, "TTFT p50 (ms)"), want_ttft);
+    cr_assert_str_eq(verdict(&d, "output throughput (tok/s)"), want_tps);
+    rdoc_free(&d);
+}
+
+Test(compare, clearly_better_clearly_worse_and_overlapping)
+{
+    const double slow[] = {100, 104, 101, 103, 102}, fast[] = {50, 53, 51, 52, 50};
+    const double low[] = {10, 11, 12, 10.5, 11.5}, high[] = {20, 21, 22, 20.5, 21.5};
+    compare(5, slow, low, fast, high, "better", "better");
+    compare(5, fast, high, slow, low, "worse", "worse");
+    const double a[] = {100, 110, 120, 105, 115}, b[] = {104, 114, 124, 109, 119};
+    compare(5, a, low, b, low, "within noise", "within noise");
+    /* two rounds: min–max */
+    const double two_a[] = {100, 101}, two_b[] = {200, 201}, two_c[] = {100.5, 300};
+    compare(2, two_a, low, two_b, low, "worse", "within noise");
+    compare(2, two_a, low, two_c, low, "within noise", "within noise");
+}
+
+Test(compare, noise_is_bootstrap_from_three_rounds_else_min_max)
+{
+    const double v[] = {10, 30, 20, 25, 15};
+    struct cmp_noise z, again;
+    cmp_noise_of(v, 5, 1, &z);
+    cr_assert_str_eq(z.method, "bootstrap 95% CI of the median");
+    cr_assert_eq(z.median, 20);
+    cr_assert(z.lo >= 10 && z.hi <= 30 && z.lo < z.median && z.hi > z.median, "[%g, %g]", z.lo, z.hi);
+    cmp_noise_of(v, 5, 1, &again);
+    cr_assert(z.lo == again.lo && z.hi == again.hi, "reruns agree");
+    cmp_noise_of(v, 2, 1, &z);
+    cr_assert_str_eq(z.method, "min-max");
+    cr_assert(z.lo == 10 && z.hi == 30 && z.median == 20);
+    const double one[] = {NAN, 7};
+    cmp_noise_of(one, 2, 1, &z);
+    cr_assert_str_eq(z.method, "1 round");
+    cr_assert(z.lo == 7 && z.hi == 7);
+}
+
+Test(compare, different_workloads_are_refused_unless_forced)
+{
+    static struct side_fixture a, b;
+    const double t[] = {100, 101, 102}, p[] = {10, 11, 12};
+    side(&a, "A", 3, t, p);
+    side(&b, "B", 3, t, p);
+    for (int i = 0; i < 3; i++) {
+        b.b[i].concurrency = 16;
+        b.b[i].max_tokens = 256;
+        b.b[i].load_mode = (char *)"open-loop";
+        b.b[i].request_rate = 4;
+    }
+    struct rdoc d = {0};
+    char err[1024];
+    cr_assert_eq(cmp_compare(&a.s, &b.s, false, NULL, &d, err, sizeof err), 1);
+    cr_assert(strstr(err, "refusing") && strstr(err, "output lengths differ (max_tokens 128 vs 256)")
+              && strstr(err, "load modes differ (closed-loop vs open-loop)")
+              && strstr(err, "concurrency differs (8 vs 16)") && strstr(err, "request rates differ"), "%s", err);
+    cr_assert_eq(d.n_tables, 0);
+    cr_assert_eq(cmp_compare(&a.s, &b.s, true, NULL, &d, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(d.n_tables, 1);
+    cr_assert(strstr(d.notes[0], "compared despite different workloads"), "%s", d.notes[0]);
+    rdoc_free(&d);
+    /* rounds of one side that disagree */
+    b.b[1].concurrency = 8;
+    cr_assert_eq(cmp_compare(&a.s, &b.s, true, NULL, &d, err, sizeof err), -1);
+    cr_assert(strstr(err, "B: the rounds of case case-1 were measured under different workloads"), "%s", err);
+    rdoc_free(&d);
+}
+
+Test(compare, cost_row_when_priced)
+{
+    static struct side_fixture a, b;
+    const double t[] = {100, 101, 102}, pa[] = {1000, 1000, 1000}, pb[] = {2000, 2000, 2000};
+    side(&a, "A", 3, t, pa);
+    side(&b, "B", 3, t, pb);
+    struct cost c = {3.6, 2};
+    struct rdoc d = {0};
+    char err[512];
+    cr_assert_eq(cmp_compare(&a.s, &b.s, false, &c, &d, err, sizeof err), 0, "%s", err);
+    cr_assert_str_eq(verdict(&d, "cost (USD per million output tokens)"), "better");
+    const struct rtable *tb = d.tables[0];
+    size_t r = 0;
+    while (strcmp(tb->cells[r * tb->ncols].text, "cost (USD per million output tokens)"))
+        r++;
+    /* 3.6 USD/h × 2 GPUs / (1000 tok/s × 3600 s/h) × 10⁶ = 2 USD per million tokens */
+    cr_assert_float_eq(tb->cells[r * tb->ncols + 1].num, 2.0, 1e-12);
+    cr_assert_float_eq(tb->cells[r * tb->ncols + 2].num, 1.0, 1e-12);
+    rdoc_free(&d);
+}
