@@ -207,6 +207,10 @@ static cJSON *calibration_json(const struct bench_meta *meta)
 {
     cJSON *c = cJSON_CreateObject();
     cJSON_AddStringToObject(c, "method", meta->calibration_method);
+    add_str_or_null(c, "source", meta->calibration_source);
+    add_str_or_null(c, "cache_file", meta->calibration_cache);
+    add_str_or_null(c, "cache_key", meta->calibration_cache_key);
+    add_str_or_null(c, "shared_prefix_method", meta->shared_prefix_method);
     const struct calibration *k = meta->calibration;
     if (!k)
         return c;
@@ -219,7 +223,9 @@ static cJSON *calibration_json(const struct bench_meta *meta)
     for (int i = 0; i < k->n_steps; i++) {
         cJSON *s = cJSON_CreateObject();
         cJSON_AddNumberToObject(s, "filler_words", (double)k->steps[i].words);
-        cJSON_AddNumberToObject(s, "tokens", (double)k->steps[i].tokens);
+        artifact_add_number(s, "tokens", k->steps[i].tokens >= 0 ? (double)k->steps[i].tokens : NAN);
+        if (k->steps[i].truncated)      /* counted, but cut by the server: not used */
+            cJSON_AddBoolToObject(s, "truncated", 1);
         cJSON_AddItemToArray(steps, s);
     }
     return c;
@@ -280,6 +286,8 @@ static void add_run_fields(cJSON *root, const struct bench_meta *m, const struct
     cJSON_AddNumberToObject(root, "completed", s->completed);
     cJSON_AddNumberToObject(root, "failed", s->failed);
     artifact_add_number(root, "context_tokens", m->input_len >= 0 ? (double)m->input_len : NAN);   /* null: dataset prompts */
+    artifact_add_number(root, "context_tokens_measured", s->prompt_token_reports ?   /* what the server counted */
+                        (double)s->prompt_tokens / s->prompt_token_reports : NAN);
     cJSON_AddNumberToObject(root, "context_seed", (double)m->seed);
     artifact_add_number(root, "max_context_tokens", srv->max_model_len >= 0 ? (double)srv->max_model_len : NAN);
     cJSON_AddNumberToObject(root, "max_tokens", (double)m->output_len);
@@ -328,6 +336,8 @@ static void add_anvil_fields(cJSON *root, const struct bench_meta *m, const stru
     cJSON_AddNumberToObject(root, "prompt_token_mismatches", s->prompt_mismatch);
     cJSON_AddNumberToObject(root, "usage_over_max_tokens", s->usage_over_max);
     cJSON_AddBoolToObject(root, "cache_contaminated", m->cache_contaminated);
+    artifact_add_number(root, "shared_prefix_tokens", m->shared_prefix_method && m->shared_prefix_tokens >= 0
+                        ? (double)m->shared_prefix_tokens : NAN);
     cJSON *fb = cJSON_AddObjectToObject(root, "failed_by_category");
     for (int k = 1; k <= FAIL_OTHER; k++)
         if (s->failed_by[k])

@@ -43,6 +43,10 @@ struct bench_meta {
     uint64_t seed;
     const char *calibration_method; /* "tokenize", "probe" or "none" */
     const struct calibration *calibration;  /* NULL when none */
+    const char *calibration_source; /* "measured" or "cache" (--calibration-cache); NULL = neither */
+    const char *calibration_cache, *calibration_cache_key;  /* the cache file and entry, or NULL */
+    long shared_prefix_tokens;      /* tokens two measured prompts share at their start */
+    const char *shared_prefix_method;   /* how that was measured, or why not; NULL: tokens not written */
     int prewarmed_connections;      /* connections opened before measuring */
     double client_cpu_user_s, client_cpu_sys_s; /* anvil's CPU time while requests ran */
     long stamps_kernel, stamps_clock;   /* how arrival times were taken (driver.h) */

@@ -156,6 +156,9 @@ static const struct flag_spec flags[] = {
      "how prompt lengths are fitted to the server's tokenizer: POST /tokenize, probe requests with "
      "max_tokens 1, or none (--input-len filler words as they are); auto tries tokenize, then probe",
      .choices = calib_names},
+    {"calibration-cache", NULL, FLAG_STRING, AT(calibration_cache), "FILE", NULL,
+     "reuse the calibration stored in FILE for this server, model, endpoint, engine and length, "
+     "else calibrate and store it there (anvil sweep gives every round DIR/calibration.json)"},
     {"continuous-usage", NULL, FLAG_ON, AT(continuous_usage), NULL, NULL,
      "ask for usage on every chunk (stream_options.continuous_usage_stats; vLLM, SGLang) for "
      "per-token ITL"},

@@ -378,8 +378,10 @@ static cJSON *new_plan(struct sweep_opts *o, const char *dir)
     if (rc == 0 && parse_targets(o->targets, o->base_url, targets, &nt) == 0) {
         char np[32];
         snprintf(np, sizeof np, "%ld", o->num_prompts);
-        const char *base[256] = {"--num-prompts", np};
-        size_t k = 2;
+        char cache[1100];       /* rounds and cases calibrate once (docs/METHODOLOGY.md) */
+        snprintf(cache, sizeof cache, "%s/calibration.json", dir);
+        const char *base[256] = {"--num-prompts", np, "--calibration-cache", cache};
+        size_t k = 4;
         for (size_t i = 0; o->run_args[i] && k < 255; i++)
             base[k++] = o->run_args[i];
         base[k] = NULL;

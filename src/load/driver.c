@@ -13,6 +13,7 @@
 
 #include "core/clock.h"
 #include "load/arrivals.h"
+#include "load/sampler.h"
 #include "net/http.h"
 #include "openai/stream.h"
 
@@ -50,9 +51,16 @@ struct driver {
     long *follower;
     long *ready, ready_head, ready_tail;
     bool stopping;
-    struct event *sigint, *sigterm, *grace, *progress, *arrival, *window, *lag;
-    int64_t lag_due;            /* when the lag probe should fire next */
+    bool answered;              /* some reply's headers arrived: the server was there */
+    struct server_gone streak;  /* connection failures since the last reply */
+    struct event *sigint, *sigterm, *grace, *progress, *arrival, *window, *window_open;
+    /* the lag probe, first of the samplers; the runner with cfg's after it */
+    struct sampler lag;
     size_t lag_cap;
+    struct sampler **sampler_list;
+    struct sampler_runner *samplers;
+    bool window_opened;         /* the window-start boundary was given to the samplers */
+    int64_t last_measured_end;  /* when the last measured request to end ended */
     int64_t t0, t_measure;      /* loop start; start of the measured phase */
 };
 
@@ -80,6 +88,8 @@ static void on_headers(void *ud, int64_t t, long status)
 {
     struct slot *s = ud;
     touch(s);
+    s->d->answered = true;
+    s->d->streak = (struct server_gone){0};
     stream_headers(&s->st, t, status);
 }
 
@@ -112,6 +122,18 @@ static void maybe_stop_loop(struct driver *d)
         event_base_loopbreak(d->base);
 }
 
+/* The samplers' window-start boundary at t (once). */
+static void open_window(struct driver *d, int64_t t)
+{
+    if (d->window_opened)
+        return;
+    d->window_opened = true;
+    d->out->phase_ns[SAMPLER_WINDOW_START] = t;
+    sampler_runner_phase(d->samplers, SAMPLER_WINDOW_START, t);
+}
+
+static void note_failure(struct driver *d, const struct req_record *r);
+
 /* Ends the slot's request: frees its transfer state, hands the record on,
  * returns the slot to the pool. */
 static void finish_slot(struct driver *d, struct slot *s)
@@ -126,6 +148,8 @@ static void finish_slot(struct driver *d, struct slot *s)
     s->body = NULL;
     s->x = NULL;
     d->done++;
+    if (s->rec != &s->warm && s->rec->t_end > d->last_measured_end)
+        d->last_measured_end = s->rec->t_end;
     if (d->ended_ns) {
         d->ended_ns[s->seq] = clock_now_ns();
         if (d->follower[s->seq])
@@ -133,6 +157,7 @@ static void finish_slot(struct driver *d, struct slot *s)
     }
     if (s->rec == &s->warm && s->rec->fail != FAIL_NONE)    /* a --warmup request */
         d->out->warmup_failed++;
+    note_failure(d, s->rec);
     if (d->cfg->on_record)
         d->cfg->on_record(d->cfg->ud, s->rec);
     bool warm = s->rec == &s->warm;
@@ -190,6 +215,8 @@ static void launch(struct driver *d, struct slot *s, long seq)
         s->rec->t_start = s->rec->t_end = clock_now_ns();
         record_fail(s->rec, FAIL_OTHER, "could not start the request (out of memory?)");
     }
+    if (!warm && c->duration_s <= 0)    /* no window: it opens with the first measured send */
+        open_window(d, s->rec->t_start);
     bool scheduled = !warm && open_loop(d);
     /* a held turn was due no earlier than the end of the turn before it */
     long p;
@@ -237,8 +264,20 @@ static void begin_measured(struct driver *d)
         double until = d->cfg->warmup_s + d->cfg->duration_s;
         d->out->window_start = d->t_measure + (int64_t)(d->cfg->warmup_s * 1e9);
         d->out->window_end = d->t_measure + (int64_t)(until * 1e9);
+        /* timers count from the loop pass's cached time, which may be a
+         * whole pass of callbacks before t_measure: count from now */
+        event_base_update_cache_time(d->base);
         struct timeval tv = s_to_timeval(until);
         evtimer_add(d->window, &tv);
+        if (d->cfg->warmup_s > 0) {
+            /* 2 µs more: the timer and libevent's clock are truncated to the
+             * µs, and the window-start sample is never taken before its instant */
+            tv = ns_to_timeval(d->out->window_start - d->t_measure + 2000);
+            evtimer_add(d->window_open, &tv);
+        }
+        else {
+            open_window(d, d->out->window_start);
+        }
     }
     if (!open_loop(d)) {
         d->arrived = total(d);
@@ -320,13 +359,25 @@ static void end_in_flight(struct driver *d, bool cut)
         http_cancel(d->http, s->x);
         if (cut)
             s->rec->cut = true;
-        else
+        else if (d->out->stop_signal)
             record_fail(s->rec, FAIL_CANCELLED, "cancelled by signal %d before the stream ended",
                         d->out->stop_signal);
+        else
+            record_fail(s->rec, FAIL_CANCELLED, "cancelled: the server went away before the stream ended");
         s->rec->t_end = now;
         finish_slot(d, s);
     }
     event_base_loopbreak(d->base);
+}
+
+/* Duration mode: the window opened (the samplers' boundary; requests judge
+ * it by their own send time). */
+static void on_window_open(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct driver *d = arg;
+    open_window(d, d->out->window_start);
 }
 
 /* Duration mode: the window closed. Nothing more is sent; what still runs
@@ -336,6 +387,13 @@ static void on_window_end(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     struct driver *d = arg;
+    struct driver_result *o = d->out;
+    int64_t now = clock_now_ns();
+    if (o->window_end > now)    /* the timer's µs rounding: the window ends when the load stops */
+        o->window_end = now;
+    open_window(d, o->window_start);
+    o->phase_ns[SAMPLER_WINDOW_END] = o->window_end;
+    sampler_runner_phase(d->samplers, SAMPLER_WINDOW_END, o->window_end);
     d->stopping = true;
     evtimer_del(d->arrival);
     end_in_flight(d, true);
@@ -348,6 +406,37 @@ static void on_grace_over(evutil_socket_t fd, short what, void *arg)
     end_in_flight(arg, false);
 }
 
+/* No new requests; those in flight get the grace period to end. */
+static void stop_sending(struct driver *d)
+{
+    d->stopping = true;
+    evtimer_del(d->arrival);
+    struct timeval tv = s_to_timeval(d->cfg->grace_s);
+    evtimer_add(d->grace, &tv);
+}
+
+/* Counts a request's end towards the server-gone streak: refused
+ * connections and cut streams since the last reply. */
+static void note_failure(struct driver *d, const struct req_record *r)
+{
+    if (!d->answered || (r->fail != FAIL_CONNECT && r->fail != FAIL_TRUNCATED) || d->out->server_gone.gone)
+        return;
+    struct server_gone *g = &d->streak;
+    if (!g->connect_failures && !g->truncated)
+        g->first_failure_ns = r->t_end;
+    g->connect_failures += r->fail == FAIL_CONNECT;
+    g->truncated += r->fail == FAIL_TRUNCATED;
+    if (g->connect_failures < DRIVER_GONE_AFTER)
+        return;
+    g->gone = true;
+    d->out->server_gone = *g;
+    fprintf(stderr, "%sanvil: the server went away: %d connections refused in a row (first failure "
+            "%.3f s into the run); no new requests\n", d->cfg->progress ? "\n" : "",
+            g->connect_failures, (double)(g->first_failure_ns - d->t0) / 1e9);
+    if (!d->stopping)
+        stop_sending(d);
+}
+
 static void on_signal(evutil_socket_t sig, short what, void *arg)
 {
     (void)what;
@@ -357,14 +446,11 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
         on_grace_over(-1, 0, d);
         return;
     }
-    d->stopping = true;
     d->out->stop_signal = (int)sig;
-    evtimer_del(d->arrival);
     fprintf(stderr, "%sanvil: signal %d: no new requests; waiting up to %.1f s for %zu in flight\n",
             d->cfg->progress ? "\n" : "",
             (int)sig, d->cfg->grace_s, http_in_flight(d->http));
-    struct timeval tv = s_to_timeval(d->cfg->grace_s);
-    evtimer_add(d->grace, &tv);
+    stop_sending(d);
     maybe_stop_loop(d);
 }
 
@@ -380,37 +466,42 @@ static void on_progress(evutil_socket_t fd, short what, void *arg)
             http_in_flight(d->http), ns_to_ms(clock_now_ns() - d->t0) / 1000.0);
 }
 
-/* The lag probe: due every DRIVER_LAG_PROBE_NS; how late it runs is how
- * long the loop was busy elsewhere — time any byte arriving then waited for
- * its timestamp. */
-static void on_lag_probe(evutil_socket_t fd, short what, void *arg)
+/* The lag probe, an inline sampler due every DRIVER_LAG_PROBE_NS: how late
+ * its timer runs is how long the loop was busy elsewhere — time any byte
+ * arriving then waited for its timestamp. One sample per periodic tick
+ * (boundaries are not timer slots), appended to driver_result.loop_lag_ms. */
+static void *lag_sample(void *ud, const struct sampler_tick *t)
 {
-    (void)fd;
-    (void)what;
-    struct driver *d = arg;
-    int64_t now = clock_now_ns();
+    struct driver *d = ud;
     struct driver_result *o = d->out;
+    if (t->phase != SAMPLER_PERIODIC)
+        return NULL;
     if (o->n_loop_lag == d->lag_cap) {
         size_t cap = d->lag_cap ? d->lag_cap * 2 : 1024;
         double *p = realloc(o->loop_lag_ms, cap * sizeof *p);
         if (!p)
-            return;     /* stop probing rather than lose the run */
+            return NULL;    /* drop the sample rather than lose the run */
         o->loop_lag_ms = p;
         d->lag_cap = cap;
     }
-    o->loop_lag_ms[o->n_loop_lag++] = ns_to_ms(now - d->lag_due);
-    while (d->lag_due <= now)
-        d->lag_due += DRIVER_LAG_PROBE_NS;
-    int64_t wait = d->lag_due - now;
-    struct timeval tv = ns_to_timeval(wait);
-    evtimer_add(d->lag, &tv);
+    o->loop_lag_ms[o->n_loop_lag++] = ns_to_ms(t->t_taken - t->t_due);
+    return NULL;
 }
 
-static void start_lag_probe(struct driver *d)
+/* The runner: the lag probe, then cfg's samplers in their order. */
+static int make_samplers(struct driver *d)
 {
-    d->lag_due = clock_now_ns() + DRIVER_LAG_PROBE_NS;
-    struct timeval tv = ns_to_timeval(DRIVER_LAG_PROBE_NS);
-    evtimer_add(d->lag, &tv);
+    const struct driver_cfg *c = d->cfg;
+    d->lag = (struct sampler){.name = "loop_lag", .period_ns = DRIVER_LAG_PROBE_NS, .sample = lag_sample,
+                              .ud = d};
+    int n = 1 + (c->n_samplers > 0 ? c->n_samplers : 0);
+    if (!(d->sampler_list = calloc((size_t)n, sizeof *d->sampler_list)))
+        return -1;
+    d->sampler_list[0] = &d->lag;
+    for (int i = 1; i < n; i++)
+        d->sampler_list[i] = c->samplers[i - 1];
+    d->samplers = sampler_runner_new(d->base, d->sampler_list, n);
+    return d->samplers ? 0 : -1;
 }
 
 /* Pre-warm: every GET shares one counter; the loop breaks when all ended. */
@@ -505,9 +596,9 @@ static int setup(struct driver *d)
     d->arrival = evtimer_new(d->base, on_arrival, d);
     d->progress = event_new(d->base, -1, EV_PERSIST, on_progress, d);
     d->window = evtimer_new(d->base, on_window_end, d);
-    d->lag = evtimer_new(d->base, on_lag_probe, d);
+    d->window_open = evtimer_new(d->base, on_window_open, d);
     if (!d->http || !d->sigint || !d->sigterm || !d->grace || !d->arrival || !d->progress || !d->window ||
-        !d->lag)
+        !d->window_open || make_samplers(d) != 0)
         return -1;
     event_add(d->sigint, NULL);
     event_add(d->sigterm, NULL);
@@ -520,8 +611,11 @@ static int setup(struct driver *d)
 
 static void teardown(struct driver *d)
 {
+    sampler_runner_free(d->samplers);
+    free(d->sampler_list);
     http_client_free(d->http);
-    struct event *evs[] = {d->sigint, d->sigterm, d->grace, d->arrival, d->progress, d->window, d->lag};
+    struct event *evs[] = {d->sigint, d->sigterm, d->grace, d->arrival, d->progress, d->window,
+                           d->window_open};
     for (size_t i = 0; i < sizeof evs / sizeof *evs; i++)
         if (evs[i])
             event_free(evs[i]);
@@ -560,6 +654,38 @@ static void achieved_rate(struct driver_result *out)
     out->achieved_rate = n > 1 && last > first ? (n - 1) / ((double)(last - first) / 1e9) : NAN;
 }
 
+/* The loop has stopped at end: the boundaries the run did not reach (a
+ * window never opened: stopped during warm-up; a window without a timer:
+ * it ends when the last measured request ended). */
+static void end_phases(struct driver *d, int64_t end)
+{
+    struct driver_result *o = d->out;
+    open_window(d, d->cfg->duration_s > 0 && o->window_start < end ? o->window_start : end);
+    if (!o->phase_ns[SAMPLER_WINDOW_END]) {
+        int64_t t = d->cfg->duration_s > 0 ? o->window_end : d->last_measured_end;
+        if (t < o->phase_ns[SAMPLER_WINDOW_START])     /* none measured ended */
+            t = o->phase_ns[SAMPLER_WINDOW_START];
+        o->phase_ns[SAMPLER_WINDOW_END] = t;
+        sampler_runner_phase(d->samplers, SAMPLER_WINDOW_END, t);
+    }
+    o->phase_ns[SAMPLER_AFTER_LAST] = end;
+}
+
+/* After-last boundary, stop and bounded join; copies cfg's samplers'
+ * reports into the result. */
+static void stop_samplers(struct driver *d, int64_t end)
+{
+    const struct driver_cfg *c = d->cfg;
+    int64_t wait = c->sampler_stop_s > 0 ? (int64_t)(c->sampler_stop_s * 1e9) : DRIVER_SAMPLER_STOP_NS;
+    sampler_runner_stop(d->samplers, end, wait);
+    int n = c->n_samplers > 0 ? c->n_samplers : 0;
+    if (!n || !(d->out->sampler_reports = calloc((size_t)n, sizeof *d->out->sampler_reports)))
+        return;
+    d->out->n_sampler_reports = n;
+    for (int i = 0; i < n; i++)
+        d->out->sampler_reports[i] = *sampler_runner_report(d->samplers, i + 1);
+}
+
 int driver_run(const struct driver_cfg *cfg, struct driver_result *out)
 {
     memset(out, 0, sizeof *out);
@@ -574,8 +700,8 @@ int driver_run(const struct driver_cfg *cfg, struct driver_result *out)
         prewarm(&d);
     struct rusage ru0, ru1;
     getrusage(RUSAGE_SELF, &ru0);
-    d.t0 = clock_now_ns();
-    start_lag_probe(&d);
+    d.t0 = out->phase_ns[SAMPLER_BEFORE_WARMUP] = clock_now_ns();
+    sampler_runner_start(d.samplers, d.t0);
     if (!d.stopping) {
         if (cfg->warmup)
             d.arrived = cfg->warmup;
@@ -588,9 +714,11 @@ int driver_run(const struct driver_cfg *cfg, struct driver_result *out)
     int64_t end = clock_now_ns();
     if (out->window_end > end)      /* stopped early (request cap or signal): the window ends here */
         out->window_end = end;
+    end_phases(&d, end);
     getrusage(RUSAGE_SELF, &ru1);
     out->cpu_user_s = tv_diff_s(ru0.ru_utime, ru1.ru_utime);
     out->cpu_sys_s = tv_diff_s(ru0.ru_stime, ru1.ru_stime);
+    stop_samplers(&d, end);
     struct http_rx_counts rx = http_rx_counts(d.http);
     out->stamps_kernel = rx.kernel;
     out->stamps_clock = rx.clock;
@@ -611,4 +739,6 @@ void driver_result_free(struct driver_result *r)
     r->records = NULL;
     free(r->loop_lag_ms);
     r->loop_lag_ms = NULL;
+    free(r->sampler_reports);
+    r->sampler_reports = NULL;
 }

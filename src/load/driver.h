@@ -10,7 +10,25 @@
  * opens are kept as warm-ups (their tokens inside the window count), and
  * requests still running when it closes are cut and marked `cut`. Ctrl-C /
  * SIGTERM stop new sends, give in-flight requests a grace period, then
- * cancel them. */
+ * cancel them.
+ *
+ * Samplers (sampler.h) run on the driver's loop: first the event-loop lag
+ * probe (driver_result.loop_lag_ms), then cfg's, in their order. The run's
+ * phase boundaries, as the samplers get them (driver_result.phase_ns):
+ *   before warm-up  the loop starts, after the pre-warm GETs, before any
+ *                   request (warm-ups included) is sent;
+ *   window start    duration mode: the window opens (start of the measured
+ *                   phase + warmup_s, exactly driver_result.window_start);
+ *                   else the first measured request is sent (its t_start,
+ *                   after every warm-up has ended);
+ *   window end      duration mode: the window closes (driver_result.window_end,
+ *                   so the end of the run when it stopped early); else the
+ *                   last measured request to end ended (its t_end);
+ *   after last      every request has ended or been cut or cancelled: the
+ *                   loop has stopped.
+ * A boundary the run never reached (stopped by a signal during warm-up, no
+ * measured request sent) is given at the after-last instant, so every
+ * sampler sees all four, in order. */
 #ifndef ANVIL_LOAD_DRIVER_H
 #define ANVIL_LOAD_DRIVER_H
 
@@ -19,6 +37,7 @@
 
 #include <curl/curl.h>
 
+#include "load/sampler.h"
 #include "stats/record.h"
 
 struct driver_cfg {
@@ -53,6 +72,14 @@ struct driver_cfg {
     /* Called as each request ends (warm-ups too), e.g. to append it to a log. */
     void (*on_record)(void *ud, const struct req_record *r);
     void *ud;
+    /* Samplers to run on the measuring loop after the lag probe (not owned;
+     * each must outlive driver_run); NULL / 0 = none. */
+    struct sampler *const *samplers;
+    int n_samplers;
+    /* How long the end of the run waits for blocking samplers to stop, s;
+     * 0 = DRIVER_SAMPLER_STOP_NS. One still busy then is left running and
+     * reported SAMPLER_STOP_TIMED_OUT. */
+    double sampler_stop_s;
 };
 
 struct driver_result {
@@ -64,10 +91,26 @@ struct driver_result {
     size_t n_loop_lag;
     int warmup_failed;           /* warm-up requests that failed */
     int stop_signal;             /* the signal that stopped the run, 0 when none */
+    /* The server stopped answering: DRIVER_GONE_AFTER connections in a row
+     * refused, after it had answered, with no reply between. Nothing more
+     * was sent; requests in flight had the grace period to end. */
+    struct server_gone {
+        bool gone;
+        int64_t first_failure_ns;   /* CLOCK_MONOTONIC: end of the streak's first failure */
+        int connect_failures;       /* refused connections in the streak */
+        int truncated;              /* streams cut by the server in the streak */
+    } server_gone;
     int prewarmed;               /* connections opened by the pre-warm GETs that succeeded */
     double cpu_user_s, cpu_sys_s;/* the client's CPU time (whole process) while requests ran */
     long stamps_kernel;          /* arrival times (headers, body pieces) from the kernel (net/rxstamp.h) */
     long stamps_clock;           /* arrival times from the client's clock (no kernel stamp for the read) */
+    /* The phase boundaries given to the samplers (CLOCK_MONOTONIC ns),
+     * indexed by enum sampler_phase (see the top of this file). */
+    int64_t phase_ns[SAMPLER_N_BOUNDARIES];
+    /* cfg's samplers' reports, in cfg's order (the lag probe's not
+     * included); owned; NULL / 0 when cfg had none. */
+    struct sampler_report *sampler_reports;
+    int n_sampler_reports;
 };
 
 /* Runs the plan. Records of requests never sent keep t_start == 0. Returns 0,
@@ -78,7 +121,16 @@ int driver_run(const struct driver_cfg *cfg, struct driver_result *out);
  * whose lateness shows how busy the client's loop was. */
 #define DRIVER_LAG_PROBE_NS 10000000
 
-/* Frees the records and lag samples. */
+/* How long the end of a run waits for blocking samplers to stop, unless
+ * driver_cfg.sampler_stop_s says otherwise: 5 s. */
+#define DRIVER_SAMPLER_STOP_NS 5000000000
+
+/* Refused connections in a row (after the server had answered) that mean
+ * the server is gone: one could be a blip, three with no reply between are
+ * not (a killed server refuses every one within a millisecond). */
+#define DRIVER_GONE_AFTER 3
+
+/* Frees the records, lag samples and sampler reports. */
 void driver_result_free(struct driver_result *r);
 
 #endif

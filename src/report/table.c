@@ -104,7 +104,7 @@ void report_table(FILE *out, const char *title, const struct run_summary *s, int
         fprintf(out, "warning: the numbers are limited by the client (over 1 ms): event-loop lag p99 "
                      "%.2f ms, send lateness p99 %.2f ms\n", s->loop_lag.pct[5], s->d[D_SEND_LATENESS].pct[5]);
     if (s->prompt_mismatch)
-        fprintf(out, "warning: %d requests reported prompt_tokens other than the calibrated count "
+        fprintf(out, "warning: %d requests reported prompt_tokens other than the planned count "
                      "(truncated or re-templated prompts?)\n", s->prompt_mismatch);
     if (failed_warmups)
         fprintf(out, "warning: %d warm-up requests failed\n", failed_warmups);

@@ -63,6 +63,11 @@ static struct bench_meta settings_meta(const struct run_ctx *x)
         .ignore_eos = c->ignore_eos, .seed = (uint64_t)c->seed,
         .calibration_method = x->calibration_method,
         .calibration = x->cal.n_steps ? &x->cal : NULL, .sweep = c->sweep,
+        .calibration_source = x->calibration_source,
+        .calibration_cache = x->calibration_key[0] ? c->calibration_cache : NULL,
+        .calibration_cache_key = x->calibration_key[0] ? x->calibration_key : NULL,
+        .shared_prefix_tokens = x->shared_prefix_tokens,
+        .shared_prefix_method = x->shared_prefix_method[0] ? x->shared_prefix_method : NULL,
         .dataset = x->ds.n ? x->ds.spec : NULL, .input_range = c->input_range,
         .output_range = c->output_range, .shared_prefix_len = c->shared_prefix_len,
         .duration_s = c->duration_s, .warmup_s = c->warmup_s, .slo = c->slo,
@@ -74,6 +79,8 @@ static const char *incomplete_reason(const struct run_ctx *x, const struct drive
                                      double window_s)
 {
     const struct run_config *c = x->c;
+    if (dr->server_gone.gone)
+        return "server_gone";
     if (dr->stop_signal)
         return "stopped by signal";
     if (x->res->summary.sent < x->res->summary.requests)
@@ -94,7 +101,8 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
     struct summary_opts so = {
         .method = c->pct, .ignore_eos = c->ignore_eos, .loop_lag_ms = dr->loop_lag_ms,
         .lateness_is_client = c->concurrency == 0, .n_loop_lag = dr->n_loop_lag,
-        .check_prompt_tokens = x->cal.n_steps > 0, .slo = c->slo,
+        /* in every mode: --calibration none plans --input-len tokens too */
+        .check_prompt_tokens = x->ds.n == 0, .slo = c->slo,
         .window_start = dr->window_start, .window_end = dr->window_end,
     };
     /* duration mode: --num-prompts only capped the sends; the run is what was
@@ -103,6 +111,7 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
     res->records = dr->records;
     dr->records = NULL;
     res->warmup_failed = dr->warmup_failed;
+    res->server_gone = dr->server_gone;
     if (summary_compute(res->records, res->n_records, &so, s) != 0) {
         snprintf(res->error, sizeof res->error, "out of memory summarizing");
         return -1;

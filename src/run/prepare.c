@@ -1,17 +1,23 @@
 /* prepare.c — the workload of a run: dataset, prompts, and their fit to the
- * server's tokenizer (docs/METHODOLOGY.md, prompt calibration). */
+ * server's tokenizer (docs/METHODOLOGY.md, prompt calibration), measured or
+ * read from --calibration-cache. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "core/buf.h"
 #include "core/redact.h"
 #include "run/stage.h"
+#include "workload/calcache.h"
 
 struct count_ctx {
     const struct run_ctx *x;
     bool tokenize;
 };
 
+/* Counts a calibration prompt of `words` filler words. Every step uses
+ * calibration head 0: the steps share their start with one another (a
+ * server's cache speeds the longer ones up) and with no measured prompt. */
 static long count_tokens(void *ud, long words, char *err, size_t errlen)
 {
     struct count_ctx *k = ud;
@@ -19,27 +25,116 @@ static long count_tokens(void *ud, long words, char *err, size_t errlen)
     struct buf p;
     buf_init(&p, 1u << 30);
     long n = -1;
-    if (workload_prompt(k->x->wl, 0, words, &p) == 0)
+    if (workload_calib_prompt(k->x->wl, 0, words, &p) == 0) {
         n = server_count_tokens(&k->x->srv, k->x->headers, c->endpoint, k->tokenize, p.data,
                                 (long)(fmin(c->timeout_s, 30) * 1000), err, errlen);
-    else
+        if (n < 0 && calib_error_is_too_long(err, errlen))
+            n = CALIB_TOO_LONG;
+    } else {
         snprintf(err, errlen, "prompt of %ld words is too large", words);
+    }
     buf_free(&p);
     return n;
 }
 
-/* Tokens per filler word, from the calibration steps: the slope between the
- * two most distant steps, else the one step's ratio. */
-static double tokens_per_word(const struct calibration *cal)
+/* The longest prompt and reply the workload plans must fit the context the
+ * server reports. Returns 0, or -1 with the message in err. */
+static int check_fits(const struct run_ctx *x, char *err, size_t errlen)
 {
-    const struct calib_step *lo = &cal->steps[0], *hi = &cal->steps[0];
-    for (int i = 1; i < cal->n_steps; i++) {
-        if (cal->steps[i].words < lo->words) lo = &cal->steps[i];
-        if (cal->steps[i].words > hi->words) hi = &cal->steps[i];
+    const struct run_config *c = x->c;
+    long m = x->srv.max_model_len;
+    long p = (long)floor((double)c->input_len * (1 + c->input_range));
+    long k = (long)floor((double)c->output_len * (1 + c->output_range));
+    if (m <= 0 || p + k <= m)
+        return 0;
+    if (p >= m)
+        snprintf(err, errlen, "prompt of %ld tokens cannot fit: the server's context is %ld tokens "
+                 "(max_model_len)", p, m);
+    else
+        snprintf(err, errlen, "prompt of %ld tokens with %ld output tokens cannot fit: the server's "
+                 "context is %ld tokens (max_model_len)", p, k, m);
+    return -1;
+}
+
+static void cache_key(const struct run_ctx *x, char *out, size_t cap)
+{
+    const struct run_config *c = x->c;
+    char root[sizeof x->srv.display_url];
+    snprintf(root, sizeof root, "%s", x->srv.display_url);
+    size_t n = strlen(root);    /* the root, as the key names a server, not an API path */
+    if (n >= 3 && !strcmp(root + n - 3, "/v1"))
+        root[n - 3] = '\0';
+    struct calcache_key k = {
+        .server = root, .model = x->srv.model, .endpoint = endpoint_name(c->endpoint),
+        .engine = x->srv.engine, .engine_version = x->srv.engine_version, .input_len = c->input_len,
+        .seed = (uint64_t)c->seed, .shared_prefix_len = c->shared_prefix_len,
+    };
+    calcache_key_text(&k, out, cap);
+}
+
+/* Takes the calibration from --calibration-cache when it has this run's
+ * entry. Returns the method it was measured with (and fills x->cal, the
+ * shared prefix), NULL with err empty when there is no entry, or NULL with
+ * err set. */
+static const char *from_cache(struct run_ctx *x, char *err, size_t errlen)
+{
+    struct calcache_entry e;
+    err[0] = '\0';
+    int rc = calcache_lookup(x->c->calibration_cache, x->calibration_key, &e, err, errlen);
+    if (rc != 1)
+        return NULL;
+    const char *method = !strcmp(e.method, "tokenize") ? "tokenize" : !strcmp(e.method, "probe") ? "probe" : NULL;
+    if (!method || e.cal.target_tokens != x->c->input_len) {
+        snprintf(err, errlen, "--calibration-cache %s: the entry \"%.300s\" is not a calibration of %ld "
+                 "tokens", x->c->calibration_cache, x->calibration_key, x->c->input_len);
+        return NULL;
     }
-    if (hi->words > lo->words && hi->tokens > lo->tokens)
-        return (double)(hi->tokens - lo->tokens) / (double)(hi->words - lo->words);
-    return cal->words > 0 ? (double)cal->tokens / (double)cal->words : 1;
+    x->cal = e.cal;
+    x->shared_prefix_tokens = e.shared_prefix_tokens;
+    snprintf(x->shared_prefix_method, sizeof x->shared_prefix_method, "%s", e.shared_prefix_method);
+    x->calibration_source = "cache";
+    run_say(x, "calibration from %s: %ld filler words give %ld tokens (measured by run %s)",
+            x->c->calibration_cache, e.cal.words, e.cal.tokens, e.run_id[0] ? e.run_id : "unknown");
+    return method;
+}
+
+static void to_cache(struct run_ctx *x, const char *method)
+{
+    struct calcache_entry e = {.cal = x->cal, .shared_prefix_tokens = x->shared_prefix_tokens};
+    snprintf(e.method, sizeof e.method, "%s", method);
+    snprintf(e.shared_prefix_method, sizeof e.shared_prefix_method, "%s", x->shared_prefix_method);
+    snprintf(e.run_id, sizeof e.run_id, "%s", x->res->run_id);
+    char err[600];
+    if (calcache_store(x->c->calibration_cache, x->calibration_key, &e, err, sizeof err) != 0)
+        run_say(x, "warning: %s; the calibration is not cached", err);
+}
+
+/* Calibrates against the server (tokenize, falling back to probes under
+ * auto). Returns the method used, or NULL with err set. */
+static const char *measure(struct run_ctx *x, char *err, size_t errlen)
+{
+    const struct run_config *c = x->c;
+    struct calibration *cal = &x->cal;
+    /* a probe asks for 1 output token */
+    long limit = x->srv.max_model_len > 0 ? x->srv.max_model_len - 1 : -1;
+    struct count_ctx k = {x, c->calib != CALIB_PROBE};
+    int rc = calibrate(c->input_len, limit, count_tokens, &k, cal, err, errlen);
+    if (rc == -1 && c->calib == CALIB_AUTO) {
+        run_say(x, "/tokenize unusable (%s); calibrating with probe requests", err);
+        k.tokenize = false;
+        rc = calibrate(c->input_len, limit, count_tokens, &k, cal, err, errlen);
+    }
+    if (rc == CALIB_CANNOT_FIT && x->srv.max_model_len > 0) {
+        size_t n = strlen(err);
+        snprintf(err + n, errlen - n, " (the server reports max_model_len %ld)", x->srv.max_model_len);
+    }
+    if (rc != 0)
+        return NULL;
+    if (!cal->converged)
+        run_say(x, "warning: prompts will have %ld tokens, not %ld (closest reachable)",
+                cal->tokens, c->input_len);
+    x->calibration_source = "measured";
+    return k.tokenize ? "tokenize" : "probe";
 }
 
 /* Chooses the filler length and fits the workload. Returns the method used,
@@ -47,28 +142,38 @@ static double tokens_per_word(const struct calibration *cal)
 static const char *calibrate_workload(struct run_ctx *x, char *err, size_t errlen)
 {
     const struct run_config *c = x->c;
-    struct calibration *cal = &x->cal;
-    if (x->ds.n)
+    if (x->ds.n) {
+        snprintf(x->shared_prefix_method, sizeof x->shared_prefix_method, "not measured: dataset prompts");
         return "dataset";
-    if (c->calib == CALIB_NONE)
-        return workload_fit(x->wl, c->input_len, 1) == 0 ? "none" : NULL;
-    struct count_ctx k = {x, c->calib != CALIB_PROBE};
-    int rc = calibrate(c->input_len, count_tokens, &k, cal, err, errlen);
-    if (rc != 0 && c->calib == CALIB_AUTO) {
-        run_say(x, "/tokenize unusable (%s); calibrating with probe requests", err);
-        k.tokenize = false;
-        rc = calibrate(c->input_len, count_tokens, &k, cal, err, errlen);
     }
-    if (rc != 0)
+    /* none sends what was asked for: a server's refusals are then the
+     * requests' recorded failures */
+    if (c->calib != CALIB_NONE && check_fits(x, err, errlen) != 0)
         return NULL;
-    if (!cal->converged)
-        run_say(x, "warning: prompts will have %ld tokens, not %ld (closest reachable)",
-                cal->tokens, c->input_len);
-    if (workload_fit(x->wl, cal->words, tokens_per_word(cal)) != 0) {
+    if (c->calib == CALIB_NONE) {
+        snprintf(x->shared_prefix_method, sizeof x->shared_prefix_method,
+                 "not measured: --calibration none sends nothing before the run");
+        return workload_fit(x->wl, c->input_len, 1) == 0 ? "none" : NULL;
+    }
+    const char *method = NULL;
+    if (c->calibration_cache) {
+        cache_key(x, x->calibration_key, sizeof x->calibration_key);
+        if (!(method = from_cache(x, err, errlen)) && err[0])
+            return NULL;
+    }
+    bool measured = !method;
+    if (measured && !(method = measure(x, err, errlen)))
+        return NULL;
+    if (workload_fit(x->wl, x->cal.words, x->cal.tokens_per_word) != 0) {
         snprintf(err, errlen, "out of memory building prompts");
         return NULL;
     }
-    return k.tokenize ? "tokenize" : "probe";
+    if (measured) {
+        run_measure_shared_prefix(x, c->calib != CALIB_TOKENIZE);
+        if (c->calibration_cache)
+            to_cache(x, method);
+    }
+    return method;
 }
 
 int run_prepare_workload(struct run_ctx *x)
@@ -76,7 +181,8 @@ int run_prepare_workload(struct run_ctx *x)
     const struct run_config *c = x->c;
     char *err = x->res->error;
     size_t errlen = sizeof x->res->error;
-    char why[512];
+    char why[900];
+    x->shared_prefix_tokens = -1;
     if (c->dataset && dataset_load(c->dataset, c->multi_turn, &x->ds, why, sizeof why) != 0) {
         snprintf(err, errlen, "--dataset: %s", why);
         return -1;

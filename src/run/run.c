@@ -112,6 +112,7 @@ static int drive(struct run_ctx *x, struct driver_result *dr)
         .grace_s = c->grace_s, .secret = x->secret, .progress = c->progress,
         .make_body = run_make_body, .on_record = run_log_record, .ud = x,
         .follows = c->multi_turn ? run_follows : NULL, .prewarm_url = models_url,
+        .samplers = c->samplers, .n_samplers = c->n_samplers,
     };
     announce(x);
     clock_utc_iso8601(x->started_at);

@@ -16,11 +16,10 @@
 #include <curl/curl.h>
 
 #include "artifact/benchmark.h"
+#include "load/driver.h"
 #include "openai/request.h"
 #include "stats/dist.h"
 #include "stats/summary.h"
-
-struct sampler;     /* load/sampler.h */
 
 /* Where the server is when nothing says otherwise: vLLM's default port. */
 #define RUN_DEFAULT_BASE_URL "http://127.0.0.1:8000/v1"
@@ -61,6 +60,7 @@ struct run_config {
     bool ignore_eos, continuous_usage;
     enum pct_method pct;
     enum calib_mode calib;
+    const char *calibration_cache;      /* JSON file of calibrations reused across runs; NULL = none */
     double timeout_s, connect_timeout_s, idle_timeout_s, grace_s;
     double request_rate, burstiness;    /* requests/s (INFINITY = closed loop); gamma shape */
     struct slo slo;
@@ -125,6 +125,7 @@ struct run_result {
     const char *incomplete_reason;   /* static text; NULL when complete */
     bool cache_contaminated;    /* see docs/ARTIFACTS.md */
     int log_errors;             /* --requests-out lines that could not be written */
+    struct server_gone server_gone; /* the server stopped answering mid-run (load/driver.h) */
 };
 
 /* Runs the benchmark c describes and writes its artifact (and per-request

@@ -2,6 +2,7 @@
 #ifndef ANVIL_RUN_STAGE_H
 #define ANVIL_RUN_STAGE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -24,6 +25,10 @@ struct run_ctx {
     struct dataset ds;              /* owned; empty for synthetic prompts */
     struct calibration cal;
     const char *calibration_method; /* "tokenize", "probe", "none" or "dataset" */
+    const char *calibration_source; /* "measured" or "cache"; NULL when not calibrated */
+    char calibration_key[2048];     /* the --calibration-cache entry's key; "" without one */
+    long shared_prefix_tokens;      /* tokens two measured prompts share at their start; -1 = unknown */
+    char shared_prefix_method[200]; /* how that was measured, or why it was not */
     char started_at[21];
 };
 
@@ -34,6 +39,14 @@ void run_say(const struct run_ctx *x, const char *fmt, ...) __attribute__((forma
  * server's tokenizer (calibration with its tokenize → probe fallback).
  * Returns 0, or -1 with the reason in x->res->error. */
 int run_prepare_workload(struct run_ctx *x);
+
+/* Measures x->shared_prefix_tokens after the workload is fitted: the
+ * common start of two measured prompts' token ids from POST {root}/tokenize,
+ * else (when may_probe) the cached_tokens the server reports for the second
+ * of two calibration prompts sent one after the other (whole cache blocks
+ * only: a lower bound), else -1. Sets x->shared_prefix_method to how, or
+ * why not. Never fails the run. */
+void run_measure_shared_prefix(struct run_ctx *x, bool may_probe);
 
 /* Summarizes the driver's records into x->res, builds and writes the
  * artifact (x->res->artifact_path). dr's records move into x->res. Returns 0,

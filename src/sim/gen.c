@@ -734,6 +734,7 @@ void sim_gen_start(struct sim_server *s, struct evhttp_request *req, enum sim_en
         .model = s->cfg.model, .max_model_len = s->cfg.max_model_len, .flavor = s->cfg.flavor,
         .any_model = s->cfg.flavor == SIM_FLAVOR_SGLANG || s->cfg.flavor == SIM_FLAVOR_LLAMACPP,
         .want_ids = s->driver && s->cfg.engine.enable_prefix_caching,
+        .tokenizer = s->cfg.tokenizer, .context_shift = s->cfg.context_shift,
     };
     struct sim_request rq;
     struct sim_error err;

@@ -16,6 +16,7 @@
 
 /* Accumulates the prompt's token count, hash and (for /tokenize) ids. */
 struct walk {
+    enum sim_tokenizer tokenizer;
     int64_t n;
     uint64_t hash;
     bool want_ids;
@@ -62,11 +63,11 @@ static int walk_text(struct walk *w, const char *s, size_t len)
     w->hash = sim_hash_bytes(w->hash, s, len);
     w->hash = sim_hash_bytes(w->hash, "\0", 1);
     if (!w->want_ids) {
-        w->n += sim_count_tokens(s, len);
+        w->n += sim_count_tokens_as(w->tokenizer, s, len);
         return 0;
     }
     size_t pos = 0, start, tlen;
-    while (sim_next_token(s, len, &pos, &start, &tlen))
+    while (sim_next_token_as(w->tokenizer, s, len, &pos, &start, &tlen))
         if (walk_push(w, sim_token_id(s + start, tlen)) != 0)
             return -1;
     return 0;
@@ -260,6 +261,24 @@ static int parse_generation(const cJSON *root, struct sim_request *rq, struct si
     return 0;
 }
 
+/* llama.cpp's truncation of a prompt that does not fit its context (context
+ * shift, n_keep 0): with n_ctx the room for the prompt and half = n_ctx / 2,
+ * the first (p − half) / half blocks of half tokens are erased, which leaves
+ * between half and n_ctx − 1 tokens — not a monotonic function of the
+ * prompt's length. The sim keeps max_tokens out of n_ctx so the reply
+ * still fits. */
+static void truncate_prompt(const struct sim_limits *lim, struct sim_request *rq, struct walk *w)
+{
+    int64_t n_ctx = lim->max_model_len - rq->max_tokens, p = rq->prompt_tokens;
+    int64_t half = n_ctx / 2;
+    if (p < n_ctx || half < 1)
+        return;
+    int64_t erased = (p - half) / half * half;
+    if (w->ids)
+        memmove(w->ids, w->ids + erased, (size_t)(p - erased) * sizeof *w->ids);
+    rq->prompt_tokens = w->n = p - erased;
+}
+
 static int parse_root(const cJSON *root, enum sim_endpoint ep, const struct sim_limits *lim,
                       struct sim_request *rq, struct sim_error *err, struct walk *w)
 {
@@ -282,6 +301,8 @@ static int parse_root(const cJSON *root, enum sim_endpoint ep, const struct sim_
     if (parse_generation(root, rq, err))
         return -1;
     char msg[sizeof err->message];
+    if (lim->context_shift)
+        truncate_prompt(lim, rq, w);
     if (sim_check_context(lim->max_model_len, rq->prompt_tokens, rq->max_tokens, msg, sizeof msg)) {
         sim_flavor_context_message((enum sim_flavor)lim->flavor, lim->max_model_len,
                                    rq->prompt_tokens, rq->max_tokens, msg, sizeof msg);
@@ -295,7 +316,8 @@ int sim_request_parse(const char *body, size_t len, enum sim_endpoint ep,
                       struct sim_error *err)
 {
     *rq = (struct sim_request){.ep = ep, .temperature = 1.0};
-    struct walk w = {.hash = SIM_HASH_INIT, .want_ids = ep == SIM_EP_TOKENIZE || lim->want_ids};
+    struct walk w = {.hash = SIM_HASH_INIT, .want_ids = ep == SIM_EP_TOKENIZE || lim->want_ids,
+                     .tokenizer = (enum sim_tokenizer)lim->tokenizer};
     cJSON *root = len ? cJSON_ParseWithLength(body, len) : NULL;
     int rc = root ? parse_root(root, ep, lim, rq, err, &w)
                   : fail(err, 400, NULL, "Invalid JSON in the request body");

@@ -23,6 +23,9 @@ struct sim_limits {
     int flavor;              /* enum sim_flavor: the context-overflow message's wording */
     bool any_model;          /* serve whatever "model" names (SGLang, llama.cpp do) */
     bool want_ids;           /* fill token_ids for generation requests too (prefix caching) */
+    int tokenizer;           /* enum sim_tokenizer */
+    bool context_shift;      /* a prompt over the context is truncated as llama.cpp's
+                                --context-shift does, not rejected */
 };
 
 /* A validated request. */
@@ -59,7 +62,10 @@ struct sim_error {
  * invalid JSON, a missing or mistyped prompt/messages or parameter, or
  * prompt_tokens + max_tokens > max_model_len are 400s (the last with param
  * "input_tokens", worded as lim->flavor's server words it, not checked for
- * /tokenize). */
+ * /tokenize) — unless lim->context_shift: then the prompt loses whole
+ * blocks of half the room left for it (max_model_len − max_tokens) after
+ * its first token, as llama.cpp truncates with n_keep 0, and prompt_tokens
+ * and token_ids are what is kept. */
 int sim_request_parse(const char *body, size_t len, enum sim_endpoint ep,
                       const struct sim_limits *lim, struct sim_request *rq,
                       struct sim_error *err);

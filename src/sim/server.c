@@ -100,7 +100,8 @@ static void handle_tokenize(struct sim_server *s, struct evhttp_request *req)
     size_t len = evbuffer_get_length(in);
     const char *body = len ? (const char *)evbuffer_pullup(in, -1) : "";
     struct sim_limits lim = {.model = s->cfg.model, .max_model_len = s->cfg.max_model_len,
-                             .flavor = s->cfg.flavor, .any_model = s->cfg.flavor >= SIM_FLAVOR_SGLANG};
+                             .flavor = s->cfg.flavor, .any_model = s->cfg.flavor >= SIM_FLAVOR_SGLANG,
+                             .tokenizer = s->cfg.tokenizer};
     struct sim_request rq;
     struct sim_error err;
     if (sim_request_parse(body, len, SIM_EP_TOKENIZE, &lim, &rq, &err) != 0) {

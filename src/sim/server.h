@@ -38,6 +38,8 @@ struct sim_config {
     int flavor;               /* enum sim_flavor: whose shapes and names */
     int64_t reasoning_tokens; /* chat: the first N output tokens stream as reasoning */
     struct sim_faults faults; /* injected failures (faults.h) */
+    int tokenizer;            /* enum sim_tokenizer: how prompts split into tokens */
+    bool context_shift;       /* truncate prompts over the context (llama.cpp), not reject them */
 };
 
 struct sim_server {

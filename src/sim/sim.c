@@ -16,13 +16,15 @@
 #include "sim/flavor.h"
 #include "sim/profile.h"
 #include "sim/server.h"
+#include "sim/tokens.h"
 
-enum flag_kind { F_STR, F_PORT, F_POSINT, F_MS, F_U64, F_PROB, F_STATUS, F_FLAVOR, F_TOKENS };
+enum flag_kind { F_STR, F_PORT, F_POSINT, F_MS, F_U64, F_PROB, F_STATUS, F_FLAVOR, F_TOKENS,
+                 F_TOKENIZER, F_BOOL };
 
 struct flag {
     const char *name;
     enum flag_kind kind;
-    const char *metavar;
+    const char *metavar;      /* NULL: the flag takes no value (F_BOOL) */
     const char *help;
     bool fixed_ok;    /* allowed in fixed-latency mode */
 };
@@ -46,6 +48,11 @@ static const struct flag flags[] = {
      "vLLM-shaped)", true},
     {"--reasoning-tokens", F_TOKENS, "N", "chat: the first N output tokens stream as reasoning "
      "(default 0)", true},
+    {"--tokenizer", F_TOKENIZER, "NAME", "how prompts split into tokens: words (whitespace-"
+     "separated runs) or pieces (letter runs of <= 6, digit runs of <= 3, single other bytes, "
+     "as BPE pre-tokenizers split) (default words)", true},
+    {"--context-shift", F_BOOL, NULL, "truncate a prompt over the context as llama.cpp does "
+     "(erasing blocks; usage reports what is kept) instead of answering 400", true},
     {"--profile", F_STR, "FILE", "engine parameters from a JSON profile; flags override it", false},
     {"--fail-rate", F_PROB, "P", "fault: answer --fail-status instead of serving, probability "
      "(default 0)", true},
@@ -76,7 +83,7 @@ static void usage(FILE *out)
                  "'listening on http://HOST:PORT'. SIGINT/SIGTERM stop it cleanly.\n\nflags:\n");
     for (size_t i = 0; i < N_FLAGS; i++) {
         char left[40];
-        snprintf(left, sizeof left, "%s %s", flags[i].name, flags[i].metavar);
+        snprintf(left, sizeof left, "%s %s", flags[i].name, flags[i].metavar ? flags[i].metavar : "");
         fprintf(out, "  %-26s %s\n", left, flags[i].help);
     }
     fprintf(out, "\nengine model (also keys of a --profile JSON file, with '_' for '-'):\n");
@@ -193,6 +200,18 @@ static int set_flag(const struct flag *f, const char *v, struct sim_config *cfg,
             return bad_value(f->name, "429, 500 or 503", v);
         cfg->faults.fail_status = (int)n;
         return 0;
+    case F_TOKENIZER: {
+        enum sim_tokenizer t;
+        if (sim_tokenizer_parse(v, &t) != 0)
+            return bad_value(f->name, "words or pieces", v);
+        cfg->tokenizer = (int)t;
+        return 0;
+    }
+    case F_BOOL:
+        if (v)
+            return bad_value(f->name, "no value", v);
+        cfg->context_shift = true;
+        return 0;
     case F_FLAVOR: {
         enum sim_flavor fl;
         if (sim_flavor_parse(v, &fl) != 0)
@@ -266,7 +285,7 @@ static int scan_args(int argc, char **argv, struct arg *out)
             fprintf(stderr, "anvil sim: unknown flag '%.*s' (try 'anvil sim --help')\n", (int)nlen, a);
             return -1;
         }
-        bool boolean = !g.f && !sim_param_metavar((size_t)g.param);
+        bool boolean = g.f ? !g.f->metavar : !sim_param_metavar((size_t)g.param);
         g.value = eq ? eq + 1 : boolean ? NULL : (i + 1 < argc ? argv[++i] : NULL);
         if (!g.value && !boolean) {
             fprintf(stderr, "anvil sim: %.*s needs a value (%s)\n", (int)nlen, a,

@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 /* Plain ASCII, no quotes or backslashes: chunks embed them in JSON as-is.
  * The leading space is the token's own, as BPE vocabularies have it. */
@@ -56,6 +57,60 @@ int64_t sim_count_tokens(const char *s, size_t len)
         in_token = !sp;
     }
     return n;
+}
+
+/* PIECES classes: 0 space, 1 letter, 2 digit, 3 any other byte. */
+static int piece_class(unsigned char c)
+{
+    if (sim_is_space(c))
+        return 0;
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80)
+        return 1;
+    return c >= '0' && c <= '9' ? 2 : 3;
+}
+
+bool sim_next_token_as(enum sim_tokenizer t, const char *s, size_t len, size_t *pos,
+                       size_t *tok_start, size_t *tok_len)
+{
+    if (t == SIM_TOKENIZER_WORDS)
+        return sim_next_token(s, len, pos, tok_start, tok_len);
+    size_t i = *pos;
+    while (i < len && sim_is_space((unsigned char)s[i]))
+        i++;
+    if (i == len) {
+        *pos = len;
+        return false;
+    }
+    int cls = piece_class((unsigned char)s[i]);
+    size_t most = cls == 1 ? SIM_PIECE_LETTERS : cls == 2 ? SIM_PIECE_DIGITS : 1, start = i;
+    while (i < len && i - start < most && piece_class((unsigned char)s[i]) == cls)
+        i++;
+    *tok_start = start;
+    *tok_len = i - start;
+    *pos = i;
+    return true;
+}
+
+int64_t sim_count_tokens_as(enum sim_tokenizer t, const char *s, size_t len)
+{
+    if (t == SIM_TOKENIZER_WORDS)
+        return sim_count_tokens(s, len);
+    int64_t n = 0;
+    size_t pos = 0, start, tlen;
+    while (sim_next_token_as(t, s, len, &pos, &start, &tlen))
+        n++;
+    return n;
+}
+
+int sim_tokenizer_parse(const char *name, enum sim_tokenizer *out)
+{
+    if (!strcmp(name, "words"))
+        *out = SIM_TOKENIZER_WORDS;
+    else if (!strcmp(name, "pieces"))
+        *out = SIM_TOKENIZER_PIECES;
+    else
+        return -1;
+    return 0;
 }
 
 uint64_t sim_hash_bytes(uint64_t h, const void *p, size_t n)

@@ -27,6 +27,16 @@
 #define SIM_TOKEN_ID_FIRST_WORD 256
 #define SIM_TOKEN_ID_LIMIT 32000
 
+/* How prompt text splits into tokens (--tokenizer). WORDS: a token is a
+ * maximal run of non-whitespace bytes. PIECES, after the pre-tokenizers of
+ * GPT-2 and Llama 3 and BPE's splitting of long or rare strings: a run of at
+ * most SIM_PIECE_LETTERS letters (ASCII letters and bytes >= 0x80), a run of
+ * at most SIM_PIECE_DIGITS digits, or one other byte; whitespace separates
+ * tokens in both. "a3f9-0001:" is 1 token in WORDS, 8 in PIECES. */
+enum sim_tokenizer { SIM_TOKENIZER_WORDS, SIM_TOKENIZER_PIECES };
+#define SIM_PIECE_LETTERS 6
+#define SIM_PIECE_DIGITS 3
+
 /* Returns true for the bytes that separate tokens: space, \t, \n, \r, \f, \v. */
 static inline bool sim_is_space(unsigned char c)
 {
@@ -42,6 +52,14 @@ int64_t sim_count_tokens(const char *s, size_t len);
  * offset and length (> 0), advancing *pos past it; false when none is left. */
 bool sim_next_token(const char *s, size_t len, size_t *pos, size_t *tok_start,
                     size_t *tok_len);
+
+/* sim_count_tokens and sim_next_token under tokenizer t. */
+int64_t sim_count_tokens_as(enum sim_tokenizer t, const char *s, size_t len);
+bool sim_next_token_as(enum sim_tokenizer t, const char *s, size_t len, size_t *pos,
+                       size_t *tok_start, size_t *tok_len);
+
+/* Parses "words" or "pieces". Returns 0, or -1. */
+int sim_tokenizer_parse(const char *name, enum sim_tokenizer *out);
 
 /* Continues a 64-bit FNV-1a hash h over n bytes at p. Start with
  * SIM_HASH_INIT. Used for prompt hashes: stable across runs and machines. */

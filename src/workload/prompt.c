@@ -1,7 +1,7 @@
 /* prompt.c — synthetic prompt text. */
 #include "workload/prompt.h"
 
-#include <inttypes.h>
+#include <string.h>
 #include <sys/random.h>
 #include <time.h>
 
@@ -20,10 +20,52 @@ static const char *const vocab[] = {
 };
 #define VOCAB_N (sizeof vocab / sizeof *vocab)
 
-int prompt_build(struct buf *out, uint64_t salt, long index, long words, uint64_t seed)
+/* Head words: short common words, each one token in GPT-2 and Llama
+ * vocabularies, at most 6 letters (PROMPT_HEAD_MAX holds four and their
+ * spaces). Word 0 starts calibration heads only. */
+static const char *const head_vocab[] = {
+    "probe", "apple", "bird", "cloud", "dog", "egg", "fish", "gold", "house", "ice", "jam",
+    "king", "lamp", "moon", "nest", "ocean", "pen", "queen", "rain", "sun", "tree", "van",
+    "wolf", "yard", "zebra", "bread", "chair", "door", "field", "glass", "hill", "iron", "kite",
+    "leaf", "milk", "nut", "plum", "road", "salt", "table", "uncle", "vase", "wheat", "anchor",
+    "bell", "coin", "desk", "fire", "grape", "horse", "lemon", "mouse", "night", "olive",
+    "pearl", "river", "stone", "tiger", "wagon", "piano", "cake", "frog", "drum", "boat",
+};
+#define HEAD_N 64
+_Static_assert(sizeof head_vocab / sizeof *head_vocab == HEAD_N, "64 head words");
+
+size_t prompt_head(char *out, size_t cap, uint64_t salt, enum prompt_space space, long index)
 {
-    if (buf_printf(out, "%016" PRIx64 "-%0*ld:", salt, PROMPT_INDEX_DIGITS, index) != 0)
-        return -1;
+    if (cap < PROMPT_HEAD_MAX + 1)
+        return 0;
+    /* one offset per word from the salt; the calibration space gets other offsets */
+    uint64_t s = salt ^ (space == PROMPT_CALIBRATION ? 0x63616c6962726174ull : 0);
+    uint64_t rest = index < 0 ? 0 : (uint64_t)index;
+    size_t n = 0;
+    for (int k = 0; k < PROMPT_HEAD_WORDS; k++) {
+        uint64_t off = splitmix64_next(&s);
+        size_t w;
+        if (k > 0) {
+            w = (size_t)((rest % HEAD_N + off % HEAD_N) % HEAD_N);
+            rest /= HEAD_N;
+        } else if (space == PROMPT_CALIBRATION) {
+            w = 0;
+        } else {        /* words 1..63: never the calibration word */
+            w = 1 + (size_t)((rest % (HEAD_N - 1) + off % (HEAD_N - 1)) % (HEAD_N - 1));
+            rest /= HEAD_N - 1;
+        }
+        size_t len = strlen(head_vocab[w]);
+        if (k > 0)
+            out[n++] = ' ';
+        memcpy(out + n, head_vocab[w], len);
+        n += len;
+    }
+    out[n] = '\0';
+    return n;
+}
+
+int prompt_filler(struct buf *out, long words, uint64_t seed)
+{
     uint64_t s = seed;
     for (long i = 0; i < words; i++) {
         const char *w = vocab[splitmix64_next(&s) % VOCAB_N];

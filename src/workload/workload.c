@@ -1,7 +1,6 @@
 /* workload.c — request bodies of a run. */
 #include "workload/workload.h"
 
-#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,9 +10,10 @@
 #include "workload/prompt.h"
 
 /* Synthetic bodies are spliced from pieces rendered once — JSON head, the
- * shared prefix, "<salt>-<index>:", the first k filler words, JSON tail — so
- * a launch costs a few memcpy calls rather than building and rendering a
- * prompt while other streams are being timed. */
+ * shared prefix, the request's unique head (prompt_head, no allocation), the
+ * first k filler words, JSON tail — so a launch costs a few memcpy calls
+ * rather than building and rendering a prompt while other streams are being
+ * timed. */
 struct workload {
     struct workload_cfg cfg;
     long words;                 /* filler words for input_len tokens (calibrated) */
@@ -63,25 +63,27 @@ struct workload *workload_new(const struct workload_cfg *cfg)
     return w;
 }
 
-/* " w1 w2 ..." for n words of seed: prompt_build without its "<salt>-<index>:". */
-static int words_text(struct buf *out, long n, uint64_t seed)
+/* The shared prefix, the head of prompt index in space, then filler words. */
+static int build_prompt(const struct workload *w, enum prompt_space space, long index,
+                        long filler_words, struct buf *out)
 {
-    struct buf tmp;
-    buf_init(&tmp, 1u << 30);
-    int rc = prompt_build(&tmp, 0, 0, n, seed);
-    if (rc == 0) {
-        const char *words = strchr(tmp.data, ':') + 1;
-        rc = buf_append(out, words, strlen(words));
-    }
-    buf_free(&tmp);
-    return rc;
+    char head[PROMPT_HEAD_MAX + 1];
+    size_t n = prompt_head(head, sizeof head, w->cfg.salt, space, index);
+    if (w->shared.len && buf_append(out, w->shared.data, w->shared.len) != 0)
+        return -1;
+    if (buf_append(out, head, n) != 0)
+        return -1;
+    return prompt_filler(out, filler_words, w->cfg.seed);
 }
 
 int workload_prompt(const struct workload *w, long seq, long filler_words, struct buf *out)
 {
-    if (w->shared.len && buf_append(out, w->shared.data, w->shared.len) != 0)
-        return -1;
-    return prompt_build(out, w->cfg.salt, seq, filler_words, w->cfg.seed);
+    return build_prompt(w, PROMPT_MEASURED, seq, filler_words, out);
+}
+
+int workload_calib_prompt(const struct workload *w, long k, long filler_words, struct buf *out)
+{
+    return build_prompt(w, PROMPT_CALIBRATION, k, filler_words, out);
 }
 
 /* Renders the JSON around the prompt for max_tokens: head into *head (if
@@ -113,16 +115,21 @@ int workload_fit(struct workload *w, long words, double tokens_per_word)
     w->shared_words = shared;
     w->words = words > shared ? words - shared : 0;     /* the shared words count toward input_len */
     buf_reset(&w->shared);
-    if (shared > 0 && (words_text(&w->shared, shared, w->cfg.seed + 1) != 0 ||
-                       buf_append(&w->shared, " ", 1) != 0))
-        return -1;
+    /* the shared words have their own seed; "w1 ... wn " (the filler's
+     * leading space moves to the end, before the head) */
+    if (shared > 0) {
+        if (prompt_filler(&w->shared, shared, w->cfg.seed + 1) != 0 || buf_append(&w->shared, " ", 1) != 0)
+            return -1;
+        memmove(w->shared.data, w->shared.data + 1, w->shared.len);     /* with the NUL */
+        w->shared.len--;
+    }
     /* enough filler for the longest prompt a range can ask for */
     double extra = (double)w->cfg.input_len * w->cfg.input_range / w->tokens_per_word;
     w->max_words = w->words + (long)ceil(extra) + 1;
     free(w->ends);
     buf_reset(&w->filler);
     w->ends = malloc(((size_t)w->max_words + 1) * sizeof *w->ends);
-    if (!w->ends || words_text(&w->filler, w->max_words, w->cfg.seed) != 0)
+    if (!w->ends || prompt_filler(&w->filler, w->max_words, w->cfg.seed) != 0)
         return -1;
     long k = 0;
     w->ends[0] = 0;
@@ -132,18 +139,21 @@ int workload_fit(struct workload *w, long words, double tokens_per_word)
     return frame(w, w->cfg.output_len, &w->head, &w->tail);
 }
 
-/* A dataset entry's messages with the salt, conversation id and pass over
- * the dataset (cycle) before the first message's text. Returns a new array
- * (caller deletes) or NULL. */
+/* A dataset entry's messages with a head unique to its conversation and pass
+ * over the dataset (cycle) before the first message's text. Returns a new
+ * array (caller deletes) or NULL. */
 static cJSON *salted(const struct workload *w, const struct dataset_entry *e, long cycle)
 {
     cJSON *msgs = cJSON_Duplicate(e->messages, 1);
     cJSON *first = cJSON_GetArrayItem(msgs, 0);
     const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(first, "content"));
+    char head[PROMPT_HEAD_MAX + 1];
+    /* conversation ids are below the entry count: one index per (conversation, pass) */
+    prompt_head(head, sizeof head, w->cfg.salt, PROMPT_MEASURED,
+                cycle * (long)w->cfg.ds->n + e->conversation);
     struct buf b;
     buf_init(&b, 1u << 30);
-    if (msgs && text && buf_printf(&b, "%016" PRIx64 "-%0*ld-%ld: %s", w->cfg.salt, PROMPT_INDEX_DIGITS,
-                                   e->conversation, cycle, text) == 0)
+    if (msgs && text && buf_printf(&b, "%s %s", head, text) == 0)
         cJSON_ReplaceItemInObjectCaseSensitive(first, "content", cJSON_CreateString(b.data));
     buf_free(&b);
     return msgs;
@@ -188,15 +198,15 @@ char *workload_body(const struct workload *w, long seq, long *planned, long *max
     char *tail = w->tail, *own_tail = NULL;
     if (*max_tokens != w->cfg.output_len && frame(w, *max_tokens, NULL, &own_tail) == 0)
         tail = own_tail;
-    char id[64];
-    int id_len = snprintf(id, sizeof id, "%016" PRIx64 "-%0*ld:", w->cfg.salt, PROMPT_INDEX_DIGITS, seq);
+    char id[PROMPT_HEAD_MAX + 1];
+    size_t id_len = prompt_head(id, sizeof id, w->cfg.salt, PROMPT_MEASURED, seq);
     size_t hl = strlen(w->head), tl = strlen(tail), fl = w->ends[words];
-    char *body = malloc(hl + w->shared.len + (size_t)id_len + fl + tl + 1);
+    char *body = malloc(hl + w->shared.len + id_len + fl + tl + 1);
     if (body) {
         char *p = body;
         p = append(p, w->head, hl);
         p = append(p, w->shared.data, w->shared.len);
-        p = append(p, id, (size_t)id_len);
+        p = append(p, id, id_len);
         p = append(p, w->filler.data, fl);
         memcpy(p, tail, tl + 1);
     }

@@ -1,9 +1,10 @@
 /* workload.h — what each request asks: its body, planned prompt tokens and
  * max_tokens. Synthetic prompts (fixed length, or uniform ± a ratio like
  * vLLM's --random-range-ratio, with an optional shared prefix) or prompts
- * from a dataset. Every prompt carries the run's salt and an id right at the
- * start (after the shared prefix, when there is one), so no request is
- * served from another's prefix cache unless that is what is measured. */
+ * from a dataset. Every prompt starts with a head unique to its request
+ * (prompt.h; after the shared prefix, when there is one, and nothing else
+ * before it), so no request is served from another's prefix cache unless
+ * that is what is measured. */
 #ifndef ANVIL_WORKLOAD_WORKLOAD_H
 #define ANVIL_WORKLOAD_WORKLOAD_H
 
@@ -31,10 +32,18 @@ struct workload;
  * when memory runs out. */
 struct workload *workload_new(const struct workload_cfg *cfg);
 
-/* The synthetic prompt of request seq — the shared prefix (once fitted), its
- * salt and id, then `filler_words` words — as calibration measures it and
- * workload_body sends it. Appends to out; returns 0 or -1. */
+/* The synthetic prompt of request seq — the shared prefix (once fitted),
+ * its unique head, then `filler_words` words — as workload_body sends it.
+ * Appends to out; returns 0 or -1. */
 int workload_prompt(const struct workload *w, long seq, long filler_words, struct buf *out);
+
+/* Calibration prompt k: workload_prompt's text with a head from the
+ * calibration space (prompt.h), so it shares no prefix with any measured
+ * request — a server's prefix cache warmed by calibration serves none of
+ * them. Token counts equal a measured prompt's for the same filler length
+ * (heads are the same number of one-token words). Appends to out; returns
+ * 0 or -1. */
+int workload_calib_prompt(const struct workload *w, long k, long filler_words, struct buf *out);
 
 /* Sets the calibration result — `words` filler words give input_len tokens,
  * and tokens grow by tokens_per_word per word (used for ranges and the

@@ -634,6 +634,14 @@ Test(sim_e2e, help_and_bad_flags)
                              err, sizeof err, &st), 0);
     cr_expect_eq(st, 2);
     cr_expect(strstr(err, "--bogus") != NULL, "stderr: %s", err);
+    cr_assert_eq(run_cmd_err((const char *const[]){bin, "sim", "--tokenizer", "bpe", NULL}, out,
+                             sizeof out, err, sizeof err, &st), 0);
+    cr_expect_eq(st, 2);
+    cr_expect(strstr(err, "--tokenizer") && strstr(err, "words or pieces"), "stderr: %s", err);
+    cr_assert_eq(run_cmd_err((const char *const[]){bin, "sim", "--context-shift=yes", NULL}, out,
+                             sizeof out, err, sizeof err, &st), 0);
+    cr_expect_eq(st, 2);
+    cr_expect(strstr(err, "--context-shift") != NULL, "stderr: %s", err);
 }
 
 static size_t discard(char *data, size_t size, size_t nmemb, void *arg)

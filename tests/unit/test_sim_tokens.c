@@ -2,6 +2,7 @@
  * (src/sim/tokens.h) and request validation (src/sim/request.h). */
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "sim/request.h"
@@ -283,4 +284,67 @@ Test(sim_request, exact_fit_is_accepted)
     /* 1 word + BOS = 2 prompt tokens, + 62 = 64 = max_model_len */
     cr_assert_eq(parse("{\"prompt\":\"x\",\"max_tokens\":62}", SIM_EP_COMPLETIONS, &rq, &err), 0);
     sim_request_free(&rq);
+}
+
+/* ---- --tokenizer pieces, --context-shift ---- */
+
+Test(sim_tokens, pieces_split_letters_digits_and_punctuation)
+{
+    struct { const char *s; int64_t n; } cases[] = {
+        {"", 0}, {"the model", 2}, {"mountain", 2},             /* 6 letters, then 2 */
+        {"a3f9-0001:", 8},                                      /* a 3 f 9 - 000 1 : */
+        {"0123456789abcdef-000000007:", 10},    /* 012 345 678 9 abcdef - 000 000 007 : */
+        {"caf\xc3\xa9!", 2},                                    /* UTF-8 bytes are letters */
+        {"Hello, world!", 4},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        cr_expect_eq(sim_count_tokens_as(SIM_TOKENIZER_PIECES, cases[i].s, strlen(cases[i].s)), cases[i].n,
+                     "'%s'", cases[i].s);
+    const char *s = "ab1234;";
+    const char *want[] = {"ab", "123", "4", ";"};
+    size_t pos = 0, start, len;
+    int n = 0;
+    while (sim_next_token_as(SIM_TOKENIZER_PIECES, s, strlen(s), &pos, &start, &len)) {
+        cr_assert_lt(n, 4);
+        cr_expect_eq(len, strlen(want[n]));
+        cr_expect(memcmp(s + start, want[n], len) == 0);
+        n++;
+    }
+    cr_expect_eq(n, 4);
+    enum sim_tokenizer t;
+    cr_expect_eq(sim_tokenizer_parse("pieces", &t), 0);
+    cr_expect_eq(t, SIM_TOKENIZER_PIECES);
+    cr_expect_eq(sim_tokenizer_parse("bpe", &t), -1);
+}
+
+Test(sim_request, context_shift_truncates_as_llamacpp)
+{
+    /* 64-token context, max_tokens 4: n_ctx 60, half 30; a prompt of p
+     * tokens keeps p − ⌊(p − 30)/30⌋·30 */
+    struct sim_limits shift = {.model = "anvil-sim", .max_model_len = 64, .context_shift = true,
+                               .want_ids = true};
+    long prompts[] = {59, 60, 61, 89, 90, 150};
+    long kept[] = {59, 30, 31, 59, 30, 30};
+    for (size_t i = 0; i < 6; i++) {
+        char body[2048] = "{\"max_tokens\":4,\"prompt\":\"";
+        for (long w = 0; w < prompts[i] - 1; w++)       /* the BOS token is the prompt's first */
+            snprintf(body + strlen(body), sizeof body - strlen(body), "w%ld ", w);
+        strcat(body, "\"}");
+        struct sim_request rq;
+        struct sim_error err;
+        cr_assert_eq(sim_request_parse(body, strlen(body), SIM_EP_COMPLETIONS, &shift, &rq, &err), 0,
+                     "%s", err.message);
+        cr_expect_eq(rq.prompt_tokens, kept[i], "prompt of %ld tokens kept %lld", prompts[i],
+                     (long long)rq.prompt_tokens);
+        /* the erased blocks are at the start: the last word stays the last token */
+        char last[16];
+        snprintf(last, sizeof last, "w%ld", prompts[i] - 2);
+        cr_expect_eq(rq.token_ids[rq.prompt_tokens - 1], sim_token_id(last, strlen(last)));
+        sim_request_free(&rq);
+    }
+    /* without it, the same prompt is refused */
+    struct sim_request rq;
+    struct sim_error err;
+    const char *body = "{\"max_tokens\":60,\"prompt\":\"a b c d e\"}";
+    cr_expect_eq(sim_request_parse(body, strlen(body), SIM_EP_COMPLETIONS, &lim, &rq, &err), -1);
 }
