@@ -108,7 +108,7 @@ struct srv_reading {
     int64_t t_sent, t_done;     /* the GET went out / its last byte arrived */
     int phase;                  /* the caller's (sampler phase, or a pre-/post-run reading) */
     bool ok;
-    char error[200];            /* why not ok: fetch or parse error */
+    char error[400];            /* why not ok: fetch or parse error */
     size_t bytes;               /* body size */
     double parse_ms;            /* parse + extraction time */
     enum srv_engine engine;     /* the table it was read with */

@@ -71,10 +71,10 @@ struct srv_raw_delta {
 
 struct srv_summary {
     bool available;             /* the window's figures could be computed */
-    char reason[300];           /* why not, when !available */
+    char reason[512];           /* why not, when !available */
     enum srv_engine engine;     /* the table the readings were read with */
     int scrapes_ok, scrapes_failed;
-    char last_error[200];       /* the last failed scrape's reason, "" when none */
+    char last_error[400];       /* the last failed scrape's reason, "" when none */
     double max_bytes, max_scrape_ms, max_late_ms;   /* the largest body, GET and lateness (t_sent − t_due) */
     enum obs_rule rule;
     /* The readings the counters' boundary values come from, as midpoints
