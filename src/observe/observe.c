@@ -241,8 +241,8 @@ static struct hw_reading *hw_take(struct hw_side *h, int64_t t_due, int phase)
     r->ok = h->kind == GPU_NONE || n > 0;
     if (!r->ok)
         snprintf(r->error, sizeof r->error, "%.199s", err[0] ? err : "no GPU answered");
+    r->t_done = clock_now_ns();     /* the GPUs' instant: the energy counter is read in it */
     r->has_host = host_read(&h->host, &r->host) == 0;
-    r->t_done = clock_now_ns();
     return r;
 }
 

@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 
 #include "observe/engines.h"
+#include "observe/observe.h"
 #include "observe/server.h"
 #include "testutil.h"
 
@@ -431,4 +432,49 @@ Test(srv_summary, the_series_drops_old_periodic_detail_but_keeps_the_boundaries)
     }
     srv_series_free(&s);
     free(t);
+}
+
+static int said;
+static void count_say(void *ud, const char *msg)
+{
+    (void)ud;
+    (void)msg;
+    said++;
+}
+
+/* auto against a server without /metrics: off, without a word; an explicit
+ * URL that does not answer: on, with one warning, recorded as unavailable. */
+Test(observe, auto_without_metrics_is_off_silently_an_explicit_url_warns)
+{
+    struct observe_cfg cfg = {.server_metrics = "auto", .scrape_interval_ms = 1000,
+                              .base_url = "http://127.0.0.1:1/v1", .telemetry = OBS_MODE_OFF,
+                              .telemetry_interval_ms = 1000, .say = count_say};
+    struct observe *o = observe_new(&cfg);
+    observe_prepare(o);
+    struct sampler *list[2];
+    cr_expect_eq(observe_samplers(o, list, 2), 0);
+    struct observe_client c = {.window_start = 1, .window_end = 2, .output_tokens = NAN, .ttft_mean_ms = NAN};
+    struct observe_report r;
+    cr_assert_eq(observe_summarize(o, &c, &r), 0);
+    cr_expect_not(r.server_enabled);
+    cr_expect(strstr(r.server_note, "auto: GET http://127.0.0.1:1/metrics: "), "%s", r.server_note);
+    cr_expect_eq(said, 0);
+    cr_expect_not(r.hardware_enabled);
+    cr_expect_str_eq(r.hardware_note, "--telemetry off");
+    observe_report_free(&r);
+    observe_free(o);
+    cfg.server_metrics = "http://127.0.0.1:1/metrics";
+    o = observe_new(&cfg);
+    observe_prepare(o);
+    cr_expect_eq(observe_samplers(o, list, 2), 1);
+    cr_expect_str_eq(list[0]->name, "server_metrics");
+    cr_expect(list[0]->may_block, "scrapes never run on the measuring loop");
+    cr_expect_eq(list[0]->period_ns, 1000000000);
+    cr_expect_eq(said, 1);
+    cr_assert_eq(observe_summarize(o, &c, &r), 0);
+    cr_expect(r.server_enabled);
+    cr_expect_not(r.server.available);
+    cr_expect(strstr(r.server.reason, "no scrape succeeded before the window's start"), "%s", r.server.reason);
+    observe_report_free(&r);
+    observe_free(o);
 }
