@@ -285,8 +285,8 @@ static void read_cache_info(const struct prom_snapshot *s, const char *name, str
         const char *nb = prom_label(m, "num_gpu_blocks"), *bs = prom_label(m, "block_size");
         char *e1, *e2;
         double blocks = nb ? strtod(nb, &e1) : NAN, size = bs ? strtod(bs, &e2) : NAN;
-        if (!nb || !bs || *e1 || *e2 || !isfinite(blocks) || !isfinite(size))
-            continue;           /* "None" before the cache is allocated */
+        if (!nb || !bs || *e1 || *e2 || !isfinite(blocks) || !isfinite(size) || blocks <= 0)
+            continue;           /* "None" (or 0) before the cache is allocated */
         r->v[SV_KV_POOL_TOKENS] = (isnan(r->v[SV_KV_POOL_TOKENS]) ? 0 : r->v[SV_KV_POOL_TOKENS]) + blocks * size;
         r->v[SV_KV_BLOCK_SIZE] = size;
     }

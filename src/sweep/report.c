@@ -126,12 +126,72 @@ static double metric(const cJSON *a, const char *name)
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
+/* The number at a.<outer>.<inner> of a round artifact, NaN when absent. */
+static double nested(const cJSON *a, const char *outer, const char *mid, const char *inner)
+{
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(a, outer);
+    if (mid)
+        o = cJSON_GetObjectItemCaseSensitive(o, mid);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, inner);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* {median, min, max, n} of one number per round (NaN rounds left out). */
+static void add_range_of(cJSON *point, const char *name, cJSON *const *arts, size_t n,
+                         double (*get)(const cJSON *a, const void *ctx), const void *ctx);
+
+static double get_metric(const cJSON *a, const void *ctx)
+{
+    return metric(a, ctx);
+}
+
 static void add_range(cJSON *point, const char *name, cJSON *const *arts, size_t n, const char *src)
+{
+    add_range_of(point, name, arts, n, get_metric, src);
+}
+
+static double get_sm_mhz(const cJSON *a, const void *ctx)
+{
+    (void)ctx;
+    return nested(a, "hardware", "gpu", "median_sm_mhz");
+}
+
+/* Seed 002's gpu block from the rounds' telemetry: the range of their
+ * median SM clocks, the hottest temperature, and the share of thermally
+ * throttled samples pooled over every round's GPU samples. NULL when no
+ * round read a GPU. */
+static cJSON *gpu_block(cJSON *const *arts, size_t n)
+{
+    double hottest = NAN, throttled = 0, samples = 0;
+    bool any = false;
+    for (size_t i = 0; i < n; i++) {
+        double t = nested(arts[i], "hardware", "gpu", "max_temp_c"), share = nested(arts[i], "hardware", "gpu", "thermal_share");
+        double k = nested(arts[i], "hardware_run_summary", NULL, "samples") *
+                   nested(arts[i], "hardware_run_summary", NULL, "gpu_count");
+        any |= !isnan(get_sm_mhz(arts[i], NULL)) || !isnan(t);
+        if (!isnan(t))
+            hottest = isnan(hottest) ? t : fmax(hottest, t);
+        if (!isnan(share) && k > 0) {
+            throttled += share * k;
+            samples += k;
+        }
+    }
+    if (!any)
+        return NULL;
+    cJSON *g = cJSON_CreateObject();
+    add_range_of(g, "median_sm_mhz", arts, n, get_sm_mhz, NULL);
+    artifact_add_number(g, "max_temp_c", hottest);
+    artifact_add_number(g, "thermal_share", samples > 0 ? throttled / samples : NAN);
+    return g;
+}
+
+static void add_range_of(cJSON *point, const char *name, cJSON *const *arts, size_t n,
+                         double (*get)(const cJSON *a, const void *ctx), const void *ctx)
 {
     double *v = malloc((n ? n : 1) * sizeof *v);
     size_t k = 0;
     for (size_t i = 0; v && i < n; i++) {
-        double x = metric(arts[i], src);
+        double x = get(arts[i], ctx);
         if (!isnan(x))
             v[k++] = x;
     }
@@ -193,7 +253,11 @@ static cJSON *point_json(double x, cJSON *const *arts, size_t n)
     for (size_t i = 0; i < n; i++)
         cJSON_AddItemToArray(completed, cJSON_CreateNumber(
             cJSON_GetObjectItemCaseSensitive(arts[i], "completed")->valuedouble));
-    cJSON_AddNullToObject(p, "gpu");
+    cJSON *gpu = gpu_block(arts, n);
+    if (gpu)
+        cJSON_AddItemToObject(p, "gpu", gpu);
+    else
+        cJSON_AddNullToObject(p, "gpu");
     cJSON_AddItemToObject(p, "ttft_quantiles_ms", pooled_quantiles(arts, n, "ttft_ms"));
     cJSON_AddItemToObject(p, "tpot_quantiles_ms", pooled_quantiles(arts, n, "tpot_ms"));
     return p;
@@ -208,6 +272,15 @@ static void add_point(cJSON *load, const struct point_key *k, cJSON *const *arts
         group = cJSON_AddObjectToObject(load, k->group);
         cJSON_AddNullToObject(group, "kv_pool_tokens");
         cJSON_AddArrayToObject(group, "points");
+    }
+    /* the KV pool: the servers' own figure, the same in every round of a target */
+    for (size_t i = 0; i < n; i++) {
+        double pool = nested(arts[i], "server_metrics", "derived", "kv_pool_tokens");
+        if (!isnan(pool) && !strcmp(keys[i].group, k->group) &&
+            cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(group, "kv_pool_tokens"))) {
+            cJSON_ReplaceItemInObjectCaseSensitive(group, "kv_pool_tokens", cJSON_CreateNumber(pool));
+            break;
+        }
     }
     cJSON *points = cJSON_GetObjectItemCaseSensitive(group, "points");
     const cJSON *p;

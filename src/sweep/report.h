@@ -26,7 +26,10 @@ int sweep_write_matrix(const cJSON *plan, const char *dir, bool interrupted, cha
  * goodput_rps and request_throughput across repeats; `completed` per
  * repeat; ttft_quantiles_ms and tpot_quantiles_ms at 51 evenly spaced
  * quantiles of every request of every repeat (nearest rank; quantile 0 is
- * the minimum); telemetry fields null. slo_ttft_ms / slo_tpot_ms may be NaN.
+ * the minimum); `gpu` (seed 002's median_sm_mhz range, max_temp_c,
+ * thermal_share) from the rounds' hardware blocks and each group's
+ * kv_pool_tokens from their server_metrics, null when no round has them.
+ * slo_ttft_ms / slo_tpot_ms may be NaN.
  * Returns a new document (caller deletes) or NULL with err set. */
 cJSON *sweep_load_curve(const cJSON *plan, const char *profile, double slo_ttft_ms,
                         double slo_tpot_ms, char *err, size_t errlen);

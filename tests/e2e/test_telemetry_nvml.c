@@ -100,3 +100,45 @@ Test(telemetry_nvml_e2e, fake_nvml_figures_reach_the_artifact, .timeout = 90)
     cr_expect(strstr(out, "Hardware (nvml, 2 GPUs)") && strstr(out, "Output tokens per joule"), "%s", out);
     cJSON_Delete(a);
 }
+
+/* anvil sweep --slo: the load curve's gpu block (seed 002) from the rounds'
+ * telemetry and each target's kv_pool_tokens from their server metrics. */
+Test(telemetry_nvml_e2e, load_curve_gets_the_gpu_block_and_the_kv_pool, .timeout = 120)
+{
+    char lib[PATH_MAX], script[64], dir[] = "/tmp/anvil-sweep-XXXXXX";
+    cr_assert(realpath("build/asan/fake/libnvidia-ml.so.1", lib));
+    cr_assert_eq(harness_tmpfile(script, sizeof script), 0);
+    cr_assert(mkdtemp(dir));
+    FILE *f = fopen(script, "w");
+    fputs("devices 1\n0 sm_mhz 375\n0 temp 88,80\n0 throttle 0x40\n", f);
+    fclose(f);
+    setenv("ANVIL_NVML_LIBRARY", lib, 1);
+    setenv("ANVIL_FAKE_NVML_SCRIPT", script, 1);
+    const char *sim_args[] = {"--kv-cache-tokens", "65536", NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start_reference(&sim, sim_args), 0);
+    char targets[200];
+    snprintf(targets, sizeof targets, "l4=%s", sim.base_url);
+    const char *argv[] = {harness_anvil_bin(), "sweep", "--targets", targets, "--concurrency", "1,2",
+                          "--input-len", "32", "--output-len", "16", "--rounds", "1", "--num-prompts", "4",
+                          "--slo", "ttft:1000,tpot:100", "--out-dir", dir, "--", "--telemetry-interval-ms", "20", NULL};
+    static char out[16384];
+    int status;
+    cr_assert_eq(run_cmd(argv, out, sizeof out, &status), 0);
+    cr_assert_eq(sim_stop(&sim), 0);
+    cr_assert_eq(status, 0, "%s", out);
+    char path[128];
+    snprintf(path, sizeof path, "%s/load-curve.json", dir);
+    cJSON *c = harness_load_json(path);
+    const cJSON *g = harness_json_path(c, "load.l4");
+    cr_expect_eq(jnum(g, "kv_pool_tokens"), 65536);
+    cr_expect_eq(jnum(g, "points.0.gpu.median_sm_mhz.median"), 375);
+    cr_expect_eq(jnum(g, "points.0.gpu.median_sm_mhz.n"), 1);
+    cr_expect_eq(jnum(g, "points.1.gpu.max_temp_c"), 88);
+    cr_expect_eq(jnum(g, "points.1.gpu.thermal_share"), 1);
+    cJSON_Delete(c);
+    unlink(script);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+}
