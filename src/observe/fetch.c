@@ -96,6 +96,17 @@ void obs_url_origin(const char *url, char *out, size_t cap)
     snprintf(out, cap, "%.*s", (int)(p - url + (ptrdiff_t)strcspn(p, "/?#")), url);
 }
 
+void obs_url_public(const char *url, char *out, size_t cap)
+{
+    const char *scheme = strstr(url, "://");
+    const char *host = scheme ? scheme + 3 : url;
+    const char *at = strchr(host, '@'), *end = host + strcspn(host, "/?#");
+    if (at && at < end)
+        snprintf(out, cap, "%.*s%s", (int)(host - url), url, at + 1);
+    else
+        snprintf(out, cap, "%s", url);
+}
+
 void obs_url_root(const char *base, char *out, size_t cap)
 {
     obs_url_origin(base, out, cap);

@@ -36,6 +36,10 @@ void obs_fetch_free(struct obs_fetch *f);
  * url has no "://". */
 void obs_url_origin(const char *url, char *out, size_t cap);
 
+/* url without its "user:password@" part, for messages and artifacts (a
+ * URL's credentials are as secret as an API key), into out (cap bytes). */
+void obs_url_public(const char *url, char *out, size_t cap);
+
 /* The server root of an OpenAI base URL: base without its path
  * ("http://h:8000/v1" → "http://h:8000"), into out (cap bytes). */
 void obs_url_root(const char *base, char *out, size_t cap);

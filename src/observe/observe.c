@@ -184,7 +184,7 @@ static void server_prepare(struct observe *o)
             return;
         }
         say(o, "warning: --server-metrics %s: %s (scraping goes on; the artifact says what was read)",
-            o->srv_url, why);
+            o->srv->scraper.shown, why);
     }
     o->srv_on = true;
     o->sglang = first && first->engine == SRV_SGLANG;
@@ -227,7 +227,7 @@ static struct hw_reading *hw_take(struct hw_side *h, int64_t t_due, int phase)
             if (prom_parse(h->body.data, h->body.len, &snap, err, sizeof err) == 0) {
                 n = gpuprom_extract(&snap, tmp, info, GPU_MAX);
                 if (n == 0)
-                    snprintf(err, sizeof err, "%.200s names no GPU (DCGM_FI_* series)", h->url);
+                    snprintf(err, sizeof err, "the exporter names no GPU (DCGM_FI_* series)");
                 prom_snapshot_free(&snap);
             }
         }
@@ -283,9 +283,9 @@ static bool find_gpus(struct observe *o, struct hw_side *h, char *why, size_t ca
         }
         h->n_gpus = o->hw_series.n_gpus = n;
         o->gpu_source = "prometheus";
-        snprintf(o->gpu_detail, sizeof o->gpu_detail, "%s", h->url);
+        obs_url_public(h->url, o->gpu_detail, sizeof o->gpu_detail);
         if (n == 0)
-            snprintf(why, cap, "--gpu-metrics-url %.300s: %.250s", h->url, err);
+            snprintf(why, cap, "--gpu-metrics-url %.300s: %.250s", o->gpu_detail, err);
         return true;    /* asked for: kept even when it does not answer yet */
     }
     char nvml_why[400] = "built without NVML (NVML=0)";
@@ -405,7 +405,7 @@ int observe_summarize(const struct observe *o, const struct observe_client *c, s
                                    .scrape_interval_ms = o->cfg.scrape_interval_ms,
                                    .telemetry_interval_ms = o->cfg.telemetry_interval_ms,
                                    .gpu_source = o->gpu_source};
-    snprintf(out->server_url, sizeof out->server_url, "%s", o->srv_url);
+    obs_url_public(o->srv_url, out->server_url, sizeof out->server_url);
     snprintf(out->server_note, sizeof out->server_note, "%s", o->srv_note);
     snprintf(out->server_info_url, sizeof out->server_info_url, "%s", o->info_url);
     snprintf(out->gpu_source_detail, sizeof out->gpu_source_detail, "%s", o->gpu_detail);

@@ -15,6 +15,7 @@ void srv_scraper_init(struct srv_scraper *s, const char *url, const struct curl_
     *s = (struct srv_scraper){
         .fetch = {.headers = headers, .timeout_ms = SRV_SCRAPE_TIMEOUT_MS, .max_bytes = SRV_SCRAPE_MAX_BYTES}};
     snprintf(s->url, sizeof s->url, "%s", url);
+    obs_url_public(url, s->shown, sizeof s->shown);
     buf_init(&s->body, SRV_SCRAPE_MAX_BYTES + 1);
 }
 
@@ -27,14 +28,14 @@ struct srv_reading *srv_scrape(struct srv_scraper *s, int64_t t_due, int phase)
     r->phase = phase;
     char err[256];
     if (obs_fetch_get(&s->fetch, s->url, &s->body, &r->t_sent, &r->t_done, err, sizeof err) != 0) {
-        snprintf(r->error, sizeof r->error, "GET %.120s: %.250s", s->url, err);
+        snprintf(r->error, sizeof r->error, "GET %.120s: %.250s", s->shown, err);
         return r;
     }
     r->bytes = s->body.len;
     int64_t t0 = clock_now_ns();
     struct prom_snapshot snap;
     if (prom_parse(s->body.data, s->body.len, &snap, err, sizeof err) != 0) {
-        snprintf(r->error, sizeof r->error, "%.120s is not Prometheus text: %.250s", s->url, err);
+        snprintf(r->error, sizeof r->error, "%.120s is not Prometheus text: %.250s", s->shown, err);
         return r;
     }
     if (!s->engine_known) {
@@ -81,7 +82,7 @@ int srv_fetch_info(struct obs_fetch *f, const char *root, struct srv_info *out, 
             const cJSON *states = cJSON_GetObjectItemCaseSensitive(j, "internal_states");
             out->avg_spec_accept_length = number_at(cJSON_IsArray(states) ? cJSON_GetArrayItem(states, 0) : NULL,
                                                     "avg_spec_accept_length");
-            snprintf(used, cap, "%s", url);
+            obs_url_public(url, used, cap);
             rc = 0;
         }
         cJSON_Delete(j);

@@ -22,6 +22,7 @@
 struct srv_scraper {
     struct obs_fetch fetch;
     char url[1024];
+    char shown[1024];           /* url without credentials, for messages */
     enum srv_engine engine;     /* the table to read with; set by the first good scrape */
     bool engine_known;
     struct buf body;
