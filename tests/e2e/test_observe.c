@@ -371,3 +371,33 @@ Test(observe_e2e, metrics_gone_mid_run_are_unavailable, .timeout = 90)
     snprintf(url, sizeof url, "http://127.0.0.1:%d/metrics", m.port);
     expect_unavailable(url, "no scrape succeeded after the window's end");
 }
+
+/* Duration mode: the load runs through both boundaries, so counters are
+ * interpolated there; the server's tokens in the window agree with the
+ * tokens the client saw arrive in it, to within what 50 ms of readings
+ * around each boundary can blur (2%). */
+Test(observe_e2e, duration_mode_interpolates_at_the_boundaries, .timeout = 90)
+{
+    struct sim_proc sim;
+    const char *sim_args[] = {"--decode-base-ms", "4", NULL};
+    cr_assert_eq(sim_start_reference(&sim, sim_args), 0);
+    static char out[65536];
+    int status;
+    const char *extra[] = {"--duration", "2", "--warmup-s", "0.5", "--concurrency", "4", "--input-len", "64",
+                           "--output-len", "200", NULL};
+    cJSON *a = run_anvil(&sim, extra, out, sizeof out, &status);
+    cr_assert_eq(sim_stop(&sim), 0);
+    cr_assert_eq(status, 0, "%s", out);
+    const cJSON *m = cJSON_GetObjectItem(a, "server_metrics");
+    cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(m, "available")), "%s", jstr(m, "reason"));
+    cr_expect_str_eq(jstr(m, "window.rule"), "interpolated");
+    cr_expect_lt(jnum(m, "window.start_readings_ms.0"), 0);
+    cr_expect_gt(jnum(m, "window.start_readings_ms.1"), 0);
+    double server = jnum(m, "derived.server_output_tokens"), client = jnum(m, "cross_checks.client_output_tokens");
+    cr_expect_float_eq(client, jnum(a, "metrics.aggregate_tps") * jnum(m, "window.seconds"), 1e-6 * client);
+    cr_expect_leq(fabs(server - client), 0.02 * client, "server %g, client %g tokens in the window", server, client);
+    cr_expect(cJSON_IsFalse(harness_json_path(m, "cross_checks.other_traffic")));
+    cr_expect_geq(jnum(m, "gauges.running_requests.samples"), 20, "readings every 50 ms over 2 s");
+    cr_expect_float_eq(jnum(m, "gauges.running_requests.time_weighted_mean"), 4, 0.5);
+    cJSON_Delete(a);
+}
