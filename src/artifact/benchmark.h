@@ -1,6 +1,9 @@
 /* benchmark.h — the one-cell artifact, schema anvil-serving.benchmark/v1
  * (every field of seed 001 with the same meaning, plus anvil's additions
- * under new names; docs/ARTIFACTS.md). */
+ * under new names; docs/ARTIFACTS.md): struct benchmark holds every field,
+ * benchmark_from_run fills it from a run, benchmark_to_json writes it and
+ * benchmark_from_json reads it back (checked: a missing or mistyped field is
+ * an error naming the file and the key). */
 #ifndef ANVIL_ARTIFACT_BENCHMARK_H
 #define ANVIL_ARTIFACT_BENCHMARK_H
 
@@ -9,7 +12,10 @@
 
 #include <cjson/cJSON.h>
 
+#include "artifact/json.h"
+#include "artifact/provenance.h"
 #include "openai/discover.h"
+#include "stats/invariants.h"
 #include "stats/record.h"
 #include "stats/summary.h"
 #include "workload/calibrate.h"
@@ -19,6 +25,8 @@
 #define PROTOCOL_CLOSED "anvil-closed-loop/v1"
 #define PROTOCOL_OPEN "anvil-open-loop/v1"
 #define PROTOCOL_DURATION "anvil-duration/v1"
+
+/* ---- what a run hands over ---- */
 
 /* Where a run sits in a sweep (anvil sweep sets it); case_id NULL = none. */
 struct sweep_place {
@@ -59,15 +67,269 @@ struct bench_meta {
     double duration_s, warmup_s;    /* duration mode (0 = off) */
     double window_s;                /* the window's actual length (shorter when cut by a cap or signal) */
     bool cache_contaminated;        /* > 5% of prompt tokens cached though every prompt was unique */
+    bool server_gone;               /* the server stopped answering: */
+    double gone_first_failure_s;    /* seconds after the run's start */
+    long gone_connect_failures, gone_truncated;
+    int argc;                       /* the command line as given to the command (argv[0] "run"), for */
+    char *const *argv;              /* `provenance` (redacted when written); argc 0 = not recorded */
 };
 
-/* Builds the artifact. Returns a new cJSON tree the caller deletes, or NULL
- * when memory runs out. */
+/* ---- the artifact, field by field ----
+ * Conventions: strings are owned (NULL = null, or absent where the reader
+ * allows it); numbers are doubles with NaN = null; whole numbers are longs
+ * with ARTIFACT_NONE = absent or null; a block a seed-shaped file may lack
+ * has `present`. Anvil writes every field; the reader requires only what a
+ * round of a matrix needs (see benchmark_from_json). */
+
+/* A name → count object, in file order (context_distribution,
+ * failed_by_category, output_token_sources). */
+struct bench_count {
+    char *key;
+    long count;
+};
+
+struct bench_counts {
+    struct bench_count *v;
+    size_t n;
+};
+
+/* Seed 001's serve_flags: how the server was started (anvil writes fixed
+ * values: it does not start servers). */
+struct bench_serve_flags {
+    bool present;
+    bool no_thinking, shared_prefix_burst;
+    char *reasoning_effort, *thinking_mode;     /* NULL = null */
+};
+
+struct bench_slo {
+    bool present;
+    double ttft_ms, tpot_ms, e2el_ms;   /* NaN = not set */
+};
+
+struct bench_calibration {
+    bool present;
+    char *method;               /* "tokenize", "probe", "none", "dataset" */
+    bool searched;              /* the search ran: target_tokens ... steps are written */
+    struct calibration c;       /* target_tokens, tolerance_tokens, filler_words (words),
+                                   measured_tokens (tokens), converged, steps (tokens -1 = null:
+                                   refused; truncated written only when true) */
+    char *source;               /* "measured" or "cache"; NULL = null */
+    char *cache_file, *cache_key;   /* --calibration-cache's file and entry; NULL = null */
+    char *shared_prefix_method; /* how shared_prefix_tokens was measured, or why not; NULL = null */
+};
+
+/* The server stopped answering mid-run (present false: it did not). */
+struct bench_server_gone {
+    bool present;
+    double first_failure_s;     /* the streak's first failure, seconds after the run's start */
+    long connect_failures, truncated;
+};
+
+/* null when not a duration-mode run (present false). */
+struct bench_duration_mode {
+    bool present;
+    double duration_s, warmup_s, window_s;
+    double tokens_in_window, aggregate_tps;     /* NaN = null */
+    long requests_started_in_window, incomplete_requests, warmup_requests;
+};
+
+struct bench_workload {
+    bool present;
+    char *dataset;              /* NULL = null (synthetic prompts) */
+    double input_len_range, output_len_range;
+    long shared_prefix_len;
+};
+
+/* null when the run is not a round of a sweep (present false). */
+struct bench_sweep {
+    bool present;
+    char *target, *case_id;
+    long round;
+};
+
+struct bench_client {
+    bool present;
+    double cpu_user_s, cpu_sys_s;
+    long sse_events;
+    double cpu_us_per_event, cpu_utilization;   /* NaN = null */
+    double loop_lag_p50_ms, loop_lag_p99_ms, loop_lag_max_ms;   /* loop_lag_ms.{p50,p99,max} */
+    long loop_lag_samples;
+    double send_lateness_p99_ms;
+    long arrival_stamps_kernel_rx, arrival_stamps_client_clock;
+};
+
+/* timing_methodology: definitions in words; NULL = the file has no such
+ * entry (seed 001 has 9 of anvil's 15). */
+struct bench_methodology {
+    bool present;
+    char *clock, *request_start, *ttft, *time_to_first_output, *e2e, *generation, *tpot,
+         *mean_inter_token_latency, *decode, *effective_prefill, *output_tokens, *itl, *throughput,
+         *distributions, *percentile_method;
+};
+
+/* The distributions of `metrics`, named as there (<name>_<stat>_ms for
+ * times, <name>_<stat> otherwise; a distribution a file lacks reads as no
+ * samples). mean_inter_token_latency is seed 001's alias of tpot (written
+ * under "mean_inter_token_latency_ms_<stat>"). */
+struct bench_dists {
+    struct dist ttft, time_to_first_output, e2e, generation, tpot, mean_inter_token_latency,
+                decode_tok_s, effective_prefill_tok_s, prompt_tokens;
+    /* anvil's additions */
+    struct dist visible_generation, output_tokens_per_request, itl, itl_per_token, tokens_per_chunk,
+                time_to_headers, time_to_first_byte, time_to_first_event, time_to_second_output,
+                output_tps_per_user, send_lateness, scheduled_ttft, scheduled_e2e;
+};
+
+struct bench_metrics {
+    struct bench_dists dist;
+    long content_chunks;
+    double content_chunks_s;            /* seed 001's; null */
+    long reasoning_chunks;
+    struct bench_counts output_token_sources;   /* requests by source: "usage", "chunks" */
+    long output_tokens, prompt_tokens;  /* Σ over completed requests */
+    long prompt_token_samples;
+    double prefix_cache_hit_avg, throughput_tok_s;
+    double request_throughput, output_throughput, total_token_throughput, goodput_rps,
+           aggregate_tps, peak_output_tps_1s;
+    /* energy over the window (artifact/observe.c): present in artifacts of
+     * runs that observed the hardware; NaN = null */
+    bool has_energy;
+    double energy_j, output_tokens_per_joule, joules_per_output_token;
+};
+
+/* One request_timings entry: a completed request. */
+struct bench_timing {
+    long content_chunks;
+    double decode_tok_s, e2e_ms, effective_prefill_tok_s, generation_ms, mean_inter_token_latency_ms;
+    char *output_token_source;          /* "usage" or "chunks" */
+    long output_tokens;
+    double planned_context_tokens, prompt_tokens;   /* NaN = null (dataset prompt; not reported) */
+    long reasoning_chunks, request_index;
+    double time_to_first_output_ms, tpot_ms, ttft_ms, visible_generation_ms;
+    /* anvil's additions */
+    double time_to_headers_ms, time_to_first_byte_ms, time_to_first_event_ms,
+           time_to_second_output_ms, output_tps_per_user, send_lateness_ms, scheduled_ttft_ms,
+           scheduled_e2e_ms, e2e_output_tps_per_user;
+    long output_chunks;
+    double cached_tokens;               /* NaN = null (not reported) */
+    char *finish_reason;
+    long max_tokens;
+    double start_monotonic_ns;          /* client CLOCK_MONOTONIC at request start */
+};
+
+/* One failures entry. */
+struct bench_failure {
+    long request_index;
+    char *category;                     /* fail_kind_name */
+    long http_status;                   /* ARTIFACT_NONE = null (no response) */
+    char *phase;                        /* "response", "before_response", ... */
+    char *message;
+    double elapsed_ms;                  /* NaN = null */
+};
+
+struct benchmark {
+    char *schema, *measurement_protocol, *run_id, *started_at, *finished_at;
+    char *base_url, *model, *engine;
+    char *gpu;                          /* NULL = null */
+    long concurrency, requests, completed, failed;
+    double context_tokens;              /* NaN = null (dataset prompts) */
+    double context_tokens_measured;     /* mean usage.prompt_tokens; NaN = null (none reported) */
+    struct bench_counts context_distribution;
+    long context_seed;
+    double max_context_tokens;          /* NaN = null (the server did not say) */
+    long max_tokens;
+    double wall_clock_ms;
+    cJSON *manifest, *source_recipe, *tier;     /* seed 001's, kept as found; NULL = null */
+    struct bench_serve_flags serve_flags;
+    /* anvil's additions */
+    char *endpoint, *engine_detected, *engine_version;
+    long warmup_requests;
+    double request_rate;                /* NaN = null: closed loop */
+    double burstiness;                  /* NaN = null (closed loop), INFINITY = "inf" */
+    double achieved_request_rate;
+    char *load_mode;
+    struct bench_slo slo;
+    long good_requests;                 /* with SLOs; ARTIFACT_NONE: none set (then neither it */
+    double good_request_share;          /* nor good_request_share is written) */
+    long prewarmed_connections;
+    bool ignore_eos;
+    long not_sent;
+    bool incomplete;
+    char *incomplete_reason;
+    long ignore_eos_violations;
+    bool has_invariants;
+    struct invariants invariants;
+    long prompt_token_mismatches, usage_over_max_tokens;
+    bool cache_contaminated;
+    double shared_prefix_tokens;        /* tokens two measured prompts share; NaN = null */
+    struct bench_server_gone server_gone;
+    struct bench_counts failed_by_category;
+    struct bench_calibration calibration;
+    struct bench_duration_mode duration_mode;
+    struct bench_workload workload;
+    struct bench_sweep sweep;
+    struct bench_client client;
+    bool client_bound;
+    struct provenance provenance;
+    struct bench_methodology timing_methodology;
+    struct bench_metrics metrics;
+    struct bench_timing *request_timings;
+    size_t n_request_timings;
+    struct bench_failure *failures;
+    size_t n_failures;
+    /* What the server and the hardware said over the window, written after
+     * `failures` by artifact/observe.c (docs/ARTIFACTS.md): kept as found —
+     * server_metrics and hardware objects, hardware_run_summary an object or
+     * null — and written back as read; NULL = absent (artifacts of runs
+     * before anvil observed them). observe_figures_of (artifact/observe.h)
+     * reads the figures a sweep uses from them. */
+    cJSON *server_metrics, *hardware, *hardware_run_summary;
+};
+
+/* ---- building, writing, reading ---- */
+
+/* Fills *out from a run: meta, the n records (those never sent, warm-ups
+ * and, in duration mode, requests cut at the window's end are left out of
+ * request_timings and failures) and their summary; provenance from
+ * meta->argc/argv and the host. Returns 0, or -1 when memory runs out
+ * (*out is then empty). Release with benchmark_free. */
+int benchmark_from_run(const struct bench_meta *meta, const struct req_record *recs, int n,
+                       const struct run_summary *s, struct benchmark *out);
+
+/* The artifact's JSON: every field of b in seed 001's order with anvil's
+ * additions after them. Returns a new tree the caller deletes, or NULL when
+ * memory runs out. */
+cJSON *benchmark_to_json(const struct benchmark *b);
+
+/* Reads a benchmark/v1 artifact (parsed) into *out. Required: schema
+ * (BENCHMARK_SCHEMA), engine, concurrency, completed, failed,
+ * context_tokens (may be null), max_tokens and metrics; every other field
+ * may be absent (seed 001 and older anvils lack anvil's additions; a
+ * missing distribution reads as none) but must have its type when present.
+ * Unknown keys are ignored. Returns 0, or -1 with "NAME: key.path: what" in
+ * err (NAME omitted when NULL; *out is then empty). */
+int benchmark_from_json(const cJSON *j, const char *name, struct benchmark *out, char *err,
+                        size_t errlen);
+
+/* Reads the artifact file at path through benchmark_from_json (messages
+ * name path); sha_out, when not NULL, gets the SHA-256 (hex) of the bytes
+ * read (SHA256_HEX_LEN + 1 bytes; "" when libcrypto fails). Returns 0, or -1
+ * with err set (cannot read, not JSON, not a valid artifact). */
+int benchmark_read_file(const char *path, struct benchmark *out, char *sha_out, char *err,
+                        size_t errlen);
+
+/* One request_timings or failures entry as JSON, as benchmark_to_json
+ * writes it. Caller deletes; NULL when memory runs out. */
+cJSON *benchmark_timing_json(const struct bench_timing *t);
+cJSON *benchmark_failure_json(const struct bench_failure *f);
+
+/* Frees everything *b owns and empties it (safe on an emptied one). */
+void benchmark_free(struct benchmark *b);
+
+/* Builds the artifact of a run (benchmark_from_run, then benchmark_to_json).
+ * Returns a new cJSON tree the caller deletes, or NULL when memory runs out. */
 cJSON *artifact_benchmark(const struct bench_meta *meta, const struct req_record *recs, int n,
                           const struct run_summary *s);
-
-/* Adds k: v to o, with NaN or ±inf (undefined) written as null, never 0. */
-void artifact_add_number(cJSON *o, const char *k, double v);
 
 /* Adds one distribution to a metrics object under seed 001's names:
  * <base>_{mean,min,p25,p50,p75,p90,p95,p99,max}_ms when ms, else
@@ -75,27 +337,12 @@ void artifact_add_number(cJSON *o, const char *k, double v);
 void artifact_add_dist(cJSON *o, const char *base, bool ms, const struct dist *d);
 
 /* One request_timings entry of a completed request (seed 001's fields plus
- * the TTFT decomposition and chunk counts). Caller deletes. */
+ * the TTFT decomposition and chunk counts), as a JSON object the caller
+ * deletes (also the --requests-out line); NULL when memory runs out. */
 cJSON *artifact_request_timing(const struct req_record *r);
 
 /* One failures entry: request_index, category, http_status, phase, message,
- * elapsed_ms. Caller deletes. */
+ * elapsed_ms. Caller deletes; NULL when memory runs out. */
 cJSON *artifact_failure(const struct req_record *r);
-
-/* Checks, before a run, that an artifact can be written at path (creating
- * its parent directories). Returns 0, or -1 with why in err. */
-int artifact_check_path(const char *path, char *err, size_t errlen);
-
-/* Renders j pretty-printed with every number in the fewest digits (15 to 17
- * significant) that read back to the same double: cJSON 1.7.15's own printer
- * stops at 15 digits whenever they are within a relative DBL_EPSILON, which
- * can lose the last bit. Returns a malloc'd string, or NULL. */
-char *artifact_print(const cJSON *j);
-
-/* Writes j (pretty-printed by artifact_print) to path, creating the parent directory, through
- * a temporary file renamed into place so a reader never sees half a file —
- * unless path is a device, pipe or symlink, which is written in place.
- * Returns 0, or -1 with a message in err. */
-int artifact_write_file(const char *path, const cJSON *j, char *err, size_t errlen);
 
 #endif

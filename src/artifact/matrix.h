@@ -1,7 +1,10 @@
 /* matrix.h — the matrix artifact, schema anvil-serving.matrix/v1 (seed 003's
  * shape; docs/MATRIX.md): one `rows` entry per target × case × round with
  * vLLM-style metric names, and `aggregates` holding the median, min and max
- * of each metric across the rounds of one target × case. */
+ * of each metric across the rounds of one target × case. struct matrix
+ * holds every field; matrix_assemble builds one from rows, matrix_to_json
+ * writes it and matrix_from_json reads it back (checked). The cJSON forms at
+ * the end take and give JSON, through the same code. */
 #ifndef ANVIL_ARTIFACT_MATRIX_H
 #define ANVIL_ARTIFACT_MATRIX_H
 
@@ -10,13 +13,24 @@
 
 #include <cjson/cJSON.h>
 
+#include "artifact/benchmark.h"
+#include "artifact/json.h"
+#include "artifact/provenance.h"
+
 #define MATRIX_SCHEMA "anvil-serving.matrix/v1"
 
 /* The numeric row metrics that `aggregates` summarizes, in seed 003's order:
  * duration (s), the three throughputs (requests/s, tokens/s) and
  * mean/p50/p95/p99 of ttft, tpot, itl and e2el (ms). */
+enum matrix_metric {
+    MM_DURATION, MM_REQUEST_THROUGHPUT, MM_OUTPUT_THROUGHPUT, MM_TOTAL_TOKEN_THROUGHPUT,
+    MM_MEAN_TTFT_MS, MM_P50_TTFT_MS, MM_P95_TTFT_MS, MM_P99_TTFT_MS,
+    MM_MEAN_TPOT_MS, MM_P50_TPOT_MS, MM_P95_TPOT_MS, MM_P99_TPOT_MS,
+    MM_MEAN_ITL_MS, MM_P50_ITL_MS, MM_P95_ITL_MS, MM_P99_ITL_MS,
+    MM_MEAN_E2EL_MS, MM_P50_E2EL_MS, MM_P95_E2EL_MS, MM_P99_E2EL_MS,
+};
 #define MATRIX_N_METRICS 20
-extern const char *const matrix_metric_names[MATRIX_N_METRICS];
+extern const char *const matrix_metric_names[MATRIX_N_METRICS];   /* by enum matrix_metric */
 
 /* The top-level description fields a matrix carries besides its results, in
  * seed 003's order: model, precision, hardware, context_window,
@@ -36,67 +50,128 @@ struct matrix_range {
  * or memory runs out (*out is then unchanged). */
 int matrix_range_of(const double *v, size_t n, struct matrix_range *out);
 
-/* Builds one `rows` entry from a round artifact (schema
- * anvil-serving.benchmark/v1, parsed) whose file bytes have the SHA-256
- * sha256_hex (64 hex digits; NULL writes null). engine, case_id and repeat
- * come from the artifact's optional `"sweep": {"target", "case_id",
- * "round"}`; without it engine is the artifact's `engine`, case_id is
- * "run-<context_tokens>-<max_tokens>-c<concurrency>" and repeat is null
- * (matrix_build numbers it). A metric the artifact lacks or holds as null
- * is null in the row. Returns a new object the caller deletes, or NULL with
- * a message in err when the artifact is not a benchmark/v1 artifact or a
- * required field (schema, engine, concurrency, context_tokens, max_tokens,
- * completed, failed, metrics) is missing or of the wrong type. */
-cJSON *matrix_row_from_round(const cJSON *art, const char *sha256_hex, char *err, size_t errlen);
+/* ---- the artifact, field by field (strings owned; NULL / NaN /
+ * ARTIFACT_NONE = null) ---- */
 
-/* Says whether a round artifact was cut short (`incomplete` true, or
- * requests `not_sent`); when so, writes why into why (a short phrase). Such
- * a round makes the matrix FAIL. */
-bool matrix_round_incomplete(const cJSON *art, char *why, size_t whylen);
+struct matrix_row {
+    char *engine, *case_id;     /* non-empty */
+    long repeat;                /* ≥ 1; ARTIFACT_NONE = null: not numbered yet */
+    long input_tokens, output_tokens, concurrency;
+    bool has_request_rate;      /* anvil's rows carry request_rate; seed 003's do not */
+    double request_rate;        /* requests/s of an open-loop round; NaN = null (closed loop) */
+    long completed, failed;
+    long total_output_tokens;
+    char *source_sha256;        /* hex SHA-256 of the round artifact's bytes */
+    double metric[MATRIX_N_METRICS];    /* by enum matrix_metric */
+};
 
-/* Checks one `rows` entry as read back from a matrix file: engine and
- * case_id non-empty strings; repeat, input_tokens, output_tokens,
- * concurrency, completed, failed whole numbers (repeat ≥ 1, or null when
- * allow_unnumbered); total_output_tokens a whole number or null;
- * source_sha256 a string or null; every matrix metric a number or null.
- * Returns 0, or -1 with what is wrong in err. */
-int matrix_check_row(const cJSON *row, bool allow_unnumbered, char *err, size_t errlen);
+struct matrix_aggregate {
+    char *engine, *case_id;
+    long input_tokens, output_tokens, concurrency, rounds, completed;
+    struct matrix_range metric[MATRIX_N_METRICS];   /* all three NaN when a round lacks it */
+};
 
-/* The description fields that round artifacts tell: model (`model`),
- * hardware (`gpu`), context_window (`max_context_tokens`) and scope (from
- * `endpoint`), each only when every artifact agrees, else null; precision,
- * max_running_requests and tensor_parallel_size are null (no round artifact
- * records them). Returns a new object with every matrix_meta_keys key (the
- * caller deletes), or NULL when memory runs out. */
-cJSON *matrix_meta_from_rounds(const cJSON *const *arts, size_t n);
+/* The description fields (matrix_meta_keys). */
+struct matrix_meta {
+    char *model, *precision, *hardware;
+    double context_window, max_running_requests, tensor_parallel_size;     /* tokens, requests, GPUs */
+    char *scope;
+};
 
-/* Builds the whole matrix document from rows (not modified: they are
- * copied), meta (an object whose matrix_meta_keys values are copied; a
- * missing key is written as null; meta may be NULL) and extra_reasons (an
- * array of strings that make the status FAIL, e.g. incomplete rounds; may be
- * NULL). Rows with a null repeat get the smallest round numbers their
- * engine × case does not use yet, in input order; rows are then ordered by
- * engine × case (in order of first appearance) and repeat. Adds
- * `aggregates`, `status` (PASS only when no round has a failed request, every
- * round completed at least one request and there is no extra reason),
- * `status_reasons`, `counted_rounds` (rows), `counted_requests` (completed
- * requests), `statistics` and `schema`. Returns a new document the caller
- * deletes, or NULL with a message in err when rows is empty, a row is
- * invalid (matrix_check_row), two rows share engine, case_id and repeat, the
- * rounds of one case disagree on input_tokens, output_tokens or concurrency,
- * or memory runs out. */
-cJSON *matrix_build(const cJSON *rows, const cJSON *meta, const cJSON *extra_reasons, char *err,
+struct matrix {
+    char *schema;               /* MATRIX_SCHEMA; NULL when absent (seed 003) */
+    char *status;               /* "PASS", "FAIL", "INCOMPLETE"; NULL when absent */
+    char **status_reasons;      /* one sentence per reason for FAIL */
+    size_t n_status_reasons;
+    struct matrix_meta meta;
+    long counted_rounds, counted_requests;
+    char *statistics;
+    struct matrix_row *rows;
+    size_t n_rows;
+    struct matrix_aggregate *aggregates;
+    size_t n_aggregates;
+    struct provenance provenance;
+};
+
+/* ---- from round artifacts ---- */
+
+/* Reads a round artifact (parsed) into *out: "not a round artifact" unless
+ * its schema is BENCHMARK_SCHEMA, then benchmark_from_json (name prefixes
+ * its messages; may be NULL). Returns 0, or -1 with err set. */
+int matrix_round_read(const cJSON *art, const char *name, struct benchmark *out, char *err,
+                      size_t errlen);
+
+/* One row from a round artifact whose file bytes have the SHA-256
+ * sha256_hex (NULL writes null). engine, case_id and repeat come from the
+ * artifact's `sweep` when present; else engine is the artifact's `engine`,
+ * case_id "run-<context_tokens>-<max_tokens>-c<concurrency>" and repeat
+ * none (matrix_assemble numbers it). A metric the artifact lacks is NaN;
+ * output_throughput falls back to metrics.throughput_tok_s. Returns 0, or
+ * -1 with a message in err when context_tokens is not a whole number (a
+ * dataset round) or memory runs out. Release with matrix_row_free. */
+int matrix_row_of(const struct benchmark *b, const char *sha256_hex, struct matrix_row *out,
+                  char *err, size_t errlen);
+
+/* Whether a round was cut short (`incomplete`, or requests `not_sent`);
+ * when so, writes why into why (a short phrase). Such a round makes the
+ * matrix FAIL. */
+bool matrix_round_cut(const struct benchmark *b, char *why, size_t whylen);
+
+/* The description fields the rounds tell: model (`model`), hardware
+ * (`gpu`), context_window (`max_context_tokens`) and scope (from
+ * `endpoint`), each only when every round agrees, else none; precision,
+ * max_running_requests and tensor_parallel_size none (no round records
+ * them). Returns 0, or -1 when memory runs out (*out then empty). */
+int matrix_meta_of(const struct benchmark *const *b, size_t n, struct matrix_meta *out);
+
+/* ---- building ---- */
+
+/* Builds the whole matrix into *out from copies of rows[0..n) (numbered
+ * rows, or unnumbered ones that get the smallest round numbers their engine ×
+ * case does not use yet, in input order), meta (copied; NULL: all none) and
+ * reasons[0..n_reasons) (sentences that make the status FAIL, e.g.
+ * incomplete rounds; copied first into status_reasons). Rows are ordered by
+ * engine × case (in order of first appearance) and repeat; adds
+ * `aggregates`, `status` (PASS only when no round has a failed request,
+ * every round completed at least one request and there is no reason),
+ * `counted_rounds`, `counted_requests`, `statistics` and `schema`;
+ * provenance stays empty (the caller sets it). Returns 0, or -1 with a
+ * message in err when n is 0, two rows share engine, case_id and repeat, the
+ * rounds of one case disagree on input_tokens, output_tokens or
+ * concurrency, or memory runs out (*out then empty). */
+int matrix_assemble(const struct matrix_row *rows, size_t n, const struct matrix_meta *meta,
+                    char *const *reasons, size_t n_reasons, struct matrix *out, char *err,
                     size_t errlen);
 
-/* Computes `aggregates` from numbered, ordered rows (as in a matrix
- * document): one entry per engine × case_id in order of first appearance,
- * with engine, case_id, input_tokens, output_tokens, concurrency, rounds,
- * completed (sum over rounds) and metrics.X.{median,min,max} for every
- * matrix metric X (all three null when any round lacks X). Returns a new
- * array the caller deletes, or NULL with a message in err when the rounds
- * of one case disagree on input_tokens, output_tokens or concurrency, or
- * memory runs out. Rows are assumed valid (matrix_check_row). */
-cJSON *matrix_aggregates(const cJSON *rows, char *err, size_t errlen);
+/* One aggregate per engine × case of rows[0..n) (numbered), in order of
+ * first appearance: engine, case_id, input_tokens, output_tokens,
+ * concurrency, rounds, completed (sum over rounds) and the median, min and
+ * max of every metric (all NaN when a round lacks it), into a new array
+ * *out of *n_out (free with matrix_aggregates_free). Returns 0, or -1 with a
+ * message in err when the rounds of one case disagree on input_tokens,
+ * output_tokens or concurrency, or memory runs out. */
+int matrix_aggregates_of(const struct matrix_row *rows, size_t n, struct matrix_aggregate **out,
+                         size_t *n_out, char *err, size_t errlen);
+void matrix_aggregates_free(struct matrix_aggregate *a, size_t n);
+
+/* ---- writing and reading ---- */
+
+/* The matrix document: schema, status, status_reasons, the description
+ * fields, counted_rounds, counted_requests, statistics, scope, rows,
+ * aggregates, provenance. Returns a new tree (caller deletes) or NULL. */
+cJSON *matrix_to_json(const struct matrix *m);
+
+/* Reads a matrix document into *out: a JSON object whose `schema`, when
+ * present, is MATRIX_SCHEMA (seed 003 has none), with a non-empty `rows`
+ * array of valid, numbered rows (every field but request_rate required);
+ * every other field may be absent but must have its type. Returns 0, or -1
+ * with "NAME: key.path: what" in err (*out then empty). */
+int matrix_from_json(const cJSON *j, const char *name, struct matrix *out, char *err, size_t errlen);
+
+/* Parses text (len bytes; need not be NUL-terminated) and reads it with
+ * matrix_from_json. Returns 0, or -1 with err set (not JSON, invalid). */
+int matrix_read(const char *text, size_t len, const char *name, struct matrix *out, char *err,
+                size_t errlen);
 
 /* Writes doc to path, or to stdout when path is "-", with every number
  * exact (artifact_print: a matrix must carry its rounds' numbers bit for
@@ -104,11 +179,56 @@ cJSON *matrix_aggregates(const cJSON *rows, char *err, size_t errlen);
  * (artifact_write_file). Returns 0, or -1 with a message in err. */
 int matrix_write_file(const char *path, const cJSON *doc, char *err, size_t errlen);
 
-/* Parses a matrix file's text (len bytes; need not be NUL-terminated) and
- * checks it: a JSON object whose `schema`, when present, is
- * anvil-serving.matrix/v1 (seed 003 has none), with a non-empty `rows` array
- * of valid, numbered rows. Returns the document (caller deletes), or NULL
- * with what is wrong in err. */
+/* Deep copies and frees. Copies return 0, or -1 when memory runs out (the
+ * destination is then empty). Frees empty what they free. */
+int matrix_row_copy(struct matrix_row *dst, const struct matrix_row *src);
+void matrix_row_free(struct matrix_row *r);
+int matrix_meta_copy(struct matrix_meta *dst, const struct matrix_meta *src);
+void matrix_meta_free(struct matrix_meta *m);
+void matrix_free(struct matrix *m);
+
+/* ---- the same in JSON ----
+ * Each reads its JSON inputs with the checked readers above and writes its
+ * result with the writers; messages name no file (the caller's job). */
+
+/* A `rows` entry from a round artifact (matrix_round_read, then
+ * matrix_row_of). Returns a new object the caller deletes, or NULL with a
+ * message in err. */
+cJSON *matrix_row_from_round(const cJSON *art, const char *sha256_hex, char *err, size_t errlen);
+
+/* matrix_round_cut of a round artifact; false when it cannot be read. */
+bool matrix_round_incomplete(const cJSON *art, char *why, size_t whylen);
+
+/* Checks one `rows` entry: engine and case_id non-empty strings; repeat,
+ * input_tokens, output_tokens, concurrency, completed, failed whole numbers
+ * (repeat ≥ 1, or null when allow_unnumbered); total_output_tokens a whole
+ * number or null; source_sha256 a string or null; request_rate (optional)
+ * and every matrix metric a number or null. Returns 0, or -1 with what is
+ * wrong in err. */
+int matrix_check_row(const cJSON *row, bool allow_unnumbered, char *err, size_t errlen);
+
+/* matrix_meta_of as an object with every matrix_meta_keys key (caller
+ * deletes), or NULL when an artifact cannot be read or memory runs out. */
+cJSON *matrix_meta_from_rounds(const cJSON *const *arts, size_t n);
+
+/* matrix_assemble of rows (an array of row objects, checked with
+ * matrix_check_row allowing null repeats; "row N: ..." names a bad one),
+ * meta (an object with matrix_meta_keys values; may be NULL) and
+ * extra_reasons (an array of strings; may be NULL), written with
+ * matrix_to_json. Returns the document (caller deletes) or NULL with err
+ * set. */
+cJSON *matrix_build(const cJSON *rows, const cJSON *meta, const cJSON *extra_reasons, char *err,
+                    size_t errlen);
+
+/* The `aggregates` array of numbered, ordered rows (as in a matrix
+ * document). Returns a new array the caller deletes, or NULL with a message
+ * in err (an invalid row, rounds of one case that disagree on input_tokens,
+ * output_tokens or concurrency, out of memory). */
+cJSON *matrix_aggregates(const cJSON *rows, char *err, size_t errlen);
+
+/* Parses and checks a matrix file's text (matrix_read) and returns the
+ * matrix as written by matrix_to_json (caller deletes), or NULL with what is
+ * wrong in err. */
 cJSON *matrix_parse(const char *text, size_t len, char *err, size_t errlen);
 
 #endif

@@ -278,6 +278,25 @@ cJSON *artifact_hardware_run_summary(const struct observe_report *r)
     return o;
 }
 
+static double number_in(const cJSON *o, const char *mid, const char *key)
+{
+    if (mid)
+        o = cJSON_GetObjectItemCaseSensitive(o, mid);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+void observe_figures_of(const struct benchmark *b, struct observe_figures *out)
+{
+    out->kv_pool_tokens = number_in(b->server_metrics, "derived", "kv_pool_tokens");
+    out->median_sm_mhz = number_in(b->hardware, "gpu", "median_sm_mhz");
+    out->max_temp_c = number_in(b->hardware, "gpu", "max_temp_c");
+    out->thermal_share = number_in(b->hardware, "gpu", "thermal_share");
+    out->gpu = !isnan(out->median_sm_mhz) || !isnan(out->max_temp_c) || !isnan(out->thermal_share);
+    out->gpu_samples = number_in(b->hardware_run_summary, NULL, "samples") *
+                       number_in(b->hardware_run_summary, NULL, "gpu_count");
+}
+
 int artifact_add_observe(cJSON *art, const struct observe_report *r)
 {
     cJSON *s = artifact_server_metrics(r), *h = artifact_hardware(r), *run = artifact_hardware_run_summary(r);

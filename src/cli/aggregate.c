@@ -1,12 +1,15 @@
 /* aggregate.c — `anvil aggregate`: round artifacts (and/or an existing
  * matrix's rows) → a matrix artifact with per-case median/min/max. */
 #include <errno.h>
+#include <math.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "artifact/json.h"
 #include "artifact/matrix.h"
+#include "artifact/provenance.h"
 #include "cli/cli.h"
 #include "cli/flags.h"
 #include "core/buf.h"
@@ -138,19 +141,19 @@ static int parse_args(int argc, char **argv, struct agg_opts *o)
 
 /* ---- inputs ---- */
 
-/* One input file: its bytes' digest and parsed JSON. */
+/* One round artifact: its bytes' digest and what it says. */
 struct input {
     const char *path;
     char sha[SHA256_HEX_LEN + 1];
-    cJSON *json;
+    struct benchmark b;
 };
 
-/* Reads path whole into b. Returns 0, or -1 with err set. */
+/* Reads path whole into b. Returns 0, or -1 with "PATH: why" in err. */
 static int read_whole(const char *path, struct buf *b, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        snprintf(err, errlen, "cannot open: %s", strerror(errno));
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
         return -1;
     }
     char chunk[65536];
@@ -158,65 +161,58 @@ static int read_whole(const char *path, struct buf *b, char *err, size_t errlen)
     int rc = 0;
     while (!rc && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
         if (buf_append(b, chunk, n) != 0) {
-            snprintf(err, errlen, "too large or out of memory");
+            snprintf(err, errlen, "%s: too large or out of memory", path);
             rc = -1;
         }
     if (!rc && ferror(f)) {
-        snprintf(err, errlen, "cannot read: %s", strerror(errno));
+        snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
         rc = -1;
     }
     fclose(f);
     return rc;
 }
 
-/* Reads, digests and parses in->path (the digest is of exactly the bytes
- * parsed). Returns 0, or -1 with err set. */
+/* Reads, digests and reads in->path as a round artifact (the digest is of
+ * exactly the bytes read). Returns 0, or -1 with "PATH: why" in err. */
 static int load_input(struct input *in, char *err, size_t errlen)
 {
     struct buf b;
     buf_init(&b, (size_t)1 << 34);
+    struct jread r;
+    jread_init(&r, in->path, err, errlen);
+    cJSON *json = NULL;
     int rc = read_whole(in->path, &b, err, errlen);
     if (!rc && sha256_hex(b.data, b.len, in->sha) != 0) {
-        snprintf(err, errlen, "SHA-256 failed (libcrypto)");
+        snprintf(err, errlen, "%s: SHA-256 failed (libcrypto)", in->path);
         rc = -1;
     }
-    if (!rc && !(in->json = cJSON_ParseWithLength(b.data ? b.data : "", b.len))) {
-        snprintf(err, errlen, b.len ? "not valid JSON" : "empty file");
-        rc = -1;
-    }
+    if (!rc)
+        rc = jread_parse(&r, b.data, b.len, &json);
+    if (!rc)
+        rc = matrix_round_read(json, in->path, &in->b, err, errlen);
+    cJSON_Delete(json);
     buf_free(&b);
     return rc;
-}
-
-/* Fails when a round's bytes were already counted: given twice, or already
- * a row of the --from-rows matrix. */
-static int check_unique(const struct input *in, int n, int i, const cJSON *rows, char *err,
-                        size_t errlen)
-{
-    for (int j = 0; j < i && j < n; j++)
-        if (!strcmp(in[j].sha, in[i].sha)) {
-            snprintf(err, errlen, "same bytes as %s: a round would be counted twice", in[j].path);
-            return -1;
-        }
-    const cJSON *r;
-    cJSON_ArrayForEach(r, rows) {
-        const cJSON *s = cJSON_GetObjectItemCaseSensitive(r, "source_sha256");
-        if (cJSON_IsString(s) && !strcmp(s->valuestring, in[i].sha)) {
-            snprintf(err, errlen, "already a row of the --from-rows matrix (same source_sha256)");
-            return -1;
-        }
-    }
-    return 0;
 }
 
 /* ---- assembling the matrix ---- */
 
 struct work {
-    struct input *in;       /* round artifacts */
+    struct input *in;           /* round artifacts */
     int n;
-    cJSON *matrix;          /* --from-rows document, or NULL */
-    cJSON *rows, *reasons;  /* inputs to matrix_build */
+    bool have_matrix;           /* --from-rows given: */
+    struct matrix matrix;       /* its document */
+    struct matrix_row *rows;    /* the --from-rows matrix's rows, then one per round */
+    size_t n_rows, n_matrix_rows;
+    char **reasons;             /* status reasons carried over or found */
+    size_t n_reasons;
 };
+
+static int fail(const char *what)
+{
+    fprintf(stderr, "anvil aggregate: %s\n", what);
+    return 1;
+}
 
 static int fail_file(const char *path, const char *what)
 {
@@ -224,159 +220,209 @@ static int fail_file(const char *path, const char *what)
     return 1;
 }
 
-/* Loads --from-rows: its rows and status reasons carry over. */
+static int add_reason(struct work *w, const char *s)
+{
+    char **v = realloc(w->reasons, (w->n_reasons + 1) * sizeof *v);
+    if (!v)
+        return -1;
+    w->reasons = v;
+    if (!(v[w->n_reasons] = strdup(s)))
+        return -1;
+    w->n_reasons++;
+    return 0;
+}
+
+/* Fails when a round's bytes were already counted: given twice, or already
+ * a row of the --from-rows matrix. */
+static int check_unique(const struct work *w, int i, char *err, size_t errlen)
+{
+    for (int j = 0; j < i; j++)
+        if (!strcmp(w->in[j].sha, w->in[i].sha)) {
+            snprintf(err, errlen, "same bytes as %s: a round would be counted twice", w->in[j].path);
+            return -1;
+        }
+    for (size_t k = 0; k < w->n_matrix_rows; k++) {
+        const char *s = w->rows[k].source_sha256;
+        if (s && !strcmp(s, w->in[i].sha)) {
+            snprintf(err, errlen, "already a row of the --from-rows matrix (same source_sha256)");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Loads --from-rows: its rows, description fields and status reasons carry over. */
 static int load_matrix(const char *path, struct work *w)
 {
-    struct input m = {.path = path};
     char err[512];
     struct buf b;
     buf_init(&b, (size_t)1 << 34);
     int rc = read_whole(path, &b, err, sizeof err);
-    if (!rc && !(m.json = matrix_parse(b.data ? b.data : "", b.len, err, sizeof err)))
-        rc = -1;
+    if (!rc)
+        rc = matrix_read(b.data, b.len, path, &w->matrix, err, sizeof err);
     buf_free(&b);
     if (rc)
-        return fail_file(path, err);
-    w->matrix = m.json;
-    cJSON_Delete(w->rows);
-    w->rows = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(m.json, "rows"), true);
-    const cJSON *old = cJSON_GetObjectItemCaseSensitive(m.json, "status_reasons"), *s;
-    cJSON_ArrayForEach(s, old)
-        if (cJSON_IsString(s))
-            cJSON_AddItemToArray(w->reasons, cJSON_CreateString(s->valuestring));
+        return fail(err);
+    w->have_matrix = true;
+    w->rows = calloc(w->matrix.n_rows + (size_t)w->n, sizeof *w->rows);
+    if (!w->rows)
+        return fail("out of memory");
+    for (; w->n_rows < w->matrix.n_rows; w->n_rows++)
+        if (matrix_row_copy(&w->rows[w->n_rows], &w->matrix.rows[w->n_rows]) != 0)
+            return fail("out of memory");
+    w->n_matrix_rows = w->n_rows;
+    for (size_t i = 0; i < w->matrix.n_status_reasons; i++)
+        if (add_reason(w, w->matrix.status_reasons[i]) != 0)
+            return fail("out of memory");
     return 0;
 }
 
-static bool same_round(const cJSON *a, const cJSON *b)
+static bool same_round(const struct matrix_row *a, const struct matrix_row *b)
 {
-    static const char *const keys[] = {"engine", "case_id", "repeat"};
-    for (int i = 0; i < 3; i++) {
-        const cJSON *x = cJSON_GetObjectItemCaseSensitive(a, keys[i]);
-        if (cJSON_IsNull(x) || !cJSON_Compare(x, cJSON_GetObjectItemCaseSensitive(b, keys[i]), true))
-            return false;
-    }
-    return true;
+    return a->repeat != ARTIFACT_NONE && a->repeat == b->repeat && !strcmp(a->engine, b->engine)
+           && !strcmp(a->case_id, b->case_id);
 }
 
 /* Fails when row (of round i) names the same target, case and round as an
  * earlier row: the matrix's rows come first, then one per earlier round. */
-static int check_round_free(const struct work *w, int i, const cJSON *row, char *err, size_t errlen)
+static int check_round_free(const struct work *w, const struct matrix_row *row, char *err, size_t errlen)
 {
-    int n_old = cJSON_GetArraySize(w->rows) - i, k = 0;
-    const cJSON *r;
-    cJSON_ArrayForEach(r, w->rows) {
-        if (same_round(r, row)) {
+    for (size_t k = 0; k < w->n_rows; k++)
+        if (same_round(&w->rows[k], row)) {
             snprintf(err, errlen, "its sweep target, case_id and round are those of %s",
-                     k < n_old ? "a row of the --from-rows matrix" : w->in[k - n_old].path);
+                     k < w->n_matrix_rows ? "a row of the --from-rows matrix" : w->in[k - w->n_matrix_rows].path);
             return -1;
         }
-        k++;
-    }
     return 0;
 }
 
 /* Loads every round artifact and appends its row. */
 static int load_rounds(struct work *w)
 {
-    char err[512];
+    char err[1024];
+    if (!w->rows && !(w->rows = calloc((size_t)w->n + 1, sizeof *w->rows)))
+        return fail("out of memory");
     for (int i = 0; i < w->n; i++) {
         struct input *in = &w->in[i];
-        if (load_input(in, err, sizeof err) || check_unique(w->in, w->n, i, w->rows, err, sizeof err))
+        if (load_input(in, err, sizeof err))
+            return fail(err);
+        if (check_unique(w, i, err, sizeof err))
             return fail_file(in->path, err);
-        cJSON *row = matrix_row_from_round(in->json, in->sha, err, sizeof err);
-        if (!row)
+        struct matrix_row row;
+        if (matrix_row_of(&in->b, in->sha, &row, err, sizeof err))
             return fail_file(in->path, err);
-        if (check_round_free(w, i, row, err, sizeof err)) {
-            cJSON_Delete(row);
+        if (check_round_free(w, &row, err, sizeof err)) {
+            matrix_row_free(&row);
             return fail_file(in->path, err);
         }
-        cJSON_AddItemToArray(w->rows, row);
+        w->rows[w->n_rows++] = row;
         char why[300], reason[1400];
-        if (matrix_round_incomplete(in->json, why, sizeof why)) {
+        if (matrix_round_cut(&in->b, why, sizeof why)) {
             snprintf(reason, sizeof reason, "%s: %s", in->path, why);
-            cJSON_AddItemToArray(w->reasons, cJSON_CreateString(reason));
+            if (add_reason(w, reason) != 0)
+                return fail("out of memory");
         }
     }
     return 0;
 }
 
-/* Description fields: flags, else the matrix's non-null value, else what
- * the rounds agree on. Returns a new object (caller deletes) or NULL. */
-static cJSON *merge_meta(const struct agg_opts *o, const struct work *w)
+/* Replaces *dst with a copy of v. Returns 0 or -1. */
+static int set_text(char **dst, const char *v)
 {
-    const cJSON **arts = malloc((size_t)(w->n ? w->n : 1) * sizeof *arts);
-    if (!arts)
-        return NULL;
+    char *c = strdup(v);
+    if (!c)
+        return -1;
+    free(*dst);
+    *dst = c;
+    return 0;
+}
+
+/* Description fields: flags, else the matrix's non-null value, else what
+ * the rounds agree on. Returns 0, or -1 when memory runs out. */
+static int merge_meta(const struct agg_opts *o, const struct work *w, struct matrix_meta *meta)
+{
+    const struct benchmark **b = malloc((size_t)(w->n ? w->n : 1) * sizeof *b);
+    if (!b)
+        return -1;
     for (int i = 0; i < w->n; i++)
-        arts[i] = w->in[i].json;
-    cJSON *meta = w->n ? matrix_meta_from_rounds(arts, (size_t)w->n) : cJSON_CreateObject();
-    free(arts);
-    for (int i = 0; meta && i < MATRIX_N_META; i++) {
-        const char *k = matrix_meta_keys[i];
-        const cJSON *old = w->matrix ? cJSON_GetObjectItemCaseSensitive(w->matrix, k) : NULL;
-        cJSON *v = NULL;
-        if (o->meta_text[i])
-            v = meta_is_count(i) ? cJSON_CreateNumber(strtod(o->meta_text[i], NULL))
-                                 : cJSON_CreateString(o->meta_text[i]);
-        else if (old && !cJSON_IsNull(old))
-            v = cJSON_Duplicate(old, true);
-        if (!v)
-            continue;
-        cJSON_DeleteItemFromObjectCaseSensitive(meta, k);
-        cJSON_AddItemToObject(meta, k, v);
+        b[i] = &w->in[i].b;
+    int rc = matrix_meta_of(b, (size_t)w->n, meta);
+    free(b);
+    const struct matrix_meta *old = w->have_matrix ? &w->matrix.meta : NULL;
+    char **text[] = {&meta->model, &meta->precision, &meta->hardware, NULL, NULL, NULL, &meta->scope};
+    double *count[] = {NULL, NULL, NULL, &meta->context_window, &meta->max_running_requests,
+                       &meta->tensor_parallel_size, NULL};
+    const char *old_text[] = {old ? old->model : NULL, old ? old->precision : NULL, old ? old->hardware : NULL,
+                              NULL, NULL, NULL, old ? old->scope : NULL};
+    const double old_count[] = {NAN, NAN, NAN, old ? old->context_window : NAN,
+                                old ? old->max_running_requests : NAN, old ? old->tensor_parallel_size : NAN, NAN};
+    for (int i = 0; !rc && i < MATRIX_N_META; i++) {
+        const char *flag = o->meta_text[i];
+        if (meta_is_count(i) && (flag || !isnan(old_count[i])))
+            *count[i] = flag ? strtod(flag, NULL) : old_count[i];
+        else if (!meta_is_count(i) && (flag || old_text[i]))
+            rc = set_text(text[i], flag ? flag : old_text[i]);
     }
-    return meta;
+    return rc;
 }
 
 static int write_matrix(const char *path, const cJSON *doc)
 {
     char err[1200];
-    if (matrix_write_file(path, doc, err, sizeof err) != 0) {
-        fprintf(stderr, "anvil aggregate: %s\n", err);
-        return 1;
-    }
+    if (matrix_write_file(path, doc, err, sizeof err) != 0)
+        return fail(err);
     return 0;
 }
 
-static void report(const char *path, const cJSON *doc)
+static void report(const char *path, const struct matrix *m)
 {
     FILE *to = strcmp(path, "-") ? stdout : stderr;   /* stdout may be the matrix itself */
-    const cJSON *status = cJSON_GetObjectItemCaseSensitive(doc, "status"), *r;
-    fprintf(to, "matrix: %s: %d rows, %d cases, status %s\n", path,
-            cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "rows")),
-            cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "aggregates")),
-            status->valuestring);
-    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(doc, "status_reasons"))
-        fprintf(to, "  %s\n", r->valuestring);
+    fprintf(to, "matrix: %s: %zu rows, %zu cases, status %s\n", path, m->n_rows, m->n_aggregates, m->status);
+    for (size_t i = 0; i < m->n_status_reasons; i++)
+        fprintf(to, "  %s\n", m->status_reasons[i]);
 }
 
-static int aggregate(const struct agg_opts *o)
+static void work_free(struct work *w)
 {
-    struct work w = {.n = o->n_rounds, .rows = cJSON_CreateArray(), .reasons = cJSON_CreateArray()};
+    for (int i = 0; w->in && i < w->n; i++)
+        benchmark_free(&w->in[i].b);
+    free(w->in);
+    matrix_free(&w->matrix);
+    for (size_t i = 0; i < w->n_rows; i++)
+        matrix_row_free(&w->rows[i]);
+    free(w->rows);
+    artifact_strings_free(w->reasons, w->n_reasons);
+}
+
+static int aggregate(const struct agg_opts *o, int argc, char **argv)
+{
+    struct work w = {.n = o->n_rounds};
     w.in = calloc((size_t)(w.n ? w.n : 1), sizeof *w.in);
-    int rc = w.in && w.rows && w.reasons ? 0 : fail_file("error", "out of memory");
+    int rc = w.in ? 0 : fail("out of memory");
     for (int i = 0; !rc && i < w.n; i++)
         w.in[i].path = o->rounds[i];
     if (!rc && o->from_rows)
         rc = load_matrix(o->from_rows, &w);
     if (!rc)
         rc = load_rounds(&w);
-    cJSON *meta = rc ? NULL : merge_meta(o, &w), *doc = NULL;
+    struct matrix_meta meta = {0};
+    struct matrix doc = {0};
     char err[512];
-    if (!rc && !meta)
-        rc = fail_file("error", "out of memory");
-    if (!rc && !(doc = matrix_build(w.rows, meta, w.reasons, err, sizeof err)))
+    if (!rc && merge_meta(o, &w, &meta) != 0)
+        rc = fail("out of memory");
+    if (!rc && matrix_assemble(w.rows, w.n_rows, &meta, w.reasons, w.n_reasons, &doc, err, sizeof err) != 0)
         rc = fail_file(o->from_rows && !w.n ? o->from_rows : "cannot build the matrix", err);
-    if (!rc && !(rc = write_matrix(o->out, doc)))
-        report(o->out, doc);
-    cJSON_Delete(doc);
-    cJSON_Delete(meta);
-    for (int i = 0; w.in && i < w.n; i++)
-        cJSON_Delete(w.in[i].json);
-    free(w.in);
-    cJSON_Delete(w.matrix);
-    cJSON_Delete(w.rows);
-    cJSON_Delete(w.reasons);
+    if (!rc && provenance_collect(&doc.provenance, argc, argv, false) != 0)
+        rc = fail("out of memory");
+    cJSON *json = rc ? NULL : matrix_to_json(&doc);
+    if (!rc && !json)
+        rc = fail("out of memory");
+    if (!rc && !(rc = write_matrix(o->out, json)))
+        report(o->out, &doc);
+    cJSON_Delete(json);
+    matrix_free(&doc);
+    matrix_meta_free(&meta);
+    work_free(&w);
     return rc;
 }
 
@@ -388,7 +434,7 @@ int aggregate_main(int argc, char **argv)
         usage(stdout);
         status = 0;
     } else if (rc == 0) {
-        status = aggregate(&o);
+        status = aggregate(&o, argc, argv);
     }
     free(o.rounds);
     return status;

@@ -10,7 +10,10 @@
 #include <unistd.h>
 
 #include "artifact/benchmark.h"
+#include "artifact/json.h"
+#include "artifact/load_curve.h"
 #include "artifact/matrix.h"
+#include "artifact/provenance.h"
 #include "cli/cli.h"
 #include "cli/flags.h"
 #include "core/clock.h"
@@ -208,15 +211,6 @@ static int cases_from_flags(const struct sweep_opts *o, struct sweep_case **out,
     return 0;
 }
 
-static long plan_long(const cJSON *o, const char *k, long dflt)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    if (!cJSON_IsNumber(v))
-        return dflt;
-    /* out of range (or not a number at all) reads as invalid, never as a wrapped long */
-    return v->valuedouble >= -1e15 && v->valuedouble <= 1e15 ? (long)v->valuedouble : -1;
-}
-
 /* Keys of a plan case that are not anvil run flags. */
 static bool case_key(const char *k)
 {
@@ -266,27 +260,51 @@ static int case_flags(const cJSON *c, struct sweep_case *k)
     return 0;
 }
 
-/* Checks a plan case before anything runs. Returns 0 or -1 (reported). */
-static int check_case(const char *file, const cJSON *c, const struct sweep_case *k,
-                      const struct sweep_case *earlier, size_t n_earlier)
+/* Reads case c of a plan file (the current path of r) into *k: every key
+ * checked, defaults for the ones not given (128 → 64 tokens, concurrency 1,
+ * or no cap with a request_rate). Returns 0 or -1 (recorded in r). */
+static int read_case(struct jread *r, const cJSON *c, struct sweep_case *k)
 {
-    static const char *const whole[] = {"input_len", "output_len", "concurrency"};
-    for (size_t i = 0; i < 3; i++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, whole[i]);
-        if (v && (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 1)) {
-            fprintf(stderr, "anvil sweep: --plan %s: case %s: \"%s\" must be a whole number ≥ 1\n", file,
-                    k->id, whole[i]);
-            return -1;
-        }
-    }
-    const cJSON *args = cJSON_GetObjectItemCaseSensitive(c, "args"), *a;
-    cJSON_ArrayForEach(a, args)
-        if (!cJSON_IsString(a))
-            args = NULL;
-    if (cJSON_GetObjectItemCaseSensitive(c, "args") && !cJSON_IsArray(args)) {
-        fprintf(stderr, "anvil sweep: --plan %s: case %s: \"args\" must be a list of strings\n", file, k->id);
+    if (!cJSON_IsObject(c))
+        return jread_fail(r, NULL, "expected an object");
+    long in, out, conc;
+    double rate;
+    char *name = NULL, **args = NULL;
+    size_t n_args = 0;
+    jread_whole(r, c, "input_len", JR_OPTIONAL, 1, &in);
+    jread_whole(r, c, "output_len", JR_OPTIONAL, 1, &out);
+    jread_whole(r, c, "concurrency", JR_OPTIONAL, 1, &conc);
+    jread_number(r, c, "request_rate", JR_OPTIONAL, &rate);
+    if (!r->failed && !isnan(rate) && !(rate > 0 && isfinite(rate)))
+        jread_fail(r, "request_rate", "expected requests/s > 0, got %g", rate);
+    jread_string(r, c, "name", JR_OPTIONAL | JR_NONEMPTY, &name);
+    jread_strings(r, c, "args", JR_OPTIONAL, &args, &n_args);
+    artifact_strings_free(args, n_args);
+    const cJSON *e;
+    cJSON_ArrayForEach(e, c)
+        if (!r->failed && !case_key(e->string) && (cJSON_IsArray(e) || cJSON_IsObject(e)))
+            jread_fail(r, e->string, "expected an anvil run flag's value (a string, number, true or false)");
+    if (r->failed) {
+        free(name);
         return -1;
     }
+    *k = (struct sweep_case){.input_len = in == ARTIFACT_NONE ? 128 : in,
+                             .output_len = out == ARTIFACT_NONE ? 64 : out,
+                             .concurrency = conc != ARTIFACT_NONE ? conc : isnan(rate) ? 1 : 0,
+                             .request_rate = isnan(rate) ? INFINITY : rate};
+    if (name)
+        snprintf(k->id, sizeof k->id, "%s", name);
+    else
+        sweep_case_name(k->id, sizeof k->id, k->input_len, k->output_len, k->concurrency, k->request_rate);
+    free(name);
+    return 0;
+}
+
+/* A case name becomes a directory and must be unique. Returns 0 or -1
+ * (reported). */
+static int check_case_id(const char *file, const struct sweep_case *k, const struct sweep_case *earlier,
+                         size_t n_earlier)
+{
     if (!safe_name(k->id)) {
         fprintf(stderr, "anvil sweep: --plan %s: case name '%s' may hold only letters, digits, '.', '_' "
                         "and '-' (it names a directory)\n", file, k->id);
@@ -300,52 +318,57 @@ static int check_case(const char *file, const cJSON *c, const struct sweep_case 
     return 0;
 }
 
+/* The plan file's rounds and num_prompts, when given, into o. */
+static void read_plan_counts(struct jread *r, const cJSON *plan, struct sweep_opts *o)
+{
+    long rounds, num_prompts;
+    jread_whole(r, plan, "rounds", JR_OPTIONAL, 1, &rounds);
+    jread_whole(r, plan, "num_prompts", JR_OPTIONAL, 1, &num_prompts);
+    if (!r->failed && rounds > 1000)
+        jread_fail(r, "rounds", "expected 1 to 1000, got %ld", rounds);
+    if (rounds != ARTIFACT_NONE)
+        o->rounds = rounds;
+    if (num_prompts != ARTIFACT_NONE)
+        o->num_prompts = num_prompts;
+}
+
 /* Cases from a JSON plan file, into a new array (*out, caller frees).
  * Returns 0 or -1 (reported). extra args point into the parsed plan, which
  * the caller keeps alive. */
 static int cases_from_plan(struct sweep_opts *o, cJSON *plan, struct sweep_case **out, size_t *n)
 {
-    const cJSON *list = cJSON_GetObjectItemCaseSensitive(plan, "cases"), *c;
-    if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) == 0) {
-        fprintf(stderr, "anvil sweep: --plan %s: expected an object with a non-empty \"cases\" array\n", o->plan_file);
-        return -1;
-    }
-    o->rounds = plan_long(plan, "rounds", o->rounds);
-    o->num_prompts = plan_long(plan, "num_prompts", o->num_prompts);
-    if (o->rounds < 1 || o->rounds > 1000 || o->num_prompts < 1) {
-        fprintf(stderr, "anvil sweep: --plan %s: \"rounds\" (1..1000) and \"num_prompts\" must be ≥ 1\n",
-                o->plan_file);
-        return -1;
-    }
+    char err[600];
+    struct jread r;
+    jread_init(&r, o->plan_file, err, sizeof err);
     *n = 0;
-    struct sweep_case *cases = *out = calloc((size_t)cJSON_GetArraySize(list), sizeof *cases);
-    if (!cases) {
-        fprintf(stderr, "anvil sweep: --plan %s: out of memory\n", o->plan_file);
-        return -1;
-    }
+    *out = NULL;
+    const cJSON *list = jread_array(&r, plan, "cases", 0), *c;
+    if (!r.failed && cJSON_GetArraySize(list) == 0)
+        jread_fail(&r, "cases", "expected a non-empty array of cases");
+    read_plan_counts(&r, plan, o);
+    struct sweep_case *cases = r.failed ? NULL : calloc((size_t)cJSON_GetArraySize(list), sizeof *cases);
+    if (!r.failed && !cases)
+        jread_fail(&r, NULL, "out of memory");
+    *out = cases;
+    size_t mark = jread_enter(&r, "cases");
     cJSON_ArrayForEach(c, list) {
-        struct sweep_case *k = &cases[(*n)++];
-        const cJSON *rate = cJSON_GetObjectItemCaseSensitive(c, "request_rate");
-        *k = (struct sweep_case){.input_len = plan_long(c, "input_len", 128),
-                                 .output_len = plan_long(c, "output_len", 64),
-                                 .concurrency = plan_long(c, "concurrency", cJSON_IsNumber(rate) ? 0 : 1),
-                                 .request_rate = cJSON_IsNumber(rate) ? rate->valuedouble : INFINITY};
-        if (k->input_len < 1 || k->output_len < 1 || k->concurrency < 0 || !(k->request_rate > 0)) {
-            fprintf(stderr, "anvil sweep: --plan %s: case %zu has a length < 1 or a bad load point\n",
-                    o->plan_file, *n);
-            return -1;
+        if (r.failed)
+            break;
+        size_t m = jread_enter_index(&r, (int)*n);
+        struct sweep_case *k = &cases[*n];
+        if (read_case(&r, c, k) == 0) {
+            (*n)++;
+            if (check_case_id(o->plan_file, k, cases, *n - 1) != 0)
+                return -1;
+            if (case_flags(c, k) != 0)
+                jread_fail(&r, NULL, "out of memory");
         }
-        const cJSON *name = cJSON_GetObjectItemCaseSensitive(c, "name");
-        if (cJSON_IsString(name))
-            snprintf(k->id, sizeof k->id, "%s", name->valuestring);
-        else
-            sweep_case_name(k->id, sizeof k->id, k->input_len, k->output_len, k->concurrency, k->request_rate);
-        if (check_case(o->plan_file, c, k, cases, *n - 1) != 0)
-            return -1;
-        if (case_flags(c, k) != 0) {
-            fprintf(stderr, "anvil sweep: --plan %s: out of memory\n", o->plan_file);
-            return -1;
-        }
+        jread_leave(&r, m);
+    }
+    jread_leave(&r, mark);
+    if (r.failed) {
+        fprintf(stderr, "anvil sweep: --plan %s\n", err);
+        return -1;
     }
     return 0;
 }
@@ -357,25 +380,33 @@ static void default_dir(char *out, size_t cap)
     snprintf(out, cap, "results/sweep-%s", compact);
 }
 
-/* Builds and saves the plan of a new sweep. Returns it, or NULL (reported). */
-static cJSON *new_plan(struct sweep_opts *o, const char *dir)
+/* Reads a --plan file (JSON, else YAML) into a JSON tree. NULL when it
+ * cannot be read or parsed (reported). */
+static cJSON *read_plan_file(const char *path)
+{
+    char *text = file_read_all(path, NULL), err[300] = "cannot read";
+    cJSON *plan = NULL;
+    if (text && !(plan = cJSON_Parse(text)))    /* not JSON: YAML */
+        plan = yaml_to_json(text, strlen(text), err, sizeof err);
+    free(text);
+    if (!plan)
+        fprintf(stderr, "anvil sweep: --plan %s: %s\n", path, err);
+    return plan;
+}
+
+/* Builds and saves the plan of a new sweep into *plan. Returns 0, or -1
+ * (reported). */
+static int new_plan(struct sweep_opts *o, const char *dir, struct sweep_plan *plan)
 {
     struct sweep_case *cases = NULL;
     struct sweep_target targets[MAX_TARGETS];
     size_t nc = 0, nt = 0;
-    cJSON *plan_file = NULL, *plan = NULL;
-    if (o->plan_file) {
-        char *text = file_read_all(o->plan_file, NULL), err[300] = "cannot read";
-        if (text && !(plan_file = cJSON_Parse(text)))   /* not JSON: YAML */
-            plan_file = yaml_to_json(text, strlen(text), err, sizeof err);
-        free(text);
-        if (!plan_file) {
-            fprintf(stderr, "anvil sweep: --plan %s: %s\n", o->plan_file, err);
-            return NULL;
-        }
-    }
-    int rc = plan_file ? cases_from_plan(o, plan_file, &cases, &nc) : cases_from_flags(o, &cases, &nc);
-    if (rc == 0 && parse_targets(o->targets, o->base_url, targets, &nt) == 0) {
+    cJSON *plan_file = NULL;
+    int rc = -1;
+    if (o->plan_file && !(plan_file = read_plan_file(o->plan_file)))
+        return -1;
+    int got = plan_file ? cases_from_plan(o, plan_file, &cases, &nc) : cases_from_flags(o, &cases, &nc);
+    if (got == 0 && parse_targets(o->targets, o->base_url, targets, &nt) == 0) {
         char np[32];
         snprintf(np, sizeof np, "%ld", o->num_prompts);
         char cache[1100];       /* rounds and cases calibrate once (docs/METHODOLOGY.md) */
@@ -385,14 +416,15 @@ static cJSON *new_plan(struct sweep_opts *o, const char *dir)
         for (size_t i = 0; o->run_args[i] && k < 255; i++)
             base[k++] = o->run_args[i];
         base[k] = NULL;
-        plan = sweep_plan_build(cases, nc, targets, nt, o->rounds, dir, base, o->slo);
-        char path[1100], err[512];
+        char path[1100], err[512] = "out of memory";
         snprintf(path, sizeof path, "%s/sweep-plan.json", dir);
-        if (plan && artifact_write_file(path, plan, err, sizeof err) != 0) {
+        cJSON *json = NULL;
+        if (sweep_plan_build(cases, nc, targets, nt, o->rounds, dir, base, o->slo, plan) == 0
+            && (json = sweep_plan_to_json(plan)) && artifact_write_file(path, json, err, sizeof err) == 0)
+            rc = 0;
+        else
             fprintf(stderr, "anvil sweep: %s\n", err);
-            cJSON_Delete(plan);
-            plan = NULL;
-        }
+        cJSON_Delete(json);
     }
     for (size_t i = 0; i < nc; i++) {
         free(cases[i].extra);
@@ -400,49 +432,73 @@ static cJSON *new_plan(struct sweep_opts *o, const char *dir)
     }
     free(cases);
     cJSON_Delete(plan_file);
-    return plan;
+    if (rc)
+        sweep_plan_free(plan);
+    return rc;
 }
 
-static cJSON *load_plan(const char *dir)
+/* Reads DIR/sweep-plan.json into *plan. Returns 0, or -1 (reported). */
+static int load_plan(const char *dir, struct sweep_plan *plan)
 {
-    char path[1100];
+    char path[1100], err[1400];
     snprintf(path, sizeof path, "%s/sweep-plan.json", dir);
-    char *text = file_read_all(path, NULL);
-    cJSON *plan = text ? cJSON_Parse(text) : NULL;
-    free(text);
-    const cJSON *schema = cJSON_GetObjectItemCaseSensitive(plan, "schema");
-    if (!cJSON_IsString(schema) || strcmp(schema->valuestring, PLAN_SCHEMA) != 0) {
-        fprintf(stderr, "anvil sweep: --resume %s: %s is missing or not a sweep plan\n", dir, path);
-        cJSON_Delete(plan);
-        return NULL;
+    if (sweep_plan_read_file(path, plan, err, sizeof err) != 0) {
+        fprintf(stderr, "anvil sweep: --resume %s: %s\n", dir, err);
+        return -1;
     }
-    return plan;
+    return 0;
 }
 
 /* Writes the matrix and, with SLOs, the load curve. Returns the exit status. */
-static int write_results(const cJSON *plan, const char *dir, bool interrupted)
+static int write_results(const struct sweep_plan *plan, const char *dir, bool interrupted,
+                         const struct provenance *prov)
 {
-    char err[512], status[32] = "";
-    if (sweep_write_matrix(plan, dir, interrupted, status, sizeof status, err, sizeof err) != 0) {
+    char err[1600], status[32] = "";
+    if (sweep_write_matrix(plan, dir, interrupted, prov, status, sizeof status, err, sizeof err) != 0) {
         fprintf(stderr, "anvil sweep: no matrix: %s\n", err);
         return 1;
     }
     printf("matrix: %s/matrix.json (%s)\n", dir, status);
-    const cJSON *slo_s = cJSON_GetObjectItemCaseSensitive(plan, "slo");
-    if (cJSON_IsString(slo_s)) {
+    if (plan->slo) {
         struct slo slo = {NAN, NAN, NAN};
-        slo_parse(slo_s->valuestring, &slo);
+        slo_parse(plan->slo, &slo);     /* checked when the plan was read */
         const char *profile = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
-        cJSON *curve = sweep_load_curve(plan, profile, slo.ttft_ms, slo.tpot_ms, err, sizeof err);
+        struct load_curve curve;
+        cJSON *json = NULL;
         char path[1100];
         snprintf(path, sizeof path, "%s/load-curve.json", dir);
-        if (!curve || matrix_write_file(path, curve, err, sizeof err) != 0)
+        if (sweep_load_curve(plan, profile, slo.ttft_ms, slo.tpot_ms, prov, &curve, err, sizeof err) != 0)
             fprintf(stderr, "anvil sweep: no load curve: %s\n", err);
+        else if (!(json = load_curve_to_json(&curve)) || matrix_write_file(path, json, err, sizeof err) != 0)
+            fprintf(stderr, "anvil sweep: no load curve: %s\n", json ? err : "out of memory");
         else
             printf("load curve: %s\n", path);
-        cJSON_Delete(curve);
+        cJSON_Delete(json);
+        load_curve_free(&curve);
     }
     return strcmp(status, "PASS") == 0 ? 0 : 1;
+}
+
+/* Runs the plan's rounds not yet done and writes the results. Returns the
+ * exit status. */
+static int execute(const struct sweep_plan *plan, const char *dir, const struct provenance *prov)
+{
+    char self[PATH_MAX], err[512];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        fprintf(stderr, "anvil sweep: cannot find the anvil binary (/proc/self/exe)\n");
+        return 1;
+    }
+    self[n] = '\0';
+    bool interrupted = false;
+    int failed = sweep_execute(plan, self, dir, &interrupted, err, sizeof err);
+    if (failed < 0) {
+        fprintf(stderr, "anvil sweep: %s\n", err);
+        return 1;
+    }
+    if (interrupted)
+        fprintf(stderr, "anvil sweep: interrupted; finished rounds kept; continue with --resume %s\n", dir);
+    return write_results(plan, dir, interrupted, prov);
 }
 
 int sweep_main(int argc, char **argv)
@@ -466,27 +522,19 @@ int sweep_main(int argc, char **argv)
         snprintf(dir, sizeof dir, "%s", o.out_dir);
     else
         default_dir(dir, sizeof dir);
-    cJSON *plan = o.resume ? load_plan(dir) : new_plan(&o, dir);
-    if (!plan)
+    struct sweep_plan plan;
+    if ((o.resume ? load_plan(dir, &plan) : new_plan(&o, dir, &plan)) != 0)
         return o.resume ? 1 : 2;
-    char self[PATH_MAX], err[512];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) {
-        fprintf(stderr, "anvil sweep: cannot find the anvil binary (/proc/self/exe)\n");
-        cJSON_Delete(plan);
+    /* the sweep's own command line; its rounds' flags after -- are recorded
+     * (redacted by their own rules) in each round artifact */
+    struct provenance prov;
+    if (provenance_collect(&prov, argc, argv, true) != 0) {
+        fprintf(stderr, "anvil sweep: out of memory\n");
+        sweep_plan_free(&plan);
         return 1;
     }
-    self[n] = '\0';
-    bool interrupted = false;
-    int failed = sweep_execute(plan, self, dir, &interrupted, err, sizeof err);
-    if (failed < 0) {
-        fprintf(stderr, "anvil sweep: %s\n", err);
-        cJSON_Delete(plan);
-        return 1;
-    }
-    if (interrupted)
-        fprintf(stderr, "anvil sweep: interrupted; finished rounds kept; continue with --resume %s\n", dir);
-    rc = write_results(plan, dir, interrupted);
-    cJSON_Delete(plan);
+    rc = execute(&plan, dir, &prov);
+    provenance_free(&prov);
+    sweep_plan_free(&plan);
     return rc;
 }

@@ -3,13 +3,18 @@
 #include "net/http.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <unistd.h>
 
 #include "core/clock.h"
+#include "net/chunked.h"
 #include "net/rxstamp.h"
 
 struct http_client {
@@ -19,11 +24,16 @@ struct http_client {
     struct event *drain;        /* reads curl's finished transfers from a clean stack */
     size_t in_flight;
     struct http_xfer *xfers;    /* in flight, doubly linked */
-    /* Inside a socket event whose socket the kernel stamped: when what it
-     * holds arrived (net/rxstamp.h); rx_now.head is 0 otherwise. */
-    struct rxstamp rx_now;
+    /* Inside a socket event whose socket the kernel stamped (rx_valid):
+     * when the bytes its queue held arrived, by offset (net/rxstamp.h). */
+    struct rxstamp_map rx_map;
+    bool rx_valid;
     int rx_port;                /* the local port of that socket */
-    int body_pieces;            /* body callbacks so far in the current socket event */
+    size_t rx_off;              /* bytes of its queue handed to callbacks so far in the event */
+    bool proxy_env;             /* a proxy variable is set: curl may tunnel through TLS */
+    int epfd;                   /* every socket curl opened (EPOLLIN), or -1 */
+    struct sock_ctx **by_fd;    /* their contexts by descriptor (NULL: none) */
+    size_t n_by_fd;
     struct http_rx_counts rx;   /* how the stamps handed to callbacks were taken */
 };
 
@@ -35,6 +45,10 @@ struct http_xfer {
     struct http_xfer *prev, *next;
     int local_port;             /* of the connection it uses (curl's pre-request callback) */
     int64_t t_start;            /* when it was handed to curl (CLOCK_MONOTONIC ns) */
+    bool tls;                   /* over TLS (or maybe, a proxy variable set): byte counts are no queue offsets */
+    bool http11;                /* the current header block's status line is HTTP/1.1 */
+    bool chunked;               /* ... and it names the chunked transfer coding */
+    struct chunked dec;         /* curl hands the raw body over: its chunks are decoded here */
     char err[CURL_ERROR_SIZE];
 };
 
@@ -76,49 +90,121 @@ static void drain_done(struct http_client *c)
     }
 }
 
-static void on_socket_event(evutil_socket_t fd, short what, void *arg)
+/* Lets curl act on socket fd (mask: CURL_CSELECT_*); when it may read,
+ * the kernel's stamps of what fd holds are taken first (rx_map). */
+static void socket_action(struct http_client *c, struct sock_ctx *ctx, int fd, int mask)
 {
-    struct sock_ctx *ctx = arg;
-    struct http_client *c = ctx->client;
-    int mask = (what & EV_READ ? CURL_CSELECT_IN : 0) | (what & EV_WRITE ? CURL_CSELECT_OUT : 0);
     int running;
-    if (!(what & EV_READ) || rxstamp_peek(fd, &c->rx_now) != 0)
-        c->rx_now.head = 0;
+    c->rx_valid = (mask & CURL_CSELECT_IN) && rxstamp_peek(fd, RXSTAMP_RUNS, &c->rx_map) == 0;
     c->rx_port = ctx->local_port;
-    c->body_pieces = 0;
+    c->rx_off = 0;
     curl_multi_socket_action(c->multi, fd, mask, &running);
-    c->rx_now.head = 0;
+    c->rx_valid = false;
     drain_done(c);
 }
 
-/* When the bytes curl hands x over arrived. Inside a socket event for x's
- * socket that the kernel stamped: the stamp of the queue's head for headers
- * and the first body piece (each piece is one HTTP chunk: one write of the
- * server's, as a rule), and of its newest segment for the pieces after it.
- * Otherwise the clock now: outside socket events (curl also reads when it
- * runs a transfer from its timer or as a request starts), for a transfer
- * curl runs from another socket's event, and when the kernel gave no stamp.
- * The connection is matched by local port: CURLINFO_ACTIVESOCKET knows a
- * new connection only after its first transfer is done (curl 7.88). Never
- * before the transfer's start (a step of the wall clock could move a
- * kernel stamp there). */
-static int64_t arrival(const struct http_xfer *x, bool body)
+static void on_socket_event(evutil_socket_t fd, short what, void *arg)
+{
+    struct sock_ctx *ctx = arg;
+    int mask = (what & EV_READ ? CURL_CSELECT_IN : 0) | (what & EV_WRITE ? CURL_CSELECT_OUT : 0);
+    socket_action(ctx->client, ctx, fd, mask);
+}
+
+/* Whether curl reads for x from the socket of the current socket event,
+ * which the kernel stamped. The connection is matched by local port:
+ * CURLINFO_ACTIVESOCKET knows a new connection only after its first
+ * transfer is done (curl 7.88). */
+static bool in_stamped_event(const struct http_xfer *x)
+{
+    const struct http_client *c = x->client;
+    return c->rx_valid && x->local_port && x->local_port == c->rx_port;
+}
+
+/* The offset, in the queue the current socket event peeked, of the next n
+ * bytes curl hands x; they are counted as handed over. curl hands every
+ * byte it reads to the header or write callback, in order (the raw body:
+ * CURLOPT_HTTP_TRANSFER_DECODING off), and reads x's socket from its
+ * queue's head, so the count is each byte's offset. A header line that
+ * began in an earlier read is counted whole here: later offsets then run
+ * ahead of the bytes, which dates them later, never earlier. */
+static size_t take(struct http_xfer *x, size_t n)
 {
     struct http_client *c = x->client;
-    if (!c->rx_now.head || !x->local_port || x->local_port != c->rx_port) {
+    size_t off = c->rx_off;
+    if (in_stamped_event(x))
+        c->rx_off += n;
+    return off;
+}
+
+/* The kernel's arrival time of the byte at queue offset off, with *until
+ * the end of the run of bytes sharing it; 0 when there is none: outside a
+ * stamped socket event for x's socket (curl also reads when it runs a
+ * transfer from its timer, from another socket's event, or as a request
+ * starts), or for a byte that arrived after the peek. Over TLS the count
+ * of decrypted bytes is less than their offset in the queue (records add
+ * headers and tags): every byte counted below the queue's end gets its
+ * newest stamp, and bytes that came in while curl was reading cannot be
+ * told from those queued before (docs/METHODOLOGY.md). */
+static int64_t kernel_stamp(const struct http_xfer *x, size_t off, size_t *until)
+{
+    if (!in_stamped_event(x))
+        return 0;
+    const struct rxstamp_map *m = &x->client->rx_map;
+    if (x->tls && off < m->queued)      /* off is below the byte's queue offset: the newest stamp */
+        return rxstamp_at(m, m->queued - 1, until);
+    return rxstamp_at(m, off, until);
+}
+
+/* The time to hand a callback for bytes the kernel stamped t (0: none, so
+ * the clock now, which is later than their arrival), counted by how it was
+ * taken. Never before the transfer's start (a step of the wall clock could
+ * move a kernel stamp there). */
+static int64_t arrival(struct http_xfer *x, int64_t t)
+{
+    struct http_client *c = x->client;
+    if (t) {
+        c->rx.kernel++;
+    } else {
         c->rx.clock++;
-        return clock_now_ns();
+        t = clock_now_ns();
     }
-    c->rx.kernel++;
-    int64_t t = body && c->body_pieces++ > 0 ? c->rx_now.newest : c->rx_now.head;
     return t > x->t_start ? t : x->t_start;
 }
 
+/* Hands x's body bytes p[0..n), at queue offset off, to on_body: split
+ * where their kernel stamps change, each part dated by the segment that
+ * holds it (so an SSE event is dated by the part that completes it). */
+static void deliver(struct http_xfer *x, const char *p, size_t n, size_t off)
+{
+    while (n > 0) {
+        size_t until = 0;
+        int64_t t = kernel_stamp(x, off, &until);
+        size_t part = t && until - off < n ? until - off : n;
+        x->h->on_body(x->ud, arrival(x, t), p, part);
+        p += part;
+        n -= part;
+        off += part;
+    }
+}
+
+/* curl's timer. curl runs the transfers whose timeouts expired and reads
+ * their sockets itself, unstamped, so the sockets holding bytes are read
+ * first, each as a socket event of its own: libevent runs expired timers
+ * before it has seen a socket ready when epoll_wait was cut short (a
+ * stopped process resumed: EINTR) and when more sockets were ready than
+ * one epoll_wait reports. One epoll_wait (timeout 0) on curl's sockets. */
 static void on_timer(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
     struct http_client *c = arg;
+    struct epoll_event ready[64];
+    int n = c->epfd >= 0 ? epoll_wait(c->epfd, ready, 64, 0) : 0;
+    for (int i = 0; i < n; i++) {
+        int s = ready[i].data.fd;      /* its context is looked up now: an earlier action may have closed it */
+        if ((size_t)s < c->n_by_fd && c->by_fd[s])
+            socket_action(c, c->by_fd[s], s, CURL_CSELECT_IN);
+    }
     int running;
     curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
     drain_done(c);
@@ -155,6 +241,36 @@ static int local_port(const struct sockaddr_storage *a)
     return 0;
 }
 
+/* Adds a new socket of curl's to the set on_timer looks at. Failing (out
+ * of memory, no epoll set) only leaves its timer-driven reads on the clock. */
+static void watch_socket(struct http_client *c, int s, struct sock_ctx *ctx)
+{
+    if (c->epfd < 0 || s < 0)
+        return;
+    if ((size_t)s >= c->n_by_fd) {
+        size_t n = (size_t)s + 1 > 2 * c->n_by_fd ? (size_t)s + 1 : 2 * c->n_by_fd;
+        struct sock_ctx **p = realloc(c->by_fd, n * sizeof *p);
+        if (!p)
+            return;
+        memset(p + c->n_by_fd, 0, (n - c->n_by_fd) * sizeof *p);
+        c->by_fd = p;
+        c->n_by_fd = n;
+    }
+    struct epoll_event ev = {.events = EPOLLIN, .data.fd = s};
+    if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, s, &ev) == 0)
+        c->by_fd[s] = ctx;
+}
+
+/* Takes a socket curl is done with out of that set (curl calls this
+ * before closing it). */
+static void forget_socket(struct http_client *c, int s)
+{
+    if (s < 0 || (size_t)s >= c->n_by_fd || !c->by_fd[s])
+        return;
+    epoll_ctl(c->epfd, EPOLL_CTL_DEL, s, NULL);
+    c->by_fd[s] = NULL;
+}
+
 static int socket_cb(CURL *easy, curl_socket_t s, int what, void *arg, void *sockp)
 {
     (void)easy;
@@ -162,6 +278,7 @@ static int socket_cb(CURL *easy, curl_socket_t s, int what, void *arg, void *soc
     struct sock_ctx *ctx = sockp;
     if (what == CURL_POLL_REMOVE) {
         if (ctx) {
+            forget_socket(c, s);
             event_free(ctx->ev);
             free(ctx);
             curl_multi_assign(c->multi, s, NULL);
@@ -178,6 +295,7 @@ static int socket_cb(CURL *easy, curl_socket_t s, int what, void *arg, void *soc
         if (getsockname(s, (struct sockaddr *)&a, &alen) == 0)
             ctx->local_port = local_port(&a);
         curl_multi_assign(c->multi, s, ctx);
+        watch_socket(c, s, ctx);
     } else {
         event_free(ctx->ev);
     }
@@ -195,6 +313,15 @@ struct http_client *http_client_new(struct event_base *base, long max_connection
     if (!c)
         return NULL;
     c->base = base;
+    c->epfd = epoll_create1(EPOLL_CLOEXEC);
+    /* the variables curl reads for a proxy (an https:// proxy is TLS even
+     * for an http:// URL); with any set, offsets are not trusted */
+    static const char *const proxy_vars[] = {"http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy",
+                                             "ALL_PROXY"};
+    for (size_t i = 0; i < sizeof proxy_vars / sizeof proxy_vars[0]; i++) {
+        const char *v = getenv(proxy_vars[i]);
+        c->proxy_env |= v && *v;
+    }
     c->multi = curl_multi_init();
     c->timer = evtimer_new(base, on_timer, c);
     c->drain = evtimer_new(base, on_drain, c);
@@ -230,24 +357,84 @@ static int sockopt_cb(void *arg, curl_socket_t fd, curlsocktype purpose)
     return CURL_SOCKOPT_OK;
 }
 
+/* Whether header line p (len bytes) names the chunked transfer coding,
+ * read as curl 7.88 reads it (content_encoding.c): "Transfer-Encoding:"
+ * whose codings, separated by commas and trimmed of white space, include
+ * "chunked". */
+static bool names_chunked(const char *p, size_t len)
+{
+    static const char name[] = "transfer-encoding:";
+    size_t i = sizeof name - 1;
+    if (len < i || strncasecmp(p, name, i) != 0)
+        return false;
+    while (i < len) {
+        while (i < len && (p[i] == ' ' || p[i] == '\t' || p[i] == ','))
+            i++;
+        size_t start = i, n = 0;
+        for (; i < len && p[i] != ','; i++)
+            if (!isspace((unsigned char)p[i]))
+                n = i - start + 1;
+        if (n == 7 && strncasecmp(p + start, "chunked", 7) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* One header line, as received. The final block's end is dated by the
+ * segment holding its last byte. */
 static size_t header_cb(char *p, size_t size, size_t n, void *arg)
 {
     struct http_xfer *x = arg;
     size_t len = size * n;
+    size_t off = take(x, len);
+    if (len == 0)
+        return 0;
+    if (len >= 5 && strncmp(p, "HTTP/", 5) == 0) {      /* a new header block */
+        x->http11 = len >= 8 && strncmp(p, "HTTP/1.1", 8) == 0;
+        x->chunked = false;
+    } else if (x->http11 && names_chunked(p, len)) {   /* curl decodes chunks only for HTTP/1.1 */
+        x->chunked = true;
+    }
     if (len <= 2 && (p[0] == '\r' || p[0] == '\n')) {   /* end of a header block */
         long status = 0;
         curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
-        if (status >= 200)
-            x->h->on_headers(x->ud, arrival(x, false), status);
+        if (status >= 200) {
+            size_t until;
+            chunked_init(&x->dec);
+            x->h->on_headers(x->ud, arrival(x, kernel_stamp(x, off + len - 1, &until)), status);
+        }
     }
     return len;
 }
 
+/* Where a raw body read sits, for its decoded chunk data. */
+struct raw_read {
+    struct http_xfer *x;
+    const char *p;      /* the raw bytes curl handed over */
+    size_t off;         /* their offset in the peeked queue */
+};
+
+static void on_chunk_data(void *ud, const char *q, size_t n)
+{
+    struct raw_read *r = ud;
+    deliver(r->x, q, n, r->off + (size_t)(q - r->p));
+}
+
+/* Raw body bytes (transfer decoding is off): chunk data is decoded here,
+ * knowing each byte's offset. Bad framing is curl's to report: it still
+ * parses the chunks and fails the transfer. */
 static size_t write_cb(char *p, size_t size, size_t n, void *arg)
 {
     struct http_xfer *x = arg;
-    x->h->on_body(x->ud, arrival(x, true), p, size * n);
-    return size * n;
+    size_t len = size * n;
+    size_t off = take(x, len);
+    if (!x->chunked) {
+        deliver(x, p, len, off);
+    } else {
+        struct raw_read r = {x, p, off};
+        chunked_feed(&x->dec, p, len, on_chunk_data, &r);
+    }
+    return len;
 }
 
 /* Options shared by streaming transfers and blocking fetches. */
@@ -276,6 +463,7 @@ struct http_xfer *http_start(struct http_client *c, const struct http_request *r
     x->client = c;
     x->h = h;
     x->ud = ud;
+    x->tls = c->proxy_env || strncasecmp(req->url, "https:", 6) == 0;
     CURL *e = x->easy;
     set_common(e, req->url, req->headers, req->body, req->body_len);
     curl_easy_setopt(e, CURLOPT_PRIVATE, x);
@@ -284,6 +472,7 @@ struct http_xfer *http_start(struct http_client *c, const struct http_request *r
     curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
+    curl_easy_setopt(e, CURLOPT_HTTP_TRANSFER_DECODING, 0L);   /* the raw body: chunks decoded in write_cb */
     curl_easy_setopt(e, CURLOPT_SOCKOPTFUNCTION, sockopt_cb);
     curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, prereq_cb);
     curl_easy_setopt(e, CURLOPT_PREREQDATA, x);
@@ -348,6 +537,9 @@ void http_client_free(struct http_client *c)
         event_free(c->timer);
     if (c->drain)
         event_free(c->drain);
+    if (c->epfd >= 0)
+        close(c->epfd);
+    free(c->by_fd);
     free(c);
 }
 

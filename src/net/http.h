@@ -1,8 +1,10 @@
 /* http.h — HTTP transport: libcurl's multi interface driven by a libevent
  * loop (curl_multi_socket_action), so thousands of streams share one thread.
- * Every callback gets the CLOCK_MONOTONIC time at which the bytes curl hands
- * over arrived: the kernel's receive stamp (net/rxstamp.h), else the clock
- * before any parsing. Also a blocking fetch for set-up calls. */
+ * Every callback gets the CLOCK_MONOTONIC time at which the bytes it is
+ * handed arrived, never earlier: the kernel's receive stamp of the buffer
+ * holding them (net/rxstamp.h), else the clock before any parsing
+ * (docs/METHODOLOGY.md, "Arrival timestamps"). Also a blocking fetch for
+ * set-up calls. */
 #ifndef ANVIL_NET_HTTP_H
 #define ANVIL_NET_HTTP_H
 
@@ -20,6 +22,8 @@ struct http_xfer;
 /* Callbacks of one transfer. ud is the caller's; each gets the arrival time. */
 struct http_handlers {
     void (*on_headers)(void *ud, int64_t t_ns, long status);   /* final (non-1xx) header block complete */
+    /* Body bytes (chunked coding removed), p valid during the call: one
+     * HTTP chunk's data as read, split where the arrival time changes. */
     void (*on_body)(void *ud, int64_t t_ns, const char *p, size_t n);
     /* The transfer ended: rc is CURLE_OK or the transport error, err a message
      * ("" when none). Called exactly once unless http_cancel was called. The

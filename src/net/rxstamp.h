@@ -6,15 +6,20 @@
  * receive queue before curl reads it yields those stamps, so a read delayed
  * by the client — a busy loop pass, many streams ready at once, the
  * scheduler waking the process late — still gets the time its bytes
- * arrived. A late read may find several segments queued: the kernel keeps
- * one stamp per queued buffer, and merges a segment into the buffer before
- * it whenever it can, leaving that buffer with the newest stamp. So a peek
- * tells when the head buffer's newest bytes arrived and when the queue's
- * newest segment did — never later than the read, but for segments that
- * queued up together, the newest one's time. */
+ * arrived.
+ *
+ * A late read may find several buffers queued. The kernel keeps one stamp
+ * per queued buffer (sk_buff), and merges an arriving segment into the
+ * buffer before it when it can (not while that buffer's bytes are still
+ * unacknowledged on loopback, so separate buffers are common), leaving that
+ * buffer with the newest stamp. A peek of L bytes reports the stamp of the
+ * buffer holding byte L-1, so peeks of chosen lengths date the queue's
+ * bytes by offset: each by the arrival of its segment, or of a later
+ * segment merged with it — never earlier. */
 #ifndef ANVIL_NET_RXSTAMP_H
 #define ANVIL_NET_RXSTAMP_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Asks the kernel to stamp what fd receives (SO_TIMESTAMPNS). Call before
@@ -22,17 +27,44 @@
  * with errno set. */
 int rxstamp_enable(int fd);
 
-/* Arrival times of what a socket holds, CLOCK_MONOTONIC ns, never later
- * than the peek. */
-struct rxstamp {
-    int64_t head;       /* the buffer at the head of the receive queue */
-    int64_t newest;     /* the last buffer queued (== head when there is one) */
+/* The most runs of queued bytes a map tells apart, and how many of the
+ * queue's first bytes it reads to find where runs may end. */
+#define RXSTAMP_RUNS 16
+#define RXSTAMP_LOOK 16384
+
+/* When the bytes a socket's receive queue held arrived, by offset from the
+ * queue's head: runs of bytes that share one stamp, in queue order. Run i
+ * holds offsets [end[i-1], end[i]) (end[-1] = 0); end[runs-1] == queued. */
+struct rxstamp_map {
+    size_t queued;                  /* bytes queued at the peek */
+    int runs;                       /* 1..RXSTAMP_RUNS after a successful peek */
+    size_t end[RXSTAMP_RUNS];
+    int64_t t[RXSTAMP_RUNS];        /* CLOCK_MONOTONIC ns, non-decreasing, never later than the peek */
+    int peeks;                      /* queue reads made (recvmsg messages): 2 when one stamp */
+    char look[RXSTAMP_LOOK];        /* scratch: a copy of the queue's first bytes */
 };
 
-/* Fills *s from fd's receive queue without consuming it: two
- * recvmsg(MSG_PEEK) calls, one of one byte, one over the whole queue
- * without copying (MSG_TRUNC). Returns 0, or -1 when there is no stamp:
- * nothing queued, end of stream, an error, or timestamps not enabled. */
-int rxstamp_peek(int fd, struct rxstamp *s);
+/* Fills *m from fd's receive queue without consuming it. Two peeks read
+ * the stamps of the queue's head and of its newest buffer (one byte is
+ * copied); when they are equal, every queued byte gets that stamp. When
+ * they differ, the queue's first RXSTAMP_LOOK bytes are copied (a third
+ * peek) to find where the units a server writes at once end — a header
+ * block or an SSE event, with its chunk's CRLF: just past "\n\n" or
+ * "\n\r\n" — and one recvmmsg peeks to the first max_runs - 1 of those
+ * ends (max_runs 1..RXSTAMP_RUNS), dating each exactly. Every byte gets
+ * the stamp of the first such end at or after it (the queue's newest
+ * stamp past the last one peeked): its unit's arrival, later for bytes
+ * before the unit's last segment, never earlier. A stamp lower than one
+ * before it in the queue (a segment received out of order, readable only
+ * once the hole was filled) is raised to it. Returns 0, or -1 when there
+ * is no stamp: nothing queued, end of stream, an error, timestamps not
+ * enabled, or a head stamp after now (the wall clock was stepped). */
+int rxstamp_peek(int fd, int max_runs, struct rxstamp_map *m);
+
+/* When the byte at offset off of the queue m describes arrived
+ * (CLOCK_MONOTONIC ns), with *run_end set to the end of the run holding it
+ * (every offset in [off, *run_end) shares the stamp). Returns 0 for off >=
+ * m->queued: a byte that arrived after the peek. */
+int64_t rxstamp_at(const struct rxstamp_map *m, size_t off, size_t *run_end);
 
 #endif

@@ -58,6 +58,29 @@ static void decode_choice(const cJSON *root, struct chunk *out)
         snprintf(out->finish_reason, sizeof out->finish_reason, "%s", fr->valuestring);
 }
 
+/* The server's words for an error object src (root is the event it came in):
+ * "message (type, code N)" with what it names. vLLM, SGLang and llama.cpp
+ * give message/type/code in one object; TGI sends {"error": "message",
+ * "error_type": "..."}. The message is cut to leave room for type and code. */
+static void error_text(const cJSON *src, const cJSON *root, char *out, size_t cap)
+{
+    bool obj = cJSON_IsObject(src);
+    const cJSON *m = obj ? cJSON_GetObjectItemCaseSensitive(src, "message") : src;
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(obj ? src : root, obj ? "type" : "error_type");
+    const cJSON *code = obj ? cJSON_GetObjectItemCaseSensitive(src, "code") : NULL;
+    char extra[112] = "";
+    bool has_type = cJSON_IsString(type) && type->valuestring[0], has_code = cJSON_IsNumber(code);
+    if (has_type && has_code)
+        snprintf(extra, sizeof extra, " (%.64s, code %d)", type->valuestring, code->valueint);
+    else if (has_type)
+        snprintf(extra, sizeof extra, " (%.64s)", type->valuestring);
+    else if (has_code)
+        snprintf(extra, sizeof extra, " (code %d)", code->valueint);
+    int room = (int)(cap - 1 - strlen(extra));
+    snprintf(out, cap, "%.*s%s", room > 0 ? room : 0,
+             cJSON_IsString(m) ? m->valuestring : "error object in stream", extra);
+}
+
 static void decode_error(const cJSON *root, struct chunk *out)
 {
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error");
@@ -70,9 +93,18 @@ static void decode_error(const cJSON *root, struct chunk *out)
     if (!src)
         return;
     out->kind = CHUNK_ERROR;
-    const cJSON *m = cJSON_IsObject(src) ? cJSON_GetObjectItemCaseSensitive(src, "message") : src;
-    snprintf(out->error, sizeof out->error, "%s",
-             cJSON_IsString(m) ? m->valuestring : "error object in stream");
+    error_text(src, root, out->error, sizeof out->error);
+}
+
+void chunk_error_text(const char *data, size_t len, char *out, size_t cap)
+{
+    cJSON *root = cJSON_ParseWithLength(data, len);
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error");
+    if (cJSON_IsObject(root))
+        error_text(e && !cJSON_IsNull(e) ? e : root, root, out, cap);
+    else
+        snprintf(out, cap, "%.*s", (int)(len < cap ? len : cap - 1), data);
+    cJSON_Delete(root);
 }
 
 static bool is_done(const char *data, size_t len)

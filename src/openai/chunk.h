@@ -25,6 +25,14 @@ struct chunk {
     char error[256];        /* CHUNK_ERROR: the message (truncated); CHUNK_INVALID: why */
 };
 
+/* Writes an error object as the server worded it into out (cap bytes):
+ * "message (type, code N)", with type and code when the object has them.
+ * data (len bytes, need not be NUL-terminated) is JSON: {"error": {...}}, a
+ * bare {message, type, code} object (llama.cpp's "error:" stream line), or
+ * TGI's {"error": "...", "error_type": "..."}; anything else is copied as
+ * text. CHUNK_ERROR's out->error is made the same way. */
+void chunk_error_text(const char *data, size_t len, char *out, size_t cap);
+
 /* A usage count as read from JSON: a number in [0, 1e15) truncated to a
  * whole count, else -1 (absent). Shared by both decoding paths. */
 long chunk_count_from_double(double v);

@@ -23,13 +23,12 @@ static void strip_credentials(const char *url, char *out, size_t cap)
         snprintf(out, cap, "%s", url);
 }
 
-/* GETs or POSTs url and parses the reply as JSON. Returns the parsed value
- * (caller deletes) or NULL with err set; *status receives the HTTP status. */
-static cJSON *fetch_json(const char *url, const struct curl_slist *headers, const char *body,
+cJSON *server_fetch_json(const char *url, const struct curl_slist *headers, const char *body,
                          long timeout_ms, long *status, char *err, size_t errlen)
 {
     struct buf b;
     buf_init(&b, 4u << 20);
+    *status = 0;
     CURLcode rc = http_fetch(url, headers, body, timeout_ms, &b, status, err, errlen);
     cJSON *j = NULL;
     char shown[600];
@@ -60,17 +59,28 @@ static void set_urls(struct server_info *s, const char *base_url)
     strip_credentials(s->base_url, s->display_url, sizeof s->display_url);
 }
 
-static const char *engine_from_owner(const char *owned_by)
+static const char *const engine_names[] = {
+    [ENGINE_UNKNOWN] = "unknown", [ENGINE_VLLM] = "vllm", [ENGINE_SGLANG] = "sglang",
+    [ENGINE_LLAMACPP] = "llama.cpp", [ENGINE_TGI] = "tgi", [ENGINE_ANVIL_SIM] = "anvil-sim",
+};
+
+static void set_engine(struct server_info *s, enum server_engine e)
 {
-    if (!owned_by)
-        return "unknown";
+    s->engine_id = e;
+    snprintf(s->engine, sizeof s->engine, "%s", engine_names[e]);
+}
+
+/* The engine a model card's owned_by names. TGI's owned_by is the model id
+ * and anvil-sim's "anvil": both are told by their version endpoint. */
+static enum server_engine engine_from_owner(const char *owned_by)
+{
     if (!strcmp(owned_by, "vllm"))
-        return "vllm";
+        return ENGINE_VLLM;
     if (!strcmp(owned_by, "sglang"))
-        return "sglang";
+        return ENGINE_SGLANG;
     if (!strcmp(owned_by, "llamacpp"))
-        return "llama.cpp";
-    return "unknown";
+        return ENGINE_LLAMACPP;
+    return ENGINE_UNKNOWN;
 }
 
 /* Picks the model from a /models reply. Returns 0 or -1 with err set. */
@@ -101,24 +111,92 @@ static int pick_model(const cJSON *models, const char *want, struct server_info 
     const cJSON *len = cJSON_GetObjectItemCaseSensitive(chosen, "max_model_len");
     s->max_model_len = cJSON_IsNumber(len) ? chunk_count_from_double(len->valuedouble) : -1;
     const cJSON *owner = cJSON_GetObjectItemCaseSensitive(chosen, "owned_by");
-    snprintf(s->engine, sizeof s->engine, "%s", engine_from_owner(cJSON_IsString(owner) ? owner->valuestring : NULL));
+    if (cJSON_IsString(owner))
+        snprintf(s->owned_by, sizeof s->owned_by, "%s", owner->valuestring);
+    set_engine(s, engine_from_owner(s->owned_by));
     return 0;
 }
 
-/* GET {root}/version: vLLM answers {"version": "..."}, anvil sim adds "server". */
-static void read_version(struct server_info *s, const struct curl_slist *headers, long timeout_ms)
+int server_version_from_reply(enum server_engine e, const cJSON *reply, char *out, size_t cap)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(reply, e == ENGINE_LLAMACPP ? "build_info" : "version");
+    if (!cJSON_IsString(v) || !v->valuestring[0])
+        return -1;
+    snprintf(out, cap, "%s", v->valuestring);
+    return 0;
+}
+
+/* GET {root}{path}: the parsed reply, or NULL (any failure: a version is
+ * optional). */
+static cJSON *get_root(const struct server_info *s, const struct curl_slist *headers,
+                       const char *path, long timeout_ms)
 {
     char url[600], err[256];
     long status;
-    snprintf(url, sizeof url, "%s/version", s->root_url);
-    cJSON *v = fetch_json(url, headers, NULL, timeout_ms, &status, err, sizeof err);
-    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(v, "version");
-    const cJSON *server = cJSON_GetObjectItemCaseSensitive(v, "server");
-    if (cJSON_IsString(ver))
-        snprintf(s->engine_version, sizeof s->engine_version, "%s", ver->valuestring);
-    if (cJSON_IsString(server) && !strcmp(server->valuestring, "anvil-sim"))
-        snprintf(s->engine, sizeof s->engine, "anvil-sim");
+    snprintf(url, sizeof url, "%s%s", s->root_url, path);
+    return server_fetch_json(url, headers, NULL, timeout_ms, &status, err, sizeof err);
+}
+
+/* Reads the version from the engine's endpoint at path into s. */
+static bool read_version_at(struct server_info *s, const struct curl_slist *headers,
+                            const char *path, long timeout_ms)
+{
+    cJSON *v = get_root(s, headers, path, timeout_ms);
+    int rc = server_version_from_reply(s->engine_id, v, s->engine_version, sizeof s->engine_version);
     cJSON_Delete(v);
+    return rc == 0;
+}
+
+/* TGI's GET /info (router/src/lib.rs Info): "router":
+ * "text-generation-router" since 2.x; older builds lack "router" but have
+ * model_id, max_total_tokens and version. */
+static bool is_tgi_info(const cJSON *info)
+{
+    const cJSON *router = cJSON_GetObjectItemCaseSensitive(info, "router");
+    if (cJSON_IsString(router))
+        return !strcmp(router->valuestring, "text-generation-router");
+    return cJSON_IsString(cJSON_GetObjectItemCaseSensitive(info, "model_id")) &&
+           cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(info, "max_total_tokens")) &&
+           cJSON_IsString(cJSON_GetObjectItemCaseSensitive(info, "version"));
+}
+
+/* A server whose owned_by names no engine: anvil-sim and vLLM-like servers
+ * answer GET /version, TGI GET /info. */
+static void identify_unknown(struct server_info *s, const struct curl_slist *headers, long timeout_ms)
+{
+    cJSON *v = get_root(s, headers, "/version", timeout_ms);
+    const cJSON *server = cJSON_GetObjectItemCaseSensitive(v, "server");
+    if (cJSON_IsString(server) && !strcmp(server->valuestring, "anvil-sim"))
+        set_engine(s, ENGINE_ANVIL_SIM);
+    int rc = server_version_from_reply(s->engine_id, v, s->engine_version, sizeof s->engine_version);
+    cJSON_Delete(v);
+    if (rc == 0)
+        return;
+    cJSON *info = get_root(s, headers, "/info", timeout_ms);
+    if (is_tgi_info(info)) {
+        set_engine(s, ENGINE_TGI);
+        server_version_from_reply(ENGINE_TGI, info, s->engine_version, sizeof s->engine_version);
+    }
+    cJSON_Delete(info);
+}
+
+/* engine_version from the engine's own endpoint. */
+static void read_version(struct server_info *s, const struct curl_slist *headers, long timeout_ms)
+{
+    switch (s->engine_id) {
+    case ENGINE_VLLM:
+        read_version_at(s, headers, "/version", timeout_ms);
+        break;
+    case ENGINE_SGLANG:   /* /get_server_info is the older name, kept as an alias */
+        if (!read_version_at(s, headers, "/server_info", timeout_ms))
+            read_version_at(s, headers, "/get_server_info", timeout_ms);
+        break;
+    case ENGINE_LLAMACPP:
+        read_version_at(s, headers, "/props", timeout_ms);
+        break;
+    default:
+        identify_unknown(s, headers, timeout_ms);
+    }
 }
 
 int discover(const char *base_url, const struct curl_slist *headers, const char *want_model,
@@ -129,7 +207,7 @@ int discover(const char *base_url, const struct curl_slist *headers, const char 
     char url[600];
     long status;
     snprintf(url, sizeof url, "%s/models", out->base_url);
-    cJSON *models = fetch_json(url, headers, NULL, timeout_ms, &status, err, errlen);
+    cJSON *models = server_fetch_json(url, headers, NULL, timeout_ms, &status, err, errlen);
     if (!models)
         return -1;
     int rc = pick_model(models, want_model, out, err, errlen);
@@ -139,56 +217,3 @@ int discover(const char *base_url, const struct curl_slist *headers, const char 
     return rc;
 }
 
-static char *tokenize_body(const struct server_info *s, enum endpoint ep, const char *prompt)
-{
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "model", s->model);
-    if (ep == EP_CHAT) {
-        cJSON *msgs = cJSON_AddArrayToObject(root, "messages");
-        cJSON *m = cJSON_CreateObject();
-        cJSON_AddStringToObject(m, "role", "user");
-        cJSON_AddStringToObject(m, "content", prompt);
-        cJSON_AddItemToArray(msgs, m);
-        cJSON_AddBoolToObject(root, "add_generation_prompt", 1);
-    } else {
-        cJSON_AddStringToObject(root, "prompt", prompt);
-    }
-    char *body = cJSON_PrintUnformatted(root);
-    cJSON_Delete(root);
-    return body;
-}
-
-long server_count_tokens(const struct server_info *s, const struct curl_slist *headers,
-                         enum endpoint ep, bool tokenize, const char *prompt, long timeout_ms,
-                         char *err, size_t errlen)
-{
-    char url[600];
-    char *body;
-    if (tokenize) {
-        snprintf(url, sizeof url, "%s/tokenize", s->root_url);
-        body = tokenize_body(s, ep, prompt);
-    } else {
-        snprintf(url, sizeof url, "%s%s", s->base_url, endpoint_path(ep));
-        struct request_opts o = {.endpoint = ep, .model = s->model, .max_tokens = 1};
-        body = request_body(&o, prompt);
-    }
-    if (!body) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    long status;
-    cJSON *reply = fetch_json(url, headers, body, timeout_ms, &status, err, errlen);
-    free(body);
-    if (!reply)
-        return -1;
-    const cJSON *n = tokenize ? cJSON_GetObjectItemCaseSensitive(reply, "count")
-                              : cJSON_GetObjectItemCaseSensitive(
-                                    cJSON_GetObjectItemCaseSensitive(reply, "usage"), "prompt_tokens");
-    long count = cJSON_IsNumber(n) ? chunk_count_from_double(n->valuedouble) : -1;
-    char shown[600];
-    strip_credentials(url, shown, sizeof shown);
-    if (count < 0)
-        snprintf(err, errlen, "%s: reply has no %s", shown, tokenize ? "\"count\"" : "usage.prompt_tokens");
-    cJSON_Delete(reply);
-    return count;
-}

@@ -1,13 +1,27 @@
 /* discover.h — what the server under test says about itself: served models,
- * context length, engine; and how many tokens it counts in a prompt. */
+ * context length, engine and its version; and how many tokens it counts in
+ * a prompt (tokenize.c). */
 #ifndef ANVIL_OPENAI_DISCOVER_H
 #define ANVIL_OPENAI_DISCOVER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include <curl/curl.h>
+#include <cjson/cJSON.h>
 
 #include "openai/request.h"
+
+/* The server software, detected once by discover(). Decides which endpoint
+ * reports the version and which tokenize shape the server speaks. */
+enum server_engine {
+    ENGINE_UNKNOWN,
+    ENGINE_VLLM,        /* owned_by "vllm"; GET /version */
+    ENGINE_SGLANG,      /* owned_by "sglang"; GET /server_info (older /get_server_info) */
+    ENGINE_LLAMACPP,    /* owned_by "llamacpp"; GET /props build_info */
+    ENGINE_TGI,         /* GET /info with router "text-generation-router" */
+    ENGINE_ANVIL_SIM,   /* GET /version with "server":"anvil-sim" (vLLM's shapes) */
+};
 
 struct server_info {
     char base_url[512];     /* OpenAI base, e.g. http://h:8000/v1 (no trailing '/') */
@@ -15,23 +29,59 @@ struct server_info {
     char root_url[512];     /* base without its trailing /v1: where /tokenize, /metrics, /version live */
     char model[256];        /* the model benchmarked */
     long max_model_len;     /* tokens, from /models; -1 when not reported */
-    char engine[32];        /* "vllm", "sglang", "llama.cpp", "anvil-sim" or "unknown" */
-    char engine_version[64];/* "" when unknown */
+    char engine[32];        /* "vllm", "sglang", "llama.cpp", "tgi", "anvil-sim" or "unknown" */
+    char engine_version[64];/* from the engine's own endpoint (see enum server_engine); "" when unknown */
+    enum server_engine engine_id;  /* the same engine, for dispatch */
+    char owned_by[64];      /* the model card's owned_by as served ("" when absent), for messages */
 };
 
-/* Fills *out from GET {base}/models and GET {root}/version, each bounded by
+/* Fills *out from GET {base}/models and the detected engine's version
+ * endpoint (enum server_engine; a server whose owned_by names no known
+ * engine is asked GET {root}/version, then GET {root}/info), each bounded by
  * timeout_ms. want_model NULL takes the first served model; otherwise it
- * must be listed. Returns 0, or
- * -1 with a one-line message in err (server unreachable, bad reply, model not
- * served). headers carries auth; not owned. */
+ * must be listed. Returns 0, or -1 with a one-line message in err (server
+ * unreachable, bad reply, model not served); a missing version is not an
+ * error. headers carries auth; not owned. */
 int discover(const char *base_url, const struct curl_slist *headers, const char *want_model,
              long timeout_ms, struct server_info *out, char *err, size_t errlen);
 
+/* The engine's version from the reply of its version endpoint (parsed
+ * JSON, not owned): vLLM/anvil-sim/SGLang/TGI "version", llama.cpp
+ * "build_info". Writes it into out (cap bytes) and returns 0, or returns -1
+ * (out untouched) when the reply has none. */
+int server_version_from_reply(enum server_engine e, const cJSON *reply, char *out, size_t cap);
+
+/* GETs (body NULL) or POSTs body (JSON) to url, bounded by timeout_ms, and
+ * parses the reply. Returns the parsed value (caller cJSON_Deletes) or NULL
+ * with a one-line message in err naming the URL without credentials;
+ * *status receives the HTTP status (0 when no response arrived). headers is
+ * not owned. */
+cJSON *server_fetch_json(const char *url, const struct curl_slist *headers, const char *body,
+                         long timeout_ms, long *status, char *err, size_t errlen);
+
+/* Whether anvil knows how server s counts the tokens of a prompt for
+ * endpoint ep without generating (its tokenize endpoint): vLLM, SGLang,
+ * llama.cpp, TGI and anvil-sim do; any other server has to be probed. */
+bool server_tokenize_supported(const struct server_info *s, enum endpoint ep);
+
+/* The token ids the server gives for a request on ep with this prompt
+ * (chat template included), through the engine's tokenize endpoint as
+ * server_count_tokens asks it: a malloc'd array of *n ids the caller frees,
+ * or NULL with a message in err (unreachable, or an engine whose tokenize
+ * gives no ids for ep: SGLang's chat, unknown engines). */
+long *server_tokenize_ids(const struct server_info *s, const struct curl_slist *headers,
+                          enum endpoint ep, const char *prompt, long timeout_ms, long *n,
+                          char *err, size_t errlen);
+
 /* Counts prompt tokens as the server would for a request on endpoint ep with
- * this prompt: POST {root}/tokenize (vLLM's shape, with the chat template for
- * chat) when tokenize is true, else a non-streaming probe request with
- * max_tokens 1 whose usage.prompt_tokens is read; bounded by timeout_ms.
- * Returns the count, or -1 with a message in err. */
+ * this prompt, bounded by timeout_ms per HTTP call. tokenize true: through
+ * the engine's own tokenize endpoint (tokenize.h: vLLM POST /tokenize,
+ * SGLang /v1/tokenize, llama.cpp /apply-template + /tokenize, TGI /tokenize
+ * or /chat_tokenize), including the chat template for chat; an engine
+ * without one (server_tokenize_supported false) is an error naming it.
+ * tokenize false: a non-streaming probe request with max_tokens 1 whose
+ * usage.prompt_tokens is read. Returns the count, or -1 with a message in
+ * err. */
 long server_count_tokens(const struct server_info *s, const struct curl_slist *headers,
                          enum endpoint ep, bool tokenize, const char *prompt, long timeout_ms,
                          char *err, size_t errlen);

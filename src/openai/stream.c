@@ -12,6 +12,7 @@
 void stream_init(struct stream *s, struct req_record *rec)
 {
     sse_init(&s->sse, STREAM_MAX_EVENT);
+    errline_init(&s->errline);
     buf_init(&s->error_body, ERROR_BODY_MAX);
     s->rec = rec;
     s->now = 0;
@@ -97,6 +98,21 @@ static int on_event(void *ud, const struct sse_event *ev)
     return 0;
 }
 
+/* llama.cpp's "error:" line ended (or the stream did, in the middle of it):
+ * the request failed with the server's message. */
+static void fail_errline(struct stream *s)
+{
+    struct req_record *r = s->rec;
+    const char *v = errline_value(&s->errline);
+    char msg[256];
+    r->events++;
+    if (!r->t_first_event)
+        r->t_first_event = s->now;
+    chunk_error_text(v, strlen(v), msg, sizeof msg);
+    record_fail(r, FAIL_STREAM_ERROR, "error in stream after %d events: %s", r->events, msg);
+    s->stopped = true;
+}
+
 void stream_feed(struct stream *s, int64_t t_ns, const char *bytes, size_t n)
 {
     struct req_record *r = s->rec;
@@ -110,11 +126,15 @@ void stream_feed(struct stream *s, int64_t t_ns, const char *bytes, size_t n)
     if (s->stopped || r->done_seen)
         return;
     s->now = t_ns;
-    int rc = sse_feed(&s->sse, bytes, n, on_event, s);
+    /* the events before an error line are the stream's; the line ends it */
+    size_t framed = errline_scan(&s->errline, bytes, n);
+    int rc = framed ? sse_feed(&s->sse, bytes, framed, on_event, s) : 0;
     if (rc == SSE_TOO_LARGE)
         record_fail(r, FAIL_INVALID, "an SSE event exceeds %u bytes", STREAM_MAX_EVENT);
     if (rc != 0 && r->fail != FAIL_NONE)
         s->stopped = true;
+    if (!s->stopped && !r->done_seen && s->errline.complete)
+        fail_errline(s);
 }
 
 void stream_finish(struct stream *s, int64_t t_ns)
@@ -127,6 +147,11 @@ void stream_finish(struct stream *s, int64_t t_ns)
     }
     if (r->fail != FAIL_NONE)
         return;
+    if (!r->done_seen && s->errline.capturing) {   /* closed in the middle of the error line */
+        s->now = t_ns;
+        fail_errline(s);
+        return;
+    }
     if (!r->done_seen && !r->finish_reason[0]) {
         record_fail(r, FAIL_TRUNCATED, "stream ended without a final chunk after %d events", r->events);
         return;
@@ -142,5 +167,6 @@ void stream_finish(struct stream *s, int64_t t_ns)
 void stream_free(struct stream *s)
 {
     sse_free(&s->sse);
+    errline_free(&s->errline);
     buf_free(&s->error_body);
 }

@@ -9,6 +9,7 @@
 
 #include "core/buf.h"
 #include "net/sse.h"
+#include "openai/errline.h"
 #include "stats/record.h"
 
 /* Largest single SSE event accepted (bytes); larger ones fail the request. */
@@ -16,6 +17,7 @@
 
 struct stream {
     struct sse_parser sse;
+    struct errline errline;     /* llama.cpp's "error:" line, which SSE framing drops */
     struct req_record *rec;     /* not owned */
     struct buf error_body;      /* body of an HTTP error reply, capped */
     int64_t now;                /* arrival time of the bytes being parsed */

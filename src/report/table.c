@@ -34,9 +34,9 @@ static void latency(FILE *out, const char *title, const char *abbr, const struct
     snprintf(k, sizeof k, "Mean %s (ms):", abbr);
     row_num(out, k, d->mean, 2);
     snprintf(k, sizeof k, "Median %s (ms):", abbr);
-    row_num(out, k, d->pct[1], 2);
+    row_num(out, k, d->p50, 2);
     snprintf(k, sizeof k, "P99 %s (ms):", abbr);
-    row_num(out, k, d->pct[5], 2);
+    row_num(out, k, d->p99, 2);
 }
 
 /* The first recorded example of invariant i, or a blank one. */
@@ -82,11 +82,11 @@ void report_table(FILE *out, const char *title, const struct run_summary *s, int
     latency(out, "Inter-token Latency (per chunk)", "ITL", &s->d[D_ITL_CHUNK]);
     latency(out, "End-to-end Latency", "E2EL", &s->d[D_E2E]);
     header(out, "TTFT decomposition (median ms)");
-    row_num(out, "Response headers:", s->d[D_HEADERS].pct[1], 2);
-    row_num(out, "First byte:", s->d[D_FIRST_BYTE].pct[1], 2);
-    row_num(out, "First SSE event:", s->d[D_FIRST_EVENT].pct[1], 2);
-    row_num(out, "First output (reasoning or content):", s->d[D_TTFO].pct[1], 2);
-    row_num(out, "First content = TTFT:", s->d[D_TTFT].pct[1], 2);
+    row_num(out, "Response headers:", s->d[D_HEADERS].p50, 2);
+    row_num(out, "First byte:", s->d[D_FIRST_BYTE].p50, 2);
+    row_num(out, "First SSE event:", s->d[D_FIRST_EVENT].p50, 2);
+    row_num(out, "First output (reasoning or content):", s->d[D_TTFO].p50, 2);
+    row_num(out, "First content = TTFT:", s->d[D_TTFT].p50, 2);
     rule(out, '=');
     if (s->source_chunks)
         fprintf(out, "warning: %d requests reported no usage; their output tokens are chunk counts\n",
@@ -100,9 +100,17 @@ void report_table(FILE *out, const char *title, const struct run_summary *s, int
                     invariant_name((enum invariant)i), s->inv.violations[i], s->inv.checked,
                     first_example(&s->inv, (enum invariant)i)->request_index,
                     first_example(&s->inv, (enum invariant)i)->detail);
-    if (s->client_bound)
-        fprintf(out, "warning: the numbers are limited by the client (over 1 ms): event-loop lag p99 "
-                     "%.2f ms, send lateness p99 %.2f ms\n", s->loop_lag.pct[5], s->d[D_SEND_LATENESS].pct[5]);
+    if (s->sends_late)
+        fprintf(out, "warning: the client sent requests late against the schedule (send lateness p99 "
+                     "%.2f ms): the offered load was lower than asked; give anvil a core of its own "
+                     "(taskset) or lower the rate\n", s->d[D_SEND_LATENESS].p99);
+    if (s->clock_stamps_lagged)
+        fprintf(out, "warning: arrivals dated by the client's clock while its event loop lagged "
+                     "(loop lag p99 %.2f ms): latencies may read up to that much high; give anvil a "
+                     "core of its own (taskset) or fewer streams\n", s->loop_lag.p99);
+    else if (s->loop_lagged)
+        fprintf(out, "note: event-loop lag p99 %.2f ms; arrivals were kernel-stamped, so latencies "
+                     "are unaffected\n", s->loop_lag.p99);
     if (s->prompt_mismatch)
         fprintf(out, "warning: %d requests reported prompt_tokens other than the planned count "
                      "(truncated or re-templated prompts?)\n", s->prompt_mismatch);

@@ -73,6 +73,7 @@ static struct bench_meta settings_meta(const struct run_ctx *x)
         .dataset = x->ds.n ? x->ds.spec : NULL, .input_range = c->input_range,
         .output_range = c->output_range, .shared_prefix_len = c->shared_prefix_len,
         .duration_s = c->duration_s, .warmup_s = c->warmup_s, .slo = c->slo,
+        .argc = c->argc, .argv = c->argv,
     };
 }
 
@@ -106,6 +107,7 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
         /* in every mode: --calibration none plans --input-len tokens too */
         .check_prompt_tokens = x->ds.n == 0, .slo = c->slo,
         .window_start = dr->window_start, .window_end = dr->window_end,
+        .stamps_kernel = dr->stamps_kernel, .stamps_clock = dr->stamps_clock,
     };
     /* duration mode: --num-prompts only capped the sends; the run is what was
      * sent (not always a prefix: held multi-turn turns go out of order) */
@@ -128,6 +130,11 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
     meta.window_s = dr->window_end > dr->window_start ? (double)(dr->window_end - dr->window_start) / 1e9 : 0;
     meta.incomplete_reason = incomplete_reason(x, dr, meta.window_s);
     meta.incomplete = meta.incomplete_reason != NULL;
+    if ((meta.server_gone = dr->server_gone.gone)) {
+        meta.gone_first_failure_s = (double)(dr->server_gone.first_failure_ns - dr->phase_ns[SAMPLER_BEFORE_WARMUP]) / 1e9;
+        meta.gone_connect_failures = dr->server_gone.connect_failures;
+        meta.gone_truncated = dr->server_gone.truncated;
+    }
     char finished[21];
     clock_utc_iso8601(finished);
     meta.finished_at = finished;

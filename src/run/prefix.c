@@ -10,7 +10,6 @@
 #include <cjson/cJSON.h>
 
 #include "core/buf.h"
-#include "net/http.h"
 #include "run/stage.h"
 
 /* Filler words in the prompts compared: the shared start is decided by the
@@ -19,61 +18,12 @@
 /* Filler words of the cached_tokens probes: several whole cache blocks. */
 #define PREFIX_PROBE_WORDS 64
 
-/* POSTs body to url and parses the reply. Returns the JSON (caller deletes)
- * or NULL when the server is unreachable, answers ≥ 400 or not JSON. */
-static cJSON *post_json(const struct run_ctx *x, const char *url, const char *body)
-{
-    struct buf b;
-    buf_init(&b, 16u << 20);
-    long status = 0;
-    char err[256];
-    long timeout_ms = (long)(fmin(x->c->timeout_s, 30) * 1000);
-    CURLcode rc = http_fetch(url, x->headers, body, timeout_ms, &b, &status, err, sizeof err);
-    cJSON *j = rc == CURLE_OK && status < 400 && b.len ? cJSON_ParseWithLength(b.data, b.len) : NULL;
-    buf_free(&b);
-    return j;
-}
-
-/* The token ids POST {root}/tokenize gives for prompt (with the chat
- * template for chat, as server_count_tokens counts them): a malloc'd array
- * of *n ids, or NULL. Takes vLLM's and SGLang's {"tokens": [ids]} and
- * llama.cpp's ids or {"id", "piece"} objects. */
+/* The token ids the server's tokenize gives for prompt (discover.h). */
 static long *tokenize_ids(const struct run_ctx *x, const char *prompt, long *n)
 {
-    cJSON *req = cJSON_CreateObject();
-    cJSON_AddStringToObject(req, "model", x->srv.model);
-    if (x->c->endpoint == EP_CHAT) {
-        cJSON *m = cJSON_CreateObject();
-        cJSON_AddStringToObject(m, "role", "user");
-        cJSON_AddStringToObject(m, "content", prompt);
-        cJSON_AddItemToArray(cJSON_AddArrayToObject(req, "messages"), m);
-        cJSON_AddBoolToObject(req, "add_generation_prompt", 1);
-    } else {
-        cJSON_AddStringToObject(req, "prompt", prompt);
-    }
-    char *body = cJSON_PrintUnformatted(req);
-    cJSON_Delete(req);
-    char url[600];
-    snprintf(url, sizeof url, "%s/tokenize", x->srv.root_url);
-    cJSON *reply = body ? post_json(x, url, body) : NULL;
-    free(body);
-    const cJSON *tokens = cJSON_IsArray(reply) ? reply : cJSON_GetObjectItemCaseSensitive(reply, "tokens");
-    int count = cJSON_GetArraySize(tokens);
-    long *ids = count > 0 ? malloc((size_t)count * sizeof *ids) : NULL;
-    *n = 0;
-    const cJSON *t;
-    cJSON_ArrayForEach(t, tokens) {
-        const cJSON *id = cJSON_IsObject(t) ? cJSON_GetObjectItemCaseSensitive(t, "id") : t;
-        if (!ids || !cJSON_IsNumber(id))
-            break;
-        ids[(*n)++] = (long)id->valuedouble;
-    }
-    cJSON_Delete(reply);
-    if (ids && *n < count) {
-        free(ids);
-        ids = NULL;
-    }
-    return ids;
+    char err[512];
+    long timeout_ms = (long)(fmin(x->c->timeout_s, 30) * 1000);
+    return server_tokenize_ids(&x->srv, x->headers, x->c->endpoint, prompt, timeout_ms, n, err, sizeof err);
 }
 
 /* Measured prompts 0 and 1 through /tokenize. Returns the shared start in
@@ -110,7 +60,10 @@ static long probe_cached(const struct run_ctx *x, long k)
     buf_free(&p);
     char url[600];
     snprintf(url, sizeof url, "%s%s", x->srv.base_url, endpoint_path(x->c->endpoint));
-    cJSON *reply = body ? post_json(x, url, body) : NULL;
+    char err[512];
+    long status;
+    cJSON *reply = body ? server_fetch_json(url, x->headers, body, (long)(fmin(x->c->timeout_s, 30) * 1000),
+                                            &status, err, sizeof err) : NULL;
     free(body);
     const cJSON *details = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(reply, "usage"),
                                                             "prompt_tokens_details");

@@ -117,10 +117,13 @@ static const char *measure(struct run_ctx *x, char *err, size_t errlen)
     struct calibration *cal = &x->cal;
     /* a probe asks for 1 output token */
     long limit = x->srv.max_model_len > 0 ? x->srv.max_model_len - 1 : -1;
-    struct count_ctx k = {x, c->calib != CALIB_PROBE};
+    /* auto asks a tokenize endpoint only where the engine has one anvil knows */
+    bool tokenize = c->calib == CALIB_TOKENIZE ||
+                    (c->calib == CALIB_AUTO && server_tokenize_supported(&x->srv, c->endpoint));
+    struct count_ctx k = {x, tokenize};
     int rc = calibrate(c->input_len, limit, count_tokens, &k, cal, err, errlen);
-    if (rc == -1 && c->calib == CALIB_AUTO) {
-        run_say(x, "/tokenize unusable (%s); calibrating with probe requests", err);
+    if (rc == -1 && c->calib == CALIB_AUTO && tokenize) {
+        run_say(x, "calibrating with probe requests: the %s tokenize endpoint failed (%s)", x->srv.engine, err);
         k.tokenize = false;
         rc = calibrate(c->input_len, limit, count_tokens, &k, cal, err, errlen);
     }

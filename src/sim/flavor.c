@@ -138,24 +138,50 @@ static cJSON *id_array(const int64_t *ids, int64_t n)
     return arr;
 }
 
-char *sim_flavor_tokenize(enum sim_flavor f, const int64_t *ids, int64_t n, int64_t max_model_len)
+/* llama.cpp's with_pieces list: [{"id":N,"piece":"..."}...]. */
+static cJSON *piece_array(const int64_t *ids, const char *pieces, int64_t n)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (int64_t i = 0; i < n && arr; i++) {
+        cJSON *t = add_object_to_array(arr);
+        cJSON_AddNumberToObject(t, "id", (double)ids[i]);
+        cJSON_AddStringToObject(t, "piece", pieces);
+        pieces += strlen(pieces) + 1;
+    }
+    return arr;
+}
+
+static void add_owned(cJSON *root, const char *key, cJSON *item)
+{
+    if (!cJSON_AddItemToObject(root, key, item))
+        cJSON_Delete(item);
+}
+
+char *sim_flavor_tokenize(enum sim_flavor f, const int64_t *ids, const char *pieces, int64_t n,
+                          int64_t max_model_len)
 {
     cJSON *root = cJSON_CreateObject();
-    cJSON *tokens = id_array(ids, n);
     if (f == SIM_FLAVOR_LLAMACPP) {
-        if (!cJSON_AddItemToObject(root, "tokens", tokens))
-            cJSON_Delete(tokens);
+        add_owned(root, "tokens", pieces ? piece_array(ids, pieces, n) : id_array(ids, n));
         return print_free(root);
     }
-    if (f == SIM_FLAVOR_SGLANG && !cJSON_AddItemToObject(root, "tokens", tokens))
-        cJSON_Delete(tokens);
+    if (f == SIM_FLAVOR_SGLANG) {
+        add_owned(root, "tokens", id_array(ids, n));
+        cJSON_AddNumberToObject(root, "count", (double)n);
+        cJSON_AddNumberToObject(root, "max_model_len", SIM_SGLANG_TOKENIZER_MAX_LEN);
+        return print_free(root);
+    }
     cJSON_AddNumberToObject(root, "count", (double)n);
     cJSON_AddNumberToObject(root, "max_model_len", (double)max_model_len);
-    if (f != SIM_FLAVOR_SGLANG) {
-        if (!cJSON_AddItemToObject(root, "tokens", tokens))
-            cJSON_Delete(tokens);
-        cJSON_AddNullToObject(root, "token_strs");
-    }
+    add_owned(root, "tokens", id_array(ids, n));
+    cJSON_AddNullToObject(root, "token_strs");
+    return print_free(root);
+}
+
+char *sim_flavor_apply_template(const char *prompt)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "prompt", prompt);
     return print_free(root);
 }
 
@@ -238,6 +264,11 @@ static const char *llamacpp_type(int status, const char *param)
     case 503: return "unavailable_error";
     default: return status >= 500 ? "server_error" : "invalid_request_error";
     }
+}
+
+const char *sim_flavor_error_type(enum sim_flavor f, int status, const char *type, const char *param)
+{
+    return f == SIM_FLAVOR_LLAMACPP ? llamacpp_type(status, param) : type;
 }
 
 char *sim_flavor_error(enum sim_flavor f, const struct sim_error *err)

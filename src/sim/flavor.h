@@ -23,6 +23,7 @@ enum sim_flavor {
 #define SIM_VLLM_VERSION "0.21.0"
 #define SIM_SGLANG_VERSION "0.5.12"
 #define SIM_LLAMACPP_BUILD "b0-unknown"
+#define SIM_SGLANG_TOKENIZER_MAX_LEN 131072  /* the tokenizer's model_max_length SGLang's tokenize reports */
 #define SIM_TOKEN_ID_EOS 3   /* the EOS id SGLang's matched_stop reports (= message end) */
 
 /* Parses "vllm", "sglang", "llamacpp" (or "anvil"). Returns 0 or -1. */
@@ -46,10 +47,24 @@ char *sim_flavor_models(enum sim_flavor f, const char *model, int64_t max_model_
  * {"version":"0.21.0"}. NULL for flavors without the route (caller 404s). */
 char *sim_flavor_version(enum sim_flavor f);
 
-/* POST /tokenize reply for the n ids: vLLM {count,max_model_len,tokens,
- * token_strs}, SGLang {tokens,count,max_model_len}, llama.cpp {tokens}.
- * Returns a malloc'd string (cJSON_free) or NULL. */
-char *sim_flavor_tokenize(enum sim_flavor f, const int64_t *ids, int64_t n, int64_t max_model_len);
+/* POST /tokenize (SGLang /v1/tokenize) reply for the n ids: vLLM
+ * {count,max_model_len,tokens,token_strs}; SGLang {tokens,count,
+ * max_model_len} with the tokenizer's nominal SIM_SGLANG_TOKENIZER_MAX_LEN,
+ * not the server's context (tokenize.txt); llama.cpp {"tokens":[ids]}, or
+ * with pieces (n NUL-terminated texts back to back; NULL for none)
+ * {"tokens":[{"id","piece"}]}. max_model_len in tokens. Returns a malloc'd
+ * string (cJSON_free) or NULL. */
+char *sim_flavor_tokenize(enum sim_flavor f, const int64_t *ids, const char *pieces, int64_t n,
+                          int64_t max_model_len);
+
+/* llama.cpp POST /apply-template reply {"prompt": prompt}. malloc'd
+ * (cJSON_free) or NULL. */
+char *sim_flavor_apply_template(const char *prompt);
+
+/* The error "type" the flavor's server names: llama.cpp's own names
+ * (exceed_context_size_error for param "input_tokens", server_error, ...)
+ * from status; the others' type as given. Static. */
+const char *sim_flavor_error_type(enum sim_flavor f, int status, const char *type, const char *param);
 
 /* What SGLang's /server_info and llama.cpp's /props report. */
 struct sim_server_facts {

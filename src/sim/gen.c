@@ -348,18 +348,26 @@ static void stream_end(struct sim_gen *g)
     gen_end(g, finish, false);
 }
 
-/* Injected: an error event inside the 200 stream, then [DONE]. */
-static void stream_error(struct sim_gen *g)
+/* Ends the stream with an error event in the flavor's shape, then [DONE]
+ * (llama-server writes [DONE] after its error line too). */
+static void stream_fail(struct sim_gen *g, int status, const char *type, const char *param,
+                        const char *message)
 {
     struct sim_server *s = g->srv;
-    count_fault(g, SIM_FAULT_STREAM_ERROR);
     buf_reset(&s->scratch);
-    sim_sse_error(&s->scratch, &g->fmt, 500, "InternalServerError", "Internal server error");
-    if (s->cfg.flavor != SIM_FLAVOR_LLAMACPP)
-        sim_sse_done(&s->scratch);
+    sim_sse_error(&s->scratch, &g->fmt, status,
+                  sim_flavor_error_type((enum sim_flavor)s->cfg.flavor, status, type, param), message);
+    sim_sse_done(&s->scratch);
     queue_scratch(g);
     end_reply(g);
     gen_end(g, "error", false);
+}
+
+/* Injected: an error event inside the 200 stream, then [DONE]. */
+static void stream_error(struct sim_gen *g)
+{
+    count_fault(g, SIM_FAULT_STREAM_ERROR);
+    stream_fail(g, 500, "InternalServerError", NULL, "Internal server error");
 }
 
 /* Injected: the server drops the connection mid-reply (no terminating
@@ -639,6 +647,19 @@ static int stream_start(struct sim_gen *g)
     return 0;
 }
 
+/* llama.cpp: a stream whose prompt and max_tokens exceed the context. The
+ * slot finds it after the 200 stream began: no token, an error line, [DONE]. */
+static void context_error(struct sim_gen *g)
+{
+    struct sim_server *s = g->srv;
+    char msg[256];
+    sim_flavor_context_message((enum sim_flavor)s->cfg.flavor, s->cfg.max_model_len, g->rq.prompt_tokens,
+                               g->rq.max_tokens, msg, sizeof msg);
+    sim_metrics_on_start(&s->metrics, 0, true);   /* no prompt token was processed */
+    stream_start(g);
+    stream_fail(g, 400, "BadRequestError", "input_tokens", msg);
+}
+
 /* Serves the request: right away, or after the slow-headers delay. */
 static void gen_begin(struct sim_gen *g)
 {
@@ -648,6 +669,10 @@ static void gen_begin(struct sim_gen *g)
         return;
     }
     struct sim_server *s = g->srv;
+    if (g->rq.over_context) {
+        context_error(g);
+        return;
+    }
     sim_metrics_on_start(&s->metrics, g->rq.prompt_tokens, g->rq.stream);
     if (g->rq.stream)
         stream_start(g);

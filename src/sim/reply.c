@@ -270,9 +270,9 @@ int sim_sse_error(struct buf *b, const struct sim_stream_fmt *f, int status, con
                   const char *message)
 {
     int rc;
-    if (f->flavor == SIM_FLAVOR_LLAMACPP)
-        rc = buf_printf(b, "data: {\"error\":{\"code\":%d,\"message\":\"%s\",\"type\":\"%s\"}}\n\n",
-                        status, message, status == 503 ? "unavailable_error" : "server_error");
+    if (f->flavor == SIM_FLAVOR_LLAMACPP)   /* server_sent_event(sink, "error", error_data) */
+        rc = buf_printf(b, "error: {\"code\":%d,\"message\":\"%s\",\"type\":\"%s\"}\n\n",
+                        status, message, type);
     else
         rc = buf_printf(b, "data: {\"error\": {%s\"message\": \"%s\", \"type\": \"%s\", "
                         "\"param\": null, \"code\": %d}}\n\n",

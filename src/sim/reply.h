@@ -82,7 +82,11 @@ int sim_sse_finish(struct buf *b, const struct sim_stream_fmt *f, const char *fi
 int sim_sse_usage(struct buf *b, const struct sim_stream_fmt *f, int64_t completion_tokens);
 
 /* Appends an error event inside a 200 stream, as the flavor's server writes
- * one (Python's json.dumps spacing for vLLM/SGLang). */
+ * one: vLLM data: {"error": {message, type, param, code}} and SGLang the
+ * same with "object": "error" (Python's json.dumps spacing); llama.cpp an
+ * SSE line of field "error" (not "data"): error: {"code","message","type"},
+ * type being its own name (sim_flavor_error_type). message is plain ASCII
+ * without quotes or backslashes. A [DONE] follows in every flavor. */
 int sim_sse_error(struct buf *b, const struct sim_stream_fmt *f, int status, const char *type,
                   const char *message);
 

@@ -8,8 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/buf.h"
 #include "sim/flavor.h"
 #include "sim/tokens.h"
+
+/* Cap of the token texts one with_pieces reply lists. */
+#define SIM_MAX_PIECES_BYTES (256u << 20)
 
 /* Largest integer a JSON number (a double) holds exactly. */
 #define SIM_JSON_INT_MAX 9007199254740992.0
@@ -22,6 +26,8 @@ struct walk {
     bool want_ids;
     int64_t *ids;
     size_t cap;
+    bool want_pieces;      /* llama.cpp /tokenize with_pieces: each token's text too */
+    struct buf pieces;     /* NUL-terminated pieces, one per id */
 };
 
 static int fail(struct sim_error *err, int status, const char *param, const char *fmt, ...)
@@ -53,6 +59,73 @@ static int walk_push(struct walk *w, int64_t id)
         w->ids[w->n] = id;
     }
     w->n++;
+    return 0;
+}
+
+/* Adds one token of llama.cpp's /tokenize: its id and, for with_pieces, its text. */
+static int walk_piece(struct walk *w, int64_t id, const char *piece, size_t len)
+{
+    if (w->want_pieces && (buf_append(&w->pieces, piece, len) != 0 || buf_append(&w->pieces, "", 1) != 0))
+        return -1;
+    return walk_push(w, id);
+}
+
+/* llama.cpp's special tokens as text, which /tokenize with parse_special
+ * reads as the template's tokens (the chat template of /props, ChatML). */
+static const struct { const char *text; int64_t id; } specials[] = {
+    {"<|begin_of_text|>", SIM_TOKEN_ID_BOS},
+    {"<|im_start|>", SIM_TOKEN_ID_MSG_START},
+    {"<|im_end|>", SIM_TOKEN_ID_MSG_END},
+};
+
+/* The special token that starts at s (n bytes left), or -1. */
+static int special_at(const char *s, size_t n)
+{
+    for (size_t i = 0; i < sizeof specials / sizeof *specials; i++) {
+        size_t k = strlen(specials[i].text);
+        if (k <= n && !memcmp(s, specials[i].text, k))
+            return (int)i;
+    }
+    return -1;
+}
+
+/* One whitespace-free run of llama.cpp /tokenize text: special tokens (with
+ * parse_special) are tokens of their own, the bytes between them words. */
+static int walk_run(struct walk *w, const char *s, size_t len, bool parse_special)
+{
+    size_t word = 0;
+    for (size_t i = 0; i < len;) {
+        int sp = parse_special ? special_at(s + i, len - i) : -1;
+        if (sp < 0) {
+            i++;
+            continue;
+        }
+        size_t k = strlen(specials[sp].text);
+        if ((i > word && walk_piece(w, sim_token_id(s + word, i - word), s + word, i - word)) ||
+            walk_piece(w, specials[sp].id, s + i, k))
+            return -1;
+        i += k;
+        word = i;
+    }
+    return len > word ? walk_piece(w, sim_token_id(s + word, len - word), s + word, len - word) : 0;
+}
+
+/* llama.cpp /tokenize "content". The chat template's generation prompt
+ * ends in "<|im_start|>assistant\n"; that newline is the template's
+ * newline token (chat requests count it), so with parse_special a text
+ * ending so counts it too: /apply-template then /tokenize gives a chat
+ * request's prompt_tokens. */
+static int walk_llamacpp_text(struct walk *w, const char *s, size_t len, bool parse_special)
+{
+    static const char gen_prompt[] = "<|im_start|>assistant\n";
+    size_t pos = 0, start, tlen;
+    while (sim_next_token(s, len, &pos, &start, &tlen))
+        if (walk_run(w, s + start, tlen, parse_special) != 0)
+            return -2;
+    size_t g = sizeof gen_prompt - 1;
+    if (parse_special && len >= g && !memcmp(s + len - g, gen_prompt, g) &&
+        walk_piece(w, SIM_TOKEN_ID_NEWLINE, "\n", 1) != 0)
+        return -2;
     return 0;
 }
 
@@ -225,13 +298,54 @@ static int parse_max_tokens(const cJSON *root, struct sim_request *rq, struct si
     return 0;
 }
 
-/* Counts (and for /tokenize lists) the prompt's tokens. */
-static int parse_prompt(const cJSON *root, struct sim_request *rq, struct walk *w,
-                        struct sim_error *err)
+/* llama.cpp's /tokenize: "content" (add_special default false, parse_special
+ * true, with_pieces false, as llama-server's handler reads them; the
+ * fixture tokenize_default.txt has no BOS, tokenize_with_pieces.txt one).
+ * Without "content" llama-server answers {"tokens":[]}. */
+static int parse_llamacpp_tokenize(const cJSON *root, struct sim_request *rq, struct walk *w,
+                                   struct sim_error *err)
+{
+    const cJSON *content = cJSON_GetObjectItemCaseSensitive(root, "content");
+    bool add_special = false, parse_special = true;
+    if (get_bool(root, "add_special", &add_special, err) || get_bool(root, "parse_special", &parse_special, err) ||
+        get_bool(root, "with_pieces", &rq->with_pieces, err))
+        return -1;
+    w->want_pieces = rq->with_pieces;
+    if (!content)
+        return 0;
+    if (!cJSON_IsString(content))
+        return fail(err, 400, "content", "'content' must be a string");
+    size_t len = strlen(content->valuestring);
+    w->hash = sim_hash_bytes(w->hash, content->valuestring, len);
+    if (add_special && walk_piece(w, SIM_TOKEN_ID_BOS, "<|begin_of_text|>", 17))
+        return -2;
+    return walk_llamacpp_text(w, content->valuestring, len, parse_special);
+}
+
+/* SGLang's /v1/tokenize: "prompt" (add_special_tokens default true); no
+ * chat form. */
+static int parse_sglang_tokenize(const cJSON *root, struct walk *w, struct sim_error *err)
 {
     const cJSON *prompt = cJSON_GetObjectItemCaseSensitive(root, "prompt");
-    if (!prompt && rq->ep == SIM_EP_TOKENIZE)   /* llama.cpp's /tokenize names it "content" */
-        prompt = cJSON_GetObjectItemCaseSensitive(root, "content");
+    bool bos = true;
+    if (get_bool(root, "add_special_tokens", &bos, err))
+        return -1;
+    if (!prompt)
+        return fail(err, 400, "prompt", "Field required: prompt");
+    return walk_prompt(w, prompt, bos, err);
+}
+
+/* Counts (and for /tokenize lists) the prompt's tokens. /tokenize reads the
+ * body as lim->flavor's server does; the vLLM form (also anvil's) takes
+ * "prompt" or "messages". */
+static int parse_prompt(const cJSON *root, struct sim_request *rq, struct walk *w, int flavor,
+                        struct sim_error *err)
+{
+    if (rq->ep == SIM_EP_TOKENIZE && flavor == SIM_FLAVOR_LLAMACPP)
+        return parse_llamacpp_tokenize(root, rq, w, err);
+    if (rq->ep == SIM_EP_TOKENIZE && flavor == SIM_FLAVOR_SGLANG)
+        return parse_sglang_tokenize(root, w, err);
+    const cJSON *prompt = cJSON_GetObjectItemCaseSensitive(root, "prompt");
     const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(root, "messages");
     bool use_msgs = rq->ep == SIM_EP_CHAT || (rq->ep == SIM_EP_TOKENIZE && msgs && !prompt);
     rq->chat_form = use_msgs;
@@ -241,6 +355,10 @@ static int parse_prompt(const cJSON *root, struct sim_request *rq, struct walk *
             return -1;
         if (!msgs)
             return fail(err, 400, "messages", "'messages' is required");
+        /* llama-server tokenizes the templated chat prompt with add_special:
+         * the BOS of a model that adds one (the fixture's does) */
+        if (rq->ep == SIM_EP_CHAT && flavor == SIM_FLAVOR_LLAMACPP && walk_push(w, SIM_TOKEN_ID_BOS))
+            return -2;
         return walk_messages(w, msgs, gen_prompt, err);
     }
     if (!prompt)
@@ -289,7 +407,7 @@ static int parse_root(const cJSON *root, enum sim_endpoint ep, const struct sim_
     const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
     if (cJSON_IsString(model))
         snprintf(rq->model_name, sizeof rq->model_name, "%s", model->valuestring);
-    int rc = parse_prompt(root, rq, w, err);
+    int rc = parse_prompt(root, rq, w, lim->flavor, err);
     if (rc == -2)
         return fail(err, 400, NULL, "out of memory while tokenizing the prompt");
     if (rc != 0)
@@ -304,6 +422,11 @@ static int parse_root(const cJSON *root, enum sim_endpoint ep, const struct sim_
     if (lim->context_shift)
         truncate_prompt(lim, rq, w);
     if (sim_check_context(lim->max_model_len, rq->prompt_tokens, rq->max_tokens, msg, sizeof msg)) {
+        /* llama-server finds it in the slot, after its 200 stream began */
+        if (lim->flavor == SIM_FLAVOR_LLAMACPP && rq->stream) {
+            rq->over_context = true;
+            return 0;
+        }
         sim_flavor_context_message((enum sim_flavor)lim->flavor, lim->max_model_len,
                                    rq->prompt_tokens, rq->max_tokens, msg, sizeof msg);
         return fail(err, 400, "input_tokens", "%s", msg);
@@ -318,16 +441,82 @@ int sim_request_parse(const char *body, size_t len, enum sim_endpoint ep,
     *rq = (struct sim_request){.ep = ep, .temperature = 1.0};
     struct walk w = {.hash = SIM_HASH_INIT, .want_ids = ep == SIM_EP_TOKENIZE || lim->want_ids,
                      .tokenizer = (enum sim_tokenizer)lim->tokenizer};
+    buf_init(&w.pieces, SIM_MAX_PIECES_BYTES);
     cJSON *root = len ? cJSON_ParseWithLength(body, len) : NULL;
     int rc = root ? parse_root(root, ep, lim, rq, err, &w)
                   : fail(err, 400, NULL, "Invalid JSON in the request body");
     cJSON_Delete(root);
     if (rc != 0) {
         free(w.ids);
+        buf_free(&w.pieces);
         return -1;
     }
     rq->token_ids = w.ids;
+    rq->pieces = w.pieces.data;   /* NULL unless with_pieces found tokens */
     return 0;
+}
+
+/* One message's content as text: a string, nothing, or its text parts
+ * joined by "\n" (how they are tokenized). */
+static int render_content(const cJSON *content, size_t idx, struct buf *out, struct sim_error *err)
+{
+    if (!content || cJSON_IsNull(content))
+        return 0;
+    if (cJSON_IsString(content))
+        return buf_append(out, content->valuestring, strlen(content->valuestring)) ? -2 : 0;
+    if (!cJSON_IsArray(content))
+        return fail(err, 400, "messages", "messages[%zu].content must be a string, null or "
+                    "an array of text parts", idx);
+    const cJSON *part;
+    bool first = true;
+    cJSON_ArrayForEach(part, content) {
+        const cJSON *type = cJSON_GetObjectItemCaseSensitive(part, "type");
+        const cJSON *text = cJSON_GetObjectItemCaseSensitive(part, "text");
+        if (!cJSON_IsString(type) || strcmp(type->valuestring, "text") != 0 || !cJSON_IsString(text))
+            return fail(err, 400, "messages", "messages[%zu].content: only parts "
+                        "{\"type\":\"text\",\"text\":...} are supported", idx);
+        if ((!first && buf_append(out, "\n", 1)) || buf_append(out, text->valuestring, strlen(text->valuestring)))
+            return -2;
+        first = false;
+    }
+    return 0;
+}
+
+static int render_messages(const cJSON *root, struct buf *out, struct sim_error *err)
+{
+    const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(root, "messages");
+    bool gen_prompt = true;
+    if (get_bool(root, "add_generation_prompt", &gen_prompt, err))
+        return -1;
+    if (!cJSON_IsArray(msgs) || cJSON_GetArraySize(msgs) == 0)
+        return fail(err, 400, "messages", "'messages' must be a non-empty array");
+    size_t i = 0;
+    const cJSON *m;
+    cJSON_ArrayForEach(m, msgs) {
+        const cJSON *role = cJSON_GetObjectItemCaseSensitive(m, "role");
+        if (!cJSON_IsObject(m) || !cJSON_IsString(role))
+            return fail(err, 400, "messages", "messages[%zu] must be an object with a string 'role'", i);
+        if (buf_printf(out, "<|im_start|>%s\n", role->valuestring))
+            return -2;
+        int rc = render_content(cJSON_GetObjectItemCaseSensitive(m, "content"), i++, out, err);
+        if (rc != 0)
+            return rc;
+        if (buf_append(out, "<|im_end|>\n", 11))
+            return -2;
+    }
+    return gen_prompt && buf_append(out, "<|im_start|>assistant\n", 22) ? -2 : 0;
+}
+
+int sim_request_apply_template(const char *body, size_t len, struct buf *out, struct sim_error *err)
+{
+    cJSON *root = len ? cJSON_ParseWithLength(body, len) : NULL;
+    int rc = !root ? fail(err, 400, NULL, "Invalid JSON in the request body")
+             : !cJSON_IsObject(root) ? fail(err, 400, NULL, "The request body must be a JSON object")
+             : render_messages(root, out, err);
+    cJSON_Delete(root);
+    if (rc == -2)
+        return fail(err, 500, NULL, "out of memory rendering the chat template");
+    return rc;
 }
 
 uint64_t sim_request_seed(const struct sim_request *rq)
@@ -340,5 +529,7 @@ void sim_request_free(struct sim_request *rq)
     if (!rq)
         return;
     free(rq->token_ids);
+    free(rq->pieces);
     rq->token_ids = NULL;
+    rq->pieces = NULL;
 }

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/buf.h"
+
 enum sim_endpoint {
     SIM_EP_COMPLETIONS,   /* POST /v1/completions: "prompt" */
     SIM_EP_CHAT,          /* POST /v1/chat/completions: "messages" */
@@ -43,6 +45,9 @@ struct sim_request {
     bool has_seed;
     int64_t seed;              /* the request's "seed", when has_seed */
     int64_t *token_ids;        /* SIM_EP_TOKENIZE or want_ids: prompt_tokens ids, owned (sim_request_free) */
+    bool with_pieces;          /* llama.cpp /tokenize: list each token's text */
+    char *pieces;              /* with_pieces: prompt_tokens NUL-terminated texts back to back, owned; or NULL */
+    bool over_context;         /* llama.cpp stream beyond the context: fails inside the 200 stream */
     char model_name[256];      /* the request's "model" ("" when absent), truncated: SGLang echoes it */
 };
 
@@ -58,14 +63,17 @@ struct sim_error {
  * fills *rq (which then owns token_ids; release with sim_request_free) and
  * returns 0. On failure fills *err and returns -1; *rq holds nothing to free.
  * Rules: "model" absent/null means the served model, another name is a 404
- * (unless lim->any_model); /tokenize also takes llama.cpp's "content";
- * invalid JSON, a missing or mistyped prompt/messages or parameter, or
- * prompt_tokens + max_tokens > max_model_len are 400s (the last with param
- * "input_tokens", worded as lim->flavor's server words it, not checked for
- * /tokenize) — unless lim->context_shift: then the prompt loses whole
- * blocks of half the room left for it (max_model_len − max_tokens) after
- * its first token, as llama.cpp truncates with n_keep 0, and prompt_tokens
- * and token_ids are what is kept. */
+ * (unless lim->any_model); /tokenize reads the body as lim->flavor's server
+ * does (vLLM and anvil: "prompt" or "messages"; SGLang: "prompt"; llama.cpp:
+ * "content", add_special, parse_special, with_pieces); invalid JSON, a
+ * missing or mistyped prompt/messages or parameter, or prompt_tokens +
+ * max_tokens > max_model_len are 400s (the last with param "input_tokens",
+ * worded as lim->flavor's server words it, not checked for /tokenize) —
+ * except a llama.cpp stream, which parses with rq->over_context set — and
+ * unless lim->context_shift: then the prompt loses whole blocks of half the
+ * room left for it (max_model_len − max_tokens) after its first token, as
+ * llama.cpp truncates with n_keep 0, and prompt_tokens and token_ids are
+ * what is kept. */
 int sim_request_parse(const char *body, size_t len, enum sim_endpoint ep,
                       const struct sim_limits *lim, struct sim_request *rq,
                       struct sim_error *err);
@@ -74,7 +82,14 @@ int sim_request_parse(const char *body, size_t len, enum sim_endpoint ep,
  * (temperature > 0) and one was given, else 0 (greedy output ignores seeds). */
 uint64_t sim_request_seed(const struct sim_request *rq);
 
-/* Frees what *rq owns (token_ids); *rq may be reused. NULL-safe. */
+/* Renders a llama.cpp /apply-template body's "messages" (validated as a
+ * chat request's) with the chat template /props reports (ChatML):
+ * "<|im_start|>ROLE\nCONTENT<|im_end|>\n" per message, text parts joined by
+ * "\n", then "<|im_start|>assistant\n" unless add_generation_prompt is
+ * false. Appends it to *out. Returns 0, or -1 with *err set. */
+int sim_request_apply_template(const char *body, size_t len, struct buf *out, struct sim_error *err);
+
+/* Frees what *rq owns (token_ids, pieces); *rq may be reused. NULL-safe. */
 void sim_request_free(struct sim_request *rq);
 
 #endif

@@ -35,7 +35,7 @@
 #define SIM_SCRATCH_BYTES (256u << 20)     /* cap of one reply body built in scratch */
 
 enum route_kind { R_GEN_COMPLETIONS, R_GEN_CHAT, R_MODELS, R_HEALTH, R_VERSION, R_TOKENIZE,
-                  R_METRICS, R_SERVER_INFO, R_PROPS };
+                  R_APPLY_TEMPLATE, R_METRICS, R_SERVER_INFO, R_PROPS };
 
 /* Which flavors serve a route (bit 1 << enum sim_flavor). */
 #define F_ANVIL (1u << SIM_FLAVOR_ANVIL)
@@ -57,8 +57,10 @@ static const struct route routes[] = {
     {"/v1/models", EVHTTP_REQ_GET, R_MODELS, F_ALL},
     {"/health", EVHTTP_REQ_GET, R_HEALTH, F_ALL},
     {"/version", EVHTTP_REQ_GET, R_VERSION, F_ANVIL | F_VLLM},
-    {"/tokenize", EVHTTP_REQ_POST, R_TOKENIZE, F_ALL},
+    /* SGLang: /v1/tokenize only (its builds without /tokenize answer 404 there) */
+    {"/tokenize", EVHTTP_REQ_POST, R_TOKENIZE, F_ANVIL | F_VLLM | F_LLAMACPP},
     {"/v1/tokenize", EVHTTP_REQ_POST, R_TOKENIZE, F_SGLANG},
+    {"/apply-template", EVHTTP_REQ_POST, R_APPLY_TEMPLATE, F_LLAMACPP},
     {"/server_info", EVHTTP_REQ_GET, R_SERVER_INFO, F_SGLANG},
     {"/get_server_info", EVHTTP_REQ_GET, R_SERVER_INFO, F_SGLANG},
     {"/props", EVHTTP_REQ_GET, R_PROPS, F_LLAMACPP},
@@ -108,9 +110,27 @@ static void handle_tokenize(struct sim_server *s, struct evhttp_request *req)
         sim_server_reply_error(s, req, &err);
         return;
     }
-    reply_owned(s, req, sim_flavor_tokenize((enum sim_flavor)s->cfg.flavor, rq.token_ids,
+    reply_owned(s, req, sim_flavor_tokenize((enum sim_flavor)s->cfg.flavor, rq.token_ids, rq.pieces,
                                             rq.prompt_tokens, s->cfg.max_model_len));
     sim_request_free(&rq);
+}
+
+/* llama.cpp POST /apply-template: the chat prompt as the template renders it. */
+static void handle_apply_template(struct sim_server *s, struct evhttp_request *req)
+{
+    struct evbuffer *in = evhttp_request_get_input_buffer(req);
+    size_t len = evbuffer_get_length(in);
+    const char *body = len ? (const char *)evbuffer_pullup(in, -1) : "";
+    struct sim_error err;
+    buf_reset(&s->scratch);
+    if (sim_request_apply_template(body, len, &s->scratch, &err) != 0) {
+        buf_reset(&s->scratch);
+        sim_server_reply_error(s, req, &err);
+        return;
+    }
+    char *reply = sim_flavor_apply_template(s->scratch.data ? s->scratch.data : "");
+    buf_reset(&s->scratch);
+    reply_owned(s, req, reply);
 }
 
 static void handle_metrics(struct sim_server *s, struct evhttp_request *req)
@@ -179,6 +199,7 @@ static void dispatch(struct sim_server *s, struct evhttp_request *req, const str
     case R_HEALTH: sim_server_reply_json(s, req, 200, health, sizeof health - 1); break;
     case R_VERSION: reply_owned(s, req, sim_flavor_version((enum sim_flavor)s->cfg.flavor)); break;
     case R_TOKENIZE: handle_tokenize(s, req); break;
+    case R_APPLY_TEMPLATE: handle_apply_template(s, req); break;
     case R_METRICS: handle_metrics(s, req); break;
     case R_SERVER_INFO: {
         struct sim_server_facts f = server_facts(s);

@@ -8,6 +8,23 @@
 const double dist_pcts[DIST_NPCT] = {25, 50, 75, 90, 95, 99};
 const char *const dist_pct_names[DIST_NPCT] = {"p25", "p50", "p75", "p90", "p95", "p99"};
 
+double *dist_pct(struct dist *d, int i)
+{
+    switch (i) {
+    case 0: return &d->p25;
+    case 1: return &d->p50;
+    case 2: return &d->p75;
+    case 3: return &d->p90;
+    case 4: return &d->p95;
+    default: return &d->p99;
+    }
+}
+
+double dist_pct_of(const struct dist *d, int i)
+{
+    return *dist_pct((struct dist *)d, i);
+}
+
 int pct_method_parse(const char *s, enum pct_method *out)
 {
     if (!strcmp(s, "nearest"))
@@ -61,7 +78,7 @@ void dist_compute(double *vals, size_t n, enum pct_method m, struct dist *out)
     if (k == 0) {
         out->mean = out->min = out->max = NAN;
         for (int i = 0; i < DIST_NPCT; i++)
-            out->pct[i] = NAN;
+            *dist_pct(out, i) = NAN;
         return;
     }
     qsort(vals, k, sizeof *vals, cmp_double);
@@ -72,5 +89,5 @@ void dist_compute(double *vals, size_t n, enum pct_method m, struct dist *out)
     out->min = vals[0];
     out->max = vals[k - 1];
     for (int i = 0; i < DIST_NPCT; i++)
-        out->pct[i] = pct_sorted(vals, k, dist_pcts[i], m);
+        *dist_pct(out, i) = pct_sorted(vals, k, dist_pcts[i], m);
 }

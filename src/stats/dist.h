@@ -26,8 +26,16 @@ extern const char *const dist_pct_names[DIST_NPCT]; /* "p25", ..., "p99" */
 struct dist {
     size_t samples;             /* values counted (NaNs are skipped) */
     double mean, min, max;      /* NaN when samples == 0 */
-    double pct[DIST_NPCT];      /* per dist_pcts; NaN when samples == 0 */
+    double p25, p50, p75, p90, p95, p99;   /* percentiles (dist_pcts); NaN when samples == 0 */
 };
+
+/* The i-th percentile field of d (0 ≤ i < DIST_NPCT, in dist_pcts order),
+ * for the code that loops over the list (computing, writing and reading
+ * them); everywhere else names the field (d->p50). */
+double *dist_pct(struct dist *d, int i);
+
+/* dist_pct for reading. */
+double dist_pct_of(const struct dist *d, int i);
 
 /* Computes the distribution of n values. Drops NaNs (undefined values, e.g.
  * TPOT of a one-token reply: not counted in samples) and sorts the rest in

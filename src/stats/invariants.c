@@ -71,21 +71,3 @@ int invariants_total(const struct invariants *inv)
         n += inv->violations[i];
     return n;
 }
-
-cJSON *invariants_json(const struct invariants *inv)
-{
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "checked", inv->checked);
-    cJSON *v = cJSON_AddObjectToObject(j, "violations");
-    for (int i = 0; i < INV_COUNT; i++)
-        cJSON_AddNumberToObject(v, invariant_name((enum invariant)i), inv->violations[i]);
-    cJSON *ex = cJSON_AddArrayToObject(j, "examples");
-    for (int i = 0; i < inv->n_examples; i++) {
-        cJSON *e = cJSON_CreateObject();
-        cJSON_AddNumberToObject(e, "request_index", inv->examples[i].request_index);
-        cJSON_AddStringToObject(e, "invariant", invariant_name(inv->examples[i].what));
-        cJSON_AddStringToObject(e, "detail", inv->examples[i].detail);
-        cJSON_AddItemToArray(ex, e);
-    }
-    return j;
-}

@@ -6,8 +6,6 @@
 
 #include <stdbool.h>
 
-#include <cjson/cJSON.h>
-
 #include "stats/record.h"
 
 enum invariant {
@@ -45,9 +43,5 @@ void invariants_check(const struct req_record *recs, int n, bool ignore_eos, str
 
 /* Total violations (warnings included). */
 int invariants_total(const struct invariants *inv);
-
-/* The artifact's `invariants` block: checked, violations by name, examples.
- * Caller deletes. */
-cJSON *invariants_json(const struct invariants *inv);
 
 #endif

@@ -268,9 +268,15 @@ int summary_compute(const struct req_record *recs, int n, const struct summary_o
     for (int id = 0; id < D_COUNT; id++)
         dist_compute(c.v[id], c.n[id], m, &out->d[id]);
     /* a p99 needs 100 samples (1 s of probing) before one stall is not "the 99th percentile" */
-    bool lag_bound = out->loop_lag.samples >= 100 && out->loop_lag.pct[5] > 1.0;
+    out->loop_lagged = out->loop_lag.samples >= 100 && out->loop_lag.p99 > 1.0;
     /* with a cap, a late send waited for a slot: the plan's doing, not the client's */
-    out->client_bound = lag_bound || (o->lateness_is_client && out->d[D_SEND_LATENESS].pct[5] > 1.0);
+    out->sends_late = o->lateness_is_client && out->d[D_SEND_LATENESS].p99 > 1.0;
+    /* a lagging loop changes numbers only through arrivals dated by the client's clock: kernel
+     * receive stamps date bytes when they arrived, however late the loop read them */
+    long stamps = o->stamps_kernel + o->stamps_clock;
+    out->clock_stamps_lagged = out->loop_lagged && stamps > 0 &&
+                               (double)o->stamps_clock > SUMMARY_CLOCK_STAMP_SHARE * (double)stamps;
+    out->client_bound = out->sends_late || out->clock_stamps_lagged;
     free_columns(&c);
     return 0;
 }

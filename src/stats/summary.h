@@ -48,8 +48,13 @@ struct run_summary {
     struct dist d[D_COUNT];
     struct invariants inv;      /* per-request checks (invariants.h) */
     struct dist loop_lag;       /* the client's event-loop lag probe, ms */
-    bool client_bound;          /* loop lag p99 (from ≥ 100 samples) or send lateness p99 over 1 ms:
-                                   the client limited the numbers */
+    bool loop_lagged;           /* loop lag p99 over 1 ms (from ≥ 100 samples) */
+    bool sends_late;            /* no cap, and send lateness p99 over 1 ms: the client sent late */
+    bool clock_stamps_lagged;   /* the loop lagged and over SUMMARY_CLOCK_STAMP_SHARE of arrivals
+                                   were dated by the client's clock, not the kernel's */
+    bool client_bound;          /* sends_late or clock_stamps_lagged: the client's own lateness
+                                   changed numbers (a lagging loop alone, with kernel-stamped
+                                   arrivals, is lag, not client-bound) */
 };
 
 /* Service-level objectives of a good request (vLLM's --goodput): each a
@@ -75,7 +80,12 @@ struct summary_opts {
     bool check_prompt_tokens;   /* usage.prompt_tokens must be each request's planned count ± max(4, 1%) */
     struct slo slo;             /* goodput bounds */
     int64_t window_start, window_end;   /* duration mode window (CLOCK_MONOTONIC ns); 0 = none */
+    long stamps_kernel, stamps_clock;   /* arrival times dated by the kernel / the client's clock */
 };
+
+/* Share of arrival times dated by the client's clock above which a lagging
+ * loop is taken to have changed numbers (the truth tests hold ≤ 1%). */
+#define SUMMARY_CLOCK_STAMP_SHARE 0.01
 
 /* Computes the summary of n measured records. o->check_prompt_tokens whether
  * usage.prompt_tokens must match the planned count (a server may truncate or re-template a prompt:

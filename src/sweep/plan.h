@@ -5,6 +5,7 @@
 #ifndef ANVIL_SWEEP_PLAN_H
 #define ANVIL_SWEEP_PLAN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <cjson/cJSON.h>
@@ -34,14 +35,56 @@ struct sweep_target {
 void sweep_case_name(char *out, size_t cap, long input_len, long output_len, long concurrency,
                      double request_rate);
 
-/* Builds the jobs document: {"schema", "rounds", "slo", "jobs": [{"target",
- * "base_url", "case_id", "round", "artifact", "args": [...]}]} with jobs in
- * the order round → case → target. args are the `anvil run` flags of the
- * job (without --out); artifact is its path below dir. base_args are flags
- * every run gets (NULL-terminated; may be NULL). Returns a new document (the
- * caller deletes) or NULL when memory runs out. */
-cJSON *sweep_plan_build(const struct sweep_case *cases, size_t n_cases,
-                        const struct sweep_target *targets, size_t n_targets, long rounds,
-                        const char *dir, const char *const *base_args, const char *slo);
+/* One round job: one `anvil run` writing one artifact. */
+struct sweep_job {
+    char *target;           /* the target's label; "" = unlabelled */
+    char *base_url, *case_id;
+    long round;             /* 1-based */
+    char *artifact;         /* the round artifact's path, below the sweep's directory */
+    char **args;            /* the `anvil run` flags (without --out) */
+    size_t n_args;
+};
+
+/* The plan of a sweep (DIR/sweep-plan.json, schema PLAN_SCHEMA). Strings
+ * and arrays are owned; release with sweep_plan_free. */
+struct sweep_plan {
+    long rounds;
+    char *slo;              /* the --slo text ("ttft:MS,tpot:MS"); NULL = none */
+    struct sweep_job *jobs; /* in the order they run: round → case → target */
+    size_t n_jobs;
+};
+
+/* Builds the plan of cases × targets × rounds into *out, jobs in the order
+ * round → case → target. A job's args are its `anvil run` flags (without
+ * --out): --base-url, --input-len, --output-len, --concurrency and/or
+ * --request-rate, --goodput when slo is set, base_args (NULL-terminated;
+ * may be NULL: flags every run gets), the case's extra flags, --case-id,
+ * --round and --sweep-target for a labelled target; artifact is
+ * DIR/rounds/<target or "target">/<case>/round-<r>.json. Returns 0, or -1
+ * when memory runs out (*out then empty). */
+int sweep_plan_build(const struct sweep_case *cases, size_t n_cases, const struct sweep_target *targets,
+                     size_t n_targets, long rounds, const char *dir, const char *const *base_args,
+                     const char *slo, struct sweep_plan *out);
+
+/* The plan document: {"schema", "rounds", "slo", "jobs": [{"target",
+ * "base_url", "case_id", "round", "artifact", "args"}]}. Returns a new tree
+ * (caller deletes) or NULL when memory runs out. */
+cJSON *sweep_plan_to_json(const struct sweep_plan *p);
+
+/* Reads a plan document into *out, checking every key: schema PLAN_SCHEMA;
+ * rounds a whole number ≥ 1; slo null or SLOs as --slo takes them; jobs a
+ * non-empty array of jobs with target a string, base_url, case_id and
+ * artifact non-empty strings, round a whole number ≥ 1 and args an array
+ * of strings. Returns 0, or -1 with "NAME: key.path: what" in err (one
+ * line; *out then empty). */
+int sweep_plan_from_json(const cJSON *j, const char *name, struct sweep_plan *out, char *err,
+                         size_t errlen);
+
+/* Reads the plan file at path (sweep_plan_from_json; messages name path).
+ * Returns 0, or -1 with err set (cannot read, not JSON, invalid). */
+int sweep_plan_read_file(const char *path, struct sweep_plan *out, char *err, size_t errlen);
+
+/* Frees what *p owns and empties it. */
+void sweep_plan_free(struct sweep_plan *p);
 
 #endif

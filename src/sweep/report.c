@@ -5,92 +5,152 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "artifact/benchmark.h"
 #include "artifact/matrix.h"
-#include "core/file.h"
+#include "artifact/observe.h"
 #include "core/sha256.h"
-#include "stats/dist.h"
 
-/* The parsed artifact of a job when it is complete, else NULL; sha256 of
- * its bytes into hex. */
-static cJSON *load_round(const cJSON *job, char hex[SHA256_HEX_LEN + 1])
+/* A job's round artifact when it is complete (true: *b read, its bytes'
+ * SHA-256 in hex). Otherwise false, with why it is not usable in why ("" when
+ * the file is missing or incomplete, " (reader's message)" when it does not
+ * read as an artifact). */
+static bool load_round(const struct sweep_job *job, struct benchmark *b, char *hex, char *why,
+                       size_t whylen)
 {
-    const char *path = cJSON_GetObjectItemCaseSensitive(job, "artifact")->valuestring;
-    size_t len;
-    char *text = file_read_all(path, &len);
-    cJSON *a = text ? cJSON_ParseWithLength(text, len) : NULL;
-    if (!cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(a, "incomplete"))) {  /* as sweep_round_done */
-        cJSON_Delete(a);
-        a = NULL;
-    } else if (sha256_hex(text, len, hex) != 0) {
-        hex[0] = '\0';
+    char err[512];
+    why[0] = '\0';
+    if (benchmark_read_file(job->artifact, b, hex, err, sizeof err) != 0) {
+        if (access(job->artifact, F_OK) == 0)
+            snprintf(why, whylen, " (%s)", err);
+        return false;
     }
-    free(text);
-    return a;
+    if (b->incomplete) {    /* as sweep_round_done */
+        benchmark_free(b);
+        return false;
+    }
+    return true;
 }
 
-int sweep_write_matrix(const cJSON *plan, const char *dir, bool interrupted, char *status,
-                       size_t cap, char *err, size_t errlen)
+/* The complete rounds of plan, in plan order. */
+struct rounds {
+    struct benchmark *b;
+    const struct sweep_job **job;
+    char (*sha)[SHA256_HEX_LEN + 1];
+    size_t n;
+    char **missing;             /* "round R of T C did not complete" per other job */
+    size_t n_missing;
+};
+
+static void rounds_free(struct rounds *r)
 {
-    cJSON *rows = cJSON_CreateArray(), *reasons = cJSON_CreateArray();
-    const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(plan, "jobs"), *job;
-    size_t n = (size_t)cJSON_GetArraySize(jobs), k = 0;
-    const cJSON **arts = calloc(n ? n : 1, sizeof *arts);
-    int rc = -1;
-    cJSON_ArrayForEach(job, jobs) {
-        char hex[SHA256_HEX_LEN + 1];
-        cJSON *a = load_round(job, hex);
-        if (!a) {
-            char why[300];
-            snprintf(why, sizeof why, "round %d of %s%s%s did not complete",
-                     (int)cJSON_GetObjectItemCaseSensitive(job, "round")->valuedouble,
-                     cJSON_GetObjectItemCaseSensitive(job, "target")->valuestring,
-                     cJSON_GetObjectItemCaseSensitive(job, "target")->valuestring[0] ? " " : "",
-                     cJSON_GetObjectItemCaseSensitive(job, "case_id")->valuestring);
-            cJSON_AddItemToArray(reasons, cJSON_CreateString(why));
+    for (size_t i = 0; i < r->n; i++)
+        benchmark_free(&r->b[i]);
+    free(r->b);
+    free(r->job);
+    free(r->sha);
+    artifact_strings_free(r->missing, r->n_missing);
+}
+
+static int load_rounds(const struct sweep_plan *plan, struct rounds *r, char *err, size_t errlen)
+{
+    size_t n = plan->n_jobs ? plan->n_jobs : 1;
+    *r = (struct rounds){.b = calloc(n, sizeof *r->b), .job = calloc(n, sizeof *r->job),
+                         .sha = calloc(n, sizeof *r->sha), .missing = calloc(n, sizeof *r->missing)};
+    if (!r->b || !r->job || !r->sha || !r->missing) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < plan->n_jobs; i++) {
+        const struct sweep_job *job = &plan->jobs[i];
+        char why[600], line[1400];
+        if (load_round(job, &r->b[r->n], r->sha[r->n], why, sizeof why)) {
+            r->job[r->n++] = job;
             continue;
         }
-        cJSON *row = matrix_row_from_round(a, hex[0] ? hex : NULL, err, errlen);
-        if (!row) {
-            cJSON_Delete(a);
-            goto out;
+        snprintf(line, sizeof line, "round %ld of %s%s%s did not complete%s", job->round, job->target,
+                 job->target[0] ? " " : "", job->case_id, why);
+        if (!(r->missing[r->n_missing] = strdup(line))) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
         }
-        cJSON_AddItemToArray(rows, row);
-        arts[k++] = a;
+        r->n_missing++;
     }
-    if (k == 0) {
+    if (r->n == 0) {
         snprintf(err, errlen, "no round completed");
-        goto out;
+        return -1;
     }
-    cJSON *meta = matrix_meta_from_rounds(arts, k);
-    cJSON *doc = matrix_build(rows, meta, reasons, err, errlen);
-    cJSON_Delete(meta);
-    if (!doc)
-        goto out;
-    if (interrupted)
-        cJSON_ReplaceItemInObjectCaseSensitive(doc, "status", cJSON_CreateString("INCOMPLETE"));
-    snprintf(status, cap, "%s", cJSON_GetObjectItemCaseSensitive(doc, "status")->valuestring);
-    char path[1100];
-    snprintf(path, sizeof path, "%s/matrix.json", dir);
-    rc = matrix_write_file(path, doc, err, errlen);
-    cJSON_Delete(doc);
-out:
-    for (size_t i = 0; i < k; i++)
-        cJSON_Delete((cJSON *)arts[i]);
+    return 0;
+}
+
+/* ---- matrix ---- */
+
+/* The matrix of the loaded rounds into *m. */
+static int build_matrix(const struct rounds *r, struct matrix *m, char *err, size_t errlen)
+{
+    struct matrix_row *rows = calloc(r->n, sizeof *rows);
+    const struct benchmark **arts = calloc(r->n, sizeof *arts);
+    struct matrix_meta meta = {0};
+    size_t k = 0;
+    int rc = rows && arts ? 0 : -1;
+    if (rc)
+        snprintf(err, errlen, "out of memory");
+    for (; !rc && k < r->n; k++) {
+        char why[400];
+        arts[k] = &r->b[k];
+        if (matrix_row_of(&r->b[k], r->sha[k][0] ? r->sha[k] : NULL, &rows[k], why, sizeof why) != 0) {
+            snprintf(err, errlen, "%s: %s", r->job[k]->artifact, why);
+            rc = -1;
+        }
+    }
+    if (!rc && matrix_meta_of(arts, r->n, &meta) != 0) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+    }
+    if (!rc)
+        rc = matrix_assemble(rows, r->n, &meta, r->missing, r->n_missing, m, err, errlen);
+    for (size_t i = 0; rows && i < k; i++)
+        matrix_row_free(&rows[i]);
+    free(rows);
     free(arts);
-    cJSON_Delete(rows);
-    cJSON_Delete(reasons);
+    matrix_meta_free(&meta);
+    return rc;
+}
+
+int sweep_write_matrix(const struct sweep_plan *plan, const char *dir, bool interrupted,
+                       const struct provenance *prov, char *status, size_t cap, char *err,
+                       size_t errlen)
+{
+    struct rounds r;
+    struct matrix m = {0};
+    int rc = load_rounds(plan, &r, err, errlen);
+    if (!rc)
+        rc = build_matrix(&r, &m, err, errlen);
+    char *incomplete = !rc && interrupted ? strdup("INCOMPLETE") : NULL;
+    if (incomplete) {
+        free(m.status);
+        m.status = incomplete;
+    }
+    cJSON *doc = NULL;
+    if (!rc && ((interrupted && !incomplete) || provenance_copy(&m.provenance, prov) != 0
+                || !(doc = matrix_to_json(&m)))) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+    }
+    if (!rc) {
+        snprintf(status, cap, "%s", m.status);
+        char path[1100];
+        snprintf(path, sizeof path, "%s/matrix.json", dir);
+        rc = matrix_write_file(path, doc, err, errlen);
+    }
+    cJSON_Delete(doc);
+    matrix_free(&m);
+    rounds_free(&r);
     return rc;
 }
 
 /* ---- load curve ---- */
-
-/* One group of the load curve: a target × workload shape × load point. */
-struct point_key {
-    char group[160];
-    double x;
-};
 
 /* A case id without its load suffix ("-c8", "-r2"): what the points of one
  * curve share. Writes into out (cap bytes). */
@@ -101,224 +161,29 @@ static void shape_of(const char *case_id, char *out, size_t cap)
     snprintf(out, cap, "%.*s", (int)(load ? (size_t)(dash - case_id) : strlen(case_id)), case_id);
 }
 
-static void key_of(const cJSON *a, const cJSON *job, bool several_shapes, bool mixed_loads,
-                   struct point_key *k)
+static bool is_open_loop(const struct sweep_job *j)
 {
-    const char *label = cJSON_GetObjectItemCaseSensitive(job, "target")->valuestring;
-    if (!label[0])
-        label = cJSON_GetObjectItemCaseSensitive(a, "engine")->valuestring;
-    const cJSON *rate = cJSON_GetObjectItemCaseSensitive(a, "request_rate");
-    k->x = cJSON_IsNumber(rate) ? rate->valuedouble
-                                : cJSON_GetObjectItemCaseSensitive(a, "concurrency")->valuedouble;
-    char shape[100] = "", load[32] = "";
-    if (several_shapes) {
-        shape[0] = '/';
-        shape_of(cJSON_GetObjectItemCaseSensitive(job, "case_id")->valuestring, shape + 1, sizeof shape - 1);
-    }
-    if (mixed_loads)    /* one axis, one unit: concurrency and request rate get their own curves */
-        snprintf(load, sizeof load, "/%s", cJSON_IsNumber(rate) ? "request_rate" : "concurrency");
-    snprintf(k->group, sizeof k->group, "%s%s%s", label, shape, load);
-}
-
-static double metric(const cJSON *a, const char *name)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(a, "metrics"), name);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
-/* The number at a.<outer>.<inner> of a round artifact, NaN when absent. */
-static double nested(const cJSON *a, const char *outer, const char *mid, const char *inner)
-{
-    const cJSON *o = cJSON_GetObjectItemCaseSensitive(a, outer);
-    if (mid)
-        o = cJSON_GetObjectItemCaseSensitive(o, mid);
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, inner);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
-/* {median, min, max, n} of one number per round (NaN rounds left out). */
-static void add_range_of(cJSON *point, const char *name, cJSON *const *arts, size_t n,
-                         double (*get)(const cJSON *a, const void *ctx), const void *ctx);
-
-static double get_metric(const cJSON *a, const void *ctx)
-{
-    return metric(a, ctx);
-}
-
-static void add_range(cJSON *point, const char *name, cJSON *const *arts, size_t n, const char *src)
-{
-    add_range_of(point, name, arts, n, get_metric, src);
-}
-
-static double get_sm_mhz(const cJSON *a, const void *ctx)
-{
-    (void)ctx;
-    return nested(a, "hardware", "gpu", "median_sm_mhz");
-}
-
-/* Seed 002's gpu block from the rounds' telemetry: the range of their
- * median SM clocks, the hottest temperature, and the share of thermally
- * throttled samples pooled over every round's GPU samples. NULL when no
- * round read a GPU. */
-static cJSON *gpu_block(cJSON *const *arts, size_t n)
-{
-    double hottest = NAN, throttled = 0, samples = 0;
-    bool any = false;
-    for (size_t i = 0; i < n; i++) {
-        double t = nested(arts[i], "hardware", "gpu", "max_temp_c"), share = nested(arts[i], "hardware", "gpu", "thermal_share");
-        double k = nested(arts[i], "hardware_run_summary", NULL, "samples") *
-                   nested(arts[i], "hardware_run_summary", NULL, "gpu_count");
-        any |= !isnan(get_sm_mhz(arts[i], NULL)) || !isnan(t);
-        if (!isnan(t))
-            hottest = isnan(hottest) ? t : fmax(hottest, t);
-        if (!isnan(share) && k > 0) {
-            throttled += share * k;
-            samples += k;
-        }
-    }
-    if (!any)
-        return NULL;
-    cJSON *g = cJSON_CreateObject();
-    add_range_of(g, "median_sm_mhz", arts, n, get_sm_mhz, NULL);
-    artifact_add_number(g, "max_temp_c", hottest);
-    artifact_add_number(g, "thermal_share", samples > 0 ? throttled / samples : NAN);
-    return g;
-}
-
-static void add_range_of(cJSON *point, const char *name, cJSON *const *arts, size_t n,
-                         double (*get)(const cJSON *a, const void *ctx), const void *ctx)
-{
-    double *v = malloc((n ? n : 1) * sizeof *v);
-    size_t k = 0;
-    for (size_t i = 0; v && i < n; i++) {
-        double x = get(arts[i], ctx);
-        if (!isnan(x))
-            v[k++] = x;
-    }
-    struct matrix_range r;
-    cJSON *o = cJSON_AddObjectToObject(point, name);
-    if (k && matrix_range_of(v, k, &r) == 0) {
-        cJSON_AddNumberToObject(o, "median", r.median);
-        cJSON_AddNumberToObject(o, "min", r.min);
-        cJSON_AddNumberToObject(o, "max", r.max);
-    } else {
-        cJSON_AddNullToObject(o, "median");
-        cJSON_AddNullToObject(o, "min");
-        cJSON_AddNullToObject(o, "max");
-    }
-    cJSON_AddNumberToObject(o, "n", (double)k);
-    free(v);
-}
-
-/* 51 nearest-rank quantiles of field over every request of every repeat. */
-static cJSON *pooled_quantiles(cJSON *const *arts, size_t n, const char *field)
-{
-    size_t cap = 0, k = 0;
-    for (size_t i = 0; i < n; i++)
-        cap += (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(arts[i], "request_timings"));
-    double *v = malloc((cap ? cap : 1) * sizeof *v);
-    for (size_t i = 0; v && i < n; i++) {
-        const cJSON *t;
-        cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(arts[i], "request_timings")) {
-            const cJSON *x = cJSON_GetObjectItemCaseSensitive(t, field);
-            if (cJSON_IsNumber(x))
-                v[k++] = x->valuedouble;
-        }
-    }
-    cJSON *q = cJSON_CreateArray();
-    struct dist d;
-    dist_compute(v, k, PCT_NEAREST, &d);    /* sorts v */
-    for (int i = 0; i < LOAD_CURVE_QUANTILES; i++) {
-        double p = 100.0 * i / (LOAD_CURVE_QUANTILES - 1);
-        cJSON_AddItemToArray(q, k ? cJSON_CreateNumber(i == 0 ? v[0] : pct_sorted(v, k, p, PCT_NEAREST))
-                                  : cJSON_CreateNull());
-    }
-    free(v);
-    return q;
-}
-
-static cJSON *point_json(double x, cJSON *const *arts, size_t n)
-{
-    static const char *const ranges[][2] = {
-        {"output_throughput", "output_throughput"}, {"median_ttft_ms", "ttft_p50_ms"},
-        {"p99_ttft_ms", "ttft_p99_ms"}, {"median_tpot_ms", "tpot_p50_ms"}, {"p99_tpot_ms", "tpot_p99_ms"},
-        {"p99_itl_ms", "itl_p99_ms"}, {"median_itl_ms", "itl_p50_ms"}, {"goodput_rps", "goodput_rps"},
-        {"request_throughput", "request_throughput"},
-    };
-    cJSON *p = cJSON_CreateObject();
-    cJSON_AddNumberToObject(p, "x", x);
-    for (size_t i = 0; i < sizeof ranges / sizeof *ranges; i++)
-        add_range(p, ranges[i][0], arts, n, ranges[i][1]);
-    cJSON *completed = cJSON_AddArrayToObject(p, "completed");
-    for (size_t i = 0; i < n; i++)
-        cJSON_AddItemToArray(completed, cJSON_CreateNumber(
-            cJSON_GetObjectItemCaseSensitive(arts[i], "completed")->valuedouble));
-    cJSON *gpu = gpu_block(arts, n);
-    if (gpu)
-        cJSON_AddItemToObject(p, "gpu", gpu);
-    else
-        cJSON_AddNullToObject(p, "gpu");
-    cJSON_AddItemToObject(p, "ttft_quantiles_ms", pooled_quantiles(arts, n, "ttft_ms"));
-    cJSON_AddItemToObject(p, "tpot_quantiles_ms", pooled_quantiles(arts, n, "tpot_ms"));
-    return p;
-}
-
-/* Appends the point for key k (every complete round with that key) to its group. */
-static void add_point(cJSON *load, const struct point_key *k, cJSON *const *arts,
-                      const struct point_key *keys, size_t n)
-{
-    cJSON *group = cJSON_GetObjectItemCaseSensitive(load, k->group);
-    if (!group) {
-        group = cJSON_AddObjectToObject(load, k->group);
-        cJSON_AddNullToObject(group, "kv_pool_tokens");
-        cJSON_AddArrayToObject(group, "points");
-    }
-    /* the KV pool: the servers' own figure, the same in every round of a target */
-    for (size_t i = 0; i < n; i++) {
-        double pool = nested(arts[i], "server_metrics", "derived", "kv_pool_tokens");
-        if (!isnan(pool) && !strcmp(keys[i].group, k->group) &&
-            cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(group, "kv_pool_tokens"))) {
-            cJSON_ReplaceItemInObjectCaseSensitive(group, "kv_pool_tokens", cJSON_CreateNumber(pool));
-            break;
-        }
-    }
-    cJSON *points = cJSON_GetObjectItemCaseSensitive(group, "points");
-    const cJSON *p;
-    cJSON_ArrayForEach(p, points)
-        if (cJSON_GetObjectItemCaseSensitive(p, "x")->valuedouble == k->x)
-            return;     /* already built from an earlier round */
-    cJSON **same = calloc(n, sizeof *same);
-    size_t m = 0;
-    for (size_t i = 0; same && i < n; i++)
-        if (keys[i].x == k->x && !strcmp(keys[i].group, k->group))
-            same[m++] = arts[i];
-    if (same)
-        cJSON_AddItemToArray(points, point_json(k->x, same, m));
-    free(same);
+    for (size_t i = 0; i < j->n_args; i++)
+        if (!strcmp(j->args[i], "--request-rate"))
+            return true;
+    return false;
 }
 
 /* Whether the plan mixes closed-loop and open-loop cases. */
-static bool mixed_loads(const cJSON *jobs)
+static bool mixed_loads(const struct sweep_plan *p)
 {
     int open = 0, closed = 0;
-    const cJSON *j, *a;
-    cJSON_ArrayForEach(j, jobs) {
-        bool is_open = false;
-        cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(j, "args"))
-            if (cJSON_IsString(a) && !strcmp(a->valuestring, "--request-rate"))
-                is_open = true;
-        *(is_open ? &open : &closed) += 1;
-    }
+    for (size_t i = 0; i < p->n_jobs; i++)
+        *(is_open_loop(&p->jobs[i]) ? &open : &closed) += 1;
     return open && closed;
 }
 
 /* Whether the plan's cases have more than one shape (shape_of). */
-static bool several_shapes(const cJSON *jobs)
+static bool several_shapes(const struct sweep_plan *p)
 {
-    const cJSON *j;
     char first[100] = "", shape[100];
-    cJSON_ArrayForEach(j, jobs) {
-        shape_of(cJSON_GetObjectItemCaseSensitive(j, "case_id")->valuestring, shape, sizeof shape);
+    for (size_t i = 0; i < p->n_jobs; i++) {
+        shape_of(p->jobs[i].case_id, shape, sizeof shape);
         if (!first[0])
             snprintf(first, sizeof first, "%s", shape);
         else if (strcmp(first, shape) != 0)
@@ -327,43 +192,135 @@ static bool several_shapes(const cJSON *jobs)
     return false;
 }
 
-cJSON *sweep_load_curve(const cJSON *plan, const char *profile, double slo_ttft_ms,
-                        double slo_tpot_ms, char *err, size_t errlen)
+/* Which curve and load point a round belongs to. */
+struct point_key {
+    char group[160];
+    double x;
+};
+
+static void key_of(const struct benchmark *b, const struct sweep_job *job, bool shapes, bool mixed,
+                   struct point_key *k)
 {
-    const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(plan, "jobs"), *job;
-    size_t n = (size_t)cJSON_GetArraySize(jobs), k = 0;
-    cJSON **arts = calloc(n ? n : 1, sizeof *arts);
-    struct point_key *keys = calloc(n ? n : 1, sizeof *keys);
-    bool shapes = several_shapes(jobs), mixed = mixed_loads(jobs);
-    cJSON_ArrayForEach(job, jobs) {
-        char hex[SHA256_HEX_LEN + 1];
-        cJSON *a = arts ? load_round(job, hex) : NULL;
-        if (a) {
-            key_of(a, job, shapes, mixed, &keys[k]);
-            arts[k++] = a;
+    const char *label = job->target[0] ? job->target : b->engine;
+    bool open = !isnan(b->request_rate);
+    k->x = open ? b->request_rate : (double)b->concurrency;
+    char shape[100] = "", load[32] = "";
+    if (shapes) {
+        shape[0] = '/';
+        shape_of(job->case_id, shape + 1, sizeof shape - 1);
+    }
+    if (mixed)      /* one axis, one unit: concurrency and request rate get their own curves */
+        snprintf(load, sizeof load, "/%s", open ? "request_rate" : "concurrency");
+    snprintf(k->group, sizeof k->group, "%s%s%s", label, shape, load);
+}
+
+/* The target named group in c, added (with room for cap points) when new. */
+static struct load_curve_target *target_of(struct load_curve *c, const char *group, size_t cap)
+{
+    for (size_t i = 0; i < c->n_load; i++)
+        if (!strcmp(c->load[i].name, group))
+            return &c->load[i];
+    struct load_curve_target *t = &c->load[c->n_load];
+    *t = (struct load_curve_target){.name = strdup(group), .kv_pool_tokens = NAN,
+                                    .points = calloc(cap, sizeof *t->points)};
+    c->n_load++;
+    return t->name && t->points ? t : NULL;
+}
+
+/* The telemetry of a point from its m rounds' observation blocks: seed
+ * 002's gpu block (the range of the rounds' median SM clocks, the hottest
+ * temperature, the thermally throttled share pooled over every round's GPU
+ * readings; absent when no round read a GPU) and the curve's KV pool (the
+ * first round that has it: the server's, the same in every round). */
+static int observed_point(struct load_curve_target *t, struct load_curve_point *p,
+                          const struct benchmark *const *same, size_t m)
+{
+    double *sm = malloc((m ? m : 1) * sizeof *sm), hottest = NAN, throttled = 0, samples = 0;
+    if (!sm)
+        return -1;
+    size_t k = 0;
+    p->gpu = (struct load_curve_gpu){.median_sm_mhz = {NAN, NAN, NAN, 0}, .max_temp_c = NAN,
+                                     .thermal_share = NAN};
+    for (size_t i = 0; i < m; i++) {
+        struct observe_figures f;
+        observe_figures_of(same[i], &f);
+        if (isnan(t->kv_pool_tokens))
+            t->kv_pool_tokens = f.kv_pool_tokens;
+        if (!f.gpu)
+            continue;
+        p->gpu.present = true;
+        if (!isnan(f.median_sm_mhz))
+            sm[k++] = f.median_sm_mhz;
+        if (!isnan(f.max_temp_c))
+            hottest = isnan(hottest) ? f.max_temp_c : fmax(hottest, f.max_temp_c);
+        if (!isnan(f.thermal_share) && f.gpu_samples > 0) {
+            throttled += f.thermal_share * f.gpu_samples;
+            samples += f.gpu_samples;
         }
     }
-    cJSON *doc = NULL;
-    if (k == 0) {
-        snprintf(err, errlen, "no round completed");
-    } else {
-        doc = cJSON_CreateObject();
-        cJSON_AddStringToObject(doc, "schema", LOAD_CURVE_SCHEMA);
-        cJSON_AddStringToObject(doc, "profile", profile);
-        cJSON *slo = cJSON_AddObjectToObject(doc, "slo");
-        artifact_add_number(slo, "ttft_ms", slo_ttft_ms);
-        artifact_add_number(slo, "tpot_ms", slo_tpot_ms);
-        cJSON_AddNullToObject(doc, "environment");
-        cJSON *q = cJSON_AddArrayToObject(doc, "quantiles");
-        for (int i = 0; i < LOAD_CURVE_QUANTILES; i++)
-            cJSON_AddItemToArray(q, cJSON_CreateNumber(i / (double)(LOAD_CURVE_QUANTILES - 1)));
-        cJSON *load = cJSON_AddObjectToObject(doc, "load");
-        for (size_t i = 0; i < k; i++)
-            add_point(load, &keys[i], arts, keys, k);
-    }
-    for (size_t i = 0; i < k; i++)
-        cJSON_Delete(arts[i]);
-    free(arts);
+    struct matrix_range r;
+    if (k && matrix_range_of(sm, k, &r) == 0)
+        p->gpu.median_sm_mhz = (struct load_curve_range){r.median, r.min, r.max, (long)k};
+    p->gpu.max_temp_c = hottest;
+    p->gpu.thermal_share = samples > 0 ? throttled / samples : NAN;
+    free(sm);
+    return 0;
+}
+
+/* Adds the point of key k (every loaded round with that key) to its curve,
+ * unless an earlier round made it. */
+static int add_point(struct load_curve *c, const struct point_key *k, const struct rounds *r,
+                     const struct point_key *keys, const struct benchmark **same)
+{
+    struct load_curve_target *t = target_of(c, k->group, r->n);
+    if (!t)
+        return -1;
+    for (size_t i = 0; i < t->n_points; i++)
+        if (t->points[i].x == k->x)
+            return 0;
+    size_t m = 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (keys[i].x == k->x && !strcmp(keys[i].group, k->group))
+            same[m++] = &r->b[i];
+    if (load_curve_point_of(same, m, k->x, &t->points[t->n_points]) != 0)
+        return -1;
+    t->n_points++;
+    if (observed_point(t, &t->points[t->n_points - 1], same, m) != 0)
+        return -1;
+    return 0;
+}
+
+static int curve_of(const struct rounds *r, bool shapes, bool mixed, struct load_curve *c)
+{
+    struct point_key *keys = calloc(r->n, sizeof *keys);
+    const struct benchmark **same = calloc(r->n, sizeof *same);
+    int rc = keys && same && (c->load = calloc(r->n, sizeof *c->load)) ? 0 : -1;
+    for (size_t i = 0; !rc && i < r->n; i++)
+        key_of(&r->b[i], r->job[i], shapes, mixed, &keys[i]);
+    for (size_t i = 0; !rc && i < r->n; i++)
+        rc = add_point(c, &keys[i], r, keys, same);
     free(keys);
-    return doc;
+    free(same);
+    return rc;
+}
+
+int sweep_load_curve(const struct sweep_plan *plan, const char *profile, double slo_ttft_ms,
+                     double slo_tpot_ms, const struct provenance *prov, struct load_curve *out,
+                     char *err, size_t errlen)
+{
+    *out = (struct load_curve){.schema = strdup(LOAD_CURVE_SCHEMA), .profile = strdup(profile),
+                               .slo_ttft_ms = slo_ttft_ms, .slo_tpot_ms = slo_tpot_ms};
+    for (int i = 0; i < LOAD_CURVE_QUANTILES; i++)
+        out->quantiles[i] = i / (double)(LOAD_CURVE_QUANTILES - 1);
+    struct rounds r;
+    int rc = load_rounds(plan, &r, err, errlen);
+    if (!rc && (!out->schema || !out->profile || curve_of(&r, several_shapes(plan), mixed_loads(plan), out) != 0
+                || provenance_copy(&out->provenance, prov) != 0)) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+    }
+    rounds_free(&r);
+    if (rc)
+        load_curve_free(out);
+    return rc;
 }

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "artifact/benchmark.h"
 #include "core/clock.h"
 #include "core/file.h"
 
@@ -28,44 +29,37 @@ static void on_signal(int sig)
 
 bool sweep_round_done(const char *path)
 {
-    size_t len;
-    char *text = file_read_all(path, &len);
-    cJSON *a = text ? cJSON_ParseWithLength(text, len) : NULL;
-    free(text);
-    bool done = a && cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(a, "incomplete"));
-    cJSON_Delete(a);
+    struct benchmark b;
+    char err[512];
+    bool done = benchmark_read_file(path, &b, NULL, err, sizeof err) == 0 && !b.incomplete;
+    benchmark_free(&b);
     return done;
 }
 
 /* argv for one job: anvil run ARGS --out ARTIFACT. Returns a malloc'd array
  * whose strings point into job (valid while job lives), or NULL. */
-static char **job_argv(const cJSON *job, const char *anvil_bin)
+static char **job_argv(const struct sweep_job *job, const char *anvil_bin)
 {
-    const cJSON *args = cJSON_GetObjectItemCaseSensitive(job, "args");
-    int n = cJSON_GetArraySize(args);
-    char **argv = calloc((size_t)n + 5, sizeof *argv);
+    char **argv = calloc(job->n_args + 5, sizeof *argv);
     if (!argv)
         return NULL;
-    int k = 0;
+    size_t k = 0;
     argv[k++] = (char *)anvil_bin;
     argv[k++] = "run";
-    const cJSON *a;
-    cJSON_ArrayForEach(a, args)
-        argv[k++] = cJSON_IsString(a) ? a->valuestring : "";
+    for (size_t i = 0; i < job->n_args; i++)
+        argv[k++] = job->args[i];
     argv[k++] = "--out";
-    argv[k++] = cJSON_GetObjectItemCaseSensitive(job, "artifact")->valuestring;
+    argv[k++] = job->artifact;
     return argv;
 }
 
 /* Runs one job; returns its exit status (0..255, 128+signal) or -1. */
-static int run_job(const cJSON *job, const char *anvil_bin, const char *dir)
+static int run_job(const struct sweep_job *job, const char *anvil_bin, const char *dir)
 {
-    const char *artifact = cJSON_GetObjectItemCaseSensitive(job, "artifact")->valuestring;
+    const char *artifact = job->artifact;
     char log[1200];
-    const char *target = cJSON_GetObjectItemCaseSensitive(job, "target")->valuestring;
-    snprintf(log, sizeof log, "%s/logs/%s-%s-round-%d.log", dir, target[0] ? target : "target",
-             cJSON_GetObjectItemCaseSensitive(job, "case_id")->valuestring,
-             (int)cJSON_GetObjectItemCaseSensitive(job, "round")->valuedouble);
+    snprintf(log, sizeof log, "%s/logs/%s-%s-round-%ld.log", dir, job->target[0] ? job->target : "target",
+             job->case_id, job->round);
     char **argv = job_argv(job, anvil_bin);
     if (!argv || file_mkdir_parents(artifact) != 0 || file_mkdir_parents(log) != 0) {
         free(argv);
@@ -106,19 +100,17 @@ static int run_job(const cJSON *job, const char *anvil_bin, const char *dir)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-static void progress(size_t i, size_t n, const cJSON *job, double elapsed_s, size_t ran)
+static void progress(size_t i, size_t n, const struct sweep_job *job, double elapsed_s, size_t ran)
 {
     double eta = ran ? elapsed_s / (double)ran * (double)(n - i) : 0;
-    const char *target = cJSON_GetObjectItemCaseSensitive(job, "target")->valuestring;
-    fprintf(stderr, "anvil sweep: [%zu/%zu] %s%s%s round %d", i + 1, n, target, target[0] ? " " : "",
-            cJSON_GetObjectItemCaseSensitive(job, "case_id")->valuestring,
-            (int)cJSON_GetObjectItemCaseSensitive(job, "round")->valuedouble);
+    fprintf(stderr, "anvil sweep: [%zu/%zu] %s%s%s round %ld", i + 1, n, job->target,
+            job->target[0] ? " " : "", job->case_id, job->round);
     if (ran)
         fprintf(stderr, " (ETA %.0f s)", eta);
     fputc('\n', stderr);
 }
 
-int sweep_execute(const cJSON *plan, const char *anvil_bin, const char *dir, bool *interrupted,
+int sweep_execute(const struct sweep_plan *plan, const char *anvil_bin, const char *dir, bool *interrupted,
                   char *err, size_t errlen)
 {
     struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
@@ -126,15 +118,14 @@ int sweep_execute(const cJSON *plan, const char *anvil_bin, const char *dir, boo
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     stop_signal = 0;
-    const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(plan, "jobs");
-    size_t n = (size_t)cJSON_GetArraySize(jobs), i = 0, ran = 0;
+    size_t n = plan->n_jobs, i = 0, ran = 0;
     int failed = 0;
     int64_t t0 = clock_now_ns();
-    const cJSON *job;
-    cJSON_ArrayForEach(job, jobs) {
+    for (size_t k = 0; k < n; k++) {
+        const struct sweep_job *job = &plan->jobs[k];
         if (stop_signal)
             break;
-        const char *artifact = cJSON_GetObjectItemCaseSensitive(job, "artifact")->valuestring;
+        const char *artifact = job->artifact;
         if (sweep_round_done(artifact)) {   /* resumed: this round is already measured */
             i++;
             continue;

@@ -7,10 +7,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <cjson/cJSON.h>
+#include "sweep/plan.h"
 
-/* Whether the round artifact at path exists, parses and is complete (not
- * `incomplete`). */
+/* Whether the round artifact at path exists, reads as a benchmark/v1
+ * artifact (benchmark_read_file) and is complete (not `incomplete`). */
 bool sweep_round_done(const char *path);
 
 /* Runs every job of plan (see plan.h) whose artifact is not done, with
@@ -20,7 +20,7 @@ bool sweep_round_done(const char *path);
  * Returns the number of jobs that failed to produce a complete artifact, or
  * -1 with a message in err when a job could not be started or a round
  * rejected its flags (exit status 2: the plan is wrong, nothing more is run). */
-int sweep_execute(const cJSON *plan, const char *anvil_bin, const char *dir, bool *interrupted,
+int sweep_execute(const struct sweep_plan *plan, const char *anvil_bin, const char *dir, bool *interrupted,
                   char *err, size_t errlen);
 
 #endif

@@ -107,7 +107,8 @@ static const char *const corpus[] = {
     "error_object_inside_200_stream", "event_error_frame", "comments_and_crlf",
     "event_split_at_every_byte", "two_events_in_one_write", "event_of_300_kb", "invalid_json_event",
     "http_429_retry_after", "http_400_context_length", "connection_closed_mid_stream",
-    "stream_never_ends", "utf8_split_across_writes",
+    "stream_never_ends", "utf8_split_across_writes", "llamacpp_error_line_in_200_stream",
+    "llamacpp_error_object_in_200_stream", "vllm_error_event_after_content", "tgi_error_event_in_200_stream",
 };
 
 #define N_CASES (sizeof corpus / sizeof *corpus)

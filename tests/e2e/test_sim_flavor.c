@@ -3,6 +3,7 @@
  * tests/data/fixtures/ show them. */
 #include <criterion/criterion.h>
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,7 +133,17 @@ Test(sim_flavor, sglang_stream_and_endpoints, .timeout = 60)
     struct http_reply r;
     cr_assert_eq(http_post(url, "{\"prompt\":\"Hello, world!\"}", &r), 0);
     cr_expect(strncmp(r.body, "{\"tokens\":[", 11) == 0, "%s", r.body);
-    cr_expect(strstr(r.body, "\"count\":3") != NULL);
+    cr_expect(strstr(r.body, "],\"count\":3,\"max_model_len\":131072}") != NULL,
+              "tokens, count, the tokenizer's nominal max_model_len (not the server's 32768): %s", r.body);
+    http_reply_free(&r);
+    cr_assert_eq(http_post(url, "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}", &r), 0);
+    cr_expect_eq(r.status, 400, "SGLang's tokenize has no chat form");
+    cr_expect(strstr(r.body, "\"object\":\"error\"") != NULL, "%s", r.body);
+    http_reply_free(&r);
+    snprintf(url, sizeof url, "%s/tokenize", p.root_url);
+    cr_assert_eq(http_post(url, "{\"prompt\":\"Hello, world!\"}", &r), 0);
+    cr_expect_eq(r.status, 404, "this build has /v1/tokenize only (error_responses.txt case 4)");
+    cr_expect_str_eq(r.body, "{\"detail\":\"Not Found\"}");
     http_reply_free(&r);
     cr_expect_eq(harness_metric(p.root_url, "sglang:num_running_reqs{engine_type=\"unified\",model_name=\"m\","
                                 "moe_ep_rank=\"0\",pp_rank=\"0\",tp_rank=\"0\"}"), 0);
@@ -168,15 +179,8 @@ Test(sim_flavor, llamacpp_stream_and_endpoints, .timeout = 60)
     cr_expect(strstr(raw, "data: [DONE]") != NULL);
     free_events(ev, n, raw);
     char url[256];
-    snprintf(url, sizeof url, "%s/tokenize", p.root_url);
-    struct http_reply r;
-    cr_assert_eq(http_post(url, "{\"content\":\"Hello, world!\"}", &r), 0);
-    cJSON *t = cJSON_Parse(r.body);
-    cr_expect_eq(cJSON_GetArraySize(jget(t, "tokens")), 3);
-    cr_expect_null(jget(t, "count"));
-    cJSON_Delete(t);
-    http_reply_free(&r);
     snprintf(url, sizeof url, "%s/metrics", p.root_url);
+    struct http_reply r;
     cr_assert_eq(http_get(url, &r), 0);
     cr_expect(strstr(r.body, "\nllamacpp:tokens_predicted_total 4\n") != NULL, "%s", r.body);
     cr_expect(strstr(r.body, "llamacpp:requests_processing 0\n") != NULL);
@@ -207,4 +211,124 @@ Test(sim_flavor, anvil_run_detects_flavor, .timeout = 60)
         cJSON_Delete(a);
         stop_clean(&p);
     }
+}
+
+static bool starts_with(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* POSTs body to root_url + path; the reply (caller frees). */
+static struct http_reply post_root(const struct sim_proc *p, const char *path, const char *body)
+{
+    char url[256];
+    snprintf(url, sizeof url, "%s%s", p->root_url, path);
+    struct http_reply r;
+    cr_assert_eq(http_post(url, body, &r), 0);
+    return r;
+}
+
+Test(sim_flavor, llamacpp_tokenize_and_apply_template_as_the_fixtures, .timeout = 60)
+{
+    struct sim_proc p;
+    start_flavor(&p, "llamacpp");
+    /* tokenize_default.txt: ids only, no BOS (add_special defaults to false), no count */
+    struct http_reply r = post_root(&p, "/tokenize", "{\"content\":\"Hello, world!\"}");
+    cJSON *t = cJSON_Parse(r.body);
+    cr_expect(strncmp(r.body, "{\"tokens\":[", 11) == 0 && cJSON_GetArraySize(jget(t, "tokens")) == 2, "%s", r.body);
+    cr_expect(cJSON_IsNumber(jget(t, "tokens.0")) && jget(t, "tokens.0")->valuedouble != 1);
+    cr_expect_null(jget(t, "count"));
+    cJSON_Delete(t);
+    http_reply_free(&r);
+    /* tokenize_with_pieces.txt: {"id","piece"} objects, BOS first with add_special */
+    r = post_root(&p, "/tokenize", "{\"content\":\"Hello, world!\",\"add_special\":true,\"with_pieces\":true}");
+    cr_expect(starts_with(r.body, "{\"tokens\":[{\"id\":1,\"piece\":\"<|begin_of_text|>\"},{\"id\":"), "%s", r.body);
+    cr_expect(strstr(r.body, "\"piece\":\"world!\"}]}") != NULL, "%s", r.body);
+    http_reply_free(&r);
+    /* the vLLM body names no "content": llama-server tokenizes nothing */
+    r = post_root(&p, "/tokenize", "{\"model\":\"m\",\"prompt\":\"Hello, world!\"}");
+    cr_expect_eq(r.status, 200);
+    cr_expect_str_eq(r.body, "{\"tokens\":[]}");
+    http_reply_free(&r);
+    /* /apply-template, then /tokenize with add_special: a chat request's prompt_tokens */
+    const char *msgs = "{\"messages\":[{\"role\":\"system\",\"content\":\"Be terse.\"},"
+                       "{\"role\":\"user\",\"content\":\"count these words\"}]";
+    char body[512];
+    snprintf(body, sizeof body, "%s}", msgs);
+    r = post_root(&p, "/apply-template", body);
+    cJSON *at = cJSON_Parse(r.body);
+    const char *prompt = cJSON_GetStringValue(jget(at, "prompt"));
+    cr_assert_str_eq(prompt, "<|im_start|>system\nBe terse.<|im_end|>\n<|im_start|>user\ncount these words"
+                     "<|im_end|>\n<|im_start|>assistant\n");
+    cJSON *tb = cJSON_CreateObject();
+    cJSON_AddStringToObject(tb, "content", prompt);
+    cJSON_AddTrueToObject(tb, "add_special");
+    char *tbody = cJSON_PrintUnformatted(tb);
+    struct http_reply tr = post_root(&p, "/tokenize", tbody);
+    snprintf(body, sizeof body, "%s,\"max_tokens\":1}", msgs);
+    char url[256];
+    snprintf(url, sizeof url, "%s/chat/completions", p.base_url);
+    struct http_reply c;
+    cr_assert_eq(http_post(url, body, &c), 0);
+    cJSON *tj = cJSON_Parse(tr.body), *cj = cJSON_Parse(c.body);
+    cr_expect_eq(cJSON_GetArraySize(jget(tj, "tokens")), 1 + (3 + 2) + (3 + 3) + 3, "BOS, two messages, reply: %s",
+                 tr.body);
+    cr_expect_eq(cJSON_GetArraySize(jget(tj, "tokens")), jget(cj, "usage.prompt_tokens")->valuedouble);
+    cJSON_Delete(tj);
+    cJSON_Delete(cj);
+    cJSON_Delete(tb);
+    cJSON_free(tbody);
+    cJSON_Delete(at);
+    http_reply_free(&r);
+    http_reply_free(&tr);
+    http_reply_free(&c);
+    cJSON *v = get_json(&p, "/version", 404);
+    cJSON_Delete(v);
+    cJSON *props = get_json(&p, "/props", 200);
+    cr_expect_str_eq(cJSON_GetStringValue(jget(props, "build_info")), "b0-unknown");
+    cJSON_Delete(props);
+    stop_clean(&p);
+}
+
+Test(sim_flavor, vllm_tokenize_as_the_fixture, .timeout = 60)
+{
+    struct sim_proc p;
+    start_flavor(&p, "vllm");
+    struct http_reply r = post_root(&p, "/tokenize", "{\"model\":\"m\",\"prompt\":\"Hello, world!\"}");
+    cr_expect(starts_with(r.body, "{\"count\":3,\"max_model_len\":32768,\"tokens\":[1,"), "%s", r.body);
+    cr_expect(strstr(r.body, "],\"token_strs\":null}") != NULL, "%s", r.body);
+    http_reply_free(&r);
+    r = post_root(&p, "/tokenize", "{\"model\":\"other\",\"prompt\":\"x\"}");
+    cr_expect_eq(r.status, 404, "an unknown model is vLLM's 404");
+    http_reply_free(&r);
+    stop_clean(&p);
+}
+
+Test(sim_flavor, llamacpp_errors_inside_the_stream, .timeout = 60)
+{
+    /* the build the fixtures were recorded from writes server_sent_event(sink,
+     * "error", ...): an "error:" line, then [DONE] */
+    struct sim_proc p;
+    cr_assert_eq(sim_start(&p, (const char *const[]){"--flavor", "llamacpp", "--max-model-len", "64",
+                                                     "--stream-error-rate", "1", NULL}), 0);
+    char url[256];
+    snprintf(url, sizeof url, "%s/chat/completions", p.base_url);
+    struct http_reply r;
+    cr_assert_eq(http_post(url, "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"max_tokens\":100,"
+                           "\"stream\":true}", &r), 0);
+    cr_expect_eq(r.status, 200, "the context is checked after the stream began");
+    cr_expect_str_eq(r.body, "error: {\"code\":400,\"message\":\"the request exceeds the available context size, "
+                     "try increasing it\",\"type\":\"exceed_context_size_error\"}\n\ndata: [DONE]\n\n");
+    http_reply_free(&r);
+    cr_assert_eq(http_post(url, "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"max_tokens\":100}", &r), 0);
+    cr_expect_eq(r.status, 400, "not streamed: an HTTP error");
+    cr_expect(strstr(r.body, "\"type\":\"exceed_context_size_error\"") != NULL, "%s", r.body);
+    http_reply_free(&r);
+    cr_assert_eq(http_post(url, "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"max_tokens\":20,"
+                           "\"stream\":true}", &r), 0);
+    const char *e = strstr(r.body, "\n\nerror: {\"code\":500,\"message\":\"Internal server error\",\"type\":\"server_error\"}"
+                           "\n\ndata: [DONE]\n\n");
+    cr_expect(e && !strstr(r.body, "data: {\"error\""), "an injected fault in the same shape:\n%s", r.body);
+    http_reply_free(&r);
+    stop_clean(&p);
 }

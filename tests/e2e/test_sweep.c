@@ -249,3 +249,95 @@ Test(sweep_e2e, every_case_of_a_large_grid_is_planned, .timeout = 60)
     cJSON_Delete(plan);
     rmtree(dir);
 }
+
+/* Rewrites the JSON file at path with the member key of the object at
+ * path_in ("" = the top, "jobs.0" = the first job) replaced by the JSON
+ * value, or deleted when value is NULL. */
+static void edit_json(const char *path, const char *path_in, const char *key, const char *value)
+{
+    cJSON *j = harness_load_json(path);
+    cJSON *o = path_in[0] ? harness_json_path(j, path_in) : j;
+    cr_assert(o, "%s has no %s", path, path_in);
+    if (value)
+        cJSON_ReplaceItemInObject(o, key, cJSON_Parse(value));
+    else
+        cJSON_DeleteItemFromObject(o, key);
+    char *text = cJSON_Print(j);
+    write_plan(path, text);
+    free(text);
+    cJSON_Delete(j);
+}
+
+/* A hand-edited sweep-plan.json with a key missing or mistyped: --resume
+ * names the file and the key in one line and exits 1 (it crashed on a
+ * missing job key before plans were read through the checked reader). */
+Test(sweep_e2e, resume_of_a_plan_missing_a_key_is_one_line_not_a_crash, .timeout = 60)
+{
+    const char *sim_args[] = {"--ttft-ms", "1", "--itl-ms", "1", NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    char dir[64], plan[128], saved[160];
+    tmpdir(dir, sizeof dir);
+    snprintf(plan, sizeof plan, "%s/sweep-plan.json", dir);
+    snprintf(saved, sizeof saved, "%s/plan.orig", dir);
+    const char *start[] = {harness_anvil_bin(), "sweep", "--base-url", sim.base_url, "--input-len", "8",
+                           "--output-len", "2", "--concurrency", "1,2", "--rounds", "1", "--num-prompts", "1",
+                           "--out-dir", dir, NULL};
+    static char out[8192];
+    int status;
+    cr_assert_eq(run_cmd(start, out, sizeof out, &status), 0);
+    sim_stop(&sim);
+    cr_assert_eq(status, 0, "%s", out);
+    char *orig = harness_read_file(plan, NULL);
+    cr_assert(orig);
+    write_plan(saved, orig);
+    struct { const char *in, *key, *value, *want; } edits[] = {
+        {"jobs.1", "artifact", NULL, "sweep-plan.json: jobs[1].artifact: missing"},
+        {"jobs.0", "args", "[\"--input-len\", 8]", "sweep-plan.json: jobs[0].args[1]: expected a string, got a number"},
+        {"", "rounds", "\"1\"", "sweep-plan.json: rounds: expected a whole number ≥ 1, got a string"},
+        {"", "jobs", NULL, "sweep-plan.json: jobs: missing"},
+        {"", "slo", "\"ttft\"", "sweep-plan.json: slo: expected ttft:MS,tpot:MS"},
+    };
+    for (size_t i = 0; i < sizeof edits / sizeof *edits; i++) {
+        write_plan(plan, orig);
+        edit_json(plan, edits[i].in, edits[i].key, edits[i].value);
+        const char *argv[] = {harness_anvil_bin(), "sweep", "--resume", dir, NULL};
+        char err[2048];
+        cr_assert_eq(run_cmd_err(argv, out, sizeof out, err, sizeof err, &status), 0);
+        cr_assert_eq(status, 1, "edit %zu: exit %d: %s", i, status, err);
+        cr_assert(strstr(err, edits[i].want), "edit %zu: %s", i, err);
+        cr_assert(strstr(err, "anvil sweep: --resume ") == err, "edit %zu: %s", i, err);
+        cr_assert_eq(strchr(err, '\n'), err + strlen(err) - 1, "one line: %s", err);
+    }
+    free(orig);
+    rmtree(dir);
+}
+
+/* --plan files are read through the checked reader too: a mistyped key is
+ * a usage error naming the file and the key (it was silently defaulted). */
+Test(sweep_e2e, plan_file_with_a_mistyped_key_names_file_and_key)
+{
+    char dir[64], plan[128];
+    tmpdir(dir, sizeof dir);
+    snprintf(plan, sizeof plan, "%s/plan.json", dir);
+    struct { const char *text, *want; } cases[] = {
+        {"{\"cases\": [{\"input_len\": \"128\"}]}", "plan.json: cases[0].input_len: expected a whole number ≥ 1, got a string"},
+        {"{\"rounds\": \"3\", \"cases\": [{}]}", "plan.json: rounds: expected a whole number ≥ 1, got a string"},
+        {"{\"cases\": [{}, {\"request_rate\": \"fast\"}]}", "plan.json: cases[1].request_rate: expected a number, got a string"},
+        {"{\"cases\": [{\"name\": 7}]}", "plan.json: cases[0].name: expected a non-empty string, got a number"},
+        {"{\"cases\": [{\"args\": [\"--warmup\", 2]}]}", "plan.json: cases[0].args[1]: expected a string, got a number"},
+        {"{\"cases\": [{\"endpoint\": [\"chat\"]}]}", "plan.json: cases[0].endpoint: expected an anvil run flag's value"},
+        {"{\"cases\": []}", "plan.json: cases: expected a non-empty array"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        write_plan(plan, cases[i].text);
+        const char *argv[] = {harness_anvil_bin(), "sweep", "--plan", plan, "--out-dir", dir, NULL};
+        char err[1024];
+        int status;
+        cr_assert_eq(run_cmd_err(argv, NULL, 0, err, sizeof err, &status), 0);
+        cr_assert_eq(status, 2, "case %zu: %s", i, err);
+        cr_assert(strstr(err, "anvil sweep: --plan ") == err && strstr(err, cases[i].want), "case %zu: %s", i, err);
+        cr_assert_eq(strchr(err, '\n'), err + strlen(err) - 1, "one line: %s", err);
+    }
+    rmtree(dir);
+}

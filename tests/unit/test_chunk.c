@@ -79,9 +79,9 @@ Test(chunk, error_objects_nested_and_flat)
     struct chunk a = dec("{\"error\": {\"object\": \"error\", \"message\": \"The request queue is full.\", \"code\": 503}}");
     struct chunk b = dec("{\"object\":\"error\",\"message\":\"bad things\",\"code\":400}");
     cr_assert_eq(a.kind, CHUNK_ERROR);
-    cr_assert_str_eq(a.error, "The request queue is full.");
+    cr_assert_str_eq(a.error, "The request queue is full. (code 503)");
     cr_assert_eq(b.kind, CHUNK_ERROR);
-    cr_assert_str_eq(b.error, "bad things");
+    cr_assert_str_eq(b.error, "bad things (code 400)");
 }
 
 Test(chunk, done_and_invalid)

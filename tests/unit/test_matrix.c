@@ -517,3 +517,220 @@ Test(matrix, written_numbers_read_back_bit_for_bit)
     cJSON_Delete(back);
     cJSON_Delete(doc);
 }
+
+/* ---- the typed matrix ---- */
+
+static char *dup_str(const char *s)
+{
+    return strdup(s);
+}
+
+/* Equal doubles, or both NaN (null). */
+static bool same_double(double a, double b)
+{
+    return (isnan(a) && isnan(b)) || a == b;
+}
+
+static bool same_text(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+static int counter;
+
+static double next_num(void)
+{
+    return ++counter + 0.5;
+}
+
+static void fill_row(struct matrix_row *r, int i)
+{
+    char e[16], c[16];
+    snprintf(e, sizeof e, "e%d", i % 2);
+    snprintf(c, sizeof c, "case%d", i / 2);
+    *r = (struct matrix_row){.engine = dup_str(e), .case_id = dup_str(c), .repeat = 7 + i,
+                             .input_tokens = 100 + i / 2, .output_tokens = 200 + i / 2,
+                             .concurrency = 300 + i / 2, .has_request_rate = true, .request_rate = next_num(),
+                             .completed = 400 + i, .failed = 0, .total_output_tokens = 600 + i,
+                             .source_sha256 = dup_str("abc")};
+    for (int m = 0; m < MATRIX_N_METRICS; m++)
+        r->metric[m] = next_num();
+}
+
+static void same_row(const struct matrix_row *a, const struct matrix_row *b)
+{
+    cr_assert(same_text(a->engine, b->engine) && same_text(a->case_id, b->case_id));
+    cr_assert_eq(a->repeat, b->repeat);
+    cr_assert_eq(a->input_tokens, b->input_tokens);
+    cr_assert_eq(a->output_tokens, b->output_tokens);
+    cr_assert_eq(a->concurrency, b->concurrency);
+    cr_assert_eq(a->has_request_rate, b->has_request_rate);
+    cr_assert(same_double(a->request_rate, b->request_rate));
+    cr_assert_eq(a->completed, b->completed);
+    cr_assert_eq(a->failed, b->failed);
+    cr_assert_eq(a->total_output_tokens, b->total_output_tokens);
+    cr_assert(same_text(a->source_sha256, b->source_sha256));
+    for (int m = 0; m < MATRIX_N_METRICS; m++)
+        cr_assert(same_double(a->metric[m], b->metric[m]), "%s", matrix_metric_names[m]);
+}
+
+static void same_matrix(const struct matrix *a, const struct matrix *b)
+{
+    cr_assert(same_text(a->schema, b->schema) && same_text(a->status, b->status));
+    cr_assert_eq(a->n_status_reasons, b->n_status_reasons);
+    for (size_t i = 0; i < a->n_status_reasons; i++)
+        cr_assert_str_eq(a->status_reasons[i], b->status_reasons[i]);
+    cr_assert(same_text(a->meta.model, b->meta.model) && same_text(a->meta.precision, b->meta.precision)
+              && same_text(a->meta.hardware, b->meta.hardware) && same_text(a->meta.scope, b->meta.scope));
+    cr_assert(same_double(a->meta.context_window, b->meta.context_window));
+    cr_assert(same_double(a->meta.max_running_requests, b->meta.max_running_requests));
+    cr_assert(same_double(a->meta.tensor_parallel_size, b->meta.tensor_parallel_size));
+    cr_assert_eq(a->counted_rounds, b->counted_rounds);
+    cr_assert_eq(a->counted_requests, b->counted_requests);
+    cr_assert(same_text(a->statistics, b->statistics));
+    cr_assert_eq(a->n_rows, b->n_rows);
+    for (size_t i = 0; i < a->n_rows; i++)
+        same_row(&a->rows[i], &b->rows[i]);
+    cr_assert_eq(a->n_aggregates, b->n_aggregates);
+    for (size_t i = 0; i < a->n_aggregates; i++) {
+        const struct matrix_aggregate *x = &a->aggregates[i], *y = &b->aggregates[i];
+        cr_assert(same_text(x->engine, y->engine) && same_text(x->case_id, y->case_id));
+        cr_assert(x->input_tokens == y->input_tokens && x->output_tokens == y->output_tokens
+                  && x->concurrency == y->concurrency && x->rounds == y->rounds && x->completed == y->completed);
+        for (int m = 0; m < MATRIX_N_METRICS; m++)
+            cr_assert(same_double(x->metric[m].median, y->metric[m].median)
+                      && same_double(x->metric[m].min, y->metric[m].min)
+                      && same_double(x->metric[m].max, y->metric[m].max), "%s", matrix_metric_names[m]);
+    }
+    cr_assert_eq(a->provenance.present, b->provenance.present);
+    cr_assert(same_text(a->provenance.host, b->provenance.host));
+    cr_assert_eq(a->provenance.n_command_line, b->provenance.n_command_line);
+    for (size_t i = 0; i < a->provenance.n_command_line; i++)
+        cr_assert_str_eq(a->provenance.command_line[i], b->provenance.command_line[i]);
+}
+
+/* A matrix with a distinct value in every field (written, then read). */
+Test(matrix, typed_read_after_write_is_the_identity_on_every_field)
+{
+    counter = 0;
+    struct matrix a = {.schema = dup_str(MATRIX_SCHEMA), .status = dup_str("FAIL"), .n_status_reasons = 2,
+                       .meta = {dup_str("m"), dup_str("BF16"), dup_str("8x H20"), next_num(), next_num(),
+                                next_num(), dup_str("scope words")},
+                       .counted_rounds = 4, .counted_requests = 1606, .statistics = dup_str("stats"),
+                       .n_rows = 4, .n_aggregates = 1};
+    a.status_reasons = calloc(2, sizeof *a.status_reasons);
+    a.status_reasons[0] = dup_str("r0");
+    a.status_reasons[1] = dup_str("r1");
+    a.rows = calloc(4, sizeof *a.rows);
+    for (int i = 0; i < 4; i++)
+        fill_row(&a.rows[i], i);
+    a.rows[1].has_request_rate = false;
+    a.rows[1].request_rate = NAN;
+    a.rows[2].request_rate = NAN;
+    a.rows[3].source_sha256 = (free(a.rows[3].source_sha256), NULL);
+    a.rows[3].total_output_tokens = ARTIFACT_NONE;
+    a.rows[3].metric[MM_P99_ITL_MS] = NAN;
+    a.aggregates = calloc(1, sizeof *a.aggregates);
+    a.aggregates[0] = (struct matrix_aggregate){dup_str("e0"), dup_str("case0"), 1, 2, 3, 4, 5};
+    for (int m = 0; m < MATRIX_N_METRICS; m++)
+        a.aggregates[0].metric[m] = (struct matrix_range){next_num(), next_num(), next_num()};
+    a.aggregates[0].metric[MM_P99_ITL_MS] = (struct matrix_range){NAN, NAN, NAN};
+    cr_assert_eq(provenance_collect(&a.provenance, 2, (char *[]){"aggregate", "r.json", NULL}, false), 0);
+    cJSON *j = matrix_to_json(&a);
+    char *text = artifact_print(j), err[256];
+    struct matrix b;
+    cr_assert_eq(matrix_read(text, strlen(text), "m.json", &b, err, sizeof err), 0, "%s", err);
+    same_matrix(&a, &b);
+    cr_assert_str_eq(b.provenance.command_line[0], "anvil");
+    cr_assert_str_eq(b.provenance.command_line[1], "aggregate");
+    cr_assert_eq(b.provenance.cpu_cores, a.provenance.cpu_cores);
+    free(text);
+    cJSON_Delete(j);
+    matrix_free(&a);
+    matrix_free(&b);
+}
+
+Test(matrix, typed_reader_reads_seed003_with_its_values)
+{
+    size_t len;
+    char *text = tu_read_file("tests/data/seed-003.json", &len), err[256];
+    struct matrix m;
+    cr_assert_eq(matrix_read(text, len, "seed-003.json", &m, err, sizeof err), 0, "%s", err);
+    free(text);
+    cr_assert_null(m.schema, "seed 003 has no schema");
+    cr_assert_str_eq(m.status, "PASS");
+    cr_assert_str_eq(m.meta.model, "MiniMax-M3");
+    cr_assert_str_eq(m.meta.precision, "BF16");
+    cr_assert_str_eq(m.meta.hardware, "8x NVIDIA H20-3e");
+    cr_assert_eq(m.meta.context_window, 32768);
+    cr_assert_eq(m.meta.max_running_requests, 32);
+    cr_assert_eq(m.meta.tensor_parallel_size, 8);
+    cr_assert(strstr(m.meta.scope, "via completions"), "%s", m.meta.scope);
+    cr_assert_eq(m.counted_rounds, 66);
+    cr_assert_eq(m.counted_requests, 7908);
+    cr_assert(strstr(m.statistics, "across three rounds"));
+    cr_assert_eq(m.n_rows, 66);
+    const struct matrix_row *r = &m.rows[0];
+    cr_assert_str_eq(r->engine, "sglang");
+    cr_assert_str_eq(r->case_id, "short-128-64-c1");
+    cr_assert(r->repeat == 1 && r->input_tokens == 128 && r->output_tokens == 64 && r->concurrency == 1);
+    cr_assert(r->completed == 32 && r->failed == 0 && r->total_output_tokens == 2048);
+    cr_assert_str_eq(r->source_sha256, "24b0e09353fc0138ae083368b1e92c0c7c88d68d96fb94c1e76d4135d77235d5");
+    cr_assert_not(r->has_request_rate);
+    cr_assert_eq(r->metric[MM_DURATION], 17.868082894943655);
+    cr_assert_eq(r->metric[MM_P99_TTFT_MS], 138.45950222108516);
+    cr_assert_eq(r->metric[MM_MEAN_TPOT_MS], 6.825604145498281);
+    const struct matrix_row *last = &m.rows[65];
+    cr_assert_str_eq(last->engine, "vllm");
+    cr_assert_str_eq(last->case_id, "decode-128-1k-c8");
+    cr_assert(last->repeat == 3 && last->output_tokens == 1024 && last->total_output_tokens == 32768);
+    cr_assert_eq(last->metric[MM_P99_E2EL_MS], 16824.521794477478);
+    cr_assert_eq(m.n_aggregates, 22);
+    const struct matrix_aggregate *a = &m.aggregates[0];
+    cr_assert_str_eq(a->case_id, "short-128-64-c1");
+    cr_assert(a->rounds == 3 && a->completed == 96);
+    cr_assert_eq(a->metric[MM_DURATION].median, 17.853870826307684);
+    cr_assert_eq(a->metric[MM_DURATION].min, 17.8527393899858);
+    cr_assert_eq(a->metric[MM_P99_TTFT_MS].max, 138.45950222108516);
+    cr_assert_eq(m.aggregates[21].metric[MM_OUTPUT_THROUGHPUT].median, 488.879024359614);
+    cr_assert_not(m.provenance.present);
+    matrix_free(&m);
+}
+
+Test(matrix, typed_reader_names_the_file_and_key_of_a_bad_field)
+{
+    size_t len;
+    char *text = tu_read_file("tests/data/seed-003.json", &len);
+    cJSON *seed = cJSON_ParseWithLength(text, len);
+    free(text);
+    struct { const char *where, *key, *value, *want; } cases[] = {
+        {"rows.3", "repeat", NULL, "m.json: rows[3].repeat: missing"},
+        {"rows.0", "p95_itl_ms", "\"7\"", "m.json: rows[0].p95_itl_ms: expected a number, got a string"},
+        {"", "context_window", "\"32k\"", "m.json: context_window: expected a number, got a string"},
+        {"aggregates.2.metrics", "duration", "{}", "m.json: aggregates[2].metrics.duration.median: missing"},
+        {"", "status_reasons", "[1]", "m.json: status_reasons[0]: expected a string, got a number"},
+        {"", "schema", "\"anvil-serving.benchmark/v1\"", "m.json: schema: expected \"anvil-serving.matrix/v1\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        cJSON *j = cJSON_Duplicate(seed, true);
+        cJSON *o = j;
+        char path[64];
+        snprintf(path, sizeof path, "%s", cases[i].where);
+        for (char *seg = strtok(path, "."); seg; seg = strtok(NULL, "."))
+            o = cJSON_IsArray(o) ? cJSON_GetArrayItem(o, atoi(seg)) : cJSON_GetObjectItem(o, seg);
+        if (cases[i].value) {
+            if (cJSON_GetObjectItem(o, cases[i].key))
+                cJSON_ReplaceItemInObject(o, cases[i].key, cJSON_Parse(cases[i].value));
+            else
+                cJSON_AddItemToObject(o, cases[i].key, cJSON_Parse(cases[i].value));
+        } else {
+            cJSON_DeleteItemFromObject(o, cases[i].key);
+        }
+        char err[256];
+        struct matrix m;
+        cr_assert_eq(matrix_from_json(j, "m.json", &m, err, sizeof err), -1, "case %zu", i);
+        cr_assert(strstr(err, cases[i].want) == err, "case %zu: '%s'", i, err);
+        cJSON_Delete(j);
+    }
+    cJSON_Delete(seed);
+}

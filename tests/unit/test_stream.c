@@ -8,6 +8,7 @@
 
 #include <criterion/criterion.h>
 
+#include "openai/errline.h"
 #include "openai/stream.h"
 #include "stats/metrics.h"
 #include "testutil.h"
@@ -276,5 +277,152 @@ Test(record, redaction_catches_a_key_cut_by_truncation)
     record_redact(&r, "sk-secret-1234567890");
     cr_assert_null(strstr(r.fail_msg, "sk-sec"), "%s", r.fail_msg);
     cr_assert(strstr(r.fail_msg, "[redacted]"));
+    record_free(&r);
+}
+
+/* ---- errors inside 200 streams, in each engine's shape ----------------------- */
+
+/* llama-server's stream failure (server_sent_event(sink, "error", ...), then
+ * [DONE]); a prompt beyond the slot's context is reported so. */
+#define LLAMACPP_ERROR_LINE "error: {\"code\":400,\"message\":\"the request exceeds the available context " \
+    "size, try increasing it\",\"type\":\"exceed_context_size_error\"}\n\n"
+#define LLAMACPP_DONE "data: [DONE]\n\n"
+#define CONTENT_A "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n"
+
+static void assert_context_error(const struct req_record *r)
+{
+    cr_assert_eq(r->fail, FAIL_STREAM_ERROR, "%s: %s", fail_kind_name(r->fail), r->fail_msg);
+    cr_assert(strstr(r->fail_msg, "exceeds the available context size") &&
+              strstr(r->fail_msg, "exceed_context_size_error, code 400"), "%s", r->fail_msg);
+}
+
+Test(stream, llamacpp_error_line_fails_the_request_not_empty)
+{
+    const char *bodies[] = {
+        LLAMACPP_ERROR_LINE LLAMACPP_DONE,                         /* before any token */
+        CONTENT_A LLAMACPP_ERROR_LINE LLAMACPP_DONE,               /* mid-stream */
+        "error:{\"code\":400,\"message\":\"the request exceeds the available context size, try increasing it\","
+        "\"type\":\"exceed_context_size_error\"}\r\n\r\n" LLAMACPP_DONE,   /* no space, CRLF */
+    };
+    for (size_t i = 0; i < sizeof bodies / sizeof *bodies; i++) {
+        struct req_record r;
+        run_body(&r, 200, bodies[i]);
+        assert_context_error(&r);
+        cr_assert_not(r.done_seen, "body %zu: the [DONE] after the error is not a clean end", i);
+        record_free(&r);
+    }
+}
+
+Test(stream, llamacpp_error_line_split_at_every_byte)
+{
+    const char *body = CONTENT_A LLAMACPP_ERROR_LINE LLAMACPP_DONE;
+    struct req_record r;
+    record_init(&r, 0, false, 0, 0);
+    r.t_start = 1;
+    struct stream s;
+    stream_init(&s, &r);
+    stream_headers(&s, 2, 200);
+    for (size_t i = 0; body[i]; i++)
+        stream_feed(&s, 10 + (int64_t)i, body + i, 1);
+    stream_finish(&s, 1000);
+    stream_free(&s);
+    assert_context_error(&r);
+    cr_assert_eq(r.content_chunks, 1, "the content before the error line was seen");
+    record_free(&r);
+}
+
+Test(stream, llamacpp_error_line_cut_by_the_connection)
+{
+    struct req_record r;
+    run_body(&r, 200, CONTENT_A "error: {\"code\":500,\"message\":\"slot died\"");
+    cr_assert_eq(r.fail, FAIL_STREAM_ERROR, "%s", r.fail_msg);
+    cr_assert(strstr(r.fail_msg, "slot died"), "the partial value is kept as text: %s", r.fail_msg);
+    record_free(&r);
+}
+
+Test(stream, only_a_line_starting_error_colon_is_the_error_line)
+{
+    const char *bodies[] = {
+        "data: {\"choices\":[{\"delta\":{\"content\":\"error: not a field\"}}]}\n\n"   /* inside data */
+        "errors: an unknown field\n" "error_x: another\n" ": error: a comment\n\n"
+        "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n" LLAMACPP_DONE,
+        CONTENT_A LLAMACPP_DONE LLAMACPP_ERROR_LINE,            /* after [DONE]: the stream had ended */
+    };
+    for (size_t i = 0; i < sizeof bodies / sizeof *bodies; i++) {
+        struct req_record r;
+        run_body(&r, 200, bodies[i]);
+        cr_assert_eq(r.fail, FAIL_NONE, "body %zu: %s", i, r.fail_msg);
+        record_free(&r);
+    }
+}
+
+#define SCAN(e, lit) errline_scan((e), (lit), strlen(lit))
+
+Test(stream, errline_offsets)
+{
+    struct errline e;
+    errline_init(&e);
+    cr_assert_eq(SCAN(&e, "data: x\n\ner"), 11, "a prefix is not yet an error line");
+    cr_assert_eq(SCAN(&e, "ror: {\"message\""), 0, "it began in the earlier read");
+    cr_assert(e.capturing && !e.complete);
+    cr_assert_eq(SCAN(&e, ":\"m\"}\ndata: [DONE]\n\n"), 0);
+    cr_assert(e.complete);
+    cr_assert_str_eq(errline_value(&e), "{\"message\":\"m\"}");
+    errline_free(&e);
+    errline_init(&e);
+    cr_assert_eq(SCAN(&e, "data: a\n\nerror: {}\n"), 9, "the line starts at byte 9");
+    errline_free(&e);
+}
+
+/* The fixture's in-stream error exchange (case n of error_responses.txt). */
+static void run_case(struct req_record *r, const char *path, int n)
+{
+    char *text = tu_read_file(path, NULL);
+    int status;
+    char *body = tu_fixture_case(text, n, &status);
+    cr_assert_eq(status, 200);
+    run_body(r, status, body);
+    free(body);
+    free(text);
+}
+
+Test(stream, vllm_error_event_after_content)
+{
+    struct req_record r;
+    run_case(&r, "tests/data/fixtures/vllm/error_responses.txt", 3);
+    cr_assert_eq(r.fail, FAIL_STREAM_ERROR, "%s", r.fail_msg);
+    cr_assert_eq(r.content_chunks, 2);
+    cr_assert(strstr(r.fail_msg, "Internal server error (InternalServerError, code 500)"), "%s", r.fail_msg);
+    record_free(&r);
+}
+
+Test(stream, sglang_queue_full_inside_200)
+{
+    struct req_record r;
+    run_case(&r, "tests/data/fixtures/sglang/error_responses.txt", 3);
+    cr_assert_eq(r.fail, FAIL_STREAM_ERROR, "%s", r.fail_msg);
+    cr_assert(strstr(r.fail_msg, "The request queue is full. (SERVICE_UNAVAILABLE, code 503)"), "%s", r.fail_msg);
+    record_free(&r);
+}
+
+Test(stream, llamacpp_later_builds_error_object)
+{
+    /* later llama-server builds: format_oai_sse({"error": res_json}), no [DONE] */
+    struct req_record r;
+    run_body(&r, 200, CONTENT_A "data: {\"error\":{\"code\":500,\"message\":\"Input prompt is too big "
+                      "compared to KV size.\",\"type\":\"server_error\"}}\n\n");
+    cr_assert_eq(r.fail, FAIL_STREAM_ERROR, "%s", r.fail_msg);
+    cr_assert(strstr(r.fail_msg, "too big compared to KV size. (server_error, code 500)"), "%s", r.fail_msg);
+    record_free(&r);
+}
+
+Test(stream, tgi_error_event)
+{
+    /* TGI: Event::json_data(ErrorResponse {error, error_type}) inside the stream */
+    struct req_record r;
+    run_body(&r, 200, CONTENT_A "data: {\"error\":\"Request failed during generation: Server error: "
+                      "CUDA out of memory\",\"error_type\":\"generation\"}\n\n");
+    cr_assert_eq(r.fail, FAIL_STREAM_ERROR, "%s", r.fail_msg);
+    cr_assert(strstr(r.fail_msg, "CUDA out of memory (generation)"), "%s", r.fail_msg);
     record_free(&r);
 }

@@ -33,3 +33,19 @@ const char *tu_fixture_body(const char *text, int *status)
     cr_assert(body, "fixture has no header end");
     return body + 4;
 }
+
+char *tu_fixture_case(const char *text, int n, int *status)
+{
+    char mark[32];
+    snprintf(mark, sizeof mark, "# === CASE %d:", n);
+    const char *c = strstr(text, mark);
+    cr_assert(c, "fixture has no %s", mark);
+    const char *body = tu_fixture_body(c, status);
+    const char *next = strstr(body, "\n# === CASE ");
+    size_t len = next ? (size_t)(next - body) : strlen(body);
+    char *out = malloc(len + 1);
+    cr_assert(out);
+    memcpy(out, body, len);
+    out[len] = '\0';
+    return out;
+}

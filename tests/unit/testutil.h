@@ -14,4 +14,11 @@ char *tu_read_file(const char *path, size_t *len);
  * (CRLF), a blank CRLF line, then the body. *status receives the HTTP status. */
 const char *tu_fixture_body(const char *text, int *status);
 
+/* The body of case n (1-based) of a multi-exchange fixture such as
+ * error_responses.txt: the exchange after the line "# === CASE <n>:", up to
+ * the "\n" before the next case line (or the end). Returns a malloc'd
+ * NUL-terminated copy (caller frees); *status receives its HTTP status.
+ * Aborts the test when there is no such case. */
+char *tu_fixture_case(const char *text, int n, int *status);
+
 #endif
