@@ -116,7 +116,16 @@ $(B)/anvil: $(B)/obj/src/main.o $(ARCHIVES:%=$(B)/%)
 $(A)/anvil: $(A)/obj/src/main.o $(ARCHIVES:%=$(A)/%)
 	$(CC) $(SAN) -o $@ $^ $(LIBS)
 
-$(A)/anvil-tests: $(TEST_SRC:%.c=$(A)/obj/%.o) $(ARCHIVES:%=$(A)/%)
+# The tests' stand-in for libnvidia-ml.so.1 (tests/fake/nvml_fake.c), built
+# without sanitizers so both builds of anvil can load it; left out with NVML=0.
+FAKE_NVML := $(if $(NVML_ON),$(A)/fake/libnvidia-ml.so.1)
+
+$(A)/fake/libnvidia-ml.so.1: tests/fake/nvml_fake.c Makefile
+	@mkdir -p $(@D)
+	@echo "CC [fake] $<"
+	@$(CC) -std=c17 -D_GNU_SOURCE $(WARN) -O1 -g -fPIC -shared -o $@ $<
+
+$(A)/anvil-tests: $(TEST_SRC:%.c=$(A)/obj/%.o) $(ARCHIVES:%=$(A)/%) | $(FAKE_NVML)
 	$(CC) $(SAN) -o $@ $^ $(LIBS) -lcriterion -lz
 
 check-layers:

@@ -191,6 +191,10 @@ struct bench_metrics {
     double prefix_cache_hit_avg, throughput_tok_s;
     double request_throughput, output_throughput, total_token_throughput, goodput_rps,
            aggregate_tps, peak_output_tps_1s;
+    /* energy over the window (artifact/observe.c): present in artifacts of
+     * runs that observed the hardware; NaN = null */
+    bool has_energy;
+    double energy_j, output_tokens_per_joule, joules_per_output_token;
 };
 
 /* One request_timings entry: a completed request. */
@@ -273,6 +277,13 @@ struct benchmark {
     size_t n_request_timings;
     struct bench_failure *failures;
     size_t n_failures;
+    /* What the server and the hardware said over the window, written after
+     * `failures` by artifact/observe.c (docs/ARTIFACTS.md): kept as found —
+     * server_metrics and hardware objects, hardware_run_summary an object or
+     * null — and written back as read; NULL = absent (artifacts of runs
+     * before anvil observed them). observe_figures_of (artifact/observe.h)
+     * reads the figures a sweep uses from them. */
+    cJSON *server_metrics, *hardware, *hardware_run_summary;
 };
 
 /* ---- building, writing, reading ---- */

@@ -181,6 +181,11 @@ static cJSON *metrics_json(const struct bench_metrics *m)
     artifact_add_number(j, "goodput_rps", m->goodput_rps);
     artifact_add_number(j, "aggregate_tps", m->aggregate_tps);
     artifact_add_number(j, "peak_output_tps_1s", m->peak_output_tps_1s);
+    if (m->has_energy) {
+        artifact_add_number(j, "energy_j", m->energy_j);
+        artifact_add_number(j, "output_tokens_per_joule", m->output_tokens_per_joule);
+        artifact_add_number(j, "joules_per_output_token", m->joules_per_output_token);
+    }
     return j;
 }
 
@@ -207,6 +212,10 @@ static void metrics_read(struct jread *r, const cJSON *o, struct bench_metrics *
     jread_number(r, j, "goodput_rps", OPT, &m->goodput_rps);
     jread_number(r, j, "aggregate_tps", OPT, &m->aggregate_tps);
     jread_number(r, j, "peak_output_tps_1s", OPT, &m->peak_output_tps_1s);
+    m->has_energy = cJSON_HasObjectItem(j, "energy_j");
+    jread_number(r, j, "energy_j", OPT, &m->energy_j);
+    jread_number(r, j, "output_tokens_per_joule", OPT, &m->output_tokens_per_joule);
+    jread_number(r, j, "joules_per_output_token", OPT, &m->joules_per_output_token);
     jread_leave(r, mark);
 }
 
@@ -923,6 +932,30 @@ static cJSON *failure_json_any(const void *f)
     return benchmark_failure_json(f);
 }
 
+/* The observation blocks (see struct benchmark): kept when present, an
+ * object (or, for hardware_run_summary, null too). */
+static void observed_read(struct jread *r, const cJSON *o, const char *key, bool nullable, cJSON **out)
+{
+    const cJSON *v = jread_item(r, o, key, JR_OPTIONAL);
+    if (!v)
+        return;
+    if (!cJSON_IsObject(v) && !(nullable && cJSON_IsNull(v))) {
+        jread_fail(r, key, "expected an object%s", nullable ? " or null" : "");
+        return;
+    }
+    if (!(*out = cJSON_Duplicate(v, true)))
+        jread_fail(r, key, "out of memory");
+}
+
+static void observed_write(cJSON *o, const struct benchmark *b)
+{
+    const char *keys[] = {"server_metrics", "hardware", "hardware_run_summary"};
+    const cJSON *v[] = {b->server_metrics, b->hardware, b->hardware_run_summary};
+    for (size_t i = 0; i < 3; i++)
+        if (v[i])
+            cJSON_AddItemToObject(o, keys[i], cJSON_Duplicate(v[i], true));
+}
+
 cJSON *benchmark_to_json(const struct benchmark *b)
 {
     cJSON *o = cJSON_CreateObject();
@@ -935,6 +968,7 @@ cJSON *benchmark_to_json(const struct benchmark *b)
     entries_write(o, "request_timings", b->n_request_timings, b->request_timings,
                   sizeof *b->request_timings, timing_json_any);
     entries_write(o, "failures", b->n_failures, b->failures, sizeof *b->failures, failure_json_any);
+    observed_write(o, b);
     return o;
 }
 
@@ -961,6 +995,9 @@ int benchmark_from_json(const cJSON *j, const char *name, struct benchmark *out,
     out->request_timings = v;
     entries_read(&r, j, "failures", sizeof *out->failures, failure_read_any, &v, &out->n_failures);
     out->failures = v;
+    observed_read(&r, j, "server_metrics", false, &out->server_metrics);
+    observed_read(&r, j, "hardware", false, &out->hardware);
+    observed_read(&r, j, "hardware_run_summary", true, &out->hardware_run_summary);
     if (r.failed) {
         benchmark_free(out);
         return -1;
@@ -1003,6 +1040,9 @@ void benchmark_free(struct benchmark *b)
     for (size_t i = 0; i < sizeof strings / sizeof *strings; i++)
         free(*strings[i]);
     cJSON_Delete(b->manifest);
+    cJSON_Delete(b->server_metrics);
+    cJSON_Delete(b->hardware);
+    cJSON_Delete(b->hardware_run_summary);
     cJSON_Delete(b->source_recipe);
     cJSON_Delete(b->tier);
     counts_free(&b->context_distribution);

@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "cli/flags.h"
 #include "cli/run_cli.h"
+#include "report/observe.h"
 #include "report/table.h"
 
 static void usage(FILE *out)
@@ -42,6 +43,8 @@ static int report(const struct run_config *c, const struct run_result *res)
 {
     if (res->summarized) {
         report_table(stdout, "Serving Benchmark Result", &res->summary, res->warmup_failed);
+        if (res->observe)
+            report_observe(stdout, res->observe);
         if (res->cache_contaminated)
             printf("warning: %.1f%% of prompt tokens were served from the prefix cache although "
                    "every prompt starts with a unique prefix: prefill numbers are not from a cold "

@@ -86,6 +86,7 @@ static int set_range_ratio(void *cfg, const char *cmd, const char *flag, const c
 
 static const char *const pct_names[] = {"nearest", "linear", NULL};
 static const char *const calib_names[] = {"auto", "tokenize", "probe", "none", NULL};
+static const char *const telemetry_names[] = {"auto", "on", "off", NULL};    /* enum obs_mode's order */
 
 static const struct flag_spec flags[] = {
     {"base-url", NULL, FLAG_STRING, AT(base_url), "URL", NULL,
@@ -199,6 +200,19 @@ static const struct flag_spec flags[] = {
     {"goodput", NULL, FLAG_CUSTOM, 0, "ttft:MS tpot:MS e2el:MS", NULL,
      "SLOs of a good request in ms (any subset, also comma separated); reports goodput_rps",
      .parse = set_goodput, .many = true},
+    {"server-metrics", NULL, FLAG_STRING, AT(server_metrics), "auto|off|URL", "auto",
+     "the server's Prometheus metrics, scraped before and after the load, at the window's boundaries "
+     "and every --scrape-interval-ms: auto = the base URL's root /metrics (off without a word when it "
+     "has none), off, or the URL of a /metrics", .section = "Server and hardware"},
+    {"scrape-interval-ms", NULL, FLAG_DOUBLE, AT(scrape_interval_ms), "MS", "1000",
+     "milliseconds between /metrics scrapes", .min = 1},
+    {"telemetry", NULL, FLAG_CHOICE, AT(telemetry), "auto|on|off", "auto",
+     "GPU telemetry (NVML, else nvidia-smi) and the host's CPU, memory and CPU temperature: auto = on "
+     "when a GPU is found, on = the host even without one", .choices = telemetry_names},
+    {"telemetry-interval-ms", NULL, FLAG_DOUBLE, AT(telemetry_interval_ms), "MS", "1000",
+     "milliseconds between telemetry readings", .min = 1},
+    {"gpu-metrics-url", NULL, FLAG_STRING, AT(gpu_metrics_url), "URL", NULL,
+     "read the GPUs from a Prometheus exporter's /metrics (NVIDIA DCGM exporter names) instead of NVML"},
     {"engine-label", NULL, FLAG_STRING, AT(engine_label), "TEXT", NULL,
      "engine name for the artifact (default: detected)"},
     {"gpu-label", NULL, FLAG_STRING, AT(gpu_label), "TEXT", NULL,

@@ -22,6 +22,8 @@ long run_follows(void *ud, long seq)
 void run_log_record(void *ud, const struct req_record *r)
 {
     struct run_ctx *x = ud;
+    if (r->warmup)
+        x->warmup_output_tokens += run_record_tokens(r);
     if (!x->requests_log)
         return;
     cJSON *line = r->fail == FAIL_NONE ? artifact_request_timing(r) : artifact_failure(r);
@@ -146,6 +148,10 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
     res->incomplete_reason = meta.incomplete_reason;
     res->cache_contaminated = meta.cache_contaminated;
     cJSON *art = artifact_benchmark(&meta, res->records, res->n_records, s);
+    if (art && run_observe_attach(x, dr, art) != 0) {
+        cJSON_Delete(art);
+        art = NULL;
+    }
     int rc = art && artifact_write_file(res->artifact_path, art, res->error, sizeof res->error) == 0 ? 0 : -1;
     if (!art)
         snprintf(res->error, sizeof res->error, "out of memory building the artifact");

@@ -25,11 +25,29 @@ void run_config_defaults(struct run_config *c)
         .output_len = 128, .ignore_eos = true, .pct = PCT_NEAREST, .calib = CALIB_AUTO,
         .timeout_s = 600, .connect_timeout_s = 10, .idle_timeout_s = 120, .grace_s = 5,
         .request_rate = INFINITY, .burstiness = 1, .slo = {NAN, NAN, NAN}, .name = "anvil run",
+        .server_metrics = "auto", .scrape_interval_ms = 1000, .telemetry = OBS_MODE_AUTO,
+        .telemetry_interval_ms = 1000,
     };
+}
+
+/* A URL anvil can read metrics from: http, https or file. */
+static bool metrics_url(const char *u)
+{
+    return !strncmp(u, "http://", 7) || !strncmp(u, "https://", 8) || !strncmp(u, "file://", 7);
 }
 
 int run_config_check(const struct run_config *c, char *err, size_t errlen)
 {
+    if (c->server_metrics && strcmp(c->server_metrics, "auto") && strcmp(c->server_metrics, "off") &&
+        !metrics_url(c->server_metrics)) {
+        snprintf(err, errlen, "--server-metrics %s: expected auto, off, or an http://, https:// or file:// URL",
+                 c->server_metrics);
+        return -1;
+    }
+    if (c->gpu_metrics_url && !metrics_url(c->gpu_metrics_url)) {
+        snprintf(err, errlen, "--gpu-metrics-url %s: expected an http://, https:// or file:// URL", c->gpu_metrics_url);
+        return -1;
+    }
     if (c->shared_prefix_len > 0 && c->shared_prefix_len >= c->input_len)
         snprintf(err, errlen, "--shared-prefix-len (%ld) must be below --input-len (%ld): the "
                  "unique part follows the shared one", c->shared_prefix_len, c->input_len);
@@ -112,7 +130,8 @@ static int drive(struct run_ctx *x, struct driver_result *dr)
         .grace_s = c->grace_s, .secret = x->secret, .progress = c->progress,
         .make_body = run_make_body, .on_record = run_log_record, .ud = x,
         .follows = c->multi_turn ? run_follows : NULL, .prewarm_url = models_url,
-        .samplers = c->samplers, .n_samplers = c->n_samplers,
+        .samplers = x->samplers ? x->samplers : c->samplers,
+        .n_samplers = x->samplers ? x->n_samplers : c->n_samplers,
     };
     announce(x);
     clock_utc_iso8601(x->started_at);
@@ -212,7 +231,11 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
                         .secret = c->api_key_env ? getenv(c->api_key_env) : NULL};
     make_run_id(out->run_id, sizeof out->run_id, x.salt);
     struct driver_result dr = {0};
-    if (set_up(&x) == 0 && drive(&x, &dr) == 0) {
+    bool ready = set_up(&x) == 0;
+    if (ready)
+        run_observe_start(&x);
+    if (ready && drive(&x, &dr) == 0) {
+        run_observe_finish(&x, &dr);
         if (run_write_outputs(&x, &dr) == 0)
             out->status = out->incomplete || out->summary.completed == 0 ? RUN_INCOMPLETE : RUN_OK;
         driver_result_free(&dr);
@@ -221,6 +244,7 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
         fclose(x.requests_log);
     if (out->log_errors && out->status == RUN_OK)
         out->status = RUN_INCOMPLETE;
+    run_observe_free(&x);
     curl_slist_free_all(x.headers);
     workload_free(x.wl);
     dataset_free(&x.ds);
@@ -233,4 +257,8 @@ void run_result_free(struct run_result *r)
         record_free(&r->records[i]);
     free(r->records);
     r->records = NULL;
+    if (r->observe)
+        observe_report_free(r->observe);
+    free(r->observe);
+    r->observe = NULL;
 }

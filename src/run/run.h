@@ -17,6 +17,7 @@
 
 #include "artifact/benchmark.h"
 #include "load/driver.h"
+#include "observe/observe.h"
 #include "openai/request.h"
 #include "stats/dist.h"
 #include "stats/summary.h"
@@ -82,6 +83,13 @@ struct run_config {
     double ready_timeout_s;             /* wait up to this long for GET {base}/models to answer
                                            before starting; 0 = fail at once */
     struct run_compat compat;           /* vLLM's way of saying the same things (compat.c) */
+    /* What the server and the hardware say (observe/observe.h, docs/METHODOLOGY.md). */
+    const char *server_metrics;         /* "auto" (the base URL's root /metrics), "off", or a URL;
+                                           NULL = off */
+    double scrape_interval_ms;          /* periodic /metrics scrapes between the phase boundaries */
+    int telemetry;                      /* enum obs_mode: auto (on with a GPU), on, off */
+    double telemetry_interval_ms;       /* periodic GPU and host readings */
+    const char *gpu_metrics_url;        /* a Prometheus GPU exporter (DCGM names); NULL = none */
     const char *name;                   /* prefix of messages, e.g. "anvil run" */
     FILE *log;                          /* messages (warnings, errors); NULL = stderr */
 };
@@ -126,6 +134,8 @@ struct run_result {
     bool cache_contaminated;    /* see docs/ARTIFACTS.md */
     int log_errors;             /* --requests-out lines that could not be written */
     struct server_gone server_gone; /* the server stopped answering mid-run (load/driver.h) */
+    struct observe_report *observe; /* what the server and hardware said; owned; NULL when the run
+                                       did not get that far */
 };
 
 /* Runs the benchmark c describes and writes its artifact (and per-request

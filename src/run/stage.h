@@ -30,6 +30,10 @@ struct run_ctx {
     long shared_prefix_tokens;      /* tokens two measured prompts share at their start; -1 = unknown */
     char shared_prefix_method[200]; /* how that was measured, or why it was not */
     char started_at[21];
+    struct observe *obs;            /* server metrics and telemetry; owned; NULL = none */
+    struct sampler **samplers;      /* c->samplers then obs's, for the driver; owned array */
+    int n_samplers;
+    double warmup_output_tokens;    /* tokens of warm-up requests (cross-check allowance) */
 };
 
 /* Prints "NAME: message" to the run's log, with the API key scrubbed. */
@@ -54,6 +58,20 @@ void run_measure_shared_prefix(struct run_ctx *x, bool may_probe);
  * x->res->error; the summary is kept). */
 struct driver_result;
 int run_write_outputs(struct run_ctx *x, struct driver_result *dr);
+
+/* What the server and the hardware say (run/observe.c): starts the session
+ * and its first readings after set-up (x->samplers gets c's samplers and
+ * its own), takes the last readings after the load, and adds the
+ * summaries to the artifact art (and x->res->observe). None of them fails
+ * the run; attach returns -1 only when memory runs out. */
+void run_observe_start(struct run_ctx *x);
+void run_observe_finish(struct run_ctx *x, const struct driver_result *dr);
+int run_observe_attach(struct run_ctx *x, const struct driver_result *dr, cJSON *art);
+void run_observe_free(struct run_ctx *x);
+
+/* Output tokens r received: usage's completion_tokens, else its chunks'
+ * counts (a chunk without one counts 1). */
+double run_record_tokens(const struct req_record *r);
 
 /* Driver callbacks: the body of request seq, the turn it follows, and the
  * per-request log line (ud is the run_ctx). */

@@ -356,8 +356,13 @@ static int64_t accept_drafts(struct sim_engine *e, struct sim_seq *s, int64_t dr
     e->stats.spec_drafts++;
     e->stats.spec_draft_tokens += (uint64_t)drafts;
     e->stats.spec_accepted += (uint64_t)a;
-    for (int i = 0; i < a; i++)
+    s->spec_drafts++;
+    s->spec_draft_tokens += (uint64_t)drafts;
+    s->spec_accepted += (uint64_t)a;
+    for (int i = 0; i < a; i++) {
         e->stats.spec_accepted_pos[i]++;
+        s->spec_accepted_pos[i]++;
+    }
     return a;
 }
 

@@ -54,6 +54,11 @@ struct sim_seq {
     int64_t admitted_ns;          /* first scheduled, 0 until then */
     int64_t preemptions;
     uint64_t decode_steps;        /* decode steps taken (acceptance draw index) */
+    /* speculative decoding, this sequence's share of sim_engine_stats (the trace's truth) */
+    uint64_t spec_drafts;         /* decode steps that verified drafts */
+    uint64_t spec_draft_tokens;   /* draft tokens proposed */
+    uint64_t spec_accepted;       /* draft tokens accepted */
+    uint64_t spec_accepted_pos[SIM_SPEC_MAX]; /* accepted per draft position */
     int64_t paused_until_ns;      /* not scheduled before this (a stall fault) */
     struct sim_seq_event *events; /* owned: prefill chunks and preemptions in order */
     size_t n_events, cap_events;

@@ -61,6 +61,7 @@ struct sim_gen {
     int64_t first_token_ns;         /* 0 until the first content chunk is written */
     bool first_queued;              /* the first content chunk is queued, not yet written */
     int64_t finished_ns;            /* when the reply's end was written; 0 = not (yet) */
+    int64_t last_tokens_ns;         /* when its previous batch of tokens was sampled/due (ITL); 0 = none */
     int64_t sent;                   /* tokens handed to evhttp */
     int64_t reasoning;              /* leading output tokens that are reasoning */
     bool engine;                    /* tokens come from the engine */
@@ -192,6 +193,7 @@ static void trace_gen(struct sim_gen *g, int status, const char *finish, bool cl
         .cached_tokens = g->seq.cached_tokens,
         .reasoning_tokens = g->sent < g->reasoning ? g->sent : g->reasoning,
         .events = g->seq.events, .n_events = g->seq.n_events, .fault = g->fault_name,
+        .seq = g->engine ? &g->seq : NULL,
     };
     sim_trace_write(g->srv->trace, &r);
 }
@@ -210,6 +212,12 @@ static void gen_end(struct sim_gen *g, const char *finish, bool client_closed)
     if (g->started)   /* a request still in its slow-headers wait was never counted as running */
         sim_metrics_on_end(&g->srv->metrics, finish, client_closed, now - g->t0_ns,
                            g->first_token_ns ? g->first_token_ns - g->t0_ns : 0);
+    if (g->started && g->first_token_ns) {
+        /* fixed-latency mode has no queue: admitted on arrival */
+        int64_t admitted = g->engine && g->seq.admitted_ns ? g->seq.admitted_ns : g->t0_ns;
+        sim_metrics_on_phases(&g->srv->metrics, admitted - g->t0_ns, g->first_token_ns - admitted,
+                              now - g->first_token_ns);
+    }
     trace_gen(g, 200, finish ? finish : "abort", client_closed);
     gen_free(g);
 }
@@ -482,9 +490,12 @@ static void stream_tick(struct sim_gen *g)
         arm_at(g, now + 1000000);   /* let the client catch up; retry in 1 ms */
         return;
     }
-    for (int n = 0; n < SIM_EVENTS_PER_WAKEUP && due_ns(g, g->sent) <= now; n++)
+    for (int n = 0; n < SIM_EVENTS_PER_WAKEUP && due_ns(g, g->sent) <= now; n++) {
+        if (g->sent > 0)    /* tokens leave on their schedule: the gap between two is theirs */
+            sim_metrics_on_itl(&g->srv->metrics, due_ns(g, g->sent) - due_ns(g, g->sent - 1), 1);
         if (!stream_send(g, 1))
             return;
+    }
     write_queued(g);
     arm_at(g, due_ns(g, g->sent));
 }
@@ -507,8 +518,10 @@ void sim_gen_on_tokens(void *ctx, struct sim_seq *seq, int64_t first, int64_t n,
 {
     (void)ctx;
     (void)first;
-    (void)now_ns;
     struct sim_gen *g = seq->user;
+    if (g->last_tokens_ns)
+        sim_metrics_on_itl(&g->srv->metrics, now_ns - g->last_tokens_ns, n);
+    g->last_tokens_ns = now_ns;
     if (g->rq.stream) {
         if (stream_send(g, n))      /* false: g is gone */
             g->to_write = true;

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/clock.h"
 #include "sim/engine.h"
@@ -19,6 +20,11 @@ static const double vllm_ttft_le[] = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08
 static const double vllm_e2e_le[] = {0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0,
                                      30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0,
                                      7680.0};
+static const double vllm_itl_le[] = {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75,
+                                     1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0};
+static const double sglang_itl_le[] = {0.002, 0.004, 0.006, 0.008, 0.01, 0.015, 0.02, 0.025, 0.03,
+                                       0.035, 0.04, 0.06, 0.08, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 2.0,
+                                       4.0, 6.0, 8.0};
 static const double sglang_ttft_le[] = {0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 2.0, 4.0, 6.0, 8.0, 10.0,
                                         20.0, 40.0, 60.0, 80.0, 100.0, 200.0, 400.0};
 static const double sglang_e2e_le[] = {0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 2.0, 4.0, 6.0, 8.0, 10.0,
@@ -29,22 +35,56 @@ static const double sglang_e2e_le[] = {0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 2.0, 4.0, 6
 
 void sim_metrics_init(struct sim_metrics *m, int flavor)
 {
-    *m = (struct sim_metrics){.flavor = flavor, .start_ns = clock_now_ns()};
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    *m = (struct sim_metrics){.flavor = flavor, .start_ns = clock_now_ns(),
+                              .start_unix = (double)wall.tv_sec + (double)wall.tv_nsec / 1e9};
     bool sg = flavor == SIM_FLAVOR_SGLANG;
     m->ttft.le = sg ? sglang_ttft_le : vllm_ttft_le;
     m->ttft.n = sg ? N_OF(sglang_ttft_le) : N_OF(vllm_ttft_le);
     m->e2e.le = sg ? sglang_e2e_le : vllm_e2e_le;
     m->e2e.n = sg ? N_OF(sglang_e2e_le) : N_OF(vllm_e2e_le);
+    m->itl.le = sg ? sglang_itl_le : vllm_itl_le;
+    m->itl.n = sg ? N_OF(sglang_itl_le) : N_OF(vllm_itl_le);
+    /* vLLM's request_latency_buckets serve all four request-phase histograms */
+    struct sim_hist *phases[] = {&m->queue, &m->prefill, &m->decode, &m->inference};
+    for (size_t i = 0; i < N_OF(phases); i++) {
+        phases[i]->le = vllm_e2e_le;
+        phases[i]->n = N_OF(vllm_e2e_le);
+    }
 }
 
-static void observe(struct sim_hist *h, double s)
+/* n observations of s, adding sum to the sum. */
+static void observe_n(struct sim_hist *h, double s, uint64_t n, double sum)
 {
     size_t b = 0;
     while (b < h->n && s > h->le[b])
         b++;
-    h->counts[b]++;
-    h->sum += s;
-    h->count++;
+    h->counts[b] += n;
+    h->sum += sum;
+    h->count += n;
+}
+
+static void observe(struct sim_hist *h, double s)
+{
+    observe_n(h, s, 1, s);
+}
+
+void sim_metrics_on_phases(struct sim_metrics *m, int64_t queue_ns, int64_t prefill_ns, int64_t decode_ns)
+{
+    observe(&m->queue, (double)queue_ns / 1e9);
+    observe(&m->prefill, (double)prefill_ns / 1e9);
+    observe(&m->decode, (double)decode_ns / 1e9);
+    observe(&m->inference, (double)(prefill_ns + decode_ns) / 1e9);
+}
+
+void sim_metrics_on_itl(struct sim_metrics *m, int64_t gap_ns, int64_t tokens)
+{
+    double gap = (double)gap_ns / 1e9;
+    if (m->flavor == SIM_FLAVOR_SGLANG && tokens > 1)
+        observe_n(&m->itl, gap / (double)tokens, (uint64_t)tokens, gap);
+    else
+        observe(&m->itl, gap);
 }
 
 void sim_metrics_on_start(struct sim_metrics *m, int64_t prompt_tokens, bool stream)
@@ -140,10 +180,43 @@ static void sample(struct scrape *s, const char *name, const char *mid, const ch
     put_value(s, v);
 }
 
+/* vLLM (prometheus_client) follows every counter and histogram with a
+ * "<base>_created" gauge family holding the series' creation time (unix
+ * s): base is the counter's name without _total, or the histogram's. */
+static bool with_created(const struct scrape *s)
+{
+    return s->m->flavor == SIM_FLAVOR_VLLM;
+}
+
+static void created_family(struct scrape *s, const char *name, const char *help, char *base, size_t cap)
+{
+    size_t n = strlen(name);
+    bool total = n > 6 && !strcmp(name + n - 6, "_total");
+    snprintf(base, cap, "%.*s_created", (int)(total ? n - 6 : n), name);
+    family(s, base, "gauge", help);
+}
+
+static void created_sample(struct scrape *s, const char *base, const char *mid, const char *post)
+{
+    const char *parts[2] = {s->pre, mid};
+    s->rc |= buf_printf(s->out, "%s{", base);
+    for (int i = 0; i < 2; i++)
+        if (parts[i])
+            s->rc |= buf_printf(s->out, "%s,", parts[i]);
+    s->rc |= buf_append(s->out, "model_name=\"", 12);
+    put_label_value(s, s->model);
+    s->rc |= buf_printf(s->out, "\"%s%s} %.17g\n", post ? "," : "", post ? post : "", s->m->start_unix);
+}
+
 static void simple(struct scrape *s, const char *name, const char *type, const char *help, double v)
 {
     family(s, name, type, help);
     sample(s, name, NULL, NULL, v);
+    if (with_created(s) && !strcmp(type, "counter")) {
+        char base[160];
+        created_family(s, name, help, base, sizeof base);
+        created_sample(s, base, NULL, NULL);
+    }
 }
 
 /* A histogram as vLLM prints it: buckets, count, sum. extra is a label
@@ -175,6 +248,10 @@ static void histogram(struct scrape *s, const char *name, const char *help, cons
         snprintf(series, sizeof series, "%s_sum", name);
         sample(s, series, extra, NULL, h->sum);
     }
+    if (with_created(s)) {
+        created_family(s, name, help, series, sizeof series);
+        created_sample(s, series, extra, NULL);
+    }
 }
 
 static double sum2(const uint64_t v[2]) { return (double)(v[0] + v[1]); }
@@ -204,6 +281,21 @@ static void vllm_requests(struct scrape *s)
     sample(s, "vllm:request_success_total", "finished_reason=\"length\"", NULL, (double)m->success_length);
     sample(s, "vllm:request_success_total", "finished_reason=\"abort\"", NULL, (double)m->success_abort);
     sample(s, "vllm:request_success_total", "finished_reason=\"error\"", NULL, (double)m->success_error);
+    if (with_created(s)) {
+        static const char *const reasons[] = {"stop", "length", "abort", "error"};
+        char base[64], label[48];
+        created_family(s, "vllm:request_success_total", "Count of successfully processed requests.", base, sizeof base);
+        for (size_t i = 0; i < N_OF(reasons); i++) {
+            snprintf(label, sizeof label, "finished_reason=\"%s\"", reasons[i]);
+            created_sample(s, base, label, NULL);
+        }
+        family(s, "vllm:engine_sleep_state", "gauge", "Engine sleep state; awake = 0 means engine is sleeping; "
+               "awake = 1 means engine is awake; weights_offloaded = 1 means sleep level 1; discard_all = 1 "
+               "means sleep level 2.");
+        sample(s, "vllm:engine_sleep_state", NULL, "sleep_state=\"awake\"", 1);
+        sample(s, "vllm:engine_sleep_state", NULL, "sleep_state=\"weights_offloaded\"", 0);
+        sample(s, "vllm:engine_sleep_state", NULL, "sleep_state=\"discard_all\"", 0);
+    }
 }
 
 static void vllm_engine(struct scrape *s)
@@ -230,6 +322,16 @@ static void vllm_engine(struct scrape *s)
             snprintf(pos, sizeof pos, "position=\"%" PRId64 "\"", i);
             sample(s, "vllm:spec_decode_num_accepted_tokens_per_pos_total", NULL, pos,
                    (double)st->spec_accepted_pos[i]);
+        }
+        if (with_created(s)) {
+            char base[96];
+            created_family(s, "vllm:spec_decode_num_accepted_tokens_per_pos_total",
+                           "Accepted tokens per draft position.", base, sizeof base);
+            for (int64_t i = 0; i < p->num_speculative_tokens; i++) {
+                char pos[32];
+                snprintf(pos, sizeof pos, "position=\"%" PRId64 "\"", i);
+                created_sample(s, base, NULL, pos);
+            }
         }
     }
     struct sim_hist it = {.n = SIM_STEP_TOKEN_BUCKETS};
@@ -266,8 +368,18 @@ static void render_vllm(struct scrape *s)
         vllm_engine(s);
     histogram(s, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.",
               &m->ttft, NULL, false);
+    histogram(s, "vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.",
+              &m->itl, NULL, false);
     histogram(s, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.",
               &m->e2e, NULL, false);
+    histogram(s, "vllm:request_queue_time_seconds",
+              "Histogram of time spent in WAITING phase for request.", &m->queue, NULL, false);
+    histogram(s, "vllm:request_prefill_time_seconds",
+              "Histogram of time spent in PREFILL phase for request.", &m->prefill, NULL, false);
+    histogram(s, "vllm:request_decode_time_seconds",
+              "Histogram of time spent in DECODE phase for request.", &m->decode, NULL, false);
+    histogram(s, "vllm:request_inference_time_seconds",
+              "Histogram of time spent in RUNNING phase for request.", &m->inference, NULL, false);
     vllm_cache_config(s);
     if (m->flavor != SIM_FLAVOR_ANVIL)
         return;
@@ -324,6 +436,11 @@ static void sglang_engine(struct scrape *s)
              st && st->spec_draft_tokens ? (double)st->spec_accepted / (double)st->spec_draft_tokens : 0);
     sg_gauge(s, "sglang:max_total_num_tokens", "Maximum total number of tokens in the KV cache pool.",
              e ? (double)(sim_engine_kv_blocks(e) * sim_engine_params(e)->block_size) : 0);
+    sg_gauge(s, "sglang:num_grammar_queue_reqs", "The number of requests in the grammar waiting queue.", 0);
+    sg_gauge(s, "sglang:utilization", "The utilization.",
+             e && sim_engine_params(e)->max_num_seqs > 0
+                 ? (double)sim_engine_running(e) / (double)sim_engine_params(e)->max_num_seqs : 0);
+    sg_gauge(s, "sglang:is_cuda_graph", "Whether the batch is using CUDA graph.", 1);
     family(s, "sglang:num_retracted_requests_total", "counter", "Total number of retracted requests.");
     sample(s, "sglang:num_retracted_requests_total", SG_TOK, SG_RANKS, st ? (double)st->preemptions : 0);
     family(s, "sglang:spec_verify_calls_total", "counter", "Number of speculative verify calls.");
@@ -340,11 +457,15 @@ static void render_sglang(struct scrape *s)
     sg_by_stream(s, "sglang:generation_tokens_total", "Number of generation tokens processed.",
                  m->generation_tokens);
     sg_by_stream(s, "sglang:num_requests_total", "Number of requests processed.", m->requests);
+    family(s, "sglang:num_so_requests_total", "counter", "Number of structured output requests processed.");
+    sample(s, "sglang:num_so_requests_total", SG_TOK, NULL, 0);
     family(s, "sglang:num_aborted_requests_total", "counter", "Number of requests aborted.");
     sample(s, "sglang:num_aborted_requests_total", SG_TOK, NULL, (double)(m->success_abort + m->success_error));
     sglang_engine(s);
     histogram(s, "sglang:time_to_first_token_seconds", "Histogram of time to first token in seconds.",
               &m->ttft, SG_TOK ",is_streaming=\"true\"", true);
+    histogram(s, "sglang:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.",
+              &m->itl, SG_TOK, true);
     histogram(s, "sglang:e2e_request_latency_seconds", "Histogram of End-to-end request latency in seconds",
               &m->e2e, SG_TOK ",is_streaming=\"true\"", true);
 }

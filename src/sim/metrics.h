@@ -45,8 +45,15 @@ struct sim_metrics {
     double prompt_seconds;        /* Σ arrival → first token of finished requests, s */
     double decode_seconds;        /* Σ first token → end of finished requests, s */
     int64_t start_ns;             /* sim_metrics_init's clock_now_ns (throughput gauges) */
+    double start_unix;            /* its wall-clock time, s (vLLM's _created series) */
     struct sim_hist ttft;         /* arrival → first output token, s */
     struct sim_hist e2e;          /* arrival → end of reply, s */
+    /* vLLM's request phases, observed when a request that sent a first token ends */
+    struct sim_hist queue;        /* arrival → first scheduled (engine admission) */
+    struct sim_hist prefill;      /* first scheduled → first token */
+    struct sim_hist decode;       /* first token → end */
+    struct sim_hist inference;    /* first scheduled → end */
+    struct sim_hist itl;          /* between one request's token batches (SGLang: per token) */
 };
 
 /* Zeroes m and picks the flavor's histogram buckets (vLLM's or SGLang's). */
@@ -67,6 +74,15 @@ void sim_metrics_on_first_token(struct sim_metrics *m, int64_t ttft_ns);
  * (client_closed says whether the client caused it). */
 void sim_metrics_on_end(struct sim_metrics *m, const char *finish, int client_closed, int64_t e2e_ns,
                         int64_t ttft_ns);
+
+/* Observes one ended request's phases (ns): queue (arrival → admission),
+ * prefill (admission → first token), decode (first token → end). */
+void sim_metrics_on_phases(struct sim_metrics *m, int64_t queue_ns, int64_t prefill_ns, int64_t decode_ns);
+
+/* Observes gap_ns between two of one request's token batches, the later
+ * carrying tokens tokens: once (vLLM), or gap/tokens observed tokens
+ * times with the whole gap added to the sum (SGLang's way). */
+void sim_metrics_on_itl(struct sim_metrics *m, int64_t gap_ns, int64_t tokens);
 
 /* Appends the Prometheus text exposition (format 0.0.4) of m and, when eng
  * is not NULL (engine mode), the engine's gauges and counters, to out, in

@@ -49,7 +49,8 @@ static void put_ns(FILE *f, const char *key, int64_t ns)
 
 /* The keys added with the engine model, after "chunks" so that readers of
  * the older keys are unaffected: admission, prefix-cache hits, reasoning,
- * preemption times, prefill chunks (step start/end and tokens), fault. */
+ * preemption times, prefill chunks (step start/end and tokens), fault,
+ * speculative-decoding counters. */
 static void put_engine_fields(FILE *f, const struct sim_trace_rec *r)
 {
     put_ns(f, "admitted_ns", r->admitted_ns);
@@ -70,6 +71,19 @@ static void put_engine_fields(FILE *f, const struct sim_trace_rec *r)
         put_string(f, r->fault);
     else
         fputs("null", f);
+    const struct sim_seq *s = r->seq;
+    if (!s) {
+        fputs(",\"spec\":null", f);
+        return;
+    }
+    fprintf(f, ",\"spec\":{\"drafts\":%" PRIu64 ",\"draft_tokens\":%" PRIu64 ",\"accepted\":%" PRIu64
+            ",\"accepted_per_pos\":[", s->spec_drafts, s->spec_draft_tokens, s->spec_accepted);
+    int last = SIM_SPEC_MAX;
+    while (last > 0 && !s->spec_accepted_pos[last - 1])
+        last--;
+    for (int i = 0; i < last; i++)
+        fprintf(f, "%s%" PRIu64, i ? "," : "", s->spec_accepted_pos[i]);
+    fprintf(f, "],\"decode_steps\":%" PRIu64 "}", s->decode_steps);
 }
 
 int sim_trace_write(struct sim_trace *t, const struct sim_trace_rec *r)

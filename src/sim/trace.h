@@ -41,6 +41,10 @@ struct sim_trace_rec {
     const struct sim_seq_event *events;   /* prefill chunks and preemptions, in order */
     size_t n_events;
     const char *fault;          /* injected fault ("fail", "disconnect", ...), or NULL */
+    /* Engine mode: the sequence, for its speculative-decoding counters (its
+     * share of /metrics' spec_decode counters), printed after "fault"; NULL
+     * prints null. */
+    const struct sim_seq *seq;
 };
 
 /* Opens (truncates) path for writing. Returns the trace, or NULL with errno

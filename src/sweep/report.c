@@ -9,6 +9,7 @@
 
 #include "artifact/benchmark.h"
 #include "artifact/matrix.h"
+#include "artifact/observe.h"
 #include "core/sha256.h"
 
 /* A job's round artifact when it is complete (true: *b read, its bytes'
@@ -226,6 +227,46 @@ static struct load_curve_target *target_of(struct load_curve *c, const char *gro
     return t->name && t->points ? t : NULL;
 }
 
+/* The telemetry of a point from its m rounds' observation blocks: seed
+ * 002's gpu block (the range of the rounds' median SM clocks, the hottest
+ * temperature, the thermally throttled share pooled over every round's GPU
+ * readings; absent when no round read a GPU) and the curve's KV pool (the
+ * first round that has it: the server's, the same in every round). */
+static int observed_point(struct load_curve_target *t, struct load_curve_point *p,
+                          const struct benchmark *const *same, size_t m)
+{
+    double *sm = malloc((m ? m : 1) * sizeof *sm), hottest = NAN, throttled = 0, samples = 0;
+    if (!sm)
+        return -1;
+    size_t k = 0;
+    p->gpu = (struct load_curve_gpu){.median_sm_mhz = {NAN, NAN, NAN, 0}, .max_temp_c = NAN,
+                                     .thermal_share = NAN};
+    for (size_t i = 0; i < m; i++) {
+        struct observe_figures f;
+        observe_figures_of(same[i], &f);
+        if (isnan(t->kv_pool_tokens))
+            t->kv_pool_tokens = f.kv_pool_tokens;
+        if (!f.gpu)
+            continue;
+        p->gpu.present = true;
+        if (!isnan(f.median_sm_mhz))
+            sm[k++] = f.median_sm_mhz;
+        if (!isnan(f.max_temp_c))
+            hottest = isnan(hottest) ? f.max_temp_c : fmax(hottest, f.max_temp_c);
+        if (!isnan(f.thermal_share) && f.gpu_samples > 0) {
+            throttled += f.thermal_share * f.gpu_samples;
+            samples += f.gpu_samples;
+        }
+    }
+    struct matrix_range r;
+    if (k && matrix_range_of(sm, k, &r) == 0)
+        p->gpu.median_sm_mhz = (struct load_curve_range){r.median, r.min, r.max, (long)k};
+    p->gpu.max_temp_c = hottest;
+    p->gpu.thermal_share = samples > 0 ? throttled / samples : NAN;
+    free(sm);
+    return 0;
+}
+
 /* Adds the point of key k (every loaded round with that key) to its curve,
  * unless an earlier round made it. */
 static int add_point(struct load_curve *c, const struct point_key *k, const struct rounds *r,
@@ -244,6 +285,8 @@ static int add_point(struct load_curve *c, const struct point_key *k, const stru
     if (load_curve_point_of(same, m, k->x, &t->points[t->n_points]) != 0)
         return -1;
     t->n_points++;
+    if (observed_point(t, &t->points[t->n_points - 1], same, m) != 0)
+        return -1;
     return 0;
 }
 

@@ -171,7 +171,8 @@ Test(layers, a_table_with_a_circle_is_refused)
 {
     char dir[64];
     copy_tree(dir);
-    replace_in(dir, "docs/ARCHITECTURE.md", "| `core` `stats` `artifact` |", "| `core` `stats` `artifact` `sweep` |");
+    replace_in(dir, "docs/ARCHITECTURE.md", "| `core` `stats` `artifact` `observe` |",
+               "| `core` `stats` `artifact` `observe` `sweep` |");
     int status = check_layers(dir);
     rm_tree(dir);
     cr_assert_eq(status, 2, "%s", err);

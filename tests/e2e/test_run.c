@@ -251,7 +251,7 @@ Test(run_e2e, help_lists_every_flag_with_defaults)
 {
     const char *argv[] = {harness_anvil_bin(), "run", "--help", NULL};
     const char *help2[] = {harness_anvil_bin(), "help", "run", NULL};
-    static char out[8192], out2[8192];
+    static char out[32768], out2[32768];   /* the help outgrew 8 KiB with the telemetry flags */
     int status;
     cr_assert_eq(run_cmd(argv, out, sizeof out, &status), 0);
     cr_assert_eq(status, 0);
@@ -261,7 +261,9 @@ Test(run_e2e, help_lists_every_flag_with_defaults)
                            "--num-prompts", "--warmup", "--input-len", "--random-input-len",
                            "--output-len", "--random-output-len", "--ignore-eos", "--no-ignore-eos",
                            "--seed", "--out", "--requests-out", "--api-key-env", "--header",
-                           "--percentile-method", "--timeout-s", "--engine-label", "--gpu-label"};
+                           "--percentile-method", "--timeout-s", "--engine-label", "--gpu-label",
+                           "--server-metrics", "--scrape-interval-ms", "--telemetry",
+                           "--telemetry-interval-ms", "--gpu-metrics-url"};
     for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
         cr_assert(strstr(out, flags[i]), "help lacks %s", flags[i]);
     cr_assert(strstr(out, "default 600") && strstr(out, "seconds"), "units and defaults are given");

@@ -1,0 +1,44 @@
+/* observe.h — the benchmark artifact's blocks from what the server and the
+ * hardware said (observe/observe.h): `server_metrics`, `hardware`,
+ * `hardware_run_summary` (seed 004's names) and the energy figures in
+ * `metrics`. Fields are described in docs/ARTIFACTS.md; undefined numbers
+ * are null, never 0. */
+#ifndef ANVIL_ARTIFACT_OBSERVE_H
+#define ANVIL_ARTIFACT_OBSERVE_H
+
+#include <cjson/cJSON.h>
+
+#include "artifact/benchmark.h"
+#include "observe/observe.h"
+
+/* The server_metrics block. Caller deletes; NULL when memory runs out. */
+cJSON *artifact_server_metrics(const struct observe_report *r);
+
+/* The hardware block (devices, host, seed 002's gpu block, energy). Caller
+ * deletes; NULL when memory runs out. */
+cJSON *artifact_hardware(const struct observe_report *r);
+
+/* Seed 004's hardware_run_summary over the window, or a JSON null when
+ * there is no GPU reading in it. Caller deletes. */
+cJSON *artifact_hardware_run_summary(const struct observe_report *r);
+
+/* The figures of a round's observation blocks an `anvil sweep` load curve
+ * uses (NaN / false when the round has none). */
+struct observe_figures {
+    double kv_pool_tokens;      /* server_metrics.derived.kv_pool_tokens */
+    bool gpu;                   /* hardware.gpu has a figure */
+    double median_sm_mhz, max_temp_c, thermal_share;    /* hardware.gpu (seed 002) */
+    double gpu_samples;         /* hardware_run_summary.samples × gpu_count: thermal_share's weight */
+};
+
+/* Reads b's server_metrics and hardware blocks (struct benchmark keeps them
+ * as found) into *out. */
+void observe_figures_of(const struct benchmark *b, struct observe_figures *out);
+
+/* Adds server_metrics, hardware and hardware_run_summary to the artifact
+ * root art, and energy_j, output_tokens_per_joule and
+ * joules_per_output_token to its metrics object. Returns 0, or -1 when
+ * memory runs out. */
+int artifact_add_observe(cJSON *art, const struct observe_report *r);
+
+#endif

@@ -1,0 +1,106 @@
+/* observe.c — a run's server metrics and hardware telemetry: the session
+ * around the load and its blocks in the artifact (observe/observe.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "artifact/observe.h"
+#include "load/driver.h"
+#include "run/stage.h"
+
+static void say(void *ud, const char *msg)
+{
+    run_say(ud, "%s", msg);
+}
+
+double run_record_tokens(const struct req_record *r)
+{
+    if (r->completion_tokens >= 0)
+        return (double)r->completion_tokens;
+    double n = 0;
+    for (size_t i = 0; i < r->n_chunks; i++)
+        n += r->chunks[i].tokens >= 1 ? r->chunks[i].tokens : 1;
+    return n;
+}
+
+void run_observe_start(struct run_ctx *x)
+{
+    const struct run_config *c = x->c;
+    struct observe_cfg oc = {
+        .server_metrics = c->server_metrics, .scrape_interval_ms = c->scrape_interval_ms,
+        .base_url = x->srv.base_url, .headers = x->headers, .telemetry = (enum obs_mode)c->telemetry,
+        .telemetry_interval_ms = c->telemetry_interval_ms, .gpu_metrics_url = c->gpu_metrics_url,
+        .say = say, .say_ud = x,
+    };
+    int n = c->n_samplers > 0 ? c->n_samplers : 0;
+    if (!(x->samplers = calloc((size_t)n + 2, sizeof *x->samplers)))
+        return;
+    for (int i = 0; i < n; i++)
+        x->samplers[x->n_samplers++] = c->samplers[i];
+    if (c->scrape_interval_ms <= 0 || c->telemetry_interval_ms <= 0)
+        return;     /* a library caller that left them unset: nothing to observe */
+    if (!(x->obs = observe_new(&oc)))
+        return;
+    observe_prepare(x->obs);
+    x->n_samplers += observe_samplers(x->obs, x->samplers + x->n_samplers, 2);
+}
+
+void run_observe_finish(struct run_ctx *x, const struct driver_result *dr)
+{
+    if (!x->obs)
+        return;
+    /* the driver's reports are of cfg's samplers, in x->samplers' order */
+    observe_finish(x->obs, x->samplers, dr->sampler_reports, dr->n_sampler_reports);
+}
+
+/* The client's figures over the window, as both summaries need them. */
+static struct observe_client client_facts(const struct run_ctx *x, const struct driver_result *dr)
+{
+    const struct run_config *c = x->c;
+    const struct run_result *res = x->res;
+    const struct run_summary *s = &res->summary;
+    struct observe_client oc = {
+        .window_start = dr->phase_ns[SAMPLER_WINDOW_START], .window_end = dr->phase_ns[SAMPLER_WINDOW_END],
+        .duration_mode = c->duration_s > 0, .ttft_mean_ms = s->d[D_TTFT].mean,
+        .concurrency = isinf(c->request_rate) ? c->concurrency : 0,
+        .tokens_per_request = c->dataset ? 0 : c->input_len + c->output_len,
+    };
+    if (oc.duration_mode) {
+        oc.output_tokens = s->window_tokens;
+    } else {
+        /* every measured request sent: completed, failed and cut ones made tokens too */
+        for (int i = 0; i < res->n_records; i++)
+            if (res->records[i].t_start)
+                oc.output_tokens += run_record_tokens(&res->records[i]);
+    }
+    return oc;
+}
+
+int run_observe_attach(struct run_ctx *x, const struct driver_result *dr, cJSON *art)
+{
+    if (!x->obs)
+        return 0;
+    struct observe_report *r = calloc(1, sizeof *r);
+    struct observe_client oc = client_facts(x, dr);
+    if (!r || observe_summarize(x->obs, &oc, r) != 0) {
+        if (r)
+            observe_report_free(r);
+        free(r);
+        return -1;
+    }
+    /* the covering span of a --num-prompts run may hold the end of the
+     * warm-up: its tokens are not other traffic */
+    struct srv_summary *sv = &r->server;
+    if (r->server_enabled && sv->available && !oc.duration_mode && !isnan(sv->token_excess))
+        sv->other_traffic = sv->token_excess > fmax(0.01 * oc.output_tokens, 16) + x->warmup_output_tokens;
+    x->res->observe = r;
+    return artifact_add_observe(art, r);
+}
+
+void run_observe_free(struct run_ctx *x)
+{
+    observe_free(x->obs);
+    x->obs = NULL;
+    free(x->samplers);
+    x->samplers = NULL;
+}
