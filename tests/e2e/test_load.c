@@ -210,3 +210,17 @@ Test(load_e2e, multi_turn_in_duration_mode_counts_what_was_sent, .timeout = 60)
     cr_assert_gt(harness_num(a, "completed"), 12);
     cJSON_Delete(a);
 }
+
+/* Two measuring threads: a turn still waits for its previous reply,
+ * whichever thread ran it. */
+Test(load_e2e, multi_turn_turns_follow_replies_over_two_threads, .timeout = 60)
+{
+    const char *closed[] = {"--num-prompts", "12", "--concurrency", "4", "--threads", "2", NULL};
+    cJSON *a = turns_follow_replies(closed);
+    cr_assert_eq(harness_num(a, "completed"), 12);
+    cJSON_Delete(a);
+    const char *open[] = {"--num-prompts", "12", "--request-rate", "1000", "--threads", "2", NULL};
+    a = turns_follow_replies(open);
+    cr_assert_eq(harness_num(a, "completed"), 12);
+    cJSON_Delete(a);
+}
