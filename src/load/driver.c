@@ -918,8 +918,14 @@ static int setup_shared(struct shared *sh)
         .fixed_span = c->duration_s <= 0, .threads = threads, .follows = c->follows, .ud = c->ud,
     };
     char err[256];
+    if (c->send_ns)     /* open loop; the drawn times are replaced below */
+        pc.request_rate = pc.burstiness = 1;
     if (plan_build(&pc, &sh->plan, err, sizeof err) != 0) {
         fprintf(stderr, "anvil: the load plan: %s\n", err);
+        return -1;
+    }
+    if (c->send_ns && plan_set_send_times(&sh->plan, c->send_ns) != 0) {
+        fprintf(stderr, "anvil: the load plan: send times must be ≥ 0 and never decrease\n");
         return -1;
     }
     sh->out->threads = threads;

@@ -101,6 +101,12 @@ struct driver_cfg {
      * Otherwise bodies are built as requests are sent, on the sending thread:
      * make_body must then be safe to call from several threads at once. */
     bool prebuild_bodies;
+    /* A schedule of the caller's (e.g. a trace's): measured request i is due
+     * send_ns[i] ns after the measured phase starts (num_prompts entries,
+     * never decreasing; not owned), instead of the one request_rate and
+     * burstiness draw; the run is then open loop, concurrency a cap (0 =
+     * none). NULL = none. */
+    const int64_t *send_ns;
 };
 
 struct driver_result {

@@ -13,8 +13,11 @@
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
+#include <curl/curl.h>
 
 #include "harness.h"
+#include "load/driver.h"
+#include "openai/request.h"
 
 /* Runs `anvil run` against a fresh simulator with run_args and --threads
  * threads; returns the artifact. */
@@ -225,4 +228,52 @@ Test(threads, duration_window_over_two_threads, .timeout = 60)
     cr_assert_geq(harness_num(dm, "incomplete_requests"), 4, "the requests running at the end are kept");
     cJSON_Delete(a);
     unlink(art);
+}
+
+/* A caller's schedule (a trace's send times) replaces the drawn one: every
+ * request is scheduled at its own offset, whatever thread sends it. */
+static char *fixed_body(void *ud, long seq, long *planned, long *max_tokens)
+{
+    (void)ud;
+    (void)seq;
+    *planned = -1;
+    *max_tokens = 2;
+    struct request_opts o = {.endpoint = EP_CHAT, .model = "anvil-sim", .max_tokens = 2, .stream = true};
+    return request_body(&o, "one two three four");
+}
+
+Test(threads, a_callers_send_times_are_the_schedule, .timeout = 60)
+{
+    enum { N = 40 };
+    static int64_t send_ns[N];
+    for (int i = 0; i < N; i++)     /* bursts of four, 20 ms apart, and a pause */
+        send_ns[i] = (int64_t)(i / 4) * 20000000 + (i >= 20 ? 100000000 : 0);
+    const char *sim_args[] = {"--ttft-ms", "1", "--itl-ms", "1", NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    static char url[256], models[256];
+    snprintf(url, sizeof url, "%s/chat/completions", sim.base_url);
+    snprintf(models, sizeof models, "%s/models", sim.base_url);
+    for (int threads = 1; threads <= 2; threads++) {
+        struct driver_cfg cfg = {
+            .url = url, .prewarm_url = models, .concurrency = 0, .request_rate = INFINITY, .burstiness = 1,
+            .num_prompts = N, .timeout_ms = 30000, .grace_s = 1, .make_body = fixed_body, .threads = threads,
+            .send_ns = send_ns,
+        };
+        struct driver_result r;
+        cr_assert_eq(curl_global_init(CURL_GLOBAL_DEFAULT), 0);
+        cr_assert_eq(driver_run(&cfg, &r), 0);
+        cr_assert_eq(r.threads, threads);
+        for (int i = 0; i < N; i++) {
+            const struct req_record *q = &r.records[i];
+            cr_assert_eq(q->fail, FAIL_NONE, "request %d: %s", i, q->fail_msg);
+            cr_assert_eq(q->t_scheduled - r.records[0].t_scheduled, send_ns[i],
+                         "request %d scheduled %lld ns after request 0, not %lld (%d threads)", i,
+                         (long long)(q->t_scheduled - r.records[0].t_scheduled), (long long)send_ns[i], threads);
+            cr_assert_geq(q->t_start, q->t_scheduled, "request %d sent before its time", i);
+        }
+        driver_result_free(&r);
+        curl_global_cleanup();
+    }
+    cr_assert_eq(sim_stop(&sim), 0);
 }
