@@ -155,6 +155,9 @@ demo: deps
 bench: deps
 	@$(MAKE) --no-print-directory $(B)/anvil
 	@bench/run
+	@bench/threads
+	@bench/memory
+	@bench/fidelity
 
 fuzz: deps
 	@fuzz/run

@@ -127,6 +127,9 @@ static const struct flag_spec flags[] = {
      "incomplete", .min = 0.001},
     {"warmup-s", NULL, FLAG_DOUBLE, AT(warmup_s), "S", "0",
      "duration mode: seconds of load before the window opens", .min = 0},
+    {"threads", NULL, FLAG_LONG, AT(threads), "N", NULL,
+     "measuring loops, one thread each, the load split over them (default: the online cores, at "
+     "most one per 64 streams; never more than --concurrency)", .min = 1, .max = 1024},
     {"input-len", "random-input-len", FLAG_LONG, AT(input_len), "N", "1024",
      "prompt length in tokens, as the server counts them", .section = "Workload",
      .min = 1, .max = 100000000},

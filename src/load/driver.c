@@ -1,102 +1,176 @@
-/* driver.c — closed- and open-loop load on one event loop. */
+/* driver.c — closed- and open-loop load on one event loop per thread.
+ *
+ * Each loop (struct loop) owns its event base, curl multi handle, slots and
+ * records; the run's shared state (struct shared) is under one mutex taken
+ * per request — to claim the next request of the plan, when its headers
+ * arrive, when it ends — never per event. A loop that needs another to act
+ * (the measured phase began, stop, the last request ended) writes its
+ * eventfd; the woken loop reads the shared state and reacts. */
 #include "load/driver.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <event2/event.h>
 
 #include "core/clock.h"
-#include "load/arrivals.h"
+#include "load/plan.h"
 #include "load/sampler.h"
 #include "net/http.h"
 #include "openai/stream.h"
 
-struct driver;
+struct loop;
 
 /* One request in flight. */
 struct slot {
-    struct driver *d;
+    struct loop *l;
     struct http_xfer *x;        /* NULL when idle */
     struct req_record *rec;     /* not owned */
     struct req_record warm;     /* the record of a warm-up request */
     struct stream st;
     struct curl_slist *headers; /* common headers + X-Request-Id */
     char *body;
-    struct event *idle;         /* fires when the server has been silent for idle_timeout_s */
+    struct event *idle;         /* fires when the server may have been silent for idle_timeout_s */
+    int64_t last_rx;            /* arrival time of the last byte (or the send) */
     long seq;                   /* the request it carries */
 };
 
-struct driver {
+/* Why sending stopped, in rising order of severity. */
+enum stop {
+    STOP_NONE,
+    STOP_GRACE,     /* a signal or the server gone: in-flight requests get the grace period */
+    STOP_CUT,       /* duration mode: the window closed, what runs is cut */
+    STOP_CANCEL,    /* the grace period is over or a second signal: cancel what runs */
+};
+
+/* The run's state shared by the loops; every field under mu. */
+struct shared {
+    pthread_mutex_t mu;
     const struct driver_cfg *cfg;
     struct driver_result *out;
+    struct load_plan plan;
+    char **bodies;              /* prebuild_bodies: body of each seq until sent (then NULL) */
+    long *planned, *max_tokens; /* prebuild_bodies: their planned prompt tokens and max_tokens */
+    struct loop *loops;
+    int n_loops;
+    long next_seq;              /* next request of the plan not yet claimed, warm-ups first */
+    long arrived;               /* requests due so far (sendable), warm-ups included */
+    long done;                  /* requests finished, warm-ups included */
+    long in_flight;             /* claimed and not yet ended, over every loop */
+    /* With follows: when each request (seq) ended (0 = not yet); the request
+     * held back until it ends (follower + 1, 0 = none); held requests whose
+     * request ended, in the order they became sendable. */
+    int64_t *ended_ns;
+    long *follower;
+    long *ready, ready_head, ready_tail;
+    bool measuring;             /* the measured phase has begun (t_measure set) */
+    enum stop stop;
+    bool answered;              /* some reply's headers arrived: the server was there */
+    struct server_gone streak;  /* connection failures since the last reply */
+    int64_t first_measured_start;   /* t_start of the first measured send (0 = none yet) */
+    int64_t last_measured_end;  /* when the last measured request to end ended */
+    int64_t t0, t_measure;      /* run start; start of the measured phase */
+    /* the start: loops pre-warmed so far, and the go of thread 0 (t0 set) */
+    pthread_cond_t cv;
+    int n_ready;
+    bool go;
+};
+
+/* One measuring loop and what it owns. */
+struct loop {
+    struct shared *sh;
+    int id;
+    pthread_t thread;
+    bool thread_started;
     struct event_base *base;
     struct http_client *http;
     struct slot *slots;
     int n_slots;
     int *free_slots, n_free;    /* stack of idle slot indexes */
-    int64_t *due;               /* open loop: offset of measured request i from t_measure */
-    long next_seq;              /* next request to send, warm-ups first */
-    long arrived;               /* requests due so far (sendable), warm-ups included */
-    long done;                  /* requests finished, warm-ups included */
-    /* With cfg->follows: when each request (seq) ended (0 = not yet); the
-     * request held back until it ends (follower + 1, 0 = none); held
-     * requests whose request ended, in the order they became sendable. */
-    int64_t *ended_ns;
-    long *follower;
-    long *ready, ready_head, ready_tail;
-    bool stopping;
-    bool answered;              /* some reply's headers arrived: the server was there */
-    struct server_gone streak;  /* connection failures since the last reply */
-    struct event *sigint, *sigterm, *grace, *progress, *arrival, *window, *window_open;
-    /* the lag probe, first of the samplers; the runner with cfg's after it */
+    struct req_record *records; /* this loop's measured records, in the order it sent them */
+    long n_records;
+    long cursor;                /* open loop: next plan entry this loop's arrival timer may wait for */
+    bool armed;                 /* the measured phase's timers are set */
+    bool stopping;              /* no new sends from this loop */
+    bool window_opened;         /* thread 0: the window-start boundary was given to the samplers */
+    bool window_ended;          /* thread 0: the window-end boundary was given */
+    int wake_fd;
+    struct event *wake, *sigint, *sigterm, *grace, *progress, *arrival, *window, *window_open;
+    /* the lag probe, first of the samplers; the runner with cfg's after it on thread 0 */
     struct sampler lag;
-    size_t lag_cap;
+    double *lag_ms;
+    size_t n_lag, lag_cap;
     struct sampler **sampler_list;
     struct sampler_runner *samplers;
-    bool window_opened;         /* the window-start boundary was given to the samplers */
-    int64_t last_measured_end;  /* when the last measured request to end ended */
-    int64_t t0, t_measure;      /* loop start; start of the measured phase */
+    int prewarmed;
 };
 
-static long total(const struct driver *d)
+static long total(const struct shared *sh)
 {
-    return d->cfg->warmup + d->cfg->num_prompts;
+    return sh->plan.n;
 }
 
-static bool open_loop(const struct driver *d)
+static const struct driver_cfg *cfg_of(const struct loop *l)
 {
-    return !isinf(d->cfg->request_rate);
+    return l->sh->cfg;
 }
 
-/* Re-arms the slot's idle timer: any byte from the server resets it. */
-static void touch(struct slot *s)
+static void lock(struct shared *sh) { pthread_mutex_lock(&sh->mu); }
+static void unlock(struct shared *sh) { pthread_mutex_unlock(&sh->mu); }
+
+/* Makes loop l run its reaction to the shared state (react) soon. */
+static void wake(struct loop *l)
 {
-    double t = s->d->cfg->idle_timeout_s;
-    if (t <= 0)
-        return;
-    struct timeval tv = s_to_timeval(t);
+    uint64_t one = 1;
+    ssize_t w = write(l->wake_fd, &one, sizeof one);
+    (void)w;    /* a full counter already wakes it */
+}
+
+static void wake_all(struct shared *sh)
+{
+    for (int i = 0; i < sh->n_loops; i++)
+        wake(&sh->loops[i]);
+}
+
+/* Raises the stop to `s` (under the lock) and wakes every loop. */
+static void request_stop_locked(struct shared *sh, enum stop s)
+{
+    if (s > sh->stop)
+        sh->stop = s;
+    wake_all(sh);
+}
+
+static void arm_idle(struct slot *s, int64_t wait_ns)
+{
+    struct timeval tv = ns_to_timeval(wait_ns);
     evtimer_add(s->idle, &tv);
 }
 
 static void on_headers(void *ud, int64_t t, long status)
 {
     struct slot *s = ud;
-    touch(s);
-    s->d->answered = true;
-    s->d->streak = (struct server_gone){0};
+    struct shared *sh = s->l->sh;
+    s->last_rx = t;
+    lock(sh);
+    sh->answered = true;
+    sh->streak = (struct server_gone){0};
+    unlock(sh);
     stream_headers(&s->st, t, status);
 }
 
+/* The hot path: one call per read. The idle timer is not re-armed here
+ * (an event_add per read); it checks last_rx when it fires. */
 static void on_body(void *ud, int64_t t, const char *p, size_t n)
 {
     struct slot *s = ud;
-    touch(s);
+    s->last_rx = t;
     stream_feed(&s->st, t, p, n);
 }
 
@@ -114,206 +188,337 @@ static enum fail_kind fail_from_curl(CURLcode rc)
     }
 }
 
-static void begin_measured(struct driver *d);
+static void begin_measured_locked(struct shared *sh);
 
-static void maybe_stop_loop(struct driver *d)
+/* The loop's end: every request ended, or stopping and none in flight
+ * anywhere (so no loop ends while another may still hand it work). */
+static bool maybe_stop_loop(struct loop *l)
 {
-    if (d->done == total(d) || (d->stopping && http_in_flight(d->http) == 0))
-        event_base_loopbreak(d->base);
+    struct shared *sh = l->sh;
+    lock(sh);
+    bool end = sh->done == total(sh) || (sh->stop != STOP_NONE && sh->in_flight == 0);
+    unlock(sh);
+    if (end)
+        event_base_loopbreak(l->base);
+    return end;
 }
 
-/* The samplers' window-start boundary at t (once). */
-static void open_window(struct driver *d, int64_t t)
+/* Thread 0: the samplers' window-start boundary at t (once). */
+static void open_window(struct loop *l, int64_t t)
 {
-    if (d->window_opened)
+    if (l->id != 0 || l->window_opened)
         return;
-    d->window_opened = true;
-    d->out->phase_ns[SAMPLER_WINDOW_START] = t;
-    sampler_runner_phase(d->samplers, SAMPLER_WINDOW_START, t);
+    l->window_opened = true;
+    l->sh->out->phase_ns[SAMPLER_WINDOW_START] = t;
+    sampler_runner_phase(l->samplers, SAMPLER_WINDOW_START, t);
 }
 
-static void note_failure(struct driver *d, const struct req_record *r);
+/* Thread 0: the samplers' window-end boundary of duration mode (once). */
+static void end_window(struct loop *l)
+{
+    struct driver_result *o = l->sh->out;
+    if (l->id != 0 || l->window_ended)
+        return;
+    l->window_ended = true;
+    lock(l->sh);
+    int64_t ws = o->window_start, we = o->window_end;
+    unlock(l->sh);
+    open_window(l, ws);
+    o->phase_ns[SAMPLER_WINDOW_END] = we;
+    sampler_runner_phase(l->samplers, SAMPLER_WINDOW_END, we);
+}
+
+static void note_failure_locked(struct shared *sh, const struct req_record *r);
+
+/* The shared half of a request's end (under the lock): counts, multi-turn
+ * bookkeeping, the server-gone streak, the caller's on_record, and the
+ * start of the measured phase after the last warm-up. */
+static void ended_locked(struct shared *sh, struct slot *s, bool warm)
+{
+    const struct driver_cfg *c = sh->cfg;
+    sh->done++;
+    sh->in_flight--;
+    if (!warm && s->rec->t_end > sh->last_measured_end)
+        sh->last_measured_end = s->rec->t_end;
+    if (sh->ended_ns) {
+        sh->ended_ns[s->seq] = clock_now_ns();
+        if (sh->follower[s->seq])
+            sh->ready[sh->ready_tail++] = sh->follower[s->seq] - 1;
+    }
+    if (warm && s->rec->fail != FAIL_NONE)
+        sh->out->warmup_failed++;
+    note_failure_locked(sh, s->rec);
+    if (c->on_record)
+        c->on_record(c->ud, s->rec);
+    if (warm && sh->done == c->warmup && sh->stop == STOP_NONE)
+        begin_measured_locked(sh);
+    if (sh->done == total(sh) || (sh->stop != STOP_NONE && sh->in_flight == 0))
+        wake_all(sh);
+}
 
 /* Ends the slot's request: frees its transfer state, hands the record on,
  * returns the slot to the pool. */
-static void finish_slot(struct driver *d, struct slot *s)
+static void finish_slot(struct loop *l, struct slot *s)
 {
-    evtimer_del(s->idle);
-    if (d->cfg->secret)
-        record_redact(s->rec, d->cfg->secret);
+    struct shared *sh = l->sh;
+    if (s->idle)
+        evtimer_del(s->idle);
+    if (sh->cfg->secret)
+        record_redact(s->rec, sh->cfg->secret);
     stream_free(&s->st);
     curl_slist_free_all(s->headers);
     free(s->body);
     s->headers = NULL;
     s->body = NULL;
     s->x = NULL;
-    d->done++;
-    if (s->rec != &s->warm && s->rec->t_end > d->last_measured_end)
-        d->last_measured_end = s->rec->t_end;
-    if (d->ended_ns) {
-        d->ended_ns[s->seq] = clock_now_ns();
-        if (d->follower[s->seq])
-            d->ready[d->ready_tail++] = d->follower[s->seq] - 1;
-    }
-    if (s->rec == &s->warm && s->rec->fail != FAIL_NONE)    /* a --warmup request */
-        d->out->warmup_failed++;
-    note_failure(d, s->rec);
-    if (d->cfg->on_record)
-        d->cfg->on_record(d->cfg->ud, s->rec);
     bool warm = s->rec == &s->warm;
+    lock(sh);
+    ended_locked(sh, s, warm);
+    unlock(sh);
     if (warm)
         record_free(&s->warm);
-    d->free_slots[d->n_free++] = (int)(s - d->slots);
-    if (warm && d->done == d->cfg->warmup && !d->stopping)
-        begin_measured(d);
+    l->free_slots[l->n_free++] = (int)(s - l->slots);
 }
 
 static const struct http_handlers handlers;
+static void on_idle(evutil_socket_t fd, short what, void *arg);
 
-/* When the request seq follows ended (0 = not yet), or -1 when it follows
- * none; *p gets the one it follows. */
-static int64_t followed_end(const struct driver *d, long seq, long *p)
+/* The request's body, planned prompt tokens and max_tokens: prebuilt, or
+ * built now. */
+static char *take_body(struct shared *sh, long seq, long *planned, long *max_tokens)
 {
-    *p = d->cfg->follows ? d->cfg->follows(d->cfg->ud, seq) : -1;
-    return *p >= 0 ? d->ended_ns[*p] : -1;
+    const struct driver_cfg *c = sh->cfg;
+    if (!sh->bodies)
+        return c->make_body(c->ud, seq, planned, max_tokens);
+    char *b = sh->bodies[seq];
+    sh->bodies[seq] = NULL;     /* each seq is claimed once */
+    *planned = sh->planned[seq];
+    *max_tokens = sh->max_tokens[seq];
+    return b;
 }
 
-static void launch(struct driver *d, struct slot *s, long seq)
+static struct curl_slist *request_headers(const struct driver_cfg *c, long seq, bool warm)
 {
-    const struct driver_cfg *c = d->cfg;
+    struct curl_slist *h = NULL;
+    for (const struct curl_slist *p = c->headers; p; p = p->next)
+        h = curl_slist_append(h, p->data);
+    char id[64];
+    snprintf(id, sizeof id, "X-Request-Id: anvil-%s-%ld", warm ? "warmup" : "req", warm ? seq : seq - c->warmup);
+    h = curl_slist_append(h, id);
+    h = curl_slist_append(h, "Content-Type: application/json");
+    return curl_slist_append(h, "Expect:");
+}
+
+/* Sends request seq on slot s. after: when the request it follows ended
+ * (-1 none). */
+static void launch(struct loop *l, struct slot *s, long seq, int64_t after)
+{
+    struct shared *sh = l->sh;
+    const struct driver_cfg *c = sh->cfg;
+    s->l = l;
     s->seq = seq;
+    if (!s->idle && c->idle_timeout_s > 0)
+        s->idle = evtimer_new(l->base, on_idle, s);
     bool warm = seq < c->warmup;
     long planned = -1, max_tokens = -1;
-    s->body = c->make_body(c->ud, seq, &planned, &max_tokens);
+    s->body = take_body(sh, seq, &planned, &max_tokens);
     if (warm) {
         s->rec = &s->warm;
         record_init(s->rec, (int)seq, true, planned, max_tokens);
     } else {
-        s->rec = &d->out->records[seq - c->warmup];
+        s->rec = &l->records[l->n_records++];
         /* duration mode: sent before the window opens = warm-up, kept for its tokens */
-        bool early = c->duration_s > 0 && clock_now_ns() < d->out->window_start;
+        bool early = c->duration_s > 0 && clock_now_ns() < sh->out->window_start;
         record_init(s->rec, (int)(seq - c->warmup), early, planned, max_tokens);
     }
     stream_init(&s->st, s->rec);
-    for (const struct curl_slist *h = c->headers; h; h = h->next)
-        s->headers = curl_slist_append(s->headers, h->data);
-    char id[64];
-    snprintf(id, sizeof id, "X-Request-Id: anvil-%s-%ld", warm ? "warmup" : "req", warm ? seq : seq - c->warmup);
-    s->headers = curl_slist_append(s->headers, id);
-    s->headers = curl_slist_append(s->headers, "Content-Type: application/json");
-    s->headers = curl_slist_append(s->headers, "Expect:");
+    s->headers = request_headers(c, seq, warm);
     struct http_request req = {
         .url = c->url, .headers = s->headers, .body = s->body,
         .body_len = s->body ? strlen(s->body) : 0, .connect_timeout_ms = c->connect_timeout_ms,
         .timeout_ms = c->timeout_ms,
     };
     if (s->body && s->headers)
-        s->x = http_start(d->http, &req, &handlers, s, &s->rec->t_start);
-    if (s->x)
-        touch(s);
+        s->x = http_start(l->http, &req, &handlers, s, &s->rec->t_start);
+    if (s->x && s->idle) {
+        s->last_rx = s->rec->t_start;
+        arm_idle(s, (int64_t)(c->idle_timeout_s * 1e9));
+    }
     if (!s->x) {
         s->rec->t_start = s->rec->t_end = clock_now_ns();
         record_fail(s->rec, FAIL_OTHER, "could not start the request (out of memory?)");
     }
-    if (!warm && c->duration_s <= 0)    /* no window: it opens with the first measured send */
-        open_window(d, s->rec->t_start);
-    bool scheduled = !warm && open_loop(d);
+    bool scheduled = !warm && sh->plan.open_loop;
     /* a held turn was due no earlier than the end of the turn before it */
-    long p;
-    int64_t after = followed_end(d, seq, &p), due = scheduled ? d->t_measure + d->due[seq - c->warmup] : 0;
+    int64_t due = scheduled ? sh->t_measure + sh->plan.entries[seq].send_ns : 0;
     s->rec->t_scheduled = scheduled ? (after > due ? after : due) : s->rec->t_start;
+    if (!warm && c->duration_s <= 0) {  /* no window: it opens with the first measured send */
+        lock(sh);
+        bool first = !sh->first_measured_start;
+        if (first)
+            sh->first_measured_start = s->rec->t_start;
+        unlock(sh);
+        if (first && l->id == 0)
+            open_window(l, s->rec->t_start);
+        else if (first)
+            wake(&sh->loops[0]);
+    }
     if (!s->x)
-        finish_slot(d, s);
+        finish_slot(l, s);
 }
 
-/* The next request to send, or -1: first a held turn whose previous turn
- * has ended (in the order they ended), else the next due request — held
- * instead when the turn before it is still running. Warm-ups drain
- * completely before the measured phase begins. */
-static long next_sendable(struct driver *d)
+/* When the request seq follows ended (0 = not yet), or -1 when it follows
+ * none; *p gets the one it follows. */
+static int64_t followed_end(const struct shared *sh, long seq, long *p)
 {
-    if (d->ready_head < d->ready_tail)
-        return d->ready[d->ready_head++];
-    while (d->next_seq < d->arrived) {
-        if (d->next_seq == d->cfg->warmup && d->done < d->cfg->warmup)
+    *p = sh->plan.entries[seq].follows;
+    return *p >= 0 ? sh->ended_ns[*p] : -1;
+}
+
+/* Under the lock: the requests due by now. */
+static void update_arrived_locked(struct shared *sh)
+{
+    if (!sh->measuring || !sh->plan.open_loop)
+        return;
+    int64_t now = clock_now_ns();
+    while (sh->arrived < total(sh) && sh->t_measure + sh->plan.entries[sh->arrived].send_ns <= now)
+        sh->arrived++;
+}
+
+/* Under the lock: the next request to send, or -1 — first a held turn whose
+ * previous turn has ended (in the order they ended), else the next due
+ * request, held instead when the turn before it is still running. Warm-ups
+ * drain completely before the measured phase begins. *after gets when the
+ * turn it follows ended (-1 none). */
+static long next_sendable_locked(struct shared *sh, int64_t *after)
+{
+    long p;
+    if (sh->ready_head < sh->ready_tail) {
+        long seq = sh->ready[sh->ready_head++];
+        *after = followed_end(sh, seq, &p);
+        return seq;
+    }
+    while (sh->next_seq < sh->arrived) {
+        if (sh->next_seq == sh->cfg->warmup && !sh->measuring)
             return -1;
-        long seq = d->next_seq++, p;
-        if (followed_end(d, seq, &p) != 0)
+        long seq = sh->next_seq++;
+        int64_t e = followed_end(sh, seq, &p);
+        if (e != 0) {
+            *after = e;
             return seq;
-        d->follower[p] = seq + 1;
+        }
+        sh->follower[p] = seq + 1;
     }
     return -1;
 }
 
-/* Sends every sendable request a free slot allows. */
-static void pump(struct driver *d)
+/* Claims the next sendable request if this loop has a free slot and the
+ * global cap allows one more; -1 when none. */
+static long claim(struct loop *l, int64_t *after)
 {
-    long seq;
-    while (!d->stopping && d->n_free > 0 && (seq = next_sendable(d)) >= 0)
-        launch(d, &d->slots[d->free_slots[--d->n_free]], seq);
+    struct shared *sh = l->sh;
+    int cap = sh->plan.open_loop ? sh->plan.concurrency : 0;
+    long seq = -1;
+    lock(sh);
+    update_arrived_locked(sh);
+    if (sh->stop == STOP_NONE && l->n_free > 0 && (cap <= 0 || sh->in_flight < cap) &&
+        (seq = next_sendable_locked(sh, after)) >= 0)
+        sh->in_flight++;
+    unlock(sh);
+    return seq;
 }
 
-static void schedule_next_arrival(struct driver *d);
-
-/* The measured phase begins: closed loop makes every request due at once,
- * open loop starts the arrival clock. */
-static void begin_measured(struct driver *d)
+/* Sends every sendable request a free slot allows. */
+static void pump(struct loop *l)
 {
-    d->t_measure = clock_now_ns();
-    if (d->cfg->duration_s > 0) {
-        double until = d->cfg->warmup_s + d->cfg->duration_s;
-        d->out->window_start = d->t_measure + (int64_t)(d->cfg->warmup_s * 1e9);
-        d->out->window_end = d->t_measure + (int64_t)(until * 1e9);
-        /* timers count from the loop pass's cached time, which may be a
-         * whole pass of callbacks before t_measure: count from now */
-        event_base_update_cache_time(d->base);
-        struct timeval tv = s_to_timeval(until);
-        evtimer_add(d->window, &tv);
-        if (d->cfg->warmup_s > 0) {
+    long seq;
+    int64_t after = -1;
+    while (!l->stopping && (seq = claim(l, &after)) >= 0)
+        launch(l, &l->slots[l->free_slots[--l->n_free]], seq, after);
+}
+
+/* Under the lock: the measured phase begins. Closed loop makes every
+ * request due at once; open loop starts the arrival clock. Each loop sets
+ * its own timers when it sees it (arm). */
+static void begin_measured_locked(struct shared *sh)
+{
+    const struct driver_cfg *c = sh->cfg;
+    sh->t_measure = clock_now_ns();
+    sh->measuring = true;
+    if (c->duration_s > 0) {
+        sh->out->window_start = sh->t_measure + (int64_t)(c->warmup_s * 1e9);
+        sh->out->window_end = sh->t_measure + (int64_t)((c->warmup_s + c->duration_s) * 1e9);
+    }
+    sh->arrived = sh->plan.open_loop ? c->warmup : total(sh);
+    wake_all(sh);
+}
+
+static void schedule_next_arrival(struct loop *l);
+
+/* The loop's timers of the measured phase: the window's (duration mode,
+ * every loop cuts its own requests; thread 0 gives the samplers their
+ * boundaries) and the arrival timer. */
+static void arm(struct loop *l)
+{
+    struct shared *sh = l->sh;
+    const struct driver_cfg *c = sh->cfg;
+    l->armed = true;
+    lock(sh);
+    int64_t ws = sh->out->window_start, we = sh->out->window_end;
+    unlock(sh);
+    if (c->duration_s > 0) {
+        /* timers count from the loop pass's cached time: count from now */
+        event_base_update_cache_time(l->base);
+        int64_t now = clock_now_ns();
+        struct timeval tv = ns_to_timeval(we > now ? we - now : 0);
+        evtimer_add(l->window, &tv);
+        if (l->id == 0 && c->warmup_s > 0) {
             /* 2 µs more: the timer and libevent's clock are truncated to the
              * µs, and the window-start sample is never taken before its instant */
-            tv = ns_to_timeval(d->out->window_start - d->t_measure + 2000);
-            evtimer_add(d->window_open, &tv);
-        }
-        else {
-            open_window(d, d->out->window_start);
+            tv = ns_to_timeval(ws > now ? ws - now + 2000 : 0);
+            evtimer_add(l->window_open, &tv);
+        } else {
+            open_window(l, ws);
         }
     }
-    if (!open_loop(d)) {
-        d->arrived = total(d);
+    schedule_next_arrival(l);
+}
+
+/* Open loop: the timer for the next request whose plan entry names this
+ * loop and that is not due yet. */
+static void schedule_next_arrival(struct loop *l)
+{
+    struct shared *sh = l->sh;
+    if (!sh->plan.open_loop || l->stopping)
         return;
-    }
-    schedule_next_arrival(d);
+    lock(sh);
+    long arrived = sh->arrived;
+    int64_t t_measure = sh->t_measure;
+    unlock(sh);
+    const struct plan_entry *e = sh->plan.entries;
+    while (l->cursor < total(sh) && (l->cursor < arrived || e[l->cursor].thread != l->id))
+        l->cursor++;
+    if (l->cursor >= total(sh))
+        return;
+    int64_t wait = t_measure + e[l->cursor].send_ns - clock_now_ns();
+    struct timeval tv = ns_to_timeval(wait > 0 ? wait : 0);
+    evtimer_add(l->arrival, &tv);
 }
 
 static void on_arrival(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    struct driver *d = arg;
-    int64_t now = clock_now_ns();
-    while (d->arrived < total(d) && d->t_measure + d->due[d->arrived - d->cfg->warmup] <= now)
-        d->arrived++;
-    pump(d);
-    schedule_next_arrival(d);
-    maybe_stop_loop(d);     /* a launch that failed at once may have ended the run */
-}
-
-static void schedule_next_arrival(struct driver *d)
-{
-    if (d->arrived >= total(d) || d->stopping)
-        return;
-    int64_t wait = d->t_measure + d->due[d->arrived - d->cfg->warmup] - clock_now_ns();
-    if (wait < 0)
-        wait = 0;
-    struct timeval tv = ns_to_timeval(wait);
-    evtimer_add(d->arrival, &tv);
+    struct loop *l = arg;
+    pump(l);
+    schedule_next_arrival(l);
+    maybe_stop_loop(l);     /* a launch that failed at once may have ended the run */
 }
 
 static void on_done(void *ud, int64_t t, CURLcode rc, const char *err)
 {
     struct slot *s = ud;
-    struct driver *d = s->d;
+    struct loop *l = s->l;
     /* a stream that reached [DONE], or an HTTP error reply, is judged on what
      * arrived even when the transport failed afterwards (e.g. a reset) */
     if (rc == CURLE_OK || s->rec->done_seen || s->rec->http_status >= 400)
@@ -322,62 +527,114 @@ static void on_done(void *ud, int64_t t, CURLcode rc, const char *err)
         record_fail(s->rec, fail_from_curl(rc), "%s", err);
     if (s->rec->fail != FAIL_NONE && !s->rec->t_end)
         s->rec->t_end = t;
-    finish_slot(d, s);
-    pump(d);
-    maybe_stop_loop(d);
+    finish_slot(l, s);
+    pump(l);
+    maybe_stop_loop(l);
 }
 
 static const struct http_handlers handlers = {on_headers, on_body, on_done};
 
-/* The server said nothing for idle_timeout_s: fail the request. */
+/* The idle timer: fails the request when the server has said nothing for
+ * idle_timeout_s since the last byte, else waits for the rest of it. */
 static void on_idle(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
     struct slot *s = arg;
-    struct driver *d = s->d;
+    struct loop *l = s->l;
     if (!s->x)
         return;
-    http_cancel(d->http, s->x);
+    int64_t limit = (int64_t)(cfg_of(l)->idle_timeout_s * 1e9), now = clock_now_ns();
+    if (now - s->last_rx < limit) {
+        arm_idle(s, s->last_rx + limit - now);
+        return;
+    }
+    http_cancel(l->http, s->x);
     record_fail(s->rec, FAIL_TIMEOUT, "idle timeout: no byte from the server for %g s (%s)",
-                d->cfg->idle_timeout_s, s->rec->t_headers ? "mid-stream" : "waiting for the response");
-    s->rec->t_end = clock_now_ns();
-    finish_slot(d, s);
-    pump(d);
-    maybe_stop_loop(d);
+                cfg_of(l)->idle_timeout_s, s->rec->t_headers ? "mid-stream" : "waiting for the response");
+    s->rec->t_end = now;
+    finish_slot(l, s);
+    pump(l);
+    maybe_stop_loop(l);
 }
 
-/* Ends every request still in flight now and stops the loop: cut (kept,
- * marked incomplete) when the window closed, else cancelled by a signal. */
-static void end_in_flight(struct driver *d, bool cut)
+/* Ends every request in flight on this loop now and stops the loop: cut
+ * (kept, marked incomplete) when the window closed, else cancelled. */
+static void end_in_flight(struct loop *l, bool cut)
 {
+    struct shared *sh = l->sh;
     int64_t now = clock_now_ns();
-    for (int i = 0; i < d->n_slots; i++) {
-        struct slot *s = &d->slots[i];
+    for (int i = 0; i < l->n_slots; i++) {
+        struct slot *s = &l->slots[i];
         if (!s->x)
             continue;
-        http_cancel(d->http, s->x);
+        http_cancel(l->http, s->x);
         if (cut)
             s->rec->cut = true;
-        else if (d->out->stop_signal)
+        else if (sh->out->stop_signal)
             record_fail(s->rec, FAIL_CANCELLED, "cancelled by signal %d before the stream ended",
-                        d->out->stop_signal);
+                        sh->out->stop_signal);
         else
             record_fail(s->rec, FAIL_CANCELLED, "cancelled: the server went away before the stream ended");
         s->rec->t_end = now;
-        finish_slot(d, s);
+        finish_slot(l, s);
     }
-    event_base_loopbreak(d->base);
+    event_base_loopbreak(l->base);
 }
 
-/* Duration mode: the window opened (the samplers' boundary; requests judge
- * it by their own send time). */
+/* No new requests from this loop; those in flight get the grace period. */
+static void stop_sending(struct loop *l)
+{
+    l->stopping = true;
+    evtimer_del(l->arrival);
+    struct timeval tv = s_to_timeval(cfg_of(l)->grace_s);
+    evtimer_add(l->grace, &tv);
+}
+
+/* The loop's answer to the shared state, when woken (or at its start). */
+static void react(struct loop *l)
+{
+    struct shared *sh = l->sh;
+    lock(sh);
+    enum stop stop = sh->stop;
+    bool measuring = sh->measuring;
+    int64_t first = sh->first_measured_start;
+    unlock(sh);
+    if (measuring && !l->armed && stop == STOP_NONE)
+        arm(l);
+    if (first && cfg_of(l)->duration_s <= 0)
+        open_window(l, first);
+    if (stop == STOP_CUT)
+        end_window(l);
+    if (stop == STOP_GRACE && !l->stopping)
+        stop_sending(l);
+    if (stop >= STOP_CUT) {
+        l->stopping = true;
+        evtimer_del(l->arrival);
+        end_in_flight(l, stop == STOP_CUT);
+    }
+}
+
+static void on_wake(evutil_socket_t fd, short what, void *arg)
+{
+    (void)what;
+    struct loop *l = arg;
+    uint64_t n;
+    ssize_t r = read(fd, &n, sizeof n);
+    (void)r;
+    react(l);
+    pump(l);
+    maybe_stop_loop(l);
+}
+
+/* Duration mode, thread 0: the window opened (the samplers' boundary;
+ * requests judge it by their own send time). */
 static void on_window_open(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    struct driver *d = arg;
-    open_window(d, d->out->window_start);
+    struct loop *l = arg;
+    open_window(l, l->sh->out->window_start);
 }
 
 /* Duration mode: the window closed. Nothing more is sent; what still runs
@@ -386,42 +643,35 @@ static void on_window_end(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    struct driver *d = arg;
-    struct driver_result *o = d->out;
+    struct loop *l = arg;
+    struct shared *sh = l->sh;
     int64_t now = clock_now_ns();
-    if (o->window_end > now)    /* the timer's µs rounding: the window ends when the load stops */
-        o->window_end = now;
-    open_window(d, o->window_start);
-    o->phase_ns[SAMPLER_WINDOW_END] = o->window_end;
-    sampler_runner_phase(d->samplers, SAMPLER_WINDOW_END, o->window_end);
-    d->stopping = true;
-    evtimer_del(d->arrival);
-    end_in_flight(d, true);
+    lock(sh);
+    if (sh->out->window_end > now)  /* the timer's µs rounding: the window ends when the load stops */
+        sh->out->window_end = now;
+    request_stop_locked(sh, STOP_CUT);
+    unlock(sh);
+    react(l);
 }
 
 static void on_grace_over(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    end_in_flight(arg, false);
+    struct loop *l = arg;
+    lock(l->sh);
+    request_stop_locked(l->sh, STOP_CANCEL);
+    unlock(l->sh);
+    react(l);
 }
 
-/* No new requests; those in flight get the grace period to end. */
-static void stop_sending(struct driver *d)
+/* Under the lock: counts a request's end towards the server-gone streak —
+ * refused connections and cut streams since the last reply. */
+static void note_failure_locked(struct shared *sh, const struct req_record *r)
 {
-    d->stopping = true;
-    evtimer_del(d->arrival);
-    struct timeval tv = s_to_timeval(d->cfg->grace_s);
-    evtimer_add(d->grace, &tv);
-}
-
-/* Counts a request's end towards the server-gone streak: refused
- * connections and cut streams since the last reply. */
-static void note_failure(struct driver *d, const struct req_record *r)
-{
-    if (!d->answered || (r->fail != FAIL_CONNECT && r->fail != FAIL_TRUNCATED) || d->out->server_gone.gone)
+    if (!sh->answered || (r->fail != FAIL_CONNECT && r->fail != FAIL_TRUNCATED) || sh->out->server_gone.gone)
         return;
-    struct server_gone *g = &d->streak;
+    struct server_gone *g = &sh->streak;
     if (!g->connect_failures && !g->truncated)
         g->first_failure_ns = r->t_end;
     g->connect_failures += r->fail == FAIL_CONNECT;
@@ -429,84 +679,91 @@ static void note_failure(struct driver *d, const struct req_record *r)
     if (g->connect_failures < DRIVER_GONE_AFTER)
         return;
     g->gone = true;
-    d->out->server_gone = *g;
+    sh->out->server_gone = *g;
     fprintf(stderr, "%sanvil: the server went away: %d connections refused in a row (first failure "
-            "%.3f s into the run); no new requests\n", d->cfg->progress ? "\n" : "",
-            g->connect_failures, (double)(g->first_failure_ns - d->t0) / 1e9);
-    if (!d->stopping)
-        stop_sending(d);
+            "%.3f s into the run); no new requests\n", sh->cfg->progress ? "\n" : "",
+            g->connect_failures, (double)(g->first_failure_ns - sh->t0) / 1e9);
+    request_stop_locked(sh, STOP_GRACE);
 }
 
+/* Thread 0: SIGINT / SIGTERM. */
 static void on_signal(evutil_socket_t sig, short what, void *arg)
 {
     (void)what;
-    struct driver *d = arg;
-    if (d->stopping) {              /* a second Ctrl-C: stop waiting */
-        fprintf(stderr, "anvil: signal %d again: cancelling %zu in flight\n", (int)sig, http_in_flight(d->http));
-        on_grace_over(-1, 0, d);
-        return;
+    struct loop *l = arg;
+    struct shared *sh = l->sh;
+    lock(sh);
+    long n = sh->in_flight;
+    if (sh->stop != STOP_NONE) {    /* a second Ctrl-C: stop waiting */
+        fprintf(stderr, "anvil: signal %d again: cancelling %ld in flight\n", (int)sig, n);
+        request_stop_locked(sh, STOP_CANCEL);
+    } else {
+        sh->out->stop_signal = (int)sig;
+        fprintf(stderr, "%sanvil: signal %d: no new requests; waiting up to %.1f s for %ld in flight\n",
+                sh->cfg->progress ? "\n" : "", (int)sig, sh->cfg->grace_s, n);
+        request_stop_locked(sh, STOP_GRACE);
     }
-    d->out->stop_signal = (int)sig;
-    fprintf(stderr, "%sanvil: signal %d: no new requests; waiting up to %.1f s for %zu in flight\n",
-            d->cfg->progress ? "\n" : "",
-            (int)sig, d->cfg->grace_s, http_in_flight(d->http));
-    stop_sending(d);
-    maybe_stop_loop(d);
+    unlock(sh);
+    react(l);
+    maybe_stop_loop(l);
 }
 
 static void on_progress(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    struct driver *d = arg;
-    long n = total(d), done = d->done;
+    struct loop *l = arg;
+    struct shared *sh = l->sh;
+    lock(sh);
+    long n = total(sh), done = sh->done, in_flight = sh->in_flight;
+    unlock(sh);
     int width = 30, fill = n ? (int)(width * done / n) : width;
-    fprintf(stderr, "\r[%.*s%*s] %ld/%ld done, %zu in flight, %.1f s ", fill,
-            "##############################", width - fill, "", done, n,
-            http_in_flight(d->http), ns_to_ms(clock_now_ns() - d->t0) / 1000.0);
+    fprintf(stderr, "\r[%.*s%*s] %ld/%ld done, %ld in flight, %.1f s ", fill,
+            "##############################", width - fill, "", done, n, in_flight,
+            ns_to_ms(clock_now_ns() - sh->t0) / 1000.0);
 }
 
-/* The lag probe, an inline sampler due every DRIVER_LAG_PROBE_NS: how late
- * its timer runs is how long the loop was busy elsewhere — time any byte
- * arriving then waited for its timestamp. One sample per periodic tick
- * (boundaries are not timer slots), appended to driver_result.loop_lag_ms. */
+/* The lag probe, an inline sampler due every DRIVER_LAG_PROBE_NS on each
+ * loop: how late its timer runs is how long the loop was busy elsewhere —
+ * time any byte arriving then waited for its timestamp. One sample per
+ * periodic tick (boundaries are not timer slots). */
 static void *lag_sample(void *ud, const struct sampler_tick *t)
 {
-    struct driver *d = ud;
-    struct driver_result *o = d->out;
+    struct loop *l = ud;
     if (t->phase != SAMPLER_PERIODIC)
         return NULL;
-    if (o->n_loop_lag == d->lag_cap) {
-        size_t cap = d->lag_cap ? d->lag_cap * 2 : 1024;
-        double *p = realloc(o->loop_lag_ms, cap * sizeof *p);
+    if (l->n_lag == l->lag_cap) {
+        size_t cap = l->lag_cap ? l->lag_cap * 2 : 1024;
+        double *p = realloc(l->lag_ms, cap * sizeof *p);
         if (!p)
             return NULL;    /* drop the sample rather than lose the run */
-        o->loop_lag_ms = p;
-        d->lag_cap = cap;
+        l->lag_ms = p;
+        l->lag_cap = cap;
     }
-    o->loop_lag_ms[o->n_loop_lag++] = ns_to_ms(t->t_taken - t->t_due);
+    l->lag_ms[l->n_lag++] = ns_to_ms(t->t_taken - t->t_due);
     return NULL;
 }
 
-/* The runner: the lag probe, then cfg's samplers in their order. */
-static int make_samplers(struct driver *d)
+/* The runner: the lag probe, then (thread 0) cfg's samplers in their order. */
+static int make_samplers(struct loop *l)
 {
-    const struct driver_cfg *c = d->cfg;
-    d->lag = (struct sampler){.name = "loop_lag", .period_ns = DRIVER_LAG_PROBE_NS, .sample = lag_sample,
-                              .ud = d};
-    int n = 1 + (c->n_samplers > 0 ? c->n_samplers : 0);
-    if (!(d->sampler_list = calloc((size_t)n, sizeof *d->sampler_list)))
+    const struct driver_cfg *c = cfg_of(l);
+    l->lag = (struct sampler){.name = "loop_lag", .period_ns = DRIVER_LAG_PROBE_NS, .sample = lag_sample,
+                              .ud = l};
+    int n = 1 + (l->id == 0 && c->n_samplers > 0 ? c->n_samplers : 0);
+    if (!(l->sampler_list = calloc((size_t)n, sizeof *l->sampler_list)))
         return -1;
-    d->sampler_list[0] = &d->lag;
+    l->sampler_list[0] = &l->lag;
     for (int i = 1; i < n; i++)
-        d->sampler_list[i] = c->samplers[i - 1];
-    d->samplers = sampler_runner_new(d->base, d->sampler_list, n);
-    return d->samplers ? 0 : -1;
+        l->sampler_list[i] = c->samplers[i - 1];
+    l->samplers = sampler_runner_new(l->base, l->sampler_list, n);
+    return l->samplers ? 0 : -1;
 }
 
-/* Pre-warm: every GET shares one counter; the loop breaks when all ended. */
+/* Pre-warm: every GET of a loop shares one counter; its loop breaks when
+ * all ended. */
 struct prewarm {
-    struct driver *d;
+    struct loop *l;
     int left;
 };
 
@@ -519,117 +776,235 @@ static void pw_done(void *ud, int64_t t, CURLcode rc, const char *err)
     (void)err;
     struct prewarm *pw = ud;
     if (rc == CURLE_OK)
-        pw->d->out->prewarmed++;
+        pw->l->prewarmed++;
     if (--pw->left == 0)
-        event_base_loopbreak(pw->d->base);
+        event_base_loopbreak(pw->l->base);
 }
 
-static void prewarm(struct driver *d)
+/* Opens this loop's share of the connections (1024 over all loops at most). */
+static void prewarm(struct loop *l)
 {
     static const struct http_handlers pw_handlers = {pw_headers, pw_body, pw_done};
-    struct prewarm pw = {d, 0};
+    const struct driver_cfg *c = cfg_of(l);
+    struct prewarm pw = {l, 0};
     struct http_request req = {
-        .url = d->cfg->prewarm_url, .headers = d->cfg->headers,
-        .connect_timeout_ms = d->cfg->connect_timeout_ms, .timeout_ms = 30000,
+        .url = c->prewarm_url, .headers = c->headers,
+        .connect_timeout_ms = c->connect_timeout_ms, .timeout_ms = 30000,
     };
+    int most = (1024 + l->sh->n_loops - 1) / l->sh->n_loops;
     int64_t t;
-    for (int i = 0; i < d->n_slots && i < 1024; i++)
-        if (http_start(d->http, &req, &pw_handlers, &pw, &t))
+    for (int i = 0; i < l->n_slots && i < most; i++)
+        if (http_start(l->http, &req, &pw_handlers, &pw, &t))
             pw.left++;
     if (pw.left)
-        event_base_dispatch(d->base);
-    while (http_in_flight(d->http))     /* stopped by a signal: drop the rest */
-        http_cancel(d->http, http_first(d->http));
+        event_base_dispatch(l->base);
+    while (http_in_flight(l->http))     /* stopped by a signal: drop the rest */
+        http_cancel(l->http, http_first(l->http));
 }
 
-static int alloc_state(struct driver *d)
+/* Slots a loop holds: the plan's; duration mode without a cap keeps 1024
+ * (the run sends an unknown number). */
+static int loop_slots(const struct shared *sh, int id)
 {
-    const struct driver_cfg *c = d->cfg;
-    long cap = c->concurrency > 0 ? c->concurrency : c->duration_s > 0 ? 1024 : total(d);
-    d->n_slots = (int)(cap < total(d) ? cap : total(d));
-    if (d->n_slots < 1)
-        d->n_slots = 1;
-    d->slots = calloc((size_t)d->n_slots, sizeof *d->slots);
-    d->free_slots = calloc((size_t)d->n_slots, sizeof *d->free_slots);
-    d->out->records = calloc((size_t)(c->num_prompts ? c->num_prompts : 1), sizeof *d->out->records);
-    d->due = calloc((size_t)(c->num_prompts ? c->num_prompts : 1), sizeof *d->due);
-    if (!d->slots || !d->free_slots || !d->out->records || !d->due)
-        return -1;
-    if (c->follows && (!(d->ended_ns = calloc((size_t)total(d), sizeof *d->ended_ns)) ||
-                       !(d->follower = calloc((size_t)total(d), sizeof *d->follower)) ||
-                       !(d->ready = calloc((size_t)total(d), sizeof *d->ready))))
-        return -1;
-    if (open_loop(d) && arrivals_schedule(c->request_rate, c->burstiness, c->seed, c->duration_s <= 0,
-                                          d->due, (size_t)c->num_prompts) != 0)
-        return -1;
-    for (int i = d->n_slots - 1; i >= 0; i--) {
-        d->slots[i].d = d;
-        d->free_slots[d->n_free++] = i;
-    }
-    return 0;   /* records are initialized as they are sent (duration mode sends an unknown number) */
+    long n = sh->plan.slots[id];
+    if (sh->plan.open_loop && sh->plan.concurrency <= 0 && sh->cfg->duration_s > 0 && n > 1024)
+        n = 1024;
+    return n < 1 ? 1 : (int)n;
 }
 
-static int make_idle_timers(struct driver *d)
+static int setup_loop(struct shared *sh, struct loop *l, int id)
 {
-    for (int i = 0; i < d->n_slots; i++)
-        if (!(d->slots[i].idle = evtimer_new(d->base, on_idle, &d->slots[i])))
-            return -1;
-    return 0;
-}
-
-static int setup(struct driver *d)
-{
+    const struct driver_cfg *c = sh->cfg;
+    l->sh = sh;
+    l->id = id;
+    l->wake_fd = -1;
+    l->n_slots = loop_slots(sh, id);
+    l->cursor = c->warmup;
     /* arrivals are due to the µs: epoll's millisecond timeouts would make
      * every open-loop send up to 1 ms late, so ask for a timerfd */
     struct event_config *ec = event_config_new();
     if (ec) {
         event_config_set_flag(ec, EVENT_BASE_FLAG_PRECISE_TIMER);
-        d->base = event_base_new_with_config(ec);
+        l->base = event_base_new_with_config(ec);
         event_config_free(ec);
     }
-    if (!d->base || alloc_state(d) != 0 || make_idle_timers(d) != 0)
+    /* slots are set up as they are first used: untouched ones cost no memory */
+    l->slots = calloc((size_t)l->n_slots, sizeof *l->slots);
+    l->free_slots = calloc((size_t)l->n_slots, sizeof *l->free_slots);
+    l->records = calloc((size_t)(c->num_prompts ? c->num_prompts : 1), sizeof *l->records);
+    if (!l->base || !l->slots || !l->free_slots || !l->records)
         return -1;
-    d->http = http_client_new(d->base, d->n_slots);
-    d->sigint = evsignal_new(d->base, SIGINT, on_signal, d);
-    d->sigterm = evsignal_new(d->base, SIGTERM, on_signal, d);
-    d->grace = evtimer_new(d->base, on_grace_over, d);
-    d->arrival = evtimer_new(d->base, on_arrival, d);
-    d->progress = event_new(d->base, -1, EV_PERSIST, on_progress, d);
-    d->window = evtimer_new(d->base, on_window_end, d);
-    d->window_open = evtimer_new(d->base, on_window_open, d);
-    if (!d->http || !d->sigint || !d->sigterm || !d->grace || !d->arrival || !d->progress || !d->window ||
-        !d->window_open || make_samplers(d) != 0)
+    for (int i = l->n_slots - 1; i >= 0; i--)
+        l->free_slots[l->n_free++] = i;
+    l->http = http_client_new(l->base, l->n_slots);
+    l->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (!l->http || l->wake_fd < 0)
         return -1;
-    event_add(d->sigint, NULL);
-    event_add(d->sigterm, NULL);
-    if (d->cfg->progress) {
+    l->wake = event_new(l->base, l->wake_fd, EV_READ | EV_PERSIST, on_wake, l);
+    l->grace = evtimer_new(l->base, on_grace_over, l);
+    l->arrival = evtimer_new(l->base, on_arrival, l);
+    l->window = evtimer_new(l->base, on_window_end, l);
+    if (!l->wake || !l->grace || !l->arrival || !l->window || make_samplers(l) != 0)
+        return -1;
+    event_add(l->wake, NULL);
+    if (id != 0)
+        return 0;
+    /* thread 0: signals, the progress line, the window-start timer */
+    l->sigint = evsignal_new(l->base, SIGINT, on_signal, l);
+    l->sigterm = evsignal_new(l->base, SIGTERM, on_signal, l);
+    l->progress = event_new(l->base, -1, EV_PERSIST, on_progress, l);
+    l->window_open = evtimer_new(l->base, on_window_open, l);
+    if (!l->sigint || !l->sigterm || !l->progress || !l->window_open)
+        return -1;
+    event_add(l->sigint, NULL);
+    event_add(l->sigterm, NULL);
+    if (c->progress) {
         struct timeval tv = {0, 250000};
-        event_add(d->progress, &tv);
+        event_add(l->progress, &tv);
     }
     return 0;
 }
 
-static void teardown(struct driver *d)
+static void teardown_loop(struct loop *l)
 {
-    sampler_runner_free(d->samplers);
-    free(d->sampler_list);
-    http_client_free(d->http);
-    struct event *evs[] = {d->sigint, d->sigterm, d->grace, d->arrival, d->progress, d->window,
-                           d->window_open};
+    sampler_runner_free(l->samplers);
+    free(l->sampler_list);
+    http_client_free(l->http);
+    struct event *evs[] = {l->wake, l->sigint, l->sigterm, l->grace, l->arrival, l->progress, l->window,
+                           l->window_open};
     for (size_t i = 0; i < sizeof evs / sizeof *evs; i++)
         if (evs[i])
             event_free(evs[i]);
-    for (int i = 0; d->slots && i < d->n_slots; i++)
-        if (d->slots[i].idle)
-            event_free(d->slots[i].idle);
-    if (d->base)
-        event_base_free(d->base);
-    free(d->slots);
-    free(d->free_slots);
-    free(d->due);
-    free(d->ended_ns);
-    free(d->follower);
-    free(d->ready);
+    for (int i = 0; l->slots && i < l->n_slots; i++)
+        if (l->slots[i].idle)
+            event_free(l->slots[i].idle);
+    if (l->base)
+        event_base_free(l->base);
+    if (l->wake_fd >= 0)
+        close(l->wake_fd);
+    free(l->slots);
+    free(l->free_slots);
+    for (long i = 0; l->records && i < l->n_records; i++)
+        record_free(&l->records[i]);
+    free(l->records);
+    free(l->lag_ms);
+}
+
+/* Every body built before the run starts (prebuild_bodies). */
+static int prebuild(struct shared *sh)
+{
+    const struct driver_cfg *c = sh->cfg;
+    size_t n = (size_t)(total(sh) ? total(sh) : 1);
+    sh->bodies = calloc(n, sizeof *sh->bodies);
+    sh->planned = calloc(n, sizeof *sh->planned);
+    sh->max_tokens = calloc(n, sizeof *sh->max_tokens);
+    if (!sh->bodies || !sh->planned || !sh->max_tokens)
+        return -1;
+    for (long s = 0; s < total(sh); s++) {
+        sh->planned[s] = sh->max_tokens[s] = -1;
+        sh->bodies[s] = c->make_body(c->ud, s, &sh->planned[s], &sh->max_tokens[s]);
+    }
+    return 0;   /* a NULL body fails its request when sent, as one built late would */
+}
+
+static int setup_shared(struct shared *sh)
+{
+    const struct driver_cfg *c = sh->cfg;
+    long n = (long)c->warmup + c->num_prompts;
+    int threads = plan_threads(c->threads, sysconf(_SC_NPROCESSORS_ONLN), c->concurrency, n);
+    struct plan_cfg pc = {
+        .warmup = c->warmup, .num_prompts = c->num_prompts, .concurrency = c->concurrency,
+        .request_rate = c->request_rate, .burstiness = c->burstiness, .seed = c->seed,
+        .fixed_span = c->duration_s <= 0, .threads = threads, .follows = c->follows, .ud = c->ud,
+    };
+    char err[256];
+    if (c->send_ns)     /* open loop; the drawn times are replaced below */
+        pc.request_rate = pc.burstiness = 1;
+    if (plan_build(&pc, &sh->plan, err, sizeof err) != 0) {
+        fprintf(stderr, "anvil: the load plan: %s\n", err);
+        return -1;
+    }
+    if (c->send_ns && plan_set_send_times(&sh->plan, c->send_ns) != 0) {
+        fprintf(stderr, "anvil: the load plan: send times must be ≥ 0 and never decrease\n");
+        return -1;
+    }
+    sh->out->threads = threads;
+    if (sh->plan.any_follows && (!(sh->ended_ns = calloc((size_t)n, sizeof *sh->ended_ns)) ||
+                                 !(sh->follower = calloc((size_t)n, sizeof *sh->follower)) ||
+                                 !(sh->ready = calloc((size_t)n, sizeof *sh->ready))))
+        return -1;
+    if (c->prebuild_bodies && prebuild(sh) != 0)
+        return -1;
+    if (!(sh->loops = calloc((size_t)threads, sizeof *sh->loops)))
+        return -1;
+    sh->n_loops = threads;
+    for (int i = 0; i < threads; i++)
+        if (setup_loop(sh, &sh->loops[i], i) != 0)
+            return -1;
+    return 0;
+}
+
+static void teardown_shared(struct shared *sh)
+{
+    for (int i = 0; sh->loops && i < sh->n_loops; i++)
+        teardown_loop(&sh->loops[i]);
+    free(sh->loops);
+    for (long s = 0; sh->bodies && s < total(sh); s++)
+        free(sh->bodies[s]);
+    free(sh->bodies);
+    free(sh->planned);
+    free(sh->max_tokens);
+    free(sh->ended_ns);
+    free(sh->follower);
+    free(sh->ready);
+    plan_free(&sh->plan);
+}
+
+/* A loop from the start of the load to its end: react, send, run (a
+ * loopbreak before event_base_dispatch would be lost: ask first). */
+static void run_loop(struct loop *l)
+{
+    react(l);
+    pump(l);
+    if (!maybe_stop_loop(l))
+        event_base_dispatch(l->base);
+}
+
+/* Threads 1..n−1: pre-warm, wait for the start, run, stop the lag probe. */
+static void *worker(void *arg)
+{
+    struct loop *l = arg;
+    struct shared *sh = l->sh;
+    prewarm(l);
+    lock(sh);
+    sh->n_ready++;
+    pthread_cond_broadcast(&sh->cv);
+    while (!sh->go)     /* thread 0 sets t0 and the first requests due */
+        pthread_cond_wait(&sh->cv, &sh->mu);
+    int64_t t0 = sh->t0;
+    unlock(sh);
+    sampler_runner_start(l->samplers, t0);
+    run_loop(l);
+    sampler_runner_stop(l->samplers, clock_now_ns(), 0);
+    return NULL;
+}
+
+/* Starts threads 1..n−1 with SIGINT and SIGTERM blocked (they reach
+ * thread 0). Returns 0 or pthread_create's error (some may have started). */
+static int start_workers(struct shared *sh)
+{
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    int rc = 0;
+    for (int i = 1; i < sh->n_loops && rc == 0; i++) {
+        rc = pthread_create(&sh->loops[i].thread, NULL, worker, &sh->loops[i]);
+        sh->loops[i].thread_started = rc == 0;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
 }
 
 static double tv_diff_s(struct timeval a, struct timeval b)
@@ -657,78 +1032,143 @@ static void achieved_rate(struct driver_result *out)
 /* The loop has stopped at end: the boundaries the run did not reach (a
  * window never opened: stopped during warm-up; a window without a timer:
  * it ends when the last measured request ended). */
-static void end_phases(struct driver *d, int64_t end)
+static void end_phases(struct loop *l0, int64_t end)
 {
-    struct driver_result *o = d->out;
-    open_window(d, d->cfg->duration_s > 0 && o->window_start < end ? o->window_start : end);
+    struct shared *sh = l0->sh;
+    struct driver_result *o = sh->out;
+    open_window(l0, sh->cfg->duration_s > 0 && o->window_start < end ? o->window_start : end);
+    if (!l0->window_ended && sh->cfg->duration_s > 0 && sh->stop == STOP_CUT)
+        end_window(l0);
     if (!o->phase_ns[SAMPLER_WINDOW_END]) {
-        int64_t t = d->cfg->duration_s > 0 ? o->window_end : d->last_measured_end;
+        int64_t t = sh->cfg->duration_s > 0 ? o->window_end : sh->last_measured_end;
         if (t < o->phase_ns[SAMPLER_WINDOW_START])     /* none measured ended */
             t = o->phase_ns[SAMPLER_WINDOW_START];
         o->phase_ns[SAMPLER_WINDOW_END] = t;
-        sampler_runner_phase(d->samplers, SAMPLER_WINDOW_END, t);
+        sampler_runner_phase(l0->samplers, SAMPLER_WINDOW_END, t);
     }
     o->phase_ns[SAMPLER_AFTER_LAST] = end;
 }
 
 /* After-last boundary, stop and bounded join; copies cfg's samplers'
  * reports into the result. */
-static void stop_samplers(struct driver *d, int64_t end)
+static void stop_samplers(struct loop *l0, int64_t end)
 {
-    const struct driver_cfg *c = d->cfg;
+    const struct driver_cfg *c = l0->sh->cfg;
+    struct driver_result *o = l0->sh->out;
     int64_t wait = c->sampler_stop_s > 0 ? (int64_t)(c->sampler_stop_s * 1e9) : DRIVER_SAMPLER_STOP_NS;
-    sampler_runner_stop(d->samplers, end, wait);
+    sampler_runner_stop(l0->samplers, end, wait);
     int n = c->n_samplers > 0 ? c->n_samplers : 0;
-    if (!n || !(d->out->sampler_reports = calloc((size_t)n, sizeof *d->out->sampler_reports)))
+    if (!n || !(o->sampler_reports = calloc((size_t)n, sizeof *o->sampler_reports)))
         return;
-    d->out->n_sampler_reports = n;
+    o->n_sampler_reports = n;
     for (int i = 0; i < n; i++)
-        d->out->sampler_reports[i] = *sampler_runner_report(d->samplers, i + 1);
+        o->sampler_reports[i] = *sampler_runner_report(l0->samplers, i + 1);
+}
+
+/* Moves every loop's records to the result by request index, and gathers
+ * the lag samples (thread 0's first), pre-warmed connections and stamp
+ * counts. Returns 0 or -1 (memory). */
+static int merge(struct shared *sh)
+{
+    struct driver_result *o = sh->out;
+    size_t n_lag = 0;
+    for (int i = 0; i < sh->n_loops; i++)
+        n_lag += sh->loops[i].n_lag;
+    if (n_lag && !(o->loop_lag_ms = malloc(n_lag * sizeof *o->loop_lag_ms)))
+        return -1;
+    for (int i = 0; i < sh->n_loops; i++) {
+        struct loop *l = &sh->loops[i];
+        for (long k = 0; k < l->n_records; k++)
+            o->records[l->records[k].index] = l->records[k];
+        l->n_records = 0;   /* moved: owned by the result */
+        if (l->n_lag)
+            memcpy(o->loop_lag_ms + o->n_loop_lag, l->lag_ms, l->n_lag * sizeof *l->lag_ms);
+        o->n_loop_lag += l->n_lag;
+        o->prewarmed += l->prewarmed;
+        struct http_rx_counts rx = http_rx_counts(l->http);
+        o->stamps_kernel += rx.kernel;
+        o->stamps_clock += rx.clock;
+    }
+    return 0;
+}
+
+static void join_workers(struct shared *sh)
+{
+    for (int i = 1; i < sh->n_loops; i++)
+        if (sh->loops[i].thread_started)
+            pthread_join(sh->loops[i].thread, NULL);
+}
+
+/* Thread 0 from the pre-warm to the end of the load; the caller's thread. */
+static void drive(struct shared *sh, struct rusage *ru0)
+{
+    struct loop *l0 = &sh->loops[0];
+    const struct driver_cfg *c = sh->cfg;
+    prewarm(l0);
+    lock(sh);
+    while (sh->n_ready < sh->n_loops - 1)   /* every loop pre-warmed */
+        pthread_cond_wait(&sh->cv, &sh->mu);
+    getrusage(RUSAGE_SELF, ru0);
+    sh->t0 = sh->out->phase_ns[SAMPLER_BEFORE_WARMUP] = clock_now_ns();
+    if (sh->stop == STOP_NONE) {
+        if (c->warmup)
+            sh->arrived = c->warmup;
+        else
+            begin_measured_locked(sh);
+    }
+    sh->go = true;
+    pthread_cond_broadcast(&sh->cv);
+    unlock(sh);
+    sampler_runner_start(l0->samplers, sh->t0);
+    run_loop(l0);
+    join_workers(sh);
 }
 
 int driver_run(const struct driver_cfg *cfg, struct driver_result *out)
 {
     memset(out, 0, sizeof *out);
     out->n_records = cfg->num_prompts;
-    struct driver d = {.cfg = cfg, .out = out};
-    if (setup(&d) != 0) {
-        teardown(&d);
-        driver_result_free(out);
-        return -1;
+    struct shared sh = {.cfg = cfg, .out = out};
+    pthread_mutex_init(&sh.mu, NULL);
+    pthread_cond_init(&sh.cv, NULL);
+    int rc = -1;
+    out->records = calloc((size_t)(cfg->num_prompts ? cfg->num_prompts : 1), sizeof *out->records);
+    if (!out->records || setup_shared(&sh) != 0)
+        goto done;
+    if (start_workers(&sh) != 0) {
+        /* those that started are let go into a run already cancelled */
+        fprintf(stderr, "anvil: could not start %d measuring threads\n", sh.n_loops);
+        lock(&sh);
+        sh.stop = STOP_CANCEL;
+        sh.go = true;
+        pthread_cond_broadcast(&sh.cv);
+        unlock(&sh);
+        join_workers(&sh);
+        goto done;
     }
-    if (cfg->prewarm_url)
-        prewarm(&d);
     struct rusage ru0, ru1;
-    getrusage(RUSAGE_SELF, &ru0);
-    d.t0 = out->phase_ns[SAMPLER_BEFORE_WARMUP] = clock_now_ns();
-    sampler_runner_start(d.samplers, d.t0);
-    if (!d.stopping) {
-        if (cfg->warmup)
-            d.arrived = cfg->warmup;
-        else
-            begin_measured(&d);
-        pump(&d);
-        if (d.done < total(&d))
-            event_base_dispatch(d.base);
-    }
+    drive(&sh, &ru0);
     int64_t end = clock_now_ns();
     if (out->window_end > end)      /* stopped early (request cap or signal): the window ends here */
         out->window_end = end;
-    end_phases(&d, end);
+    end_phases(&sh.loops[0], end);
     getrusage(RUSAGE_SELF, &ru1);
     out->cpu_user_s = tv_diff_s(ru0.ru_utime, ru1.ru_utime);
     out->cpu_sys_s = tv_diff_s(ru0.ru_stime, ru1.ru_stime);
-    stop_samplers(&d, end);
-    struct http_rx_counts rx = http_rx_counts(d.http);
-    out->stamps_kernel = rx.kernel;
-    out->stamps_clock = rx.clock;
+    stop_samplers(&sh.loops[0], end);
+    rc = merge(&sh);
     achieved_rate(out);
     if (cfg->progress) {
-        on_progress(-1, 0, &d);
+        on_progress(-1, 0, &sh.loops[0]);
         fputc('\n', stderr);
     }
-    teardown(&d);
-    return 0;
+done:
+    teardown_shared(&sh);
+    pthread_cond_destroy(&sh.cv);
+    pthread_mutex_destroy(&sh.mu);
+    if (rc != 0)
+        driver_result_free(out);
+    return rc;
 }
 
 void driver_result_free(struct driver_result *r)

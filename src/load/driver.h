@@ -1,4 +1,15 @@
-/* driver.h — the load driver, on one libevent loop.
+/* driver.h — the load driver: one libevent loop per thread.
+ *
+ * The load plan (plan.h) is computed before anything is sent and split over
+ * `threads` loops, each on its own thread with its own curl multi handle,
+ * slots and record buffer; records are merged by request index at the end.
+ * Threads share one lock, taken per request (claim, headers, end), never
+ * per event. The offered process is the one a single loop would send:
+ * requests go out in plan order, open-loop arrival times are the
+ * schedule's (each on the thread its plan entry names), and the concurrency
+ * is counted over all threads. Signals, the progress line and cfg's
+ * samplers are on thread 0's loop (the caller's thread); every loop has its
+ * own lag probe.
  *
  * Closed loop (request_rate = INFINITY): exactly `concurrency` requests in
  * flight until every planned request has finished. Open loop: requests
@@ -12,8 +23,9 @@
  * SIGTERM stop new sends, give in-flight requests a grace period, then
  * cancel them.
  *
- * Samplers (sampler.h) run on the driver's loop: first the event-loop lag
- * probe (driver_result.loop_lag_ms), then cfg's, in their order. The run's
+ * Samplers (sampler.h) run on thread 0's loop: first the event-loop lag
+ * probe (driver_result.loop_lag_ms; every other loop has one too), then
+ * cfg's, in their order. The run's
  * phase boundaries, as the samplers get them (driver_result.phase_ns):
  *   before warm-up  the loop starts, after the pre-warm GETs, before any
  *                   request (warm-ups included) is sent;
@@ -80,6 +92,21 @@ struct driver_cfg {
      * 0 = DRIVER_SAMPLER_STOP_NS. One still busy then is left running and
      * reported SAMPLER_STOP_TIMED_OUT. */
     double sampler_stop_s;
+    /* Measuring loops, one thread each; 0 = plan_threads's default (the
+     * online cores, at most one per 64 streams); never more than the
+     * concurrency or the requests. */
+    int threads;
+    /* Build every request body (make_body) before the run starts, so none is
+     * built while others are timed (e.g. dataset bodies, built with cJSON).
+     * Otherwise bodies are built as requests are sent, on the sending thread:
+     * make_body must then be safe to call from several threads at once. */
+    bool prebuild_bodies;
+    /* A schedule of the caller's (e.g. a trace's): measured request i is due
+     * send_ns[i] ns after the measured phase starts (num_prompts entries,
+     * never decreasing; not owned), instead of the one request_rate and
+     * burstiness draw; the run is then open loop, concurrency a cap (0 =
+     * none). NULL = none. */
+    const int64_t *send_ns;
 };
 
 struct driver_result {
@@ -87,7 +114,7 @@ struct driver_result {
     int n_records;               /* num_prompts */
     double achieved_rate;        /* measured sends per second: (sent − 1) / (last send − first send) */
     int64_t window_start, window_end;   /* duration mode: the measurement window (CLOCK_MONOTONIC ns) */
-    double *loop_lag_ms;         /* owned: lateness of a 10 ms probe timer, one sample per tick (ms) */
+    double *loop_lag_ms;         /* owned: lateness of a 10 ms probe timer, one sample per tick (ms), every loop's (thread 0's first) */
     size_t n_loop_lag;
     int warmup_failed;           /* warm-up requests that failed */
     int stop_signal;             /* the signal that stopped the run, 0 when none */
@@ -111,10 +138,15 @@ struct driver_result {
      * included); owned; NULL / 0 when cfg had none. */
     struct sampler_report *sampler_reports;
     int n_sampler_reports;
+    int threads;                 /* measuring loops the run used */
 };
 
 /* Runs the plan. Records of requests never sent keep t_start == 0. Returns 0,
- * or -1 when the loop could not be set up (nothing measured). */
+ * or -1 when the plan is refused (message on stderr) or a loop could not be
+ * set up (nothing measured). on_record is called with the driver's lock
+ * held, so never from two threads at once; make_body and follows are
+ * called before sending (follows) or from any thread (make_body, unless
+ * prebuild_bodies). */
 int driver_run(const struct driver_cfg *cfg, struct driver_result *out);
 
 /* Interval of the event-loop lag probe: a timer due every this many ns

@@ -80,13 +80,14 @@ static int process_line(struct sse_parser *p, const char *s, size_t n, sse_event
     return 0;
 }
 
-/* Finds the first '\r' or '\n' in [s, end), or NULL. */
+/* Finds the first '\r' or '\n' in [s, end), or NULL: two memchr (libc's
+ * vector scans) rather than one byte loop, which was a tenth of the client's
+ * profile on bulk arrival. */
 static const char *find_eol(const char *s, const char *end)
 {
-    for (; s < end; s++)
-        if (*s == '\n' || *s == '\r')
-            return s;
-    return NULL;
+    const char *lf = memchr(s, '\n', (size_t)(end - s));
+    const char *cr = memchr(s, '\r', (size_t)((lf ? lf : end) - s));
+    return cr ? cr : lf;
 }
 
 /* Passes over a UTF-8 byte order mark at the start of the stream (WHATWG:

@@ -9,11 +9,13 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/buf.h"
 #include "core/clock.h"
 #include "core/redact.h"
 #include "load/driver.h"
+#include "load/plan.h"
 #include "run/stage.h"
 #include "workload/prompt.h"
 
@@ -89,7 +91,7 @@ static void raise_fd_limit(const struct run_ctx *x)
                 "(%llu) allows", x->c->concurrency, (unsigned long long)rl.rlim_cur);
 }
 
-static void announce(const struct run_ctx *x)
+static void announce(const struct run_ctx *x, int threads)
 {
     const struct run_config *c = x->c;
     char load[128], cap[48] = "no cap";
@@ -109,8 +111,8 @@ static void announce(const struct run_ctx *x)
         snprintf(shape, sizeof shape, "prompts from %s", c->dataset);
     else
         snprintf(shape, sizeof shape, "%ld→%ld tokens", c->input_len, c->output_len);
-    run_say(x, "%s model %s (%s), %s at %s, %s", x->srv.display_url, x->srv.model, x->srv.engine,
-            amount, load, shape);
+    run_say(x, "%s model %s (%s), %s at %s, %s, %d measuring thread%s", x->srv.display_url, x->srv.model,
+            x->srv.engine, amount, load, shape, threads, threads == 1 ? "" : "s");
 }
 
 /* Sends the load. Returns 0, or -1 when the loop could not be set up. */
@@ -132,8 +134,11 @@ static int drive(struct run_ctx *x, struct driver_result *dr)
         .follows = c->multi_turn ? run_follows : NULL, .prewarm_url = models_url,
         .samplers = x->samplers ? x->samplers : c->samplers,
         .n_samplers = x->samplers ? x->n_samplers : c->n_samplers,
+        .prebuild_bodies = c->dataset != NULL,
+        .threads = plan_threads((int)c->threads, sysconf(_SC_NPROCESSORS_ONLN), (int)c->concurrency,
+                                c->warmup + c->num_prompts),
     };
-    announce(x);
+    announce(x, cfg.threads);
     clock_utc_iso8601(x->started_at);
     if (driver_run(&cfg, dr) != 0) {
         snprintf(x->res->error, sizeof x->res->error, "could not set up the event loop");

@@ -55,6 +55,7 @@ struct run_config {
     const char *engine_label, *gpu_label;
     enum endpoint endpoint;
     long concurrency;                   /* in flight: exactly (closed loop) or at most; 0 = no cap */
+    long threads;                       /* measuring loops, one thread each; 0 = the driver's default */
     long num_prompts, warmup;           /* measured and unmeasured requests */
     long input_len, output_len;         /* tokens */
     long seed;

@@ -210,3 +210,36 @@ Test(load_e2e, multi_turn_in_duration_mode_counts_what_was_sent, .timeout = 60)
     cr_assert_gt(harness_num(a, "completed"), 12);
     cJSON_Delete(a);
 }
+
+/* Two measuring threads: a turn still waits for its previous reply,
+ * whichever thread ran it. */
+Test(load_e2e, multi_turn_turns_follow_replies_over_two_threads, .timeout = 60)
+{
+    const char *closed[] = {"--num-prompts", "12", "--concurrency", "4", "--threads", "2", NULL};
+    cJSON *a = turns_follow_replies(closed);
+    cr_assert_eq(harness_num(a, "completed"), 12);
+    cJSON_Delete(a);
+    const char *open[] = {"--num-prompts", "12", "--request-rate", "1000", "--threads", "2", NULL};
+    a = turns_follow_replies(open);
+    cr_assert_eq(harness_num(a, "completed"), 12);
+    cJSON_Delete(a);
+}
+
+/* The cap counts every thread's requests: with two loops that may each hold
+ * the whole cap, the server still never sees more than --max-concurrency. */
+Test(load_e2e, concurrency_cap_holds_over_two_threads, .timeout = 120)
+{
+    char trace[64];
+    cr_assert_eq(harness_tmpfile(trace, sizeof trace), 0);
+    const char *sim_args[] = {"--ttft-ms", "5", "--itl-ms", "5", "--trace", trace, NULL};
+    const char *run_args[] = {"--request-rate", "200", "--burstiness", "1", "--max-concurrency", "3",
+                              "--threads", "2", "--num-prompts", "80", "--input-len", "16", "--output-len", "10",
+                              NULL};
+    cJSON *a = run_against(sim_args, run_args, trace);
+    cr_assert_eq(harness_num(a, "completed"), 80);
+    int most = max_in_flight(trace);
+    cr_assert_leq(most, 3, "the server saw %d in flight with --max-concurrency 3 over two threads", most);
+    cr_assert_eq(most, 3, "200 req/s of 50 ms requests keep the cap full");
+    cJSON_Delete(a);
+    unlink(trace);
+}

@@ -13,7 +13,8 @@
 
 #include "harness.h"
 
-Test(server_gone, killed_simulator_ends_the_run_incomplete, .timeout = 60)
+/* A run of `threads` measuring loops against a simulator killed at 1.8 s. */
+static void killed_simulator(const char *threads)
 {
     struct sim_proc sim;
     /* 40 tokens at 10 ms: each request takes ~0.4 s, so four waves of 4 have completed by 1.8 s */
@@ -22,9 +23,9 @@ Test(server_gone, killed_simulator_ends_the_run_incomplete, .timeout = 60)
     char art[64], errf[64], cmd[1024];
     cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
     cr_assert_eq(harness_tmpfile(errf, sizeof errf), 0);
-    snprintf(cmd, sizeof cmd, "exec %s run --base-url %s --concurrency 4 --num-prompts 200 "
+    snprintf(cmd, sizeof cmd, "exec %s run --base-url %s --concurrency 4 --num-prompts 200 --threads %s "
              "--input-len 16 --output-len 40 --calibration none --grace-s 2 --out %s 2>%s",
-             harness_anvil_bin(), sim.base_url, art, errf);
+             harness_anvil_bin(), sim.base_url, threads, art, errf);
     const char *argv[] = {"sh", "-c", cmd, NULL};
     pid_t pid = harness_spawn(argv, 0);
     cr_assert_gt(pid, 0);
@@ -54,4 +55,16 @@ Test(server_gone, killed_simulator_ends_the_run_incomplete, .timeout = 60)
     cJSON_Delete(a);
     unlink(art);
     unlink(errf);
+}
+
+Test(server_gone, killed_simulator_ends_the_run_incomplete, .timeout = 60)
+{
+    killed_simulator("1");
+}
+
+/* The streak of refused connections is counted over both loops, and both
+ * stop sending. */
+Test(server_gone, killed_simulator_ends_a_two_thread_run, .timeout = 60)
+{
+    killed_simulator("2");
 }

@@ -1,0 +1,142 @@
+/* plan.c — the load plan, computed before sending. */
+#include "load/plan.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "load/arrivals.h"
+
+static int fail(struct load_plan *p, char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int fail(struct load_plan *p, char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    plan_free(p);
+    return -1;
+}
+
+/* Multi-turn order: each request follows an earlier one, and no request has
+ * two followers (the driver holds at most one turn per request). */
+static int set_follows(const struct plan_cfg *c, struct load_plan *p, char *err, size_t errlen)
+{
+    char *taken = calloc((size_t)p->n + 1, 1);
+    if (!taken)
+        return fail(p, err, errlen, "out of memory for a plan of %ld requests", p->n);
+    for (long s = 0; s < p->n; s++) {
+        long f = c->follows ? c->follows(c->ud, s) : -1;
+        p->entries[s].follows = f < 0 ? -1 : f;
+        if (f < 0)
+            continue;
+        if (f >= s) {
+            free(taken);
+            return fail(p, err, errlen, "request %ld follows request %ld, which is not before it", s, f);
+        }
+        if (taken[f]++) {
+            free(taken);
+            return fail(p, err, errlen, "request %ld is the second to follow request %ld", s, f);
+        }
+        p->any_follows = true;
+    }
+    free(taken);
+    return 0;
+}
+
+static int set_slots(const struct plan_cfg *c, struct load_plan *p)
+{
+    if (!(p->slots = calloc((size_t)p->threads, sizeof *p->slots)))
+        return -1;
+    for (int t = 0; t < p->threads; t++) {
+        if (!p->open_loop)
+            p->slots[t] = c->concurrency / p->threads + (t < c->concurrency % p->threads);
+        else
+            p->slots[t] = c->concurrency > 0 ? c->concurrency : (int)(p->n > 0 ? p->n : 1);
+    }
+    return 0;
+}
+
+int plan_build(const struct plan_cfg *c, struct load_plan *p, char *err, size_t errlen)
+{
+    memset(p, 0, sizeof *p);
+    p->open_loop = !isinf(c->request_rate);
+    if (c->threads < 1)
+        return fail(p, err, errlen, "threads must be at least 1 (got %d)", c->threads);
+    if (!p->open_loop && c->concurrency < c->threads)
+        return fail(p, err, errlen, "the closed loop needs a concurrency of at least the threads "
+                    "(concurrency %d, threads %d)", c->concurrency, c->threads);
+    if (c->warmup < 0 || c->num_prompts < 0)
+        return fail(p, err, errlen, "negative request counts (warmup %d, num_prompts %d)", c->warmup,
+                    c->num_prompts);
+    p->warmup = c->warmup;
+    p->num_prompts = c->num_prompts;
+    p->n = (long)c->warmup + c->num_prompts;
+    p->threads = c->threads;
+    p->concurrency = c->concurrency;
+    if (!(p->entries = calloc((size_t)(p->n ? p->n : 1), sizeof *p->entries)) || set_slots(c, p) != 0)
+        return fail(p, err, errlen, "out of memory for a plan of %ld requests", p->n);
+    int64_t *due = p->entries && c->num_prompts ? calloc((size_t)c->num_prompts, sizeof *due) : NULL;
+    if (p->open_loop && c->num_prompts && !due)
+        return fail(p, err, errlen, "out of memory for %d arrival times", c->num_prompts);
+    if (p->open_loop && arrivals_schedule(c->request_rate, c->burstiness, c->seed, c->fixed_span, due,
+                                          (size_t)c->num_prompts) != 0) {
+        free(due);
+        return fail(p, err, errlen, "no arrival schedule: the rate (%g) and burstiness (%g) must be above 0",
+                    c->request_rate, c->burstiness);
+    }
+    for (long s = 0; s < p->n; s++) {
+        struct plan_entry *e = &p->entries[s];
+        bool measured = s >= c->warmup;
+        e->send_ns = p->open_loop && measured ? due[s - c->warmup] : 0;
+        e->thread = p->open_loop && measured ? (int)((s - c->warmup) % c->threads) : -1;
+    }
+    free(due);
+    return set_follows(c, p, err, errlen);
+}
+
+int plan_set_send_times(struct load_plan *p, const int64_t *offsets_ns)
+{
+    for (long i = 0; i < p->num_prompts; i++)
+        if (offsets_ns[i] < 0 || (i && offsets_ns[i] < offsets_ns[i - 1]))
+            return -1;
+    for (long i = 0; i < p->num_prompts; i++) {
+        struct plan_entry *e = &p->entries[p->warmup + i];
+        e->send_ns = offsets_ns[i];
+        e->thread = (int)(i % p->threads);
+    }
+    if (!p->open_loop) {    /* the closed loop's slots become a cap */
+        p->open_loop = true;
+        for (int t = 0; t < p->threads; t++)
+            p->slots[t] = p->concurrency > 0 ? p->concurrency : (int)(p->n > 0 ? p->n : 1);
+    }
+    return 0;
+}
+
+int plan_threads(int requested, long online, int concurrency, long requests)
+{
+    long n = requested;
+    if (n <= 0) {
+        long streams = concurrency > 0 ? concurrency : requests;
+        n = online < 1 ? 1 : online;
+        if (n > streams / PLAN_STREAMS_PER_THREAD)
+            n = streams / PLAN_STREAMS_PER_THREAD;
+    }
+    if (concurrency > 0 && n > concurrency)
+        n = concurrency;
+    if (n > requests)
+        n = requests;
+    return n < 1 ? 1 : (int)n;
+}
+
+void plan_free(struct load_plan *p)
+{
+    free(p->entries);
+    free(p->slots);
+    p->entries = NULL;
+    p->slots = NULL;
+}

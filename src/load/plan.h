@@ -1,0 +1,91 @@
+/* plan.h — the load plan: every request's place in the run, computed before
+ * anything is sent (no I/O, no clock).
+ *
+ * A plan lists every request of the run in the order it is offered: the
+ * warm-ups first (closed loop, unmeasured), then the measured requests. Each
+ * entry carries its send time (open loop: due this long after the measured
+ * phase starts; arrivals.h), the request it must wait for (a conversation's
+ * previous turn), and the loop that arms its arrival timer. The plan is then
+ * split across the driver's threads so the offered process is the one a
+ * single thread would send:
+ *   - closed loop: `concurrency` slots, split as evenly as can be over the
+ *     threads (their sum is the concurrency, so the cap is global by
+ *     construction); a freed slot takes the next request of the plan,
+ *     whichever thread it is on;
+ *   - open loop: entry i's arrival timer is on thread i mod threads, so each
+ *     thread wakes only for its own arrivals and every arrival time is the
+ *     one the schedule gives; a cap (concurrency > 0) is counted globally
+ *     (driver.c), so every thread can hold up to the whole cap.
+ * A trace replay fills send_ns itself (plan_set_send_times). */
+#ifndef ANVIL_LOAD_PLAN_H
+#define ANVIL_LOAD_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One request of the plan. */
+struct plan_entry {
+    int64_t send_ns;   /* open loop, measured: due this long (ns) after the measured phase starts; else 0 */
+    long follows;      /* seq of the request it is held back for until that one ended, or -1 */
+    int thread;        /* open loop: the thread whose timer sends it when due; closed loop / warm-up: -1 (any) */
+};
+
+struct plan_cfg {
+    int warmup;                 /* unmeasured requests, sent first, closed loop */
+    int num_prompts;            /* measured requests (duration mode: the most that may be sent) */
+    int concurrency;            /* closed loop: in flight, ≥ 1; open loop: cap, 0 = none */
+    double request_rate;        /* requests/s; INFINITY = closed loop */
+    double burstiness;          /* gamma shape of the gaps (arrivals.h) */
+    uint64_t seed;              /* of the arrival schedule */
+    bool fixed_span;            /* scale the schedule to span exactly (n − 1)/rate (arrivals.h); off in duration mode */
+    int threads;                /* loops to split over, ≥ 1 */
+    /* The request (seq) that request seq follows, or -1; NULL = none follows any. */
+    long (*follows)(void *ud, long seq);
+    void *ud;
+};
+
+struct load_plan {
+    struct plan_entry *entries; /* n entries, by seq (warm-ups first); owned */
+    long n;                     /* warmup + num_prompts */
+    int warmup, num_prompts;
+    bool open_loop;
+    int threads;
+    int concurrency;            /* as given */
+    /* Slots (requests it may hold in flight) of each thread, threads
+     * entries; owned. Closed loop: concurrency split evenly (sum =
+     * concurrency, none empty). Open loop: the cap, or every request when
+     * there is none (capped by the global count in the driver). */
+    int *slots;
+    bool any_follows;           /* some entry follows another */
+};
+
+/* Builds the plan. Errors (message in err, errlen bytes): threads < 1, a
+ * closed loop with concurrency < 1, rate or burstiness ≤ 0, a request that
+ * follows itself, a later request or one outside the plan, two requests
+ * following the same one, or memory. Returns 0 or -1 (p left empty). */
+int plan_build(const struct plan_cfg *c, struct load_plan *p, char *err, size_t errlen);
+
+/* Replaces the measured requests' send times with the caller's (e.g. a
+ * trace's), offsets_ns[0..num_prompts) ns after the measured phase starts;
+ * they must not decrease. Makes the plan open loop. Returns 0, or -1 when a
+ * time is negative or earlier than the one before. */
+int plan_set_send_times(struct load_plan *p, const int64_t *offsets_ns);
+
+/* The number of threads a run uses: `requested` when > 0, else `online`
+ * (the online cores; < 1 counts as 1) but at most one per
+ * PLAN_STREAMS_PER_THREAD streams; never more than the concurrency when it
+ * caps the streams (concurrency > 0), nor than the requests. `streams` is
+ * the expected requests in flight: the concurrency, or every request when
+ * there is no cap. At least 1. */
+int plan_threads(int requested, long online, int concurrency, long requests);
+
+/* Streams per thread below which the default adds no thread: a loop is
+ * nowhere near busy with fewer, and a thread costs a loop and a pool of
+ * connections. */
+#define PLAN_STREAMS_PER_THREAD 64
+
+/* Frees the plan's arrays (p may be all zero). */
+void plan_free(struct load_plan *p);
+
+#endif
