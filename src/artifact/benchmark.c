@@ -88,6 +88,7 @@ static void timing_of(struct builder *b, const struct req_record *r, struct benc
         .output_tps_per_user = m.output_tps_per_user, .send_lateness_ms = m.send_lateness_ms,
         .scheduled_ttft_ms = m.scheduled_ttft_ms, .scheduled_e2e_ms = m.scheduled_e2e_ms,
         .e2e_output_tps_per_user = m.e2e_output_tps_per_user, .output_chunks = (long)r->n_chunks,
+        .tool_call_chunks = r->tool_call_chunks, .tool_calls = r->tool_calls,
         .cached_tokens = count_or_nan(r->cached_tokens), .finish_reason = copy(b, r->finish_reason),
         .max_tokens = r->max_tokens,
         /* the raw start on the client's CLOCK_MONOTONIC, to join with server-side traces */
@@ -107,8 +108,8 @@ static void methodology_of(struct builder *b, enum pct_method m, struct bench_me
                         "that queued up while the client was late share the newest one's stamp); by the "
                         "client clock at the read where the kernel gives none (counts: client.arrival_stamps)"),
         .request_start = copy(b, "the instant the request is handed to the transport (curl_multi_add_handle)"),
-        .ttft = copy(b, "request start through the first non-empty streamed content delta (chat delta.content, completions text); role-only and empty chunks do not count"),
-        .time_to_first_output = copy(b, "request start through the first non-empty streamed reasoning or content delta"),
+        .ttft = copy(b, "request start through the first non-empty streamed answer delta (chat delta.content or a tool call, completions text); role-only and empty chunks do not count"),
+        .time_to_first_output = copy(b, "request start through the first non-empty streamed reasoning, content or tool-call delta"),
         .e2e = copy(b, "request start through data: [DONE] (or connection close after the final chunk)"),
         .generation = copy(b, "client-observed E2E minus time to first output"),
         .tpot = copy(b, "generation time divided by (output tokens - 1); undefined (null) for one output token"),
@@ -153,6 +154,7 @@ static void metrics_of(struct builder *b, const struct run_summary *s, struct be
 {
     *m = (struct bench_metrics){
         .content_chunks = s->content_chunks, .content_chunks_s = NAN, .reasoning_chunks = s->reasoning_chunks,
+        .tool_call_chunks = s->tool_call_chunks, .tool_calls = s->tool_calls,
         .output_tokens = s->output_tokens, .prompt_tokens = s->prompt_tokens,
         .prompt_token_samples = s->prompt_token_reports,
         .prefix_cache_hit_avg = s->cached_reports && s->prompt_tokens

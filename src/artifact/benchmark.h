@@ -185,6 +185,7 @@ struct bench_metrics {
     long content_chunks;
     double content_chunks_s;            /* seed 001's; null */
     long reasoning_chunks;
+    long tool_call_chunks, tool_calls;  /* Σ over completed requests; 0 when no reply called a tool */
     struct bench_counts output_token_sources;   /* requests by source: "usage", "chunks" */
     long output_tokens, prompt_tokens;  /* Σ over completed requests */
     long prompt_token_samples;
@@ -207,6 +208,7 @@ struct bench_timing {
            time_to_second_output_ms, output_tps_per_user, send_lateness_ms, scheduled_ttft_ms,
            scheduled_e2e_ms, e2e_output_tps_per_user;
     long output_chunks;
+    long tool_call_chunks, tool_calls;  /* chunks with tool-call deltas; tool calls the reply opened */
     double cached_tokens;               /* NaN = null (not reported) */
     char *finish_reason;
     long max_tokens;

@@ -169,6 +169,8 @@ static cJSON *metrics_json(const struct bench_metrics *m)
     artifact_add_whole(j, "content_chunks", m->content_chunks);
     artifact_add_number(j, "content_chunks_s", m->content_chunks_s);
     artifact_add_whole(j, "reasoning_chunks", m->reasoning_chunks);
+    artifact_add_whole(j, "tool_call_chunks", m->tool_call_chunks);
+    artifact_add_whole(j, "tool_calls", m->tool_calls);
     counts_write(j, "output_token_sources", &m->output_token_sources);
     artifact_add_whole(j, "output_tokens", m->output_tokens);
     artifact_add_whole(j, "prompt_tokens", m->prompt_tokens);
@@ -195,6 +197,8 @@ static void metrics_read(struct jread *r, const cJSON *o, struct bench_metrics *
     jread_whole(r, j, "content_chunks", OPT, 0, &m->content_chunks);
     jread_number(r, j, "content_chunks_s", OPT, &m->content_chunks_s);
     jread_whole(r, j, "reasoning_chunks", OPT, 0, &m->reasoning_chunks);
+    jread_whole(r, j, "tool_call_chunks", OPT, 0, &m->tool_call_chunks);
+    jread_whole(r, j, "tool_calls", OPT, 0, &m->tool_calls);
     counts_read(r, j, "output_token_sources", &m->output_token_sources);
     jread_whole(r, j, "output_tokens", OPT, 0, &m->output_tokens);
     jread_whole(r, j, "prompt_tokens", OPT, 0, &m->prompt_tokens);
@@ -244,6 +248,8 @@ cJSON *benchmark_timing_json(const struct bench_timing *t)
     artifact_add_number(j, "scheduled_e2e_ms", t->scheduled_e2e_ms);
     artifact_add_number(j, "e2e_output_tps_per_user", t->e2e_output_tps_per_user);
     artifact_add_whole(j, "output_chunks", t->output_chunks);
+    artifact_add_whole(j, "tool_call_chunks", t->tool_call_chunks);
+    artifact_add_whole(j, "tool_calls", t->tool_calls);
     artifact_add_number(j, "cached_tokens", t->cached_tokens);
     artifact_add_string(j, "finish_reason", t->finish_reason);
     artifact_add_whole(j, "max_tokens", t->max_tokens);
@@ -280,6 +286,8 @@ static void timing_read(struct jread *r, const cJSON *j, struct bench_timing *t)
     jread_number(r, j, "scheduled_e2e_ms", OPT, &t->scheduled_e2e_ms);
     jread_number(r, j, "e2e_output_tps_per_user", OPT, &t->e2e_output_tps_per_user);
     jread_whole(r, j, "output_chunks", OPT, 0, &t->output_chunks);
+    jread_whole(r, j, "tool_call_chunks", OPT, 0, &t->tool_call_chunks);
+    jread_whole(r, j, "tool_calls", OPT, 0, &t->tool_calls);
     jread_number(r, j, "cached_tokens", OPT, &t->cached_tokens);
     jread_string(r, j, "finish_reason", OPT, &t->finish_reason);
     jread_whole(r, j, "max_tokens", OPT, 0, &t->max_tokens);
