@@ -170,6 +170,11 @@ static const struct flag_spec flags[] = {
      .parse = set_sampling},
     {"extra-body", NULL, FLAG_CUSTOM, 0, "JSON", NULL,
      "a JSON object whose keys are added to every request body", .parse = set_extra_body},
+    {"tools", NULL, FLAG_STRING, AT(tools_file), "FILE", NULL,
+     "tool definitions sent with every chat request: a JSON array of {\"type\": \"function\", "
+     "\"function\": {...}} (or an object with it in \"tools\"); calibration then probes with them"},
+    {"tool-choice", NULL, FLAG_STRING, AT(tool_choice), "auto|none|required|NAME|JSON", NULL,
+     "\"tool_choice\" sent with --tools: as given, or NAME of a function for that function"},
     {"tokenizer", NULL, FLAG_STRING, AT(compat.tokenizer), "NAME", NULL,
      "accepted for vLLM's command lines; anvil counts tokens with the server's own tokenizer"},
     {"timeout-s", NULL, FLAG_DOUBLE, AT(timeout_s), "S", "600", "whole-request timeout, seconds",

@@ -60,6 +60,11 @@ static char *finish_body(cJSON *root, const struct request_opts *o)
         cJSON_AddNumberToObject(root, "top_p", o->sampling.top_p);
     if (o->sampling.has_top_k)
         cJSON_AddNumberToObject(root, "top_k", (double)o->sampling.top_k);
+    if (o->endpoint == EP_CHAT && o->tools) {
+        cJSON_AddItemToObject(root, "tools", cJSON_Duplicate(o->tools, 1));
+        if (o->tool_choice)
+            cJSON_AddItemToObject(root, "tool_choice", cJSON_Duplicate(o->tool_choice, 1));
+    }
     const cJSON *x;
     cJSON_ArrayForEach(x, o->extra_body) {
         cJSON *copy = cJSON_Duplicate(x, 1);

@@ -29,6 +29,8 @@ struct request_opts {
         double temperature, top_p;
         long top_k;         /* vLLM, SGLang and llama.cpp extension */
     } sampling;
+    const cJSON *tools;     /* chat: the "tools" array offered to the model, or NULL; not owned */
+    const cJSON *tool_choice;   /* chat, with tools: "tool_choice" as given, or NULL; not owned */
     const cJSON *extra_body;/* an object whose keys are added to every body last, replacing
                                anvil's own of the same name (vLLM's --extra-body); not owned */
 };

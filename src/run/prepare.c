@@ -3,12 +3,15 @@
  * read from --calibration-cache. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/buf.h"
 #include "core/redact.h"
+#include "core/sha256.h"
 #include "run/stage.h"
 #include "workload/calcache.h"
+#include "workload/tools.h"
 
 struct count_ctx {
     const struct run_ctx *x;
@@ -25,9 +28,14 @@ static long count_tokens(void *ud, long words, char *err, size_t errlen)
     struct buf p;
     buf_init(&p, 1u << 30);
     long n = -1;
+    long timeout_ms = (long)(fmin(c->timeout_s, 30) * 1000);
     if (workload_calib_prompt(k->x->wl, 0, words, &p) == 0) {
-        n = server_count_tokens(&k->x->srv, k->x->headers, c->endpoint, k->tokenize, p.data,
-                                (long)(fmin(c->timeout_s, 30) * 1000), err, errlen);
+        /* with tools the template renders their schema into the prompt: a
+         * probe carrying them counts it */
+        struct request_opts o = {.endpoint = c->endpoint, .tools = k->x->tools, .tool_choice = k->x->tool_choice};
+        n = k->x->tools ? server_probe_tokens(&k->x->srv, k->x->headers, &o, p.data, timeout_ms, err, errlen)
+                        : server_count_tokens(&k->x->srv, k->x->headers, c->endpoint, k->tokenize, p.data,
+                                              timeout_ms, err, errlen);
         if (n < 0 && calib_error_is_too_long(err, errlen))
             n = CALIB_TOO_LONG;
     } else {
@@ -64,8 +72,21 @@ static void cache_key(const struct run_ctx *x, char *out, size_t cap)
     size_t n = strlen(root);    /* the root, as the key names a server, not an API path */
     if (n >= 3 && !strcmp(root + n - 3, "/v1"))
         root[n - 3] = '\0';
+    /* tools change what a prompt counts: their text's hash is part of the key */
+    char endpoint[32 + SHA256_HEX_LEN];
+    snprintf(endpoint, sizeof endpoint, "%s", endpoint_name(c->endpoint));
+    char *tools = x->tools ? cJSON_PrintUnformatted(x->tools) : NULL;
+    char *choice = x->tool_choice ? cJSON_PrintUnformatted(x->tool_choice) : NULL;
+    struct buf t;
+    buf_init(&t, 1u << 30);
+    char hex[SHA256_HEX_LEN + 1];
+    if (tools && buf_printf(&t, "%s%s", tools, choice ? choice : "") == 0 && sha256_hex(t.data, t.len, hex) == 0)
+        snprintf(endpoint, sizeof endpoint, "%s+tools:%.16s", endpoint_name(c->endpoint), hex);
+    buf_free(&t);
+    free(tools);
+    free(choice);
     struct calcache_key k = {
-        .server = root, .model = x->srv.model, .endpoint = endpoint_name(c->endpoint),
+        .server = root, .model = x->srv.model, .endpoint = endpoint,
         .engine = x->srv.engine, .engine_version = x->srv.engine_version, .input_len = c->input_len,
         .seed = (uint64_t)c->seed, .shared_prefix_len = c->shared_prefix_len,
     };
@@ -117,7 +138,7 @@ static const char *measure(struct run_ctx *x, char *err, size_t errlen)
     struct calibration *cal = &x->cal;
     /* a probe asks for 1 output token */
     long limit = x->srv.max_model_len > 0 ? x->srv.max_model_len - 1 : -1;
-    struct count_ctx k = {x, c->calib != CALIB_PROBE};
+    struct count_ctx k = {x, c->calib != CALIB_PROBE && !x->tools};
     int rc = calibrate(c->input_len, limit, count_tokens, &k, cal, err, errlen);
     if (rc == -1 && c->calib == CALIB_AUTO) {
         run_say(x, "/tokenize unusable (%s); calibrating with probe requests", err);
@@ -187,10 +208,17 @@ int run_prepare_workload(struct run_ctx *x)
         snprintf(err, errlen, "--dataset: %s", why);
         return -1;
     }
+    if (c->tools_file && !(x->tools = tools_load(c->tools_file, why, sizeof why))) {
+        snprintf(err, errlen, "--tools: %s", why);
+        return -1;
+    }
+    if (c->tool_choice && !(x->tool_choice = tool_choice_parse(c->tool_choice, x->tools, err, errlen)))
+        return -1;
     struct workload_cfg wc = {
         .ro = {.endpoint = c->endpoint, .model = x->srv.model, .stream = true,
                .ignore_eos = c->ignore_eos, .continuous_usage = c->continuous_usage,
-               .sampling = c->sampling, .extra_body = c->extra_body},
+               .sampling = c->sampling, .extra_body = c->extra_body,
+               .tools = x->tools, .tool_choice = x->tool_choice},
         .salt = x->salt, .seed = (uint64_t)c->seed, .input_len = c->input_len,
         .output_len = c->output_len, .input_range = c->input_range, .output_range = c->output_range,
         .shared_prefix_len = c->shared_prefix_len, .ds = x->ds.n ? &x->ds : NULL,

@@ -35,6 +35,13 @@ int run_config_check(const struct run_config *c, char *err, size_t errlen)
                  "unique part follows the shared one", c->shared_prefix_len, c->input_len);
     else if (c->multi_turn && !c->dataset)
         snprintf(err, errlen, "--multi-turn needs --dataset (conversations come from a file)");
+    else if (c->tools_file && c->endpoint != EP_CHAT)
+        snprintf(err, errlen, "--tools goes with the chat endpoint (completions take no tools)");
+    else if (c->tool_choice && !c->tools_file)
+        snprintf(err, errlen, "--tool-choice needs --tools");
+    else if (c->tools_file && c->calib == CALIB_TOKENIZE)
+        snprintf(err, errlen, "--calibration tokenize cannot count what the chat template adds for "
+                 "--tools: use probe or auto (which probes with the tools)");
     else if (c->warmup_s > 0 && c->duration_s <= 0)
         snprintf(err, errlen, "--warmup-s goes with --duration (use --warmup N otherwise)");
     else if (isinf(c->request_rate) && c->concurrency < 1)
@@ -224,6 +231,8 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
     curl_slist_free_all(x.headers);
     workload_free(x.wl);
     dataset_free(&x.ds);
+    cJSON_Delete(x.tools);
+    cJSON_Delete(x.tool_choice);
     return out->status;
 }
 

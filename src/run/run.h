@@ -79,6 +79,9 @@ struct run_config {
     char *const *argv;                  /* provenance (secrets redacted there); may be 0/NULL */
     struct sampling sampling;           /* temperature, top_p, top_k sent when set */
     const cJSON *extra_body;            /* keys added to every request body (object), or NULL */
+    const char *tools_file;             /* --tools: JSON tool definitions sent with every chat
+                                           request (workload/tools.h); NULL = none */
+    const char *tool_choice;            /* --tool-choice: auto|none|required|NAME|JSON; NULL = not sent */
     double ready_timeout_s;             /* wait up to this long for GET {base}/models to answer
                                            before starting; 0 = fail at once */
     struct run_compat compat;           /* vLLM's way of saying the same things (compat.c) */

@@ -23,6 +23,7 @@ struct run_ctx {
     FILE *requests_log;             /* --requests-out, or NULL */
     struct workload *wl;            /* owned */
     struct dataset ds;              /* owned; empty for synthetic prompts */
+    cJSON *tools, *tool_choice;     /* owned: --tools and --tool-choice, or NULL */
     struct calibration cal;
     const char *calibration_method; /* "tokenize", "probe", "none" or "dataset" */
     const char *calibration_source; /* "measured" or "cache"; NULL when not calibrated */

@@ -335,6 +335,74 @@ static int parse_sglang_tokenize(const cJSON *root, struct walk *w, struct sim_e
     return walk_prompt(w, prompt, bos, err);
 }
 
+static bool tool_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n < 1 || n > 64)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
+              s[i] == '_' || s[i] == '-'))
+            return false;
+    return true;
+}
+
+static const char *tool_fn_name(const cJSON *tool)
+{
+    return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(tool, "function"), "name"));
+}
+
+/* tool_choice: which of the tools the reply calls (rq->tool_name). */
+static int parse_tool_choice(const cJSON *root, const cJSON *tools, struct sim_request *rq,
+                             struct sim_error *err)
+{
+    const cJSON *tc = cJSON_GetObjectItemCaseSensitive(root, "tool_choice");
+    const char *pick = tool_fn_name(cJSON_GetArrayItem(tools, 0));
+    if (cJSON_IsString(tc) && !strcmp(tc->valuestring, "none"))
+        return 0;
+    if (tc && !cJSON_IsNull(tc) && !(cJSON_IsString(tc) && (!strcmp(tc->valuestring, "auto") ||
+                                                            !strcmp(tc->valuestring, "required")))) {
+        const char *want = tool_fn_name(tc);
+        const cJSON *t;
+        pick = NULL;
+        cJSON_ArrayForEach(t, tools)
+            if (want && !strcmp(tool_fn_name(t), want))
+                pick = want;
+        if (!pick)
+            return fail(err, 400, "tool_choice", "'tool_choice' must be \"auto\", \"none\", \"required\" or "
+                        "{\"type\": \"function\", \"function\": {\"name\": ...}} naming one of the tools");
+    }
+    snprintf(rq->tool_name, sizeof rq->tool_name, "%s", pick);
+    return 0;
+}
+
+/* A chat request's tools: validated, counted as prompt text before the
+ * messages (where templates render the schema), and the call picked. */
+static int parse_tools(const cJSON *root, struct sim_request *rq, struct walk *w, struct sim_error *err)
+{
+    const cJSON *tools = cJSON_GetObjectItemCaseSensitive(root, "tools");
+    if (!tools || cJSON_IsNull(tools))
+        return 0;
+    if (!cJSON_IsArray(tools) || cJSON_GetArraySize(tools) == 0)
+        return fail(err, 400, "tools", "'tools' must be a non-empty array");
+    size_t i = 0;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, tools) {
+        const char *name = tool_fn_name(t);
+        if (!name || !tool_name_ok(name))
+            return fail(err, 400, "tools", "tools[%zu].function.name must be 1-64 letters, digits, '_' "
+                        "or '-'", i);
+        i++;
+    }
+    char *text = cJSON_PrintUnformatted(tools);
+    int rc = text ? walk_text(w, text, strlen(text)) : -1;
+    cJSON_free(text);
+    if (rc != 0)
+        return -2;
+    return parse_tool_choice(root, tools, rq, err);
+}
+
 /* Counts (and for /tokenize lists) the prompt's tokens. /tokenize reads the
  * body as lim->flavor's server does; the vLLM form (also anvil's) takes
  * "prompt" or "messages". */
@@ -359,7 +427,8 @@ static int parse_prompt(const cJSON *root, struct sim_request *rq, struct walk *
          * the BOS of a model that adds one (the fixture's does) */
         if (rq->ep == SIM_EP_CHAT && flavor == SIM_FLAVOR_LLAMACPP && walk_push(w, SIM_TOKEN_ID_BOS))
             return -2;
-        return walk_messages(w, msgs, gen_prompt, err);
+        int rc = rq->ep == SIM_EP_CHAT ? parse_tools(root, rq, w, err) : 0;
+        return rc != 0 ? rc : walk_messages(w, msgs, gen_prompt, err);
     }
     if (!prompt)
         return fail(err, 400, "prompt", rq->ep == SIM_EP_TOKENIZE
