@@ -66,6 +66,25 @@ static void failure_of(struct builder *b, const struct req_record *r, struct ben
     };
 }
 
+/* Late sends: a trace's requests are due at their recorded times. */
+#define TRACE_LATE_MS 1.0
+
+static void trace_of(struct builder *b, const struct bench_trace *t, const struct req_record *recs, int n,
+                     const struct run_summary *s, struct bench_trace *out)
+{
+    *out = *t;
+    out->present = true;
+    out->format = copy(b, t->format);
+    out->measured_prefix_hit_rate = s->cached_reports && s->prompt_tokens
+                                    ? (double)s->cached_tokens / (double)s->prompt_tokens : NAN;
+    out->late_send_threshold_ms = TRACE_LATE_MS;
+    out->late_sends = 0;
+    for (int i = 0; i < n; i++)
+        if (recs[i].t_start && !recs[i].warmup && recs[i].t_scheduled &&
+            ns_to_ms(recs[i].t_start - recs[i].t_scheduled) > TRACE_LATE_MS)
+            out->late_sends++;
+}
+
 static double count_or_nan(long v)
 {
     return v >= 0 ? (double)v : NAN;
@@ -270,7 +289,7 @@ static void anvil_fields_of(struct builder *b, const struct bench_meta *m, const
     out->request_rate = isinf(m->request_rate) ? NAN : m->request_rate;    /* null = closed loop */
     out->burstiness = isinf(m->request_rate) ? NAN : m->burstiness;        /* closed loop: no arrivals */
     out->achieved_request_rate = m->achieved_rate;
-    out->load_mode = copy(b, isinf(m->request_rate) ? "closed-loop" : "open-loop");
+    out->load_mode = copy(b, m->trace ? "trace-replay" : isinf(m->request_rate) ? "closed-loop" : "open-loop");
     out->slo = (struct bench_slo){true, m->slo.ttft_ms, m->slo.tpot_ms, m->slo.e2el_ms};
     out->good_requests = slo_any(&m->slo) ? s->good : ARTIFACT_NONE;
     out->good_request_share = s->completed ? (double)s->good / s->completed : NAN;
@@ -303,6 +322,7 @@ static void anvil_fields_of(struct builder *b, const struct bench_meta *m, const
         };
     out->workload = (struct bench_workload){true, copy(b, m->dataset), m->input_range, m->output_range,
                                             m->shared_prefix_len};
+
     if (m->sweep.case_id)
         /* an unlabelled target is named by its engine, as in `engine` */
         out->sweep = (struct bench_sweep){
@@ -325,6 +345,8 @@ int benchmark_from_run(const struct bench_meta *meta, const struct req_record *r
     methodology_of(&b, s->method, &out->timing_methodology);
     metrics_of(&b, s, &out->metrics);
     requests_of(&b, recs, n, out);
+    if (meta->trace)
+        trace_of(&b, meta->trace, recs, n, s, &out->workload.trace);
     if (b.oom) {
         benchmark_free(out);
         return -1;

@@ -62,6 +62,8 @@ struct bench_meta {
     const char *incomplete_reason;  /* NULL when complete */
     struct sweep_place sweep;
     const char *dataset;            /* "jsonl:FILE"/"sharegpt:FILE", NULL for synthetic */
+    const struct bench_trace *trace;/* a replayed trace (strings borrowed; measured_prefix_hit_rate and
+                                       late_sends are computed from the records), or NULL */
     double input_range, output_range;   /* ratios */
     long shared_prefix_len;         /* tokens */
     double duration_s, warmup_s;    /* duration mode (0 = off) */
@@ -133,11 +135,27 @@ struct bench_duration_mode {
     long requests_started_in_window, incomplete_requests, warmup_requests;
 };
 
+/* A replayed trace (workload.trace; absent for other workloads). */
+struct bench_trace {
+    bool present;
+    char *format;               /* "mooncake" or "azure" */
+    long lines, requests;       /* requests in the file; replayed (the window, capped) */
+    long block_tokens;          /* tokens per hash_ids block (512) */
+    double speed, start_s;      /* the clock's scale; the window's start after the first request */
+    double duration_s;          /* the window's length; NaN = null (to the end) */
+    double span_s;              /* scaled time from the window's first request to its last */
+    double theoretical_prefix_hit_rate; /* trace_theoretical_hit_rate: an unbounded cache, in order */
+    double measured_prefix_hit_rate;    /* Σ cached_tokens / Σ prompt_tokens; NaN = null (not reported) */
+    long late_sends;            /* measured requests sent more than late_send_threshold_ms after their time */
+    double late_send_threshold_ms;
+};
+
 struct bench_workload {
     bool present;
     char *dataset;              /* NULL = null (synthetic prompts) */
     double input_len_range, output_len_range;
     long shared_prefix_len;
+    struct bench_trace trace;
 };
 
 /* null when the run is not a round of a sweep (present false). */

@@ -619,6 +619,45 @@ static void workload_write(cJSON *o, const struct bench_workload *w)
     artifact_add_number(j, "input_len_range", w->input_len_range);
     artifact_add_number(j, "output_len_range", w->output_len_range);
     artifact_add_whole(j, "shared_prefix_len", w->shared_prefix_len);
+    const struct bench_trace *t = &w->trace;
+    if (!t->present)
+        return;
+    cJSON *k = cJSON_AddObjectToObject(j, "trace");
+    artifact_add_string(k, "format", t->format);
+    artifact_add_whole(k, "lines", t->lines);
+    artifact_add_whole(k, "requests", t->requests);
+    artifact_add_whole(k, "block_tokens", t->block_tokens);
+    artifact_add_number(k, "speed", t->speed);
+    artifact_add_number(k, "start_s", t->start_s);
+    artifact_add_number(k, "duration_s", t->duration_s);
+    artifact_add_number(k, "span_s", t->span_s);
+    artifact_add_number(k, "theoretical_prefix_hit_rate", t->theoretical_prefix_hit_rate);
+    artifact_add_number(k, "measured_prefix_hit_rate", t->measured_prefix_hit_rate);
+    artifact_add_whole(k, "late_sends", t->late_sends);
+    artifact_add_number(k, "late_send_threshold_ms", t->late_send_threshold_ms);
+}
+
+static void trace_read(struct jread *r, const cJSON *o, struct bench_trace *t)
+{
+    *t = (struct bench_trace){0};
+    const cJSON *k = jread_object(r, o, "trace", JR_OPTIONAL);
+    if (!k)
+        return;
+    t->present = true;
+    size_t mark = jread_enter(r, "trace");
+    jread_string(r, k, "format", 0, &t->format);
+    jread_whole(r, k, "lines", 0, 0, &t->lines);
+    jread_whole(r, k, "requests", 0, 0, &t->requests);
+    jread_whole(r, k, "block_tokens", 0, 0, &t->block_tokens);
+    jread_number(r, k, "speed", 0, &t->speed);
+    jread_number(r, k, "start_s", 0, &t->start_s);
+    jread_number(r, k, "duration_s", JR_NULLABLE, &t->duration_s);
+    jread_number(r, k, "span_s", 0, &t->span_s);
+    jread_number(r, k, "theoretical_prefix_hit_rate", 0, &t->theoretical_prefix_hit_rate);
+    jread_number(r, k, "measured_prefix_hit_rate", JR_NULLABLE, &t->measured_prefix_hit_rate);
+    jread_whole(r, k, "late_sends", 0, 0, &t->late_sends);
+    jread_number(r, k, "late_send_threshold_ms", 0, &t->late_send_threshold_ms);
+    jread_leave(r, mark);
 }
 
 static void workload_read(struct jread *r, const cJSON *o, struct bench_workload *w)
@@ -633,6 +672,7 @@ static void workload_read(struct jread *r, const cJSON *o, struct bench_workload
     jread_number(r, j, "input_len_range", 0, &w->input_len_range);
     jread_number(r, j, "output_len_range", 0, &w->output_len_range);
     jread_whole(r, j, "shared_prefix_len", 0, 0, &w->shared_prefix_len);
+    trace_read(r, j, &w->trace);
     jread_leave(r, mark);
 }
 
@@ -1005,7 +1045,7 @@ void benchmark_free(struct benchmark *b)
         &b->engine_version, &b->load_mode, &b->incomplete_reason, &b->serve_flags.reasoning_effort,
         &b->serve_flags.thinking_mode, &b->calibration.method, &b->calibration.source,
         &b->calibration.cache_file, &b->calibration.cache_key, &b->calibration.shared_prefix_method,
-        &b->workload.dataset,
+        &b->workload.dataset, &b->workload.trace.format,
         &b->sweep.target, &b->sweep.case_id,
     };
     for (size_t i = 0; i < sizeof strings / sizeof *strings; i++)

@@ -143,9 +143,19 @@ static const struct flag_spec flags[] = {
     {"shared-prefix-len", NULL, FLAG_LONG, AT(shared_prefix_len), "N", "0",
      "every prompt starts with the same N tokens (prefix-cache studies); the unique part follows it",
      .min = 0, .max = 100000000},
-    {"dataset", NULL, FLAG_STRING, AT(dataset), "jsonl:FILE|sharegpt:FILE", NULL,
+    {"dataset", NULL, FLAG_STRING, AT(dataset), "jsonl:FILE|sharegpt:FILE|mooncake:FILE|azure:FILE", NULL,
      "prompts from a file: JSON Lines of {\"prompt\": ...} or {\"messages\": [...]} with an optional "
-     "\"max_tokens\" (else --output-len), or ShareGPT JSON"},
+     "\"max_tokens\" (else --output-len), or ShareGPT JSON; or a trace replayed at its recorded "
+     "times: Mooncake JSON Lines (timestamp ms, input_length, output_length, hash_ids of 512-token "
+     "blocks: equal ids share prompt text) or the Azure LLM inference CSV; every request of the "
+     "window is sent (--num-prompts caps them), with no cap on requests in flight unless "
+     "--max-concurrency is given"},
+    {"trace-speed", NULL, FLAG_DOUBLE, AT(trace_speed), "X", "1",
+     "trace replay: X times as fast as recorded (gaps divided by X)", .min = 1e-6},
+    {"trace-start", NULL, FLAG_DOUBLE, AT(trace_start_s), "S", "0",
+     "trace replay: skip the requests of the trace's first S seconds", .min = 0},
+    {"trace-duration", NULL, FLAG_DOUBLE, AT(trace_duration_s), "S", NULL,
+     "trace replay: only the requests recorded in the S seconds from --trace-start", .min = 1e-6},
     {"dataset-name", NULL, FLAG_STRING, AT(compat.dataset_name), "random|sharegpt|custom", NULL,
      "vLLM's way to say --dataset: with --dataset-path (custom = JSON Lines)"},
     {"dataset-path", NULL, FLAG_STRING, AT(compat.dataset_path), "FILE", NULL, "the dataset file"},

@@ -71,7 +71,7 @@ static long total(const struct driver *d)
 
 static bool open_loop(const struct driver *d)
 {
-    return !isinf(d->cfg->request_rate);
+    return !isinf(d->cfg->request_rate) || d->cfg->due_ns;
 }
 
 /* Re-arms the slot's idle timer: any byte from the server resets it. */
@@ -559,7 +559,9 @@ static int alloc_state(struct driver *d)
                        !(d->follower = calloc((size_t)total(d), sizeof *d->follower)) ||
                        !(d->ready = calloc((size_t)total(d), sizeof *d->ready))))
         return -1;
-    if (open_loop(d) && arrivals_schedule(c->request_rate, c->burstiness, c->seed, c->duration_s <= 0,
+    if (c->due_ns)
+        memcpy(d->due, c->due_ns, (size_t)c->num_prompts * sizeof *d->due);
+    else if (open_loop(d) && arrivals_schedule(c->request_rate, c->burstiness, c->seed, c->duration_s <= 0,
                                           d->due, (size_t)c->num_prompts) != 0)
         return -1;
     for (int i = d->n_slots - 1; i >= 0; i--) {

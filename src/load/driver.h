@@ -76,6 +76,11 @@ struct driver_cfg {
      * each must outlive driver_run); NULL / 0 = none. */
     struct sampler *const *samplers;
     int n_samplers;
+    /* Open loop from a recorded schedule: num_prompts due offsets (ns after
+     * the measured phase starts, non-decreasing; not owned), used instead of
+     * arrivals_schedule (request_rate and burstiness are then not used for
+     * timing); NULL = draw the schedule. A trace replay's send times. */
+    const int64_t *due_ns;
     /* How long the end of the run waits for blocking samplers to stop, s;
      * 0 = DRIVER_SAMPLER_STOP_NS. One still busy then is left running and
      * reported SAMPLER_STOP_TIMED_OUT. */

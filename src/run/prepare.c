@@ -189,7 +189,10 @@ static const char *calibrate_workload(struct run_ctx *x, char *err, size_t errle
         snprintf(err, errlen, "out of memory building prompts");
         return NULL;
     }
-    if (measured) {
+    if (x->trace.n)
+        snprintf(x->shared_prefix_method, sizeof x->shared_prefix_method,
+                 "not measured: trace prompts share the blocks their hash_ids name");
+    else if (measured) {
         run_measure_shared_prefix(x, c->calib != CALIB_TOKENIZE);
         if (c->calibration_cache)
             to_cache(x, method);
@@ -204,7 +207,7 @@ int run_prepare_workload(struct run_ctx *x)
     size_t errlen = sizeof x->res->error;
     char why[900];
     x->shared_prefix_tokens = -1;
-    if (c->dataset && dataset_load(c->dataset, c->multi_turn, &x->ds, why, sizeof why) != 0) {
+    if (c->dataset && !x->trace.n && dataset_load(c->dataset, c->multi_turn, &x->ds, why, sizeof why) != 0) {
         snprintf(err, errlen, "--dataset: %s", why);
         return -1;
     }
@@ -222,6 +225,7 @@ int run_prepare_workload(struct run_ctx *x)
         .salt = x->salt, .seed = (uint64_t)c->seed, .input_len = c->input_len,
         .output_len = c->output_len, .input_range = c->input_range, .output_range = c->output_range,
         .shared_prefix_len = c->shared_prefix_len, .ds = x->ds.n ? &x->ds : NULL,
+        .trace = x->trace.n ? &x->trace : NULL,
     };
     if (!(x->wl = workload_new(&wc))) {
         snprintf(err, errlen, "out of memory");

@@ -44,7 +44,13 @@ int run_config_check(const struct run_config *c, char *err, size_t errlen)
                  "--tools: use probe or auto (which probes with the tools)");
     else if (c->warmup_s > 0 && c->duration_s <= 0)
         snprintf(err, errlen, "--warmup-s goes with --duration (use --warmup N otherwise)");
-    else if (isinf(c->request_rate) && c->concurrency < 1)
+    else if (trace_spec_is_trace(c->dataset) && (c->multi_turn || c->duration_s > 0 || !isinf(c->request_rate)))
+        snprintf(err, errlen, "a trace (--dataset %.20s...) is sent at its recorded times: --multi-turn, "
+                 "--duration and --request-rate do not apply (--trace-speed scales its clock)", c->dataset);
+    else if (!trace_spec_is_trace(c->dataset) && (c->trace_speed > 0 || c->trace_start_s > 0 || c->trace_duration_s > 0))
+        snprintf(err, errlen, "--trace-speed, --trace-start and --trace-duration go with --dataset "
+                 "mooncake:FILE or azure:FILE");
+    else if (isinf(c->request_rate) && c->concurrency < 1 && !trace_spec_is_trace(c->dataset))
         snprintf(err, errlen, "the closed loop needs --concurrency of at least 1");
     else
         return 0;
@@ -84,7 +90,9 @@ static void announce(const struct run_ctx *x)
     char load[128], cap[48] = "no cap";
     if (c->concurrency > 0)
         snprintf(cap, sizeof cap, "max concurrency %ld", c->concurrency);
-    if (isinf(c->request_rate))
+    if (x->trace.n)
+        snprintf(load, sizeof load, "recorded times (%s)", cap);
+    else if (isinf(c->request_rate))
         snprintf(load, sizeof load, "concurrency %ld", c->concurrency);
     else
         snprintf(load, sizeof load, "%g req/s (burstiness %g, %s)", c->request_rate, c->burstiness, cap);
@@ -94,7 +102,10 @@ static void announce(const struct run_ctx *x)
     else
         snprintf(amount, sizeof amount, "%ld prompts", c->num_prompts);
     char shape[600];
-    if (c->dataset)
+    if (x->trace.n)
+        snprintf(shape, sizeof shape, "%ld requests of %s replayed over %.1f s", c->num_prompts, c->dataset,
+                 x->trace.span_s);
+    else if (c->dataset)
         snprintf(shape, sizeof shape, "prompts from %s", c->dataset);
     else
         snprintf(shape, sizeof shape, "%ld→%ld tokens", c->input_len, c->output_len);
@@ -119,7 +130,7 @@ static int drive(struct run_ctx *x, struct driver_result *dr)
         .grace_s = c->grace_s, .secret = x->secret, .progress = c->progress,
         .make_body = run_make_body, .on_record = run_log_record, .ud = x,
         .follows = c->multi_turn ? run_follows : NULL, .prewarm_url = models_url,
-        .samplers = c->samplers, .n_samplers = c->n_samplers,
+        .samplers = c->samplers, .n_samplers = c->n_samplers, .due_ns = x->trace_due,
     };
     announce(x);
     clock_utc_iso8601(x->started_at);
@@ -212,6 +223,39 @@ static int set_up(struct run_ctx *x)
     return run_prepare_workload(x);
 }
 
+/* A trace replay: loads the window and makes the run the trace's requests,
+ * sent at their offsets (x->c then points at x->trace_cfg). Returns 0, or -1
+ * with the reason in x->res->error. */
+static int load_trace(struct run_ctx *x)
+{
+    const struct run_config *c = x->c;
+    struct trace_window w = {c->trace_start_s, c->trace_duration_s, c->trace_speed};
+    char err[900];
+    if (trace_load(c->dataset, &w, &x->trace, err, sizeof err) != 0) {
+        snprintf(x->res->error, sizeof x->res->error, "--dataset: %s", err);
+        return -1;
+    }
+    size_t n = c->num_prompts > 0 && (size_t)c->num_prompts < x->trace.n ? (size_t)c->num_prompts : x->trace.n;
+    if (n > 100000000 || !(x->trace_due = malloc(n * sizeof *x->trace_due))) {
+        snprintf(x->res->error, sizeof x->res->error, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        x->trace_due[i] = x->trace.reqs[i].t_ns;
+    x->trace.n = n;     /* the rest of the window is not replayed */
+    x->trace_meta = (struct bench_trace){
+        .format = x->trace.format, .lines = x->trace.lines, .requests = (long)n,
+        .block_tokens = TRACE_BLOCK_TOKENS, .speed = c->trace_speed > 0 ? c->trace_speed : 1,
+        .start_s = c->trace_start_s, .duration_s = c->trace_duration_s > 0 ? c->trace_duration_s : NAN,
+        .span_s = (double)x->trace.reqs[n - 1].t_ns / 1e9,
+        .theoretical_prefix_hit_rate = trace_theoretical_hit_rate(&x->trace),
+    };
+    x->trace_cfg = *c;
+    x->trace_cfg.num_prompts = (long)n;
+    x->c = &x->trace_cfg;
+    return 0;
+}
+
 enum run_status run_execute(const struct run_config *c, struct run_result *out)
 {
     *out = (struct run_result){.status = RUN_FAILED};
@@ -219,7 +263,7 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
                         .secret = c->api_key_env ? getenv(c->api_key_env) : NULL};
     make_run_id(out->run_id, sizeof out->run_id, x.salt);
     struct driver_result dr = {0};
-    if (set_up(&x) == 0 && drive(&x, &dr) == 0) {
+    if ((!trace_spec_is_trace(c->dataset) || load_trace(&x) == 0) && set_up(&x) == 0 && drive(&x, &dr) == 0) {
         if (run_write_outputs(&x, &dr) == 0)
             out->status = out->incomplete || out->summary.completed == 0 ? RUN_INCOMPLETE : RUN_OK;
         driver_result_free(&dr);
@@ -232,6 +276,8 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
     workload_free(x.wl);
     dataset_free(&x.ds);
     cJSON_Delete(x.tools);
+    trace_free(&x.trace);
+    free(x.trace_due);
     cJSON_Delete(x.tool_choice);
     return out->status;
 }

@@ -54,7 +54,8 @@ struct run_config {
     const char *engine_label, *gpu_label;
     enum endpoint endpoint;
     long concurrency;                   /* in flight: exactly (closed loop) or at most; 0 = no cap */
-    long num_prompts, warmup;           /* measured and unmeasured requests */
+    long num_prompts, warmup;           /* measured and unmeasured requests; trace replay: at most
+                                           this many of the window's (0 = all of them) */
     long input_len, output_len;         /* tokens */
     long seed;
     bool ignore_eos, continuous_usage;
@@ -67,7 +68,11 @@ struct run_config {
     struct sweep_place sweep;           /* where the run sits in a sweep; case_id NULL = none */
     double input_range, output_range;   /* uniform ± ratio of the lengths */
     long shared_prefix_len;             /* tokens */
-    const char *dataset;                /* "jsonl:FILE" or "sharegpt:FILE"; NULL = synthetic */
+    const char *dataset;                /* "jsonl:FILE" or "sharegpt:FILE"; a trace to replay at its
+                                           recorded times: "mooncake:FILE" or "azure:FILE"
+                                           (workload/trace.h); NULL = synthetic */
+    double trace_speed;                 /* trace replay: gaps divided by this (0 = 1) */
+    double trace_start_s, trace_duration_s; /* trace replay: the window (duration 0 = to the end) */
     bool multi_turn;
     double duration_s, warmup_s;        /* duration mode (0 = off) */
     const struct curl_slist *headers;   /* extra request headers; the API key is added from

@@ -10,6 +10,7 @@
 #include "run/run.h"
 #include "workload/calibrate.h"
 #include "workload/dataset.h"
+#include "workload/trace.h"
 #include "workload/workload.h"
 
 /* The state of one run_execute call: built step by step, freed at its end. */
@@ -24,6 +25,10 @@ struct run_ctx {
     struct workload *wl;            /* owned */
     struct dataset ds;              /* owned; empty for synthetic prompts */
     cJSON *tools, *tool_choice;     /* owned: --tools and --tool-choice, or NULL */
+    struct trace trace;             /* owned; empty unless a trace is replayed */
+    int64_t *trace_due;             /* owned: the replayed requests' send offsets (ns), or NULL */
+    struct run_config trace_cfg;    /* trace replay: c with num_prompts the requests replayed */
+    struct bench_trace trace_meta;  /* trace replay: what the artifact says of it (strings borrowed) */
     struct calibration cal;
     const char *calibration_method; /* "tokenize", "probe", "none" or "dataset" */
     const char *calibration_source; /* "measured" or "cache"; NULL when not calibrated */

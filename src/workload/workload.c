@@ -24,7 +24,15 @@ struct workload {
     size_t *ends;               /* ends[k]: bytes of the first k filler words */
     long max_words;
     char *head, *tail;          /* the body around the prompt (tail for output_len) */
+    long block_words;           /* trace: words of one TRACE_BLOCK_TOKENS block */
+    long template_tokens;       /* tokens a prompt has beyond its words (chat template, BOS) */
 };
+
+/* Salts of trace blocks named by hash_ids and of blocks unique to a request. */
+#define TRACE_BLOCK_SALT 0x7472616365626c6bull
+#define TRACE_OWN_SALT 0x6f776e626c6f636bull
+/* Index space of a request's own blocks: request seq's are seq·this + k. */
+#define TRACE_OWN_BLOCKS 4096
 
 #define PLACEHOLDER "\x01"          /* cJSON writes it as \u0001 */
 #define PLACEHOLDER_JSON "\\u0001"
@@ -111,6 +119,13 @@ int workload_fit(struct workload *w, long words, double tokens_per_word)
 {
     w->words = words;
     w->tokens_per_word = tokens_per_word > 0 ? tokens_per_word : 1;
+    /* input_len tokens are the head's and the filler's words plus what the
+     * template adds; a trace prompt has only words and the template */
+    long tmpl = (long)llround((double)w->cfg.input_len - (double)(words + PROMPT_HEAD_WORDS) * w->tokens_per_word);
+    w->template_tokens = tmpl > 0 ? tmpl : 0;
+    w->block_words = (long)llround(TRACE_BLOCK_TOKENS / w->tokens_per_word);
+    if (w->block_words < PROMPT_HEAD_WORDS)
+        w->block_words = PROMPT_HEAD_WORDS;
     long shared = (long)llround((double)w->cfg.shared_prefix_len / w->tokens_per_word);
     w->shared_words = shared;
     w->words = words > shared ? words - shared : 0;     /* the shared words count toward input_len */
@@ -176,9 +191,51 @@ long workload_follows(const struct workload *w, long seq)
     return ds->entries[i].conversation == ds->entries[i - 1].conversation ? seq - 1 : -1;
 }
 
+/* The words of a trace request's prompt, block by block, into text. */
+static int trace_text(const struct workload *w, const struct trace_req *t, long seq, struct buf *text)
+{
+    long words = (long)llround((double)(t->input_len - w->template_tokens) / w->tokens_per_word);
+    long done = 0;
+    for (size_t j = 0; done < (words > 1 ? words : 1); j++) {
+        long n = w->block_words < words - done ? w->block_words : words - done;
+        int rc = j < t->n_hash
+            ? prompt_block(text, w->cfg.salt ^ TRACE_BLOCK_SALT, (long)t->hash_ids[j], n)
+            : prompt_block(text, w->cfg.salt ^ TRACE_OWN_SALT, seq * TRACE_OWN_BLOCKS + (long)(j - t->n_hash), n);
+        if (rc != 0)
+            return -1;
+        done += n > PROMPT_HEAD_WORDS ? n : PROMPT_HEAD_WORDS;
+    }
+    return 0;
+}
+
+static char *trace_body(const struct workload *w, long seq, long *planned, long *max_tokens)
+{
+    const struct trace_req *t = &w->cfg.trace->reqs[(size_t)seq % w->cfg.trace->n];
+    *planned = t->input_len;
+    *max_tokens = t->output_len;
+    struct buf text;
+    buf_init(&text, 1u << 30);
+    char *head = NULL, *tail = NULL, *body = NULL;
+    if (trace_text(w, t, seq, &text) == 0 && frame(w, t->output_len, &head, &tail) == 0) {
+        size_t hl = strlen(head), tl = strlen(tail);
+        /* block text is lower-case words and spaces: nothing to escape */
+        if ((body = malloc(hl + text.len + tl + 1))) {
+            char *p = append(body, head, hl);
+            p = append(p, text.data + 1, text.len - 1);     /* without the first block's leading space */
+            memcpy(p, tail, tl + 1);
+        }
+    }
+    free(head);
+    free(tail);
+    buf_free(&text);
+    return body;
+}
+
 char *workload_body(const struct workload *w, long seq, long *planned, long *max_tokens)
 {
     struct request_opts ro = w->cfg.ro;
+    if (w->cfg.trace)
+        return trace_body(w, seq, planned, max_tokens);
     if (w->cfg.ds) {
         const struct dataset_entry *e = &w->cfg.ds->entries[(size_t)seq % w->cfg.ds->n];
         ro.max_tokens = *max_tokens = e->max_tokens > 0 ? e->max_tokens : w->cfg.output_len;

@@ -13,6 +13,7 @@
 #include "core/buf.h"
 #include "openai/request.h"
 #include "workload/dataset.h"
+#include "workload/trace.h"
 
 struct workload_cfg {
     struct request_opts ro;     /* endpoint, model, stream, ignore_eos, ...; max_tokens ignored */
@@ -23,6 +24,8 @@ struct workload_cfg {
     double output_range;        /* the same for max_tokens */
     long shared_prefix_len;     /* tokens every prompt starts with; 0 = none */
     const struct dataset *ds;   /* prompts from a file (not owned), or NULL for synthetic */
+    const struct trace *trace;  /* a trace to replay (not owned), or NULL: request seq is its
+                                   entry seq; prompts are built of its blocks (workload_body) */
 };
 
 struct workload;
@@ -54,7 +57,13 @@ int workload_fit(struct workload *w, long words, double tokens_per_word);
 
 /* Body of request seq (a malloc'd string the caller frees, or NULL), its
  * planned prompt tokens (-1 when unknown: dataset prompts) and its
- * max_tokens. */
+ * max_tokens. A trace request's prompt is its blocks in order, each
+ * TRACE_BLOCK_TOKENS tokens as the calibration's slope gives them (block
+ * text from prompt_block: the block id and a per-run salt, so requests with
+ * equal hash_ids share exactly those blocks), then blocks unique to the
+ * request where hash_ids end early (always, for Azure); the last block is
+ * cut so that with the chat template's tokens (the calibration's offset)
+ * the prompt has input_length tokens; max_tokens is output_length. */
 char *workload_body(const struct workload *w, long seq, long *planned_prompt_tokens, long *max_tokens);
 
 /* The request that request seq must follow — the previous turn of its

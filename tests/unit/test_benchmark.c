@@ -61,6 +61,7 @@ static void fill_timing(struct bench_timing *t)
         .time_to_first_byte_ms = num(), .time_to_first_event_ms = num(), .time_to_second_output_ms = num(),
         .output_tps_per_user = num(), .send_lateness_ms = num(), .scheduled_ttft_ms = num(),
         .scheduled_e2e_ms = num(), .e2e_output_tps_per_user = num(), .output_chunks = whole(),
+        .tool_call_chunks = whole(), .tool_calls = whole(),
         .cached_tokens = num(), .finish_reason = str(), .max_tokens = whole(), .start_monotonic_ns = num(),
     };
 }
@@ -117,6 +118,8 @@ static void fill_metrics(struct bench_metrics *m)
     m->content_chunks = whole();
     m->content_chunks_s = num();
     m->reasoning_chunks = whole();
+    m->tool_call_chunks = whole();
+    m->tool_calls = whole();
     fill_counts(&m->output_token_sources, 2);
     m->output_tokens = whole();
     m->prompt_tokens = whole();
@@ -153,7 +156,8 @@ static void fill(struct benchmark *b)
         .context_tokens_measured = num(), .shared_prefix_tokens = num(),
         .server_gone = {true, num(), whole(), whole()},
         .duration_mode = {true, num(), num(), num(), num(), num(), whole(), whole(), whole()},
-        .workload = {true, str(), num(), num(), whole()},
+        .workload = {true, str(), num(), num(), whole(),
+                     {true, str(), whole(), whole(), whole(), num(), num(), num(), num(), num(), num(), whole(), num()}},
         .sweep = {true, str(), str(), whole()},
         .client = {true, num(), num(), whole(), num(), num(), num(), num(), num(), whole(), num(), whole(), whole()},
         .client_bound = true,
@@ -231,6 +235,7 @@ static void same_timing(const struct bench_timing *a, const struct bench_timing 
     SAME(a, b, time_to_first_event_ms); SAME(a, b, time_to_second_output_ms); SAME(a, b, output_tps_per_user);
     SAME(a, b, send_lateness_ms); SAME(a, b, scheduled_ttft_ms); SAME(a, b, scheduled_e2e_ms);
     SAME(a, b, e2e_output_tps_per_user); SAME(a, b, output_chunks); SAME(a, b, cached_tokens);
+    SAME(a, b, tool_call_chunks); SAME(a, b, tool_calls);
     SAME_S(a, b, finish_reason); SAME(a, b, max_tokens); SAME(a, b, start_monotonic_ns);
 }
 
@@ -279,6 +284,7 @@ static void same_metrics(const struct bench_metrics *a, const struct bench_metri
     for (size_t i = 0; i < sizeof a->dist / sizeof(struct dist); i++)
         same_dist(&x[i], &y[i], "metrics distribution");
     SAME(a, b, content_chunks); SAME(a, b, content_chunks_s); SAME(a, b, reasoning_chunks);
+    SAME(a, b, tool_call_chunks); SAME(a, b, tool_calls);
     same_counts(&a->output_token_sources, &b->output_token_sources, "output_token_sources");
     SAME(a, b, output_tokens); SAME(a, b, prompt_tokens); SAME(a, b, prompt_token_samples);
     SAME(a, b, prefix_cache_hit_avg); SAME(a, b, throughput_tok_s); SAME(a, b, request_throughput);
@@ -317,6 +323,11 @@ static void same_blocks(const struct benchmark *a, const struct benchmark *b)
     cr_assert_eq(a->workload.present, b->workload.present);
     SAME_S(a, b, workload.dataset); SAME(a, b, workload.input_len_range); SAME(a, b, workload.output_len_range);
     SAME(a, b, workload.shared_prefix_len);
+    const struct bench_trace *t = &a->workload.trace, *u = &b->workload.trace;
+    cr_assert_eq(t->present, u->present);
+    SAME_S(t, u, format); SAME(t, u, lines); SAME(t, u, requests); SAME(t, u, block_tokens); SAME(t, u, speed);
+    SAME(t, u, start_s); SAME(t, u, duration_s); SAME(t, u, span_s); SAME(t, u, theoretical_prefix_hit_rate);
+    SAME(t, u, measured_prefix_hit_rate); SAME(t, u, late_sends); SAME(t, u, late_send_threshold_ms);
     cr_assert_eq(a->sweep.present, b->sweep.present);
     SAME_S(a, b, sweep.target); SAME_S(a, b, sweep.case_id); SAME(a, b, sweep.round);
     const struct bench_client *c = &a->client, *k = &b->client;
