@@ -150,10 +150,10 @@ static const struct flag_spec flags[] = {
      "blocks: equal ids share prompt text) or the Azure LLM inference CSV; every request of the "
      "window is sent (--num-prompts caps them), with no cap on requests in flight unless "
      "--max-concurrency is given"},
-    {"trace-speed", NULL, FLAG_DOUBLE, AT(trace_speed), "X", "1",
-     "trace replay: X times as fast as recorded (gaps divided by X)", .min = 1e-6},
-    {"trace-start", NULL, FLAG_DOUBLE, AT(trace_start_s), "S", "0",
-     "trace replay: skip the requests of the trace's first S seconds", .min = 0},
+    {"trace-speed", NULL, FLAG_DOUBLE, AT(trace_speed), "X", NULL,
+     "trace replay: X times as fast as recorded (gaps divided by X; default 1)", .min = 1e-6},
+    {"trace-start", NULL, FLAG_DOUBLE, AT(trace_start_s), "S", NULL,
+     "trace replay: skip the requests of the trace's first S seconds (default 0)", .min = 0},
     {"trace-duration", NULL, FLAG_DOUBLE, AT(trace_duration_s), "S", NULL,
      "trace replay: only the requests recorded in the S seconds from --trace-start", .min = 1e-6},
     {"dataset-name", NULL, FLAG_STRING, AT(compat.dataset_name), "random|sharegpt|custom", NULL,
