@@ -85,6 +85,19 @@ static void trace_of(struct builder *b, const struct bench_trace *t, const struc
             out->late_sends++;
 }
 
+static void prefix_cache_of(struct builder *b, const struct bench_prefix_cache *p, const struct run_summary *s,
+                            struct bench_prefix_cache *out)
+{
+    *out = *p;
+    out->present = true;
+    out->flush = copy(b, p->flush);
+    out->flush_endpoint = copy(b, p->flush_endpoint);
+    out->achieved_hit_rate = s->cached_reports && s->prompt_tokens
+                             ? (double)s->cached_tokens / (double)s->prompt_tokens : NAN;
+    out->met = !isnan(p->target_hit_rate) && !isnan(out->achieved_hit_rate) &&
+               fabs(out->achieved_hit_rate - p->target_hit_rate) <= p->tolerance * p->target_hit_rate;
+}
+
 static double count_or_nan(long v)
 {
     return v >= 0 ? (double)v : NAN;
@@ -347,6 +360,8 @@ int benchmark_from_run(const struct bench_meta *meta, const struct req_record *r
     requests_of(&b, recs, n, out);
     if (meta->trace)
         trace_of(&b, meta->trace, recs, n, s, &out->workload.trace);
+    if (meta->prefix_cache)
+        prefix_cache_of(&b, meta->prefix_cache, s, &out->workload.prefix_cache);
     if (b.oom) {
         benchmark_free(out);
         return -1;

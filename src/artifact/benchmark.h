@@ -62,6 +62,8 @@ struct bench_meta {
     const char *incomplete_reason;  /* NULL when complete */
     struct sweep_place sweep;
     const char *dataset;            /* "jsonl:FILE"/"sharegpt:FILE", NULL for synthetic */
+    const struct bench_prefix_cache *prefix_cache;  /* strings borrowed; achieved_hit_rate and met
+                                       are computed from the summary; NULL = none */
     const struct bench_trace *trace;/* a replayed trace (strings borrowed; measured_prefix_hit_rate and
                                        late_sends are computed from the records), or NULL */
     double input_range, output_range;   /* ratios */
@@ -150,12 +152,27 @@ struct bench_trace {
     double late_send_threshold_ms;
 };
 
+/* Prefix-cache control (workload.prefix_cache; absent when neither
+ * --flush-cache nor --prefix-hit-rate was given). */
+struct bench_prefix_cache {
+    bool present;
+    char *flush;                /* "flushed", "unsupported", "failed" (cache_flush_name) */
+    char *flush_endpoint;       /* "/reset_prefix_cache", "/flush_cache"; NULL = null (none) */
+    double target_hit_rate;     /* NaN = null (--flush-cache alone) */
+    long groups, primed_requests;   /* prefixes; unmeasured requests that put them in the cache */
+    long prefix_tokens;         /* tokens of each prefix, chat template included */
+    double achieved_hit_rate;   /* Σ cached_tokens / Σ prompt_tokens of measured requests; NaN = null */
+    double tolerance;           /* relative: met when |achieved − target| ≤ tolerance · target */
+    bool met;
+};
+
 struct bench_workload {
     bool present;
     char *dataset;              /* NULL = null (synthetic prompts) */
     double input_len_range, output_len_range;
     long shared_prefix_len;
     struct bench_trace trace;
+    struct bench_prefix_cache prefix_cache;
 };
 
 /* null when the run is not a round of a sweep (present false). */

@@ -619,6 +619,19 @@ static void workload_write(cJSON *o, const struct bench_workload *w)
     artifact_add_number(j, "input_len_range", w->input_len_range);
     artifact_add_number(j, "output_len_range", w->output_len_range);
     artifact_add_whole(j, "shared_prefix_len", w->shared_prefix_len);
+    const struct bench_prefix_cache *pc = &w->prefix_cache;
+    if (pc->present) {
+        cJSON *k = cJSON_AddObjectToObject(j, "prefix_cache");
+        artifact_add_string(k, "flush", pc->flush);
+        artifact_add_string(k, "flush_endpoint", pc->flush_endpoint);
+        artifact_add_number(k, "target_hit_rate", pc->target_hit_rate);
+        artifact_add_whole(k, "groups", pc->groups);
+        artifact_add_whole(k, "primed_requests", pc->primed_requests);
+        artifact_add_whole(k, "prefix_tokens", pc->prefix_tokens);
+        artifact_add_number(k, "achieved_hit_rate", pc->achieved_hit_rate);
+        artifact_add_number(k, "tolerance", pc->tolerance);
+        cJSON_AddBoolToObject(k, "met", pc->met);
+    }
     const struct bench_trace *t = &w->trace;
     if (!t->present)
         return;
@@ -635,6 +648,26 @@ static void workload_write(cJSON *o, const struct bench_workload *w)
     artifact_add_number(k, "measured_prefix_hit_rate", t->measured_prefix_hit_rate);
     artifact_add_whole(k, "late_sends", t->late_sends);
     artifact_add_number(k, "late_send_threshold_ms", t->late_send_threshold_ms);
+}
+
+static void prefix_cache_read(struct jread *r, const cJSON *o, struct bench_prefix_cache *p)
+{
+    *p = (struct bench_prefix_cache){0};
+    const cJSON *k = jread_object(r, o, "prefix_cache", JR_OPTIONAL);
+    if (!k)
+        return;
+    p->present = true;
+    size_t mark = jread_enter(r, "prefix_cache");
+    jread_string(r, k, "flush", 0, &p->flush);
+    jread_string(r, k, "flush_endpoint", JR_NULLABLE, &p->flush_endpoint);
+    jread_number(r, k, "target_hit_rate", JR_NULLABLE, &p->target_hit_rate);
+    jread_whole(r, k, "groups", 0, 0, &p->groups);
+    jread_whole(r, k, "primed_requests", 0, 0, &p->primed_requests);
+    jread_whole(r, k, "prefix_tokens", 0, 0, &p->prefix_tokens);
+    jread_number(r, k, "achieved_hit_rate", JR_NULLABLE, &p->achieved_hit_rate);
+    jread_number(r, k, "tolerance", 0, &p->tolerance);
+    jread_bool(r, k, "met", 0, &p->met);
+    jread_leave(r, mark);
 }
 
 static void trace_read(struct jread *r, const cJSON *o, struct bench_trace *t)
@@ -673,6 +706,7 @@ static void workload_read(struct jread *r, const cJSON *o, struct bench_workload
     jread_number(r, j, "output_len_range", 0, &w->output_len_range);
     jread_whole(r, j, "shared_prefix_len", 0, 0, &w->shared_prefix_len);
     trace_read(r, j, &w->trace);
+    prefix_cache_read(r, j, &w->prefix_cache);
     jread_leave(r, mark);
 }
 
@@ -1045,7 +1079,8 @@ void benchmark_free(struct benchmark *b)
         &b->engine_version, &b->load_mode, &b->incomplete_reason, &b->serve_flags.reasoning_effort,
         &b->serve_flags.thinking_mode, &b->calibration.method, &b->calibration.source,
         &b->calibration.cache_file, &b->calibration.cache_key, &b->calibration.shared_prefix_method,
-        &b->workload.dataset, &b->workload.trace.format,
+        &b->workload.dataset, &b->workload.trace.format, &b->workload.prefix_cache.flush,
+        &b->workload.prefix_cache.flush_endpoint,
         &b->sweep.target, &b->sweep.case_id,
     };
     for (size_t i = 0; i < sizeof strings / sizeof *strings; i++)

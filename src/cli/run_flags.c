@@ -156,6 +156,17 @@ static const struct flag_spec flags[] = {
      "trace replay: skip the requests of the trace's first S seconds (default 0)", .min = 0},
     {"trace-duration", NULL, FLAG_DOUBLE, AT(trace_duration_s), "S", NULL,
      "trace replay: only the requests recorded in the S seconds from --trace-start", .min = 1e-6},
+    {"prefix-hit-rate", NULL, FLAG_DOUBLE, AT(prefix_hit_rate), "P", NULL,
+     "a prefix-cache hit rate of P (0 < P < 1): the server's cache is emptied after calibration "
+     "(vLLM POST /reset_prefix_cache, SGLang /flush_cache; else a warning), --prefix-groups "
+     "unmeasured requests put one prefix of P x --input-len tokens each in it, then every measured "
+     "prompt starts with one of them; the achieved rate is checked against P (within 5%)",
+     .min = 1e-6},
+    {"prefix-groups", NULL, FLAG_LONG, AT(prefix_groups), "G", "1",
+     "with --prefix-hit-rate: prefixes the requests take in turn (each group shares its own)",
+     .min = 1, .max = 1000000},
+    {"flush-cache", NULL, FLAG_ON, AT(flush_cache), NULL, NULL,
+     "empty the server's prefix cache after calibration, before any request is sent (a cold start)"},
     {"dataset-name", NULL, FLAG_STRING, AT(compat.dataset_name), "random|sharegpt|custom", NULL,
      "vLLM's way to say --dataset: with --dataset-path (custom = JSON Lines)"},
     {"dataset-path", NULL, FLAG_STRING, AT(compat.dataset_path), "FILE", NULL, "the dataset file"},

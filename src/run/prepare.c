@@ -185,6 +185,14 @@ static const char *calibrate_workload(struct run_ctx *x, char *err, size_t errle
     bool measured = !method;
     if (measured && !(method = measure(x, err, errlen)))
         return NULL;
+    if (c->prefix_hit_rate > 0 && c->calib != CALIB_NONE) {
+        long lead = run_template_lead(x);
+        if (lead >= 0)
+            workload_set_template_lead(x->wl, lead);
+        else
+            run_say(x, "warning: the server's tokenize gives no ids: the prefix counts every chat template "
+                    "token as coming before the prompt's text, so the hit rate may fall short");
+    }
     if (workload_fit(x->wl, x->cal.words, x->cal.tokens_per_word) != 0) {
         snprintf(err, errlen, "out of memory building prompts");
         return NULL;
@@ -192,6 +200,9 @@ static const char *calibrate_workload(struct run_ctx *x, char *err, size_t errle
     if (x->trace.n)
         snprintf(x->shared_prefix_method, sizeof x->shared_prefix_method,
                  "not measured: trace prompts share the blocks their hash_ids name");
+    else if (c->prefix_hit_rate > 0)
+        snprintf(x->shared_prefix_method, sizeof x->shared_prefix_method,
+                 "not measured: --prefix-hit-rate gives each of its groups its own prefix");
     else if (measured) {
         run_measure_shared_prefix(x, c->calib != CALIB_TOKENIZE);
         if (c->calibration_cache)
@@ -225,6 +236,7 @@ int run_prepare_workload(struct run_ctx *x)
         .salt = x->salt, .seed = (uint64_t)c->seed, .input_len = c->input_len,
         .output_len = c->output_len, .input_range = c->input_range, .output_range = c->output_range,
         .shared_prefix_len = c->shared_prefix_len, .ds = x->ds.n ? &x->ds : NULL,
+        .prefix_groups = c->prefix_hit_rate > 0 ? (c->prefix_groups > 1 ? c->prefix_groups : 1) : 0,
         .trace = x->trace.n ? &x->trace : NULL,
     };
     if (!(x->wl = workload_new(&wc))) {

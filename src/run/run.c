@@ -14,6 +14,7 @@
 #include "core/clock.h"
 #include "core/redact.h"
 #include "load/driver.h"
+#include "openai/cache.h"
 #include "run/stage.h"
 #include "workload/prompt.h"
 
@@ -42,6 +43,14 @@ int run_config_check(const struct run_config *c, char *err, size_t errlen)
     else if (c->tools_file && c->calib == CALIB_TOKENIZE)
         snprintf(err, errlen, "--calibration tokenize cannot count what the chat template adds for "
                  "--tools: use probe or auto (which probes with the tools)");
+    else if (c->prefix_hit_rate >= 1)
+        snprintf(err, errlen, "--prefix-hit-rate is a share below 1 (a server computes at least one token "
+                 "of every prompt), got %g", c->prefix_hit_rate);
+    else if (c->prefix_hit_rate > 0 && (c->dataset || c->shared_prefix_len > 0))
+        snprintf(err, errlen, "--prefix-hit-rate builds its own shared prefixes: it takes synthetic prompts, "
+                 "without --dataset or --shared-prefix-len");
+    else if (c->prefix_groups > 1 && c->prefix_hit_rate <= 0)
+        snprintf(err, errlen, "--prefix-groups goes with --prefix-hit-rate");
     else if (c->warmup_s > 0 && c->duration_s <= 0)
         snprintf(err, errlen, "--warmup-s goes with --duration (use --warmup N otherwise)");
     else if (trace_spec_is_trace(c->dataset) && (c->multi_turn || c->duration_s > 0 || !isinf(c->request_rate)))
@@ -224,7 +233,7 @@ static int set_up(struct run_ctx *x)
 }
 
 /* A trace replay: loads the window and makes the run the trace's requests,
- * sent at their offsets (x->c then points at x->trace_cfg). Returns 0, or -1
+ * sent at their offsets (x->c then points at x->eff). Returns 0, or -1
  * with the reason in x->res->error. */
 static int load_trace(struct run_ctx *x)
 {
@@ -250,10 +259,71 @@ static int load_trace(struct run_ctx *x)
         .span_s = (double)x->trace.reqs[n - 1].t_ns / 1e9,
         .theoretical_prefix_hit_rate = trace_theoretical_hit_rate(&x->trace),
     };
-    x->trace_cfg = *c;
-    x->trace_cfg.num_prompts = (long)n;
-    x->c = &x->trace_cfg;
+    x->eff = *c;
+    x->eff.num_prompts = (long)n;
+    x->c = &x->eff;
     return 0;
+}
+
+/* --prefix-hit-rate P: every measured prompt starts with one of G prefixes
+ * of P·input_len tokens (chat template included), which G unmeasured
+ * requests put in the cache after it was emptied (x->c then points at
+ * x->eff, with the prefix and the priming warm-ups). */
+static void plan_prefix(struct run_ctx *x)
+{
+    const struct run_config *c = x->c;
+    if (c != &x->eff)
+        x->eff = *c;
+    long groups = c->prefix_groups > 1 ? c->prefix_groups : 1;
+    x->eff.shared_prefix_len = (long)llround(c->prefix_hit_rate * (double)c->input_len);
+    x->eff.warmup += groups;
+    x->c = &x->eff;
+    x->prefix_meta = (struct bench_prefix_cache){
+        .target_hit_rate = c->prefix_hit_rate, .groups = groups, .primed_requests = groups,
+        .prefix_tokens = x->eff.shared_prefix_len, .tolerance = RUN_PREFIX_HIT_TOLERANCE,
+    };
+}
+
+/* --flush-cache, --prefix-hit-rate: empties the server's prefix cache after
+ * calibration, before any request the run sends. A server that cannot is
+ * warned about; the run goes on. */
+static void flush_cache(struct run_ctx *x)
+{
+    const struct run_config *c = x->c;
+    if (!c->flush_cache && c->prefix_hit_rate <= 0)
+        return;
+    if (c->prefix_hit_rate <= 0)
+        x->prefix_meta = (struct bench_prefix_cache){.target_hit_rate = NAN, .tolerance = RUN_PREFIX_HIT_TOLERANCE};
+    char err[600];
+    const char *path;
+    enum cache_flush f = server_flush_prefix_cache(&x->srv, x->headers, (long)(fmin(c->timeout_s, 30) * 1000),
+                                                   &path, err, sizeof err);
+    x->prefix_meta.present = true;
+    /* borrowed for the artifact, which copies them (the struct's strings are owned when read) */
+    x->prefix_meta.flush = (char *)cache_flush_name(f);
+    x->prefix_meta.flush_endpoint = (char *)path;
+    if (f == CACHE_FLUSHED)
+        run_say(x, "prefix cache emptied (POST %s)", path);
+    else
+        run_say(x, "warning: %s", err);
+}
+
+/* The achieved prefix hit rate against --prefix-hit-rate, as the artifact
+ * records it (workload.prefix_cache.met): a warning when it is not met. */
+static void check_hit_rate(const struct run_ctx *x)
+{
+    const struct run_summary *s = &x->res->summary;
+    double p = x->c->prefix_hit_rate;
+    if (!s->cached_reports || !s->prompt_tokens) {
+        run_say(x, "warning: --prefix-hit-rate %g not validated: the server reported no cached_tokens", p);
+        return;
+    }
+    double got = (double)s->cached_tokens / (double)s->prompt_tokens;
+    if (fabs(got - p) > RUN_PREFIX_HIT_TOLERANCE * p)
+        run_say(x, "warning: prefix hit rate %.3f, not the %g asked for (within %g%%)", got, p,
+                RUN_PREFIX_HIT_TOLERANCE * 100);
+    else
+        run_say(x, "prefix hit rate %.3f (asked for %g)", got, p);
 }
 
 enum run_status run_execute(const struct run_config *c, struct run_result *out)
@@ -263,8 +333,14 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
                         .secret = c->api_key_env ? getenv(c->api_key_env) : NULL};
     make_run_id(out->run_id, sizeof out->run_id, x.salt);
     struct driver_result dr = {0};
-    if ((!trace_spec_is_trace(c->dataset) || load_trace(&x) == 0) && set_up(&x) == 0 && drive(&x, &dr) == 0) {
-        if (run_write_outputs(&x, &dr) == 0)
+    if (c->prefix_hit_rate > 0)
+        plan_prefix(&x);
+    if ((!trace_spec_is_trace(c->dataset) || load_trace(&x) == 0) && set_up(&x) == 0 &&
+        (flush_cache(&x), drive(&x, &dr) == 0)) {
+        int written = run_write_outputs(&x, &dr);
+        if (c->prefix_hit_rate > 0 && out->summarized)
+            check_hit_rate(&x);
+        if (written == 0)
             out->status = out->incomplete || out->summary.completed == 0 ? RUN_INCOMPLETE : RUN_OK;
         driver_result_free(&dr);
     }

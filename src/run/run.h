@@ -21,6 +21,10 @@
 #include "stats/dist.h"
 #include "stats/summary.h"
 
+/* --prefix-hit-rate is met when the achieved rate is within this share of
+ * the target (0.05: a target of 0.5 is met by 0.475 to 0.525). */
+#define RUN_PREFIX_HIT_TOLERANCE 0.05
+
 /* Where the server is when nothing says otherwise: vLLM's default port. */
 #define RUN_DEFAULT_BASE_URL "http://127.0.0.1:8000/v1"
 
@@ -74,6 +78,11 @@ struct run_config {
     double trace_speed;                 /* trace replay: gaps divided by this (0 = 1) */
     double trace_start_s, trace_duration_s; /* trace replay: the window (duration 0 = to the end) */
     bool multi_turn;
+    double prefix_hit_rate;             /* --prefix-hit-rate P in (0, 1): that share of every measured
+                                           prompt is a prefix the cache holds; 0 = off */
+    long prefix_groups;                 /* --prefix-groups G: prefixes the requests take in turn (default 1) */
+    bool flush_cache;                   /* empty the server's prefix cache before the measured requests
+                                           (also done by --prefix-hit-rate) */
     double duration_s, warmup_s;        /* duration mode (0 = off) */
     const struct curl_slist *headers;   /* extra request headers; the API key is added from
                                            $api_key_env by run_execute and never written */

@@ -27,7 +27,8 @@ struct run_ctx {
     cJSON *tools, *tool_choice;     /* owned: --tools and --tool-choice, or NULL */
     struct trace trace;             /* owned; empty unless a trace is replayed */
     int64_t *trace_due;             /* owned: the replayed requests' send offsets (ns), or NULL */
-    struct run_config trace_cfg;    /* trace replay: c with num_prompts the requests replayed */
+    struct run_config eff;          /* trace replay, --prefix-hit-rate: the config as run (c points at it) */
+    struct bench_prefix_cache prefix_meta;  /* --flush-cache, --prefix-hit-rate: what the artifact says */
     struct bench_trace trace_meta;  /* trace replay: what the artifact says of it (strings borrowed) */
     struct calibration cal;
     const char *calibration_method; /* "tokenize", "probe", "none" or "dataset" */
@@ -53,6 +54,12 @@ int run_prepare_workload(struct run_ctx *x);
  * only: a lower bound), else -1. Sets x->shared_prefix_method to how, or
  * why not. Never fails the run. */
 void run_measure_shared_prefix(struct run_ctx *x, bool may_probe);
+
+/* Before the workload is fitted (no shared prefix yet): the tokens two
+ * measured prompts share at their start — what the chat template puts
+ * before the user's text — from the engine's tokenize ids, or -1 when it
+ * gives none. */
+long run_template_lead(const struct run_ctx *x);
 
 /* Summarizes the driver's records into x->res, builds and writes the
  * artifact (x->res->artifact_path). dr's records move into x->res. Returns 0,

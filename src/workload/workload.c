@@ -19,13 +19,15 @@ struct workload {
     long words;                 /* filler words for input_len tokens (calibrated) */
     double tokens_per_word;
     long shared_words;          /* words of the shared prefix */
-    struct buf shared;          /* the shared prefix text and a space, or empty */
+    struct buf *shared;         /* n_shared prefixes: each its text and a space, or empty */
+    long n_shared;
     struct buf filler;          /* " w1 w2 ..." (max_words words) */
     size_t *ends;               /* ends[k]: bytes of the first k filler words */
     long max_words;
     char *head, *tail;          /* the body around the prompt (tail for output_len) */
     long block_words;           /* trace: words of one TRACE_BLOCK_TOKENS block */
     long template_tokens;       /* tokens a prompt has beyond its words (chat template, BOS) */
+    long template_lead;         /* of them, before the user's text; -1 = unknown (take all) */
 };
 
 /* Salts of trace blocks named by hash_ids and of blocks unique to a request. */
@@ -33,6 +35,8 @@ struct workload {
 #define TRACE_OWN_SALT 0x6f776e626c6f636bull
 /* Index space of a request's own blocks: request seq's are seq·this + k. */
 #define TRACE_OWN_BLOCKS 4096
+/* Salt of --prefix-groups' prefixes. */
+#define PREFIX_GROUP_SALT 0x67726f7570707266ull
 
 #define PLACEHOLDER "\x01"          /* cJSON writes it as \u0001 */
 #define PLACEHOLDER_JSON "\\u0001"
@@ -66,7 +70,14 @@ struct workload *workload_new(const struct workload_cfg *cfg)
     w->cfg = *cfg;
     w->words = cfg->input_len;
     w->tokens_per_word = 1;
-    buf_init(&w->shared, 1u << 30);
+    w->template_lead = -1;
+    w->n_shared = cfg->prefix_groups >= 1 ? cfg->prefix_groups : 1;
+    if (!(w->shared = calloc((size_t)w->n_shared, sizeof *w->shared))) {
+        free(w);
+        return NULL;
+    }
+    for (long g = 0; g < w->n_shared; g++)
+        buf_init(&w->shared[g], 1u << 30);
     buf_init(&w->filler, 1u << 30);
     return w;
 }
@@ -77,7 +88,8 @@ static int build_prompt(const struct workload *w, enum prompt_space space, long 
 {
     char head[PROMPT_HEAD_MAX + 1];
     size_t n = prompt_head(head, sizeof head, w->cfg.salt, space, index);
-    if (w->shared.len && buf_append(out, w->shared.data, w->shared.len) != 0)
+    const struct buf *sh = &w->shared[space == PROMPT_MEASURED && index >= 0 ? index % w->n_shared : 0];
+    if (sh->len && buf_append(out, sh->data, sh->len) != 0)
         return -1;
     if (buf_append(out, head, n) != 0)
         return -1;
@@ -115,6 +127,11 @@ static int frame(const struct workload *w, long max_tokens, char **head, char **
     return *tail && (!head || *head) ? 0 : -1;
 }
 
+void workload_set_template_lead(struct workload *w, long tokens)
+{
+    w->template_lead = tokens;
+}
+
 int workload_fit(struct workload *w, long words, double tokens_per_word)
 {
     w->words = words;
@@ -126,17 +143,26 @@ int workload_fit(struct workload *w, long words, double tokens_per_word)
     w->block_words = (long)llround(TRACE_BLOCK_TOKENS / w->tokens_per_word);
     if (w->block_words < PROMPT_HEAD_WORDS)
         w->block_words = PROMPT_HEAD_WORDS;
-    long shared = (long)llround((double)w->cfg.shared_prefix_len / w->tokens_per_word);
+    bool groups = w->cfg.prefix_groups >= 1;
+    long lead = w->template_lead >= 0 ? w->template_lead : w->template_tokens;
+    long prefix = w->cfg.shared_prefix_len - (groups && w->cfg.shared_prefix_len > 0 ? lead : 0);
+    long shared = prefix > 0 ? (long)llround((double)prefix / w->tokens_per_word) : 0;
     w->shared_words = shared;
     w->words = words > shared ? words - shared : 0;     /* the shared words count toward input_len */
-    buf_reset(&w->shared);
-    /* the shared words have their own seed; "w1 ... wn " (the filler's
-     * leading space moves to the end, before the head) */
-    if (shared > 0) {
-        if (prompt_filler(&w->shared, shared, w->cfg.seed + 1) != 0 || buf_append(&w->shared, " ", 1) != 0)
+    /* one prefix: its words have their own seed; groups: a block of text per
+     * group and run (prompt_block), so groups share nothing. "w1 ... wn "
+     * (the leading space moves to the end, before the head) */
+    for (long g = 0; g < w->n_shared; g++) {
+        struct buf *sh = &w->shared[g];
+        buf_reset(sh);
+        if (shared <= 0)
+            continue;
+        int rc = groups ? prompt_block(sh, w->cfg.salt ^ PREFIX_GROUP_SALT, g, shared)
+                        : prompt_filler(sh, shared, w->cfg.seed + 1);
+        if (rc != 0 || buf_append(sh, " ", 1) != 0)
             return -1;
-        memmove(w->shared.data, w->shared.data + 1, w->shared.len);     /* with the NUL */
-        w->shared.len--;
+        memmove(sh->data, sh->data + 1, sh->len);     /* with the NUL */
+        sh->len--;
     }
     /* enough filler for the longest prompt a range can ask for */
     double extra = (double)w->cfg.input_len * w->cfg.input_range / w->tokens_per_word;
@@ -258,11 +284,12 @@ char *workload_body(const struct workload *w, long seq, long *planned, long *max
     char id[PROMPT_HEAD_MAX + 1];
     size_t id_len = prompt_head(id, sizeof id, w->cfg.salt, PROMPT_MEASURED, seq);
     size_t hl = strlen(w->head), tl = strlen(tail), fl = w->ends[words];
-    char *body = malloc(hl + w->shared.len + id_len + fl + tl + 1);
+    const struct buf *sh = &w->shared[seq % w->n_shared];
+    char *body = malloc(hl + sh->len + id_len + fl + tl + 1);
     if (body) {
         char *p = body;
         p = append(p, w->head, hl);
-        p = append(p, w->shared.data, w->shared.len);
+        p = append(p, sh->data, sh->len);
         p = append(p, id, id_len);
         p = append(p, w->filler.data, fl);
         memcpy(p, tail, tl + 1);
@@ -275,7 +302,9 @@ void workload_free(struct workload *w)
 {
     if (!w)
         return;
-    buf_free(&w->shared);
+    for (long g = 0; g < w->n_shared; g++)
+        buf_free(&w->shared[g]);
+    free(w->shared);
     buf_free(&w->filler);
     free(w->ends);
     free(w->head);

@@ -23,6 +23,11 @@ struct workload_cfg {
     double input_range;         /* input lengths uniform in [L(1−r), L(1+r)]; 0 = fixed */
     double output_range;        /* the same for max_tokens */
     long shared_prefix_len;     /* tokens every prompt starts with; 0 = none */
+    long prefix_groups;         /* >= 1: prompts start with one of this many prefixes of shared_prefix_len
+                                   tokens (request seq with prefix seq % prefix_groups), each its
+                                   own text, salted per run; the chat template's tokens count toward
+                                   shared_prefix_len (they are cached with it). 0: one prefix of
+                                   shared_prefix_len tokens after the template, the same every run */
     const struct dataset *ds;   /* prompts from a file (not owned), or NULL for synthetic */
     const struct trace *trace;  /* a trace to replay (not owned), or NULL: request seq is its
                                    entry seq; prompts are built of its blocks (workload_body) */
@@ -47,6 +52,12 @@ int workload_prompt(const struct workload *w, long seq, long filler_words, struc
  * (heads are the same number of one-token words). Appends to out; returns
  * 0 or -1. */
 int workload_calib_prompt(const struct workload *w, long k, long filler_words, struct buf *out);
+
+/* The tokens the chat template puts before the user's text, as measured
+ * (run_template_lead); a --prefix-groups prefix is that much shorter, as
+ * those tokens are cached with it. Without it the template's every token
+ * is taken to come first. Call before workload_fit. */
+void workload_set_template_lead(struct workload *w, long tokens);
 
 /* Sets the calibration result — `words` filler words give input_len tokens,
  * and tokens grow by tokens_per_word per word (used for ranges and the

@@ -157,7 +157,8 @@ static void fill(struct benchmark *b)
         .server_gone = {true, num(), whole(), whole()},
         .duration_mode = {true, num(), num(), num(), num(), num(), whole(), whole(), whole()},
         .workload = {true, str(), num(), num(), whole(),
-                     {true, str(), whole(), whole(), whole(), num(), num(), num(), num(), num(), num(), whole(), num()}},
+                     {true, str(), whole(), whole(), whole(), num(), num(), num(), num(), num(), num(), whole(), num()},
+                     {true, str(), str(), num(), whole(), whole(), whole(), num(), num(), true}},
         .sweep = {true, str(), str(), whole()},
         .client = {true, num(), num(), whole(), num(), num(), num(), num(), num(), whole(), num(), whole(), whole()},
         .client_bound = true,
@@ -328,6 +329,11 @@ static void same_blocks(const struct benchmark *a, const struct benchmark *b)
     SAME_S(t, u, format); SAME(t, u, lines); SAME(t, u, requests); SAME(t, u, block_tokens); SAME(t, u, speed);
     SAME(t, u, start_s); SAME(t, u, duration_s); SAME(t, u, span_s); SAME(t, u, theoretical_prefix_hit_rate);
     SAME(t, u, measured_prefix_hit_rate); SAME(t, u, late_sends); SAME(t, u, late_send_threshold_ms);
+    const struct bench_prefix_cache *pc = &a->workload.prefix_cache, *pd = &b->workload.prefix_cache;
+    cr_assert_eq(pc->present, pd->present);
+    SAME_S(pc, pd, flush); SAME_S(pc, pd, flush_endpoint); SAME(pc, pd, target_hit_rate); SAME(pc, pd, groups);
+    SAME(pc, pd, primed_requests); SAME(pc, pd, prefix_tokens); SAME(pc, pd, achieved_hit_rate);
+    SAME(pc, pd, tolerance); SAME(pc, pd, met);
     cr_assert_eq(a->sweep.present, b->sweep.present);
     SAME_S(a, b, sweep.target); SAME_S(a, b, sweep.case_id); SAME(a, b, sweep.round);
     const struct bench_client *c = &a->client, *k = &b->client;
