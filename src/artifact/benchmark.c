@@ -98,6 +98,122 @@ static void prefix_cache_of(struct builder *b, const struct bench_prefix_cache *
                fabs(out->achieved_hit_rate - p->target_hit_rate) <= p->tolerance * p->target_hit_rate;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Sums of one turn index over its completed requests. */
+struct turn_sum {
+    long n, n_ttft, n_prompt, n_cached;
+    double ttfo, ttft, prompt, cached;
+};
+
+static void add_to_turn(struct turn_sum *t, const struct req_record *r)
+{
+    struct req_metrics m;
+    metrics_derive(r, &m);
+    t->n++;
+    t->ttfo += m.time_to_first_output_ms;
+    if (!isnan(m.ttft_ms)) {
+        t->ttft += m.ttft_ms;
+        t->n_ttft++;
+    }
+    if (r->prompt_tokens >= 0) {
+        t->prompt += (double)r->prompt_tokens;
+        t->n_prompt++;
+    }
+    if (r->cached_tokens >= 0) {
+        t->cached += (double)r->cached_tokens;
+        t->n_cached++;
+    }
+}
+
+static double mean_or_nan(double sum, long n)
+{
+    return n ? sum / (double)n : NAN;
+}
+
+/* Session wall times (first send → last end of sessions whose turns all
+ * completed) into *out. */
+static void session_walls(const struct dataset *ds, int warmup, const struct req_record *recs, int n,
+                          struct bench_agentic *out)
+{
+    size_t ns = ds->n ? (size_t)ds->entries[ds->n - 1].conversation + 1 : 0;
+    int64_t *first = calloc(ns ? ns : 1, sizeof *first), *last = calloc(ns ? ns : 1, sizeof *last);
+    long *done = calloc(ns ? ns : 1, sizeof *done), *want = calloc(ns ? ns : 1, sizeof *want);
+    double *walls = calloc(ns ? ns : 1, sizeof *walls);
+    if (first && last && done && want && walls) {
+        for (size_t i = 0; i < ds->n; i++)
+            want[ds->entries[i].conversation]++;
+        for (int i = 0; i < n; i++) {
+            const struct req_record *r = &recs[i];
+            long c = ds->entries[(size_t)(warmup + r->index) % ds->n].conversation;
+            if (!r->t_start || r->warmup || r->fail != FAIL_NONE)
+                continue;
+            if (!first[c] || r->t_start < first[c])
+                first[c] = r->t_start;
+            if (r->t_end > last[c])
+                last[c] = r->t_end;
+            done[c]++;
+        }
+        size_t k = 0;
+        for (size_t c = 0; c < ns; c++)
+            if (done[c] && done[c] == want[c])
+                walls[k++] = ns_to_ms(last[c] - first[c]);
+        qsort(walls, k, sizeof *walls, cmp_double);
+        double sum = 0;
+        for (size_t i = 0; i < k; i++)
+            sum += walls[i];
+        out->sessions_completed = (long)k;
+        out->session_wall_ms_mean = k ? sum / (double)k : NAN;
+        out->session_wall_ms_p50 = k ? walls[(k + 1) / 2 - 1] : NAN;   /* nearest rank */
+        out->session_wall_ms_max = k ? walls[k - 1] : NAN;
+    }
+    free(first);
+    free(last);
+    free(done);
+    free(want);
+    free(walls);
+}
+
+static void agentic_of(struct builder *b, const struct bench_meta *m, const struct req_record *recs, int n,
+                       struct bench_agentic *out)
+{
+    const struct dataset *ds = m->agentic;
+    *out = (struct bench_agentic){.present = true, .source = copy(b, m->agentic_source),
+                                  .session_wall_ms_mean = NAN, .session_wall_ms_p50 = NAN,
+                                  .session_wall_ms_max = NAN};
+    long turns = 0;
+    for (size_t i = 0; i < ds->n; i++)
+        turns = ds->entries[i].turn + 1 > turns ? ds->entries[i].turn + 1 : turns;
+    out->sessions = ds->n ? ds->entries[ds->n - 1].conversation + 1 : 0;
+    struct turn_sum *sum = calloc((size_t)(turns ? turns : 1), sizeof *sum);
+    out->per_turn = calloc((size_t)(turns ? turns : 1), sizeof *out->per_turn);
+    if (!sum || !out->per_turn) {
+        free(sum);
+        b->oom = true;
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        const struct req_record *r = &recs[i];
+        if (!r->t_start || r->warmup)
+            continue;
+        out->turns++;
+        if (r->fail == FAIL_NONE && !r->cut)
+            add_to_turn(&sum[ds->entries[(size_t)(m->warmup + r->index) % ds->n].turn], r);
+    }
+    for (long k = 0; k < turns; k++, out->n_per_turn++) {
+        const struct turn_sum *t = &sum[k];
+        out->per_turn[k] = (struct bench_agentic_turn){
+            k, t->n, mean_or_nan(t->ttfo, t->n), mean_or_nan(t->ttft, t->n_ttft),
+            mean_or_nan(t->prompt, t->n_prompt), mean_or_nan(t->cached, t->n_cached)};
+    }
+    free(sum);
+    session_walls(ds, m->warmup, recs, n, out);
+}
+
 static double count_or_nan(long v)
 {
     return v >= 0 ? (double)v : NAN;
@@ -360,6 +476,8 @@ int benchmark_from_run(const struct bench_meta *meta, const struct req_record *r
     requests_of(&b, recs, n, out);
     if (meta->trace)
         trace_of(&b, meta->trace, recs, n, s, &out->workload.trace);
+    if (meta->agentic)
+        agentic_of(&b, meta, recs, n, &out->workload.agentic);
     if (meta->prefix_cache)
         prefix_cache_of(&b, meta->prefix_cache, s, &out->workload.prefix_cache);
     if (b.oom) {

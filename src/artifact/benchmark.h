@@ -19,6 +19,7 @@
 #include "stats/record.h"
 #include "stats/summary.h"
 #include "workload/calibrate.h"
+#include "workload/dataset.h"
 
 #define BENCHMARK_SCHEMA "anvil-serving.benchmark/v1"
 /* measurement_protocol, by load shape */
@@ -62,6 +63,9 @@ struct bench_meta {
     const char *incomplete_reason;  /* NULL when complete */
     struct sweep_place sweep;
     const char *dataset;            /* "jsonl:FILE"/"sharegpt:FILE", NULL for synthetic */
+    const struct dataset *agentic;  /* agentic sessions as sent (entry = (warmup + request_index) mod n),
+                                       or NULL */
+    const char *agentic_source;
     const struct bench_prefix_cache *prefix_cache;  /* strings borrowed; achieved_hit_rate and met
                                        are computed from the summary; NULL = none */
     const struct bench_trace *trace;/* a replayed trace (strings borrowed; measured_prefix_hit_rate and
@@ -166,6 +170,24 @@ struct bench_prefix_cache {
     bool met;
 };
 
+/* One turn index of agentic sessions: means over the completed requests
+ * of that turn (NaN = null: none). */
+struct bench_agentic_turn {
+    long turn, requests;
+    double time_to_first_output_ms, ttft_ms, prompt_tokens, cached_tokens;
+};
+
+/* Agentic sessions (workload.agentic; absent for other workloads). */
+struct bench_agentic {
+    bool present;
+    char *source;               /* "file:PATH" or the generator's settings */
+    long sessions, turns;       /* sessions and turns sent */
+    long sessions_completed;    /* sessions whose every turn completed */
+    double session_wall_ms_mean, session_wall_ms_p50, session_wall_ms_max;  /* first send → last end */
+    struct bench_agentic_turn *per_turn;    /* owned, by turn index */
+    size_t n_per_turn;
+};
+
 struct bench_workload {
     bool present;
     char *dataset;              /* NULL = null (synthetic prompts) */
@@ -173,6 +195,7 @@ struct bench_workload {
     long shared_prefix_len;
     struct bench_trace trace;
     struct bench_prefix_cache prefix_cache;
+    struct bench_agentic agentic;
 };
 
 /* null when the run is not a round of a sweep (present false). */

@@ -619,6 +619,29 @@ static void workload_write(cJSON *o, const struct bench_workload *w)
     artifact_add_number(j, "input_len_range", w->input_len_range);
     artifact_add_number(j, "output_len_range", w->output_len_range);
     artifact_add_whole(j, "shared_prefix_len", w->shared_prefix_len);
+    const struct bench_agentic *ag = &w->agentic;
+    if (ag->present) {
+        cJSON *k = cJSON_AddObjectToObject(j, "agentic");
+        artifact_add_string(k, "source", ag->source);
+        artifact_add_whole(k, "sessions", ag->sessions);
+        artifact_add_whole(k, "turns", ag->turns);
+        artifact_add_whole(k, "sessions_completed", ag->sessions_completed);
+        artifact_add_number(k, "session_wall_ms_mean", ag->session_wall_ms_mean);
+        artifact_add_number(k, "session_wall_ms_p50", ag->session_wall_ms_p50);
+        artifact_add_number(k, "session_wall_ms_max", ag->session_wall_ms_max);
+        cJSON *pt = cJSON_AddArrayToObject(k, "per_turn");
+        for (size_t i = 0; i < ag->n_per_turn; i++) {
+            const struct bench_agentic_turn *t = &ag->per_turn[i];
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddItemToArray(pt, e);
+            artifact_add_whole(e, "turn", t->turn);
+            artifact_add_whole(e, "requests", t->requests);
+            artifact_add_number(e, "time_to_first_output_ms", t->time_to_first_output_ms);
+            artifact_add_number(e, "ttft_ms", t->ttft_ms);
+            artifact_add_number(e, "prompt_tokens", t->prompt_tokens);
+            artifact_add_number(e, "cached_tokens", t->cached_tokens);
+        }
+    }
     const struct bench_prefix_cache *pc = &w->prefix_cache;
     if (pc->present) {
         cJSON *k = cJSON_AddObjectToObject(j, "prefix_cache");
@@ -648,6 +671,41 @@ static void workload_write(cJSON *o, const struct bench_workload *w)
     artifact_add_number(k, "measured_prefix_hit_rate", t->measured_prefix_hit_rate);
     artifact_add_whole(k, "late_sends", t->late_sends);
     artifact_add_number(k, "late_send_threshold_ms", t->late_send_threshold_ms);
+}
+
+static void agentic_read(struct jread *r, const cJSON *o, struct bench_agentic *a)
+{
+    *a = (struct bench_agentic){0};
+    const cJSON *k = jread_object(r, o, "agentic", JR_OPTIONAL);
+    if (!k)
+        return;
+    a->present = true;
+    size_t mark = jread_enter(r, "agentic");
+    jread_string(r, k, "source", JR_NULLABLE, &a->source);
+    jread_whole(r, k, "sessions", 0, 0, &a->sessions);
+    jread_whole(r, k, "turns", 0, 0, &a->turns);
+    jread_whole(r, k, "sessions_completed", 0, 0, &a->sessions_completed);
+    jread_number(r, k, "session_wall_ms_mean", 0, &a->session_wall_ms_mean);
+    jread_number(r, k, "session_wall_ms_p50", 0, &a->session_wall_ms_p50);
+    jread_number(r, k, "session_wall_ms_max", 0, &a->session_wall_ms_max);
+    const cJSON *pt = cJSON_GetObjectItemCaseSensitive(k, "per_turn");
+    if (!cJSON_IsArray(pt)) {
+        jread_fail(r, "per_turn", "expected an array");
+    } else if ((a->per_turn = calloc((size_t)cJSON_GetArraySize(pt) + 1, sizeof *a->per_turn))) {
+        const cJSON *e;
+        size_t em = jread_enter(r, "per_turn");
+        cJSON_ArrayForEach(e, pt) {
+            struct bench_agentic_turn *t = &a->per_turn[a->n_per_turn++];
+            jread_whole(r, e, "turn", 0, 0, &t->turn);
+            jread_whole(r, e, "requests", 0, 0, &t->requests);
+            jread_number(r, e, "time_to_first_output_ms", 0, &t->time_to_first_output_ms);
+            jread_number(r, e, "ttft_ms", 0, &t->ttft_ms);
+            jread_number(r, e, "prompt_tokens", 0, &t->prompt_tokens);
+            jread_number(r, e, "cached_tokens", 0, &t->cached_tokens);
+        }
+        jread_leave(r, em);
+    }
+    jread_leave(r, mark);
 }
 
 static void prefix_cache_read(struct jread *r, const cJSON *o, struct bench_prefix_cache *p)
@@ -707,6 +765,7 @@ static void workload_read(struct jread *r, const cJSON *o, struct bench_workload
     jread_whole(r, j, "shared_prefix_len", 0, 0, &w->shared_prefix_len);
     trace_read(r, j, &w->trace);
     prefix_cache_read(r, j, &w->prefix_cache);
+    agentic_read(r, j, &w->agentic);
     jread_leave(r, mark);
 }
 
@@ -1080,11 +1139,12 @@ void benchmark_free(struct benchmark *b)
         &b->serve_flags.thinking_mode, &b->calibration.method, &b->calibration.source,
         &b->calibration.cache_file, &b->calibration.cache_key, &b->calibration.shared_prefix_method,
         &b->workload.dataset, &b->workload.trace.format, &b->workload.prefix_cache.flush,
-        &b->workload.prefix_cache.flush_endpoint,
+        &b->workload.prefix_cache.flush_endpoint, &b->workload.agentic.source,
         &b->sweep.target, &b->sweep.case_id,
     };
     for (size_t i = 0; i < sizeof strings / sizeof *strings; i++)
         free(*strings[i]);
+    free(b->workload.agentic.per_turn);
     cJSON_Delete(b->manifest);
     cJSON_Delete(b->source_recipe);
     cJSON_Delete(b->tier);

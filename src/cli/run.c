@@ -33,7 +33,7 @@ static void settle(struct run_cli *r, const bool *seen)
     bool trace = trace_spec_is_trace(c->dataset);
     if (!seen[flags_find(t, "concurrency") - t] && (!isinf(c->request_rate) || trace))
         c->concurrency = 0;
-    if (trace && !seen[flags_find(t, "num-prompts") - t])
+    if ((trace || c->agentic_file || c->agentic_sessions > 0) && !seen[flags_find(t, "num-prompts") - t])
         c->num_prompts = 0;     /* the whole window */
     if (c->duration_s > 0 && !seen[flags_find(t, "num-prompts") - t])
         c->num_prompts = 200000;

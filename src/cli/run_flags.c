@@ -173,6 +173,22 @@ static const struct flag_spec flags[] = {
     {"multi-turn", NULL, FLAG_ON, AT(multi_turn), NULL, NULL,
      "with --dataset: one request per user turn, sending the conversation's recorded history "
      "before it, only after the previous turn's reply has ended"},
+    {"agentic", NULL, FLAG_STRING, AT(agentic_file), "FILE", NULL,
+     "agent sessions: JSON {\"sessions\": [{\"system_len\": N, \"turns\": [{\"user_len\": N, "
+     "\"tool_calls\": N, \"tool_result_len\": N, \"output_len\": N}]}]} (lengths in words); each turn "
+     "resends the session's whole history, its assistant tool calls and their results, after the "
+     "turn before it has ended; every turn is sent once (--num-prompts caps them)"},
+    {"agentic-sessions", NULL, FLAG_LONG, AT(agentic_sessions), "N", NULL,
+     "generated agent sessions (seeded by --seed): a user task, then a tool call and its result per "
+     "turn", .min = 1, .max = 1000000},
+    {"turns", NULL, FLAG_STRING, AT(agentic_turns), "A..B", NULL,
+     "with --agentic-sessions: turns per session, uniform in [A, B] (default 3..6)"},
+    {"tool-result-len", NULL, FLAG_LONG, AT(tool_result_len), "N", "200",
+     "with --agentic-sessions: words of each tool result", .min = 1, .max = 10000000},
+    {"user-len", NULL, FLAG_LONG, AT(agentic_user_len), "N", "100",
+     "with --agentic-sessions: words of a session's first user message", .min = 1, .max = 10000000},
+    {"system-len", NULL, FLAG_LONG, AT(agentic_system_len), "N", "0",
+     "with --agentic-sessions: words of a session's system prompt", .min = 0, .max = 10000000},
     {"calibration", NULL, FLAG_CHOICE, AT(calib), "auto|tokenize|probe|none", "auto",
      "how prompt lengths are fitted to the server's tokenizer: POST /tokenize, probe requests with "
      "max_tokens 1, or none (--input-len filler words as they are); auto tries tokenize, then probe",

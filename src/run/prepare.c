@@ -218,7 +218,7 @@ int run_prepare_workload(struct run_ctx *x)
     size_t errlen = sizeof x->res->error;
     char why[900];
     x->shared_prefix_tokens = -1;
-    if (c->dataset && !x->trace.n && dataset_load(c->dataset, c->multi_turn, &x->ds, why, sizeof why) != 0) {
+    if (c->dataset && !x->trace.n && !x->ds.n && dataset_load(c->dataset, c->multi_turn, &x->ds, why, sizeof why) != 0) {
         snprintf(err, errlen, "--dataset: %s", why);
         return -1;
     }

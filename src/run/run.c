@@ -26,6 +26,7 @@ void run_config_defaults(struct run_config *c)
         .output_len = 128, .ignore_eos = true, .pct = PCT_NEAREST, .calib = CALIB_AUTO,
         .timeout_s = 600, .connect_timeout_s = 10, .idle_timeout_s = 120, .grace_s = 5,
         .request_rate = INFINITY, .burstiness = 1, .slo = {NAN, NAN, NAN}, .name = "anvil run",
+        .prefix_groups = 1, .tool_result_len = 200, .agentic_user_len = 100,
     };
 }
 
@@ -43,6 +44,11 @@ int run_config_check(const struct run_config *c, char *err, size_t errlen)
     else if (c->tools_file && c->calib == CALIB_TOKENIZE)
         snprintf(err, errlen, "--calibration tokenize cannot count what the chat template adds for "
                  "--tools: use probe or auto (which probes with the tools)");
+    else if ((c->agentic_file || c->agentic_sessions > 0) && (c->dataset || c->multi_turn))
+        snprintf(err, errlen, "--agentic and --agentic-sessions make their own turns: without --dataset "
+                 "or --multi-turn");
+    else if (c->agentic_file && c->agentic_sessions > 0)
+        snprintf(err, errlen, "--agentic FILE and --agentic-sessions N both say what the sessions are: give one");
     else if (c->prefix_hit_rate >= 1)
         snprintf(err, errlen, "--prefix-hit-rate is a share below 1 (a server computes at least one token "
                  "of every prompt), got %g", c->prefix_hit_rate);
@@ -265,6 +271,41 @@ static int load_trace(struct run_ctx *x)
     return 0;
 }
 
+/* Agentic sessions: their turns become the run's dataset, each turn held
+ * until the one before it has ended; every turn is sent once unless
+ * --num-prompts says otherwise (x->c then points at x->eff). Returns 0, or
+ * -1 with the reason in x->res->error. */
+static int plan_agentic(struct run_ctx *x)
+{
+    const struct run_config *c = x->c;
+    char err[900];
+    int rc;
+    if (c->agentic_file) {
+        rc = agentic_load(c->agentic_file, &x->agentic, err, sizeof err);
+    } else {
+        struct agentic_gen g = {.sessions = c->agentic_sessions, .user_len = c->agentic_user_len,
+                                .tool_result_len = c->tool_result_len, .system_len = c->agentic_system_len,
+                                .seed = (uint64_t)c->seed};
+        rc = agentic_parse_range(c->agentic_turns ? c->agentic_turns : "3..6", &g.turns_min, &g.turns_max);
+        if (rc != 0)
+            snprintf(err, sizeof err, "--turns: expected A..B with 1 <= A <= B <= 10000, got '%s'", c->agentic_turns);
+        else
+            rc = agentic_generate(&g, &x->agentic, err, sizeof err);
+    }
+    if (rc == 0 && agentic_to_dataset(&x->agentic, (uint64_t)c->seed ^ x->salt, &x->ds) != 0)
+        snprintf(err, sizeof err, "out of memory");
+    if (rc != 0 || !x->ds.n) {
+        snprintf(x->res->error, sizeof x->res->error, "%s%s", c->agentic_file ? "--agentic: " : "", err);
+        return -1;
+    }
+    x->eff = *c;
+    x->eff.num_prompts = c->num_prompts > 0 ? c->num_prompts : (long)x->ds.n;
+    x->eff.multi_turn = true;
+    x->eff.dataset = x->ds.spec;
+    x->c = &x->eff;
+    return 0;
+}
+
 /* --prefix-hit-rate P: every measured prompt starts with one of G prefixes
  * of P·input_len tokens (chat template included), which G unmeasured
  * requests put in the cache after it was emptied (x->c then points at
@@ -335,7 +376,9 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
     struct driver_result dr = {0};
     if (c->prefix_hit_rate > 0)
         plan_prefix(&x);
-    if ((!trace_spec_is_trace(c->dataset) || load_trace(&x) == 0) && set_up(&x) == 0 &&
+    bool agentic = c->agentic_file || c->agentic_sessions > 0;
+    if ((!trace_spec_is_trace(c->dataset) || load_trace(&x) == 0) && (!agentic || plan_agentic(&x) == 0) &&
+        set_up(&x) == 0 &&
         (flush_cache(&x), drive(&x, &dr) == 0)) {
         int written = run_write_outputs(&x, &dr);
         if (c->prefix_hit_rate > 0 && out->summarized)
@@ -353,6 +396,7 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
     dataset_free(&x.ds);
     cJSON_Delete(x.tools);
     trace_free(&x.trace);
+    agentic_free(&x.agentic);
     free(x.trace_due);
     cJSON_Delete(x.tool_choice);
     return out->status;

@@ -78,6 +78,12 @@ struct run_config {
     double trace_speed;                 /* trace replay: gaps divided by this (0 = 1) */
     double trace_start_s, trace_duration_s; /* trace replay: the window (duration 0 = to the end) */
     bool multi_turn;
+    const char *agentic_file;           /* --agentic: sessions of turns (workload/agentic.h); NULL = none */
+    long agentic_sessions;              /* --agentic-sessions N: generated sessions; 0 = none */
+    const char *agentic_turns;          /* --turns A..B (default "3..6") */
+    long tool_result_len;               /* --tool-result-len: words of each tool result (default 200) */
+    long agentic_user_len;              /* --user-len: words of a session's first user message (default 100) */
+    long agentic_system_len;            /* --system-len: words of a session's system prompt (default 0) */
     double prefix_hit_rate;             /* --prefix-hit-rate P in (0, 1): that share of every measured
                                            prompt is a prefix the cache holds; 0 = off */
     long prefix_groups;                 /* --prefix-groups G: prefixes the requests take in turn (default 1) */

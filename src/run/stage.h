@@ -11,6 +11,7 @@
 #include "workload/calibrate.h"
 #include "workload/dataset.h"
 #include "workload/trace.h"
+#include "workload/agentic.h"
 #include "workload/workload.h"
 
 /* The state of one run_execute call: built step by step, freed at its end. */
@@ -28,7 +29,8 @@ struct run_ctx {
     struct trace trace;             /* owned; empty unless a trace is replayed */
     int64_t *trace_due;             /* owned: the replayed requests' send offsets (ns), or NULL */
     struct run_config eff;          /* trace replay, --prefix-hit-rate: the config as run (c points at it) */
-    struct bench_prefix_cache prefix_meta;  /* --flush-cache, --prefix-hit-rate: what the artifact says */
+    struct bench_prefix_cache prefix_meta;
+    struct agentic agentic;         /* owned: agentic sessions (its dataset is ds), or empty */  /* --flush-cache, --prefix-hit-rate: what the artifact says */
     struct bench_trace trace_meta;  /* trace replay: what the artifact says of it (strings borrowed) */
     struct calibration cal;
     const char *calibration_method; /* "tokenize", "probe", "none" or "dataset" */
