@@ -66,6 +66,7 @@ struct bench_meta {
     const struct dataset *agentic;  /* agentic sessions as sent (entry = (warmup + request_index) mod n),
                                        or NULL */
     const char *agentic_source;
+    const struct bench_images *images;  /* NULL = none */
     const struct bench_prefix_cache *prefix_cache;  /* strings borrowed; achieved_hit_rate and met
                                        are computed from the summary; NULL = none */
     const struct bench_trace *trace;/* a replayed trace (strings borrowed; measured_prefix_hit_rate and
@@ -188,6 +189,13 @@ struct bench_agentic {
     size_t n_per_turn;
 };
 
+/* Synthetic images (workload.images; absent without --images-per-request). */
+struct bench_images {
+    bool present;
+    long per_request, width, height;    /* pixels */
+    double tokens_per_image;            /* as the server counted them (calibration probes); NaN = null */
+};
+
 struct bench_workload {
     bool present;
     char *dataset;              /* NULL = null (synthetic prompts) */
@@ -196,6 +204,7 @@ struct bench_workload {
     struct bench_trace trace;
     struct bench_prefix_cache prefix_cache;
     struct bench_agentic agentic;
+    struct bench_images images;
 };
 
 /* null when the run is not a round of a sweep (present false). */

@@ -619,6 +619,15 @@ static void workload_write(cJSON *o, const struct bench_workload *w)
     artifact_add_number(j, "input_len_range", w->input_len_range);
     artifact_add_number(j, "output_len_range", w->output_len_range);
     artifact_add_whole(j, "shared_prefix_len", w->shared_prefix_len);
+    const struct bench_images *im = &w->images;
+    if (im->present) {
+        cJSON *k = cJSON_AddObjectToObject(j, "images");
+        artifact_add_whole(k, "per_request", im->per_request);
+        artifact_add_whole(k, "width", im->width);
+        artifact_add_whole(k, "height", im->height);
+        artifact_add_string(k, "format", "png");
+        artifact_add_number(k, "tokens_per_image", im->tokens_per_image);
+    }
     const struct bench_agentic *ag = &w->agentic;
     if (ag->present) {
         cJSON *k = cJSON_AddObjectToObject(j, "agentic");
@@ -671,6 +680,21 @@ static void workload_write(cJSON *o, const struct bench_workload *w)
     artifact_add_number(k, "measured_prefix_hit_rate", t->measured_prefix_hit_rate);
     artifact_add_whole(k, "late_sends", t->late_sends);
     artifact_add_number(k, "late_send_threshold_ms", t->late_send_threshold_ms);
+}
+
+static void images_read(struct jread *r, const cJSON *o, struct bench_images *im)
+{
+    *im = (struct bench_images){0};
+    const cJSON *k = jread_object(r, o, "images", JR_OPTIONAL);
+    if (!k)
+        return;
+    im->present = true;
+    size_t mark = jread_enter(r, "images");
+    jread_whole(r, k, "per_request", 0, 0, &im->per_request);
+    jread_whole(r, k, "width", 0, 0, &im->width);
+    jread_whole(r, k, "height", 0, 0, &im->height);
+    jread_number(r, k, "tokens_per_image", JR_NULLABLE, &im->tokens_per_image);
+    jread_leave(r, mark);
 }
 
 static void agentic_read(struct jread *r, const cJSON *o, struct bench_agentic *a)
@@ -766,6 +790,7 @@ static void workload_read(struct jread *r, const cJSON *o, struct bench_workload
     trace_read(r, j, &w->trace);
     prefix_cache_read(r, j, &w->prefix_cache);
     agentic_read(r, j, &w->agentic);
+    images_read(r, j, &w->images);
     jread_leave(r, mark);
 }
 

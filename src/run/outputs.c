@@ -71,6 +71,7 @@ static struct bench_meta settings_meta(const struct run_ctx *x)
         .dataset = x->ds.n ? x->ds.spec : x->trace.n ? x->trace.spec : NULL, .input_range = c->input_range,
         .trace = x->trace.n ? &x->trace_meta : NULL,
         .prefix_cache = x->prefix_meta.present ? &x->prefix_meta : NULL,
+        .images = x->images_meta.present ? &x->images_meta : NULL,
         .agentic = x->agentic.n ? &x->ds : NULL, .agentic_source = x->agentic.source,
         .output_range = c->output_range, .shared_prefix_len = c->shared_prefix_len,
         .duration_s = c->duration_s, .warmup_s = c->warmup_s, .slo = c->slo,

@@ -49,6 +49,13 @@ int run_config_check(const struct run_config *c, char *err, size_t errlen)
                  "or --multi-turn");
     else if (c->agentic_file && c->agentic_sessions > 0)
         snprintf(err, errlen, "--agentic FILE and --agentic-sessions N both say what the sessions are: give one");
+    else if (c->images_per_request > 0 && (c->endpoint != EP_CHAT || c->dataset || c->agentic_file ||
+                                            c->agentic_sessions > 0))
+        snprintf(err, errlen, "--images-per-request goes with synthetic chat prompts (not completions, "
+                 "--dataset or agentic sessions)");
+    else if (c->images_per_request > 0 && c->calib == CALIB_TOKENIZE)
+        snprintf(err, errlen, "--calibration tokenize cannot count image tokens: use probe or auto (which "
+                 "probes with the images)");
     else if (c->prefix_hit_rate >= 1)
         snprintf(err, errlen, "--prefix-hit-rate is a share below 1 (a server computes at least one token "
                  "of every prompt), got %g", c->prefix_hit_rate);
@@ -370,7 +377,7 @@ static void check_hit_rate(const struct run_ctx *x)
 enum run_status run_execute(const struct run_config *c, struct run_result *out)
 {
     *out = (struct run_result){.status = RUN_FAILED};
-    struct run_ctx x = {.c = c, .res = out, .salt = prompt_random_salt(),
+    struct run_ctx x = {.c = c, .res = out, .salt = prompt_random_salt(), .image_tokens = NAN,
                         .secret = c->api_key_env ? getenv(c->api_key_env) : NULL};
     make_run_id(out->run_id, sizeof out->run_id, x.salt);
     struct driver_result dr = {0};
@@ -397,6 +404,10 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
     cJSON_Delete(x.tools);
     trace_free(&x.trace);
     agentic_free(&x.agentic);
+    for (long i = 0; x.calib_images && i < c->images_per_request; i++)
+        buf_free(&x.calib_images[i]);
+    free(x.calib_images);
+    free(x.calib_urls);
     free(x.trace_due);
     cJSON_Delete(x.tool_choice);
     return out->status;

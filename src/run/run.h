@@ -99,6 +99,8 @@ struct run_config {
     char *const *argv;                  /* provenance (secrets redacted there); may be 0/NULL */
     struct sampling sampling;           /* temperature, top_p, top_k sent when set */
     const cJSON *extra_body;            /* keys added to every request body (object), or NULL */
+    long images_per_request;            /* --images-per-request N (chat, synthetic prompts); 0 = none */
+    const char *image_size;             /* --image-size WxH (default 512x512) */
     const char *tools_file;             /* --tools: JSON tool definitions sent with every chat
                                            request (workload/tools.h); NULL = none */
     const char *tool_choice;            /* --tool-choice: auto|none|required|NAME|JSON; NULL = not sent */

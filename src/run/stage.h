@@ -30,7 +30,12 @@ struct run_ctx {
     int64_t *trace_due;             /* owned: the replayed requests' send offsets (ns), or NULL */
     struct run_config eff;          /* trace replay, --prefix-hit-rate: the config as run (c points at it) */
     struct bench_prefix_cache prefix_meta;
-    struct agentic agentic;         /* owned: agentic sessions (its dataset is ds), or empty */  /* --flush-cache, --prefix-hit-rate: what the artifact says */
+    struct agentic agentic;
+    int image_w, image_h;           /* --image-size */
+    struct buf *calib_images;       /* owned: images of the calibration probes (a space of their own) */
+    const char **calib_urls;        /* their data: URLs (into calib_images) */
+    struct bench_images images_meta;/* for the artifact */
+    double image_tokens;            /* tokens one image adds to a prompt, as the server counted; NaN = not measured */         /* owned: agentic sessions (its dataset is ds), or empty */  /* --flush-cache, --prefix-hit-rate: what the artifact says */
     struct bench_trace trace_meta;  /* trace replay: what the artifact says of it (strings borrowed) */
     struct calibration cal;
     const char *calibration_method; /* "tokenize", "probe", "none" or "dataset" */

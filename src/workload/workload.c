@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/rand.h"
+#include "workload/image.h"
 #include "workload/prompt.h"
 
 /* Synthetic bodies are spliced from pieces rendered once — JSON head, the
@@ -257,6 +258,48 @@ static char *trace_body(const struct workload *w, long seq, long *planned, long 
     return body;
 }
 
+/* Filler words of request seq for its drawn length. */
+static long request_words(const struct workload *w, long seq, long *tokens)
+{
+    *tokens = draw_len(w->cfg.input_len, w->cfg.input_range, w->cfg.seed, seq, 1);
+    long words = w->words + (long)llround((double)(*tokens - w->cfg.input_len) / w->tokens_per_word);
+    return words < 0 ? 0 : words > w->max_words ? w->max_words : words;
+}
+
+/* Request seq with images: its text as workload_body splices it, then its
+ * images, rendered through request_body (the content becomes parts). */
+static char *image_body(const struct workload *w, long seq, long *planned, long *max_tokens)
+{
+    long tokens, words = request_words(w, seq, &tokens);
+    struct request_opts ro = w->cfg.ro;
+    ro.max_tokens = *max_tokens = draw_len(w->cfg.output_len, w->cfg.output_range, w->cfg.seed, seq, 2);
+    *planned = tokens;
+    struct buf text, *img = calloc((size_t)w->cfg.images, sizeof *img);
+    const char **urls = calloc((size_t)w->cfg.images, sizeof *urls);
+    buf_init(&text, 1u << 30);
+    char *body = NULL;
+    int rc = img && urls ? build_prompt(w, PROMPT_MEASURED, seq, 0, &text) : -1;
+    if (rc == 0 && words)
+        rc = buf_append(&text, w->filler.data, w->ends[words]);
+    for (int k = 0; rc == 0 && k < w->cfg.images; k++) {
+        buf_init(&img[k], 1u << 30);
+        uint64_t s = w->cfg.salt ^ ((uint64_t)seq * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)k << 48);
+        rc = image_png_data_url(splitmix64_next(&s), w->cfg.image_w, w->cfg.image_h, &img[k]);
+        urls[k] = img[k].data;
+    }
+    if (rc == 0) {
+        ro.image_urls = urls;
+        ro.n_images = w->cfg.images;
+        body = request_body(&ro, text.data);
+    }
+    for (int k = 0; img && k < w->cfg.images; k++)
+        buf_free(&img[k]);
+    free(img);
+    free(urls);
+    buf_free(&text);
+    return body;
+}
+
 char *workload_body(const struct workload *w, long seq, long *planned, long *max_tokens)
 {
     struct request_opts ro = w->cfg.ro;
@@ -273,6 +316,8 @@ char *workload_body(const struct workload *w, long seq, long *planned, long *max
         cJSON_Delete(msgs);
         return body;
     }
+    if (w->cfg.images > 0)
+        return image_body(w, seq, planned, max_tokens);
     long tokens = draw_len(w->cfg.input_len, w->cfg.input_range, w->cfg.seed, seq, 1);
     long words = w->words + (long)llround((double)(tokens - w->cfg.input_len) / w->tokens_per_word);
     words = words < 0 ? 0 : words > w->max_words ? w->max_words : words;

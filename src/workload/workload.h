@@ -29,6 +29,8 @@ struct workload_cfg {
                                    shared_prefix_len (they are cached with it). 0: one prefix of
                                    shared_prefix_len tokens after the template, the same every run */
     const struct dataset *ds;   /* prompts from a file (not owned), or NULL for synthetic */
+    int images;                 /* chat, synthetic prompts: images per request (after the text), 0 = none */
+    int image_w, image_h;       /* their size, pixels (image.h: seeded PNGs, unique per run and request) */
     const struct trace *trace;  /* a trace to replay (not owned), or NULL: request seq is its
                                    entry seq; prompts are built of its blocks (workload_body) */
 };

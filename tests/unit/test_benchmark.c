@@ -167,6 +167,7 @@ static void fill(struct benchmark *b)
                                                  calloc(2, sizeof(struct bench_agentic_turn)), 2};
     for (int i = 0; i < 2; i++)
         b->workload.agentic.per_turn[i] = (struct bench_agentic_turn){whole(), whole(), num(), num(), num(), NAN};
+    b->workload.images = (struct bench_images){true, whole(), whole(), whole(), num()};
     fill_counts(&b->context_distribution, 3);
     fill_invariants(&b->invariants);
     fill_counts(&b->failed_by_category, 2);
@@ -333,6 +334,9 @@ static void same_blocks(const struct benchmark *a, const struct benchmark *b)
     SAME_S(t, u, format); SAME(t, u, lines); SAME(t, u, requests); SAME(t, u, block_tokens); SAME(t, u, speed);
     SAME(t, u, start_s); SAME(t, u, duration_s); SAME(t, u, span_s); SAME(t, u, theoretical_prefix_hit_rate);
     SAME(t, u, measured_prefix_hit_rate); SAME(t, u, late_sends); SAME(t, u, late_send_threshold_ms);
+    cr_assert_eq(a->workload.images.present, b->workload.images.present);
+    SAME(a, b, workload.images.per_request); SAME(a, b, workload.images.width);
+    SAME(a, b, workload.images.height); SAME(a, b, workload.images.tokens_per_image);
     const struct bench_agentic *ga = &a->workload.agentic, *gb = &b->workload.agentic;
     cr_assert_eq(ga->present, gb->present);
     SAME_S(ga, gb, source); SAME(ga, gb, sessions); SAME(ga, gb, turns); SAME(ga, gb, sessions_completed);
