@@ -59,9 +59,10 @@ int run_config_check(const struct run_config *c, char *err, size_t errlen)
     else if (c->prefix_hit_rate >= 1)
         snprintf(err, errlen, "--prefix-hit-rate is a share below 1 (a server computes at least one token "
                  "of every prompt), got %g", c->prefix_hit_rate);
-    else if (c->prefix_hit_rate > 0 && (c->dataset || c->shared_prefix_len > 0))
+    else if (c->prefix_hit_rate > 0 && (c->dataset || c->shared_prefix_len > 0 || c->agentic_file ||
+                                         c->agentic_sessions > 0))
         snprintf(err, errlen, "--prefix-hit-rate builds its own shared prefixes: it takes synthetic prompts, "
-                 "without --dataset or --shared-prefix-len");
+                 "without --dataset, agentic sessions or --shared-prefix-len");
     else if (c->prefix_groups > 1 && c->prefix_hit_rate <= 0)
         snprintf(err, errlen, "--prefix-groups goes with --prefix-hit-rate");
     else if (c->warmup_s > 0 && c->duration_s <= 0)
