@@ -66,6 +66,154 @@ static void failure_of(struct builder *b, const struct req_record *r, struct ben
     };
 }
 
+/* Late sends: a trace's requests are due at their recorded times. */
+#define TRACE_LATE_MS 1.0
+
+static void trace_of(struct builder *b, const struct bench_trace *t, const struct req_record *recs, int n,
+                     const struct run_summary *s, struct bench_trace *out)
+{
+    *out = *t;
+    out->present = true;
+    out->format = copy(b, t->format);
+    out->measured_prefix_hit_rate = s->cached_reports && s->prompt_tokens
+                                    ? (double)s->cached_tokens / (double)s->prompt_tokens : NAN;
+    out->late_send_threshold_ms = TRACE_LATE_MS;
+    out->late_sends = 0;
+    for (int i = 0; i < n; i++)
+        if (recs[i].t_start && !recs[i].warmup && recs[i].t_scheduled &&
+            ns_to_ms(recs[i].t_start - recs[i].t_scheduled) > TRACE_LATE_MS)
+            out->late_sends++;
+}
+
+static void prefix_cache_of(struct builder *b, const struct bench_prefix_cache *p, const struct run_summary *s,
+                            struct bench_prefix_cache *out)
+{
+    *out = *p;
+    out->present = true;
+    out->flush = copy(b, p->flush);
+    out->flush_endpoint = copy(b, p->flush_endpoint);
+    out->achieved_hit_rate = s->cached_reports && s->prompt_tokens
+                             ? (double)s->cached_tokens / (double)s->prompt_tokens : NAN;
+    out->met = !isnan(p->target_hit_rate) && !isnan(out->achieved_hit_rate) &&
+               fabs(out->achieved_hit_rate - p->target_hit_rate) <= p->tolerance * p->target_hit_rate;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Sums of one turn index over its completed requests. */
+struct turn_sum {
+    long n, n_ttft, n_prompt, n_cached;
+    double ttfo, ttft, prompt, cached;
+};
+
+static void add_to_turn(struct turn_sum *t, const struct req_record *r)
+{
+    struct req_metrics m;
+    metrics_derive(r, &m);
+    t->n++;
+    t->ttfo += m.time_to_first_output_ms;
+    if (!isnan(m.ttft_ms)) {
+        t->ttft += m.ttft_ms;
+        t->n_ttft++;
+    }
+    if (r->prompt_tokens >= 0) {
+        t->prompt += (double)r->prompt_tokens;
+        t->n_prompt++;
+    }
+    if (r->cached_tokens >= 0) {
+        t->cached += (double)r->cached_tokens;
+        t->n_cached++;
+    }
+}
+
+static double mean_or_nan(double sum, long n)
+{
+    return n ? sum / (double)n : NAN;
+}
+
+/* Session wall times (first send → last end of sessions whose turns all
+ * completed) into *out. */
+static void session_walls(const struct dataset *ds, int warmup, const struct req_record *recs, int n,
+                          struct bench_agentic *out)
+{
+    size_t ns = ds->n ? (size_t)ds->entries[ds->n - 1].conversation + 1 : 0;
+    int64_t *first = calloc(ns ? ns : 1, sizeof *first), *last = calloc(ns ? ns : 1, sizeof *last);
+    long *done = calloc(ns ? ns : 1, sizeof *done), *want = calloc(ns ? ns : 1, sizeof *want);
+    double *walls = calloc(ns ? ns : 1, sizeof *walls);
+    if (first && last && done && want && walls) {
+        for (size_t i = 0; i < ds->n; i++)
+            want[ds->entries[i].conversation]++;
+        for (int i = 0; i < n; i++) {
+            const struct req_record *r = &recs[i];
+            long c = ds->entries[(size_t)(warmup + r->index) % ds->n].conversation;
+            if (!r->t_start || r->warmup || r->fail != FAIL_NONE)
+                continue;
+            if (!first[c] || r->t_start < first[c])
+                first[c] = r->t_start;
+            if (r->t_end > last[c])
+                last[c] = r->t_end;
+            done[c]++;
+        }
+        size_t k = 0;
+        for (size_t c = 0; c < ns; c++)
+            if (done[c] && done[c] == want[c])
+                walls[k++] = ns_to_ms(last[c] - first[c]);
+        qsort(walls, k, sizeof *walls, cmp_double);
+        double sum = 0;
+        for (size_t i = 0; i < k; i++)
+            sum += walls[i];
+        out->sessions_completed = (long)k;
+        out->session_wall_ms_mean = k ? sum / (double)k : NAN;
+        out->session_wall_ms_p50 = k ? walls[(k + 1) / 2 - 1] : NAN;   /* nearest rank */
+        out->session_wall_ms_max = k ? walls[k - 1] : NAN;
+    }
+    free(first);
+    free(last);
+    free(done);
+    free(want);
+    free(walls);
+}
+
+static void agentic_of(struct builder *b, const struct bench_meta *m, const struct req_record *recs, int n,
+                       struct bench_agentic *out)
+{
+    const struct dataset *ds = m->agentic;
+    *out = (struct bench_agentic){.present = true, .source = copy(b, m->agentic_source),
+                                  .session_wall_ms_mean = NAN, .session_wall_ms_p50 = NAN,
+                                  .session_wall_ms_max = NAN};
+    long turns = 0;
+    for (size_t i = 0; i < ds->n; i++)
+        turns = ds->entries[i].turn + 1 > turns ? ds->entries[i].turn + 1 : turns;
+    out->sessions = ds->n ? ds->entries[ds->n - 1].conversation + 1 : 0;
+    struct turn_sum *sum = calloc((size_t)(turns ? turns : 1), sizeof *sum);
+    out->per_turn = calloc((size_t)(turns ? turns : 1), sizeof *out->per_turn);
+    if (!sum || !out->per_turn) {
+        free(sum);
+        b->oom = true;
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        const struct req_record *r = &recs[i];
+        if (!r->t_start || r->warmup)
+            continue;
+        out->turns++;
+        if (r->fail == FAIL_NONE && !r->cut)
+            add_to_turn(&sum[ds->entries[(size_t)(m->warmup + r->index) % ds->n].turn], r);
+    }
+    for (long k = 0; k < turns; k++, out->n_per_turn++) {
+        const struct turn_sum *t = &sum[k];
+        out->per_turn[k] = (struct bench_agentic_turn){
+            k, t->n, mean_or_nan(t->ttfo, t->n), mean_or_nan(t->ttft, t->n_ttft),
+            mean_or_nan(t->prompt, t->n_prompt), mean_or_nan(t->cached, t->n_cached)};
+    }
+    free(sum);
+    session_walls(ds, m->warmup, recs, n, out);
+}
+
 static double count_or_nan(long v)
 {
     return v >= 0 ? (double)v : NAN;
@@ -88,6 +236,7 @@ static void timing_of(struct builder *b, const struct req_record *r, struct benc
         .output_tps_per_user = m.output_tps_per_user, .send_lateness_ms = m.send_lateness_ms,
         .scheduled_ttft_ms = m.scheduled_ttft_ms, .scheduled_e2e_ms = m.scheduled_e2e_ms,
         .e2e_output_tps_per_user = m.e2e_output_tps_per_user, .output_chunks = (long)r->n_chunks,
+        .tool_call_chunks = r->tool_call_chunks, .tool_calls = r->tool_calls,
         .cached_tokens = count_or_nan(r->cached_tokens), .finish_reason = copy(b, r->finish_reason),
         .max_tokens = r->max_tokens,
         /* the raw start on the client's CLOCK_MONOTONIC, to join with server-side traces */
@@ -108,8 +257,8 @@ static void methodology_of(struct builder *b, enum pct_method m, struct bench_me
                         "one's stamp; over TLS a read's bytes all get its newest stamp); by the client clock at "
                         "the read where the kernel gives none (counts: client.arrival_stamps)"),
         .request_start = copy(b, "the instant the request is handed to the transport (curl_multi_add_handle)"),
-        .ttft = copy(b, "request start through the first non-empty streamed content delta (chat delta.content, completions text); role-only and empty chunks do not count"),
-        .time_to_first_output = copy(b, "request start through the first non-empty streamed reasoning or content delta"),
+        .ttft = copy(b, "request start through the first non-empty streamed answer delta (chat delta.content or a tool call, completions text); role-only and empty chunks do not count"),
+        .time_to_first_output = copy(b, "request start through the first non-empty streamed reasoning, content or tool-call delta"),
         .e2e = copy(b, "request start through data: [DONE] (or connection close after the final chunk)"),
         .generation = copy(b, "client-observed E2E minus time to first output"),
         .tpot = copy(b, "generation time divided by (output tokens - 1); undefined (null) for one output token"),
@@ -154,6 +303,7 @@ static void metrics_of(struct builder *b, const struct run_summary *s, struct be
 {
     *m = (struct bench_metrics){
         .content_chunks = s->content_chunks, .content_chunks_s = NAN, .reasoning_chunks = s->reasoning_chunks,
+        .tool_call_chunks = s->tool_call_chunks, .tool_calls = s->tool_calls,
         .output_tokens = s->output_tokens, .prompt_tokens = s->prompt_tokens,
         .prompt_token_samples = s->prompt_token_reports,
         .prefix_cache_hit_avg = s->cached_reports && s->prompt_tokens
@@ -269,7 +419,7 @@ static void anvil_fields_of(struct builder *b, const struct bench_meta *m, const
     out->request_rate = isinf(m->request_rate) ? NAN : m->request_rate;    /* null = closed loop */
     out->burstiness = isinf(m->request_rate) ? NAN : m->burstiness;        /* closed loop: no arrivals */
     out->achieved_request_rate = m->achieved_rate;
-    out->load_mode = copy(b, isinf(m->request_rate) ? "closed-loop" : "open-loop");
+    out->load_mode = copy(b, m->trace ? "trace-replay" : isinf(m->request_rate) ? "closed-loop" : "open-loop");
     out->slo = (struct bench_slo){true, m->slo.ttft_ms, m->slo.tpot_ms, m->slo.e2el_ms};
     out->good_requests = slo_any(&m->slo) ? s->good : ARTIFACT_NONE;
     out->good_request_share = s->completed ? (double)s->good / s->completed : NAN;
@@ -302,6 +452,7 @@ static void anvil_fields_of(struct builder *b, const struct bench_meta *m, const
         };
     out->workload = (struct bench_workload){true, copy(b, m->dataset), m->input_range, m->output_range,
                                             m->shared_prefix_len};
+
     if (m->sweep.case_id)
         /* an unlabelled target is named by its engine, as in `engine` */
         out->sweep = (struct bench_sweep){
@@ -324,6 +475,14 @@ int benchmark_from_run(const struct bench_meta *meta, const struct req_record *r
     methodology_of(&b, s->method, &out->timing_methodology);
     metrics_of(&b, s, &out->metrics);
     requests_of(&b, recs, n, out);
+    if (meta->trace)
+        trace_of(&b, meta->trace, recs, n, s, &out->workload.trace);
+    if (meta->images)
+        out->workload.images = *meta->images;
+    if (meta->agentic)
+        agentic_of(&b, meta, recs, n, &out->workload.agentic);
+    if (meta->prefix_cache)
+        prefix_cache_of(&b, meta->prefix_cache, s, &out->workload.prefix_cache);
     if (b.oom) {
         benchmark_free(out);
         return -1;

@@ -19,6 +19,7 @@
 #include "stats/record.h"
 #include "stats/summary.h"
 #include "workload/calibrate.h"
+#include "workload/dataset.h"
 
 #define BENCHMARK_SCHEMA "anvil-serving.benchmark/v1"
 /* measurement_protocol, by load shape */
@@ -62,6 +63,14 @@ struct bench_meta {
     const char *incomplete_reason;  /* NULL when complete */
     struct sweep_place sweep;
     const char *dataset;            /* "jsonl:FILE"/"sharegpt:FILE", NULL for synthetic */
+    const struct dataset *agentic;  /* agentic sessions as sent (entry = (warmup + request_index) mod n),
+                                       or NULL */
+    const char *agentic_source;
+    const struct bench_images *images;  /* NULL = none */
+    const struct bench_prefix_cache *prefix_cache;  /* strings borrowed; achieved_hit_rate and met
+                                       are computed from the summary; NULL = none */
+    const struct bench_trace *trace;/* a replayed trace (strings borrowed; measured_prefix_hit_rate and
+                                       late_sends are computed from the records), or NULL */
     double input_range, output_range;   /* ratios */
     long shared_prefix_len;         /* tokens */
     double duration_s, warmup_s;    /* duration mode (0 = off) */
@@ -133,11 +142,69 @@ struct bench_duration_mode {
     long requests_started_in_window, incomplete_requests, warmup_requests;
 };
 
+/* A replayed trace (workload.trace; absent for other workloads). */
+struct bench_trace {
+    bool present;
+    char *format;               /* "mooncake" or "azure" */
+    long lines, requests;       /* requests in the file; replayed (the window, capped) */
+    long block_tokens;          /* tokens per hash_ids block (512) */
+    double speed, start_s;      /* the clock's scale; the window's start after the first request */
+    double duration_s;          /* the window's length; NaN = null (to the end) */
+    double span_s;              /* scaled time from the window's first request to its last */
+    double theoretical_prefix_hit_rate; /* trace_theoretical_hit_rate: an unbounded cache, in order */
+    double measured_prefix_hit_rate;    /* Σ cached_tokens / Σ prompt_tokens; NaN = null (not reported) */
+    long late_sends;            /* measured requests sent more than late_send_threshold_ms after their time */
+    double late_send_threshold_ms;
+};
+
+/* Prefix-cache control (workload.prefix_cache; absent when neither
+ * --flush-cache nor --prefix-hit-rate was given). */
+struct bench_prefix_cache {
+    bool present;
+    char *flush;                /* "flushed", "unsupported", "failed" (cache_flush_name) */
+    char *flush_endpoint;       /* "/reset_prefix_cache", "/flush_cache"; NULL = null (none) */
+    double target_hit_rate;     /* NaN = null (--flush-cache alone) */
+    long groups, primed_requests;   /* prefixes; unmeasured requests that put them in the cache */
+    long prefix_tokens;         /* tokens of each prefix, chat template included */
+    double achieved_hit_rate;   /* Σ cached_tokens / Σ prompt_tokens of measured requests; NaN = null */
+    double tolerance;           /* relative: met when |achieved − target| ≤ tolerance · target */
+    bool met;
+};
+
+/* One turn index of agentic sessions: means over the completed requests
+ * of that turn (NaN = null: none). */
+struct bench_agentic_turn {
+    long turn, requests;
+    double time_to_first_output_ms, ttft_ms, prompt_tokens, cached_tokens;
+};
+
+/* Agentic sessions (workload.agentic; absent for other workloads). */
+struct bench_agentic {
+    bool present;
+    char *source;               /* "file:PATH" or the generator's settings */
+    long sessions, turns;       /* sessions and turns sent */
+    long sessions_completed;    /* sessions whose every turn completed */
+    double session_wall_ms_mean, session_wall_ms_p50, session_wall_ms_max;  /* first send → last end */
+    struct bench_agentic_turn *per_turn;    /* owned, by turn index */
+    size_t n_per_turn;
+};
+
+/* Synthetic images (workload.images; absent without --images-per-request). */
+struct bench_images {
+    bool present;
+    long per_request, width, height;    /* pixels */
+    double tokens_per_image;            /* as the server counted them (calibration probes); NaN = null */
+};
+
 struct bench_workload {
     bool present;
     char *dataset;              /* NULL = null (synthetic prompts) */
     double input_len_range, output_len_range;
     long shared_prefix_len;
+    struct bench_trace trace;
+    struct bench_prefix_cache prefix_cache;
+    struct bench_agentic agentic;
+    struct bench_images images;
 };
 
 /* null when the run is not a round of a sweep (present false). */
@@ -185,6 +252,7 @@ struct bench_metrics {
     long content_chunks;
     double content_chunks_s;            /* seed 001's; null */
     long reasoning_chunks;
+    long tool_call_chunks, tool_calls;  /* Σ over completed requests; 0 when no reply called a tool */
     struct bench_counts output_token_sources;   /* requests by source: "usage", "chunks" */
     long output_tokens, prompt_tokens;  /* Σ over completed requests */
     long prompt_token_samples;
@@ -211,6 +279,7 @@ struct bench_timing {
            time_to_second_output_ms, output_tps_per_user, send_lateness_ms, scheduled_ttft_ms,
            scheduled_e2e_ms, e2e_output_tps_per_user;
     long output_chunks;
+    long tool_call_chunks, tool_calls;  /* chunks with tool-call deltas; tool calls the reply opened */
     double cached_tokens;               /* NaN = null (not reported) */
     char *finish_reason;
     long max_tokens;

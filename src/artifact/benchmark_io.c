@@ -169,6 +169,8 @@ static cJSON *metrics_json(const struct bench_metrics *m)
     artifact_add_whole(j, "content_chunks", m->content_chunks);
     artifact_add_number(j, "content_chunks_s", m->content_chunks_s);
     artifact_add_whole(j, "reasoning_chunks", m->reasoning_chunks);
+    artifact_add_whole(j, "tool_call_chunks", m->tool_call_chunks);
+    artifact_add_whole(j, "tool_calls", m->tool_calls);
     counts_write(j, "output_token_sources", &m->output_token_sources);
     artifact_add_whole(j, "output_tokens", m->output_tokens);
     artifact_add_whole(j, "prompt_tokens", m->prompt_tokens);
@@ -200,6 +202,8 @@ static void metrics_read(struct jread *r, const cJSON *o, struct bench_metrics *
     jread_whole(r, j, "content_chunks", OPT, 0, &m->content_chunks);
     jread_number(r, j, "content_chunks_s", OPT, &m->content_chunks_s);
     jread_whole(r, j, "reasoning_chunks", OPT, 0, &m->reasoning_chunks);
+    jread_whole(r, j, "tool_call_chunks", OPT, 0, &m->tool_call_chunks);
+    jread_whole(r, j, "tool_calls", OPT, 0, &m->tool_calls);
     counts_read(r, j, "output_token_sources", &m->output_token_sources);
     jread_whole(r, j, "output_tokens", OPT, 0, &m->output_tokens);
     jread_whole(r, j, "prompt_tokens", OPT, 0, &m->prompt_tokens);
@@ -253,6 +257,8 @@ cJSON *benchmark_timing_json(const struct bench_timing *t)
     artifact_add_number(j, "scheduled_e2e_ms", t->scheduled_e2e_ms);
     artifact_add_number(j, "e2e_output_tps_per_user", t->e2e_output_tps_per_user);
     artifact_add_whole(j, "output_chunks", t->output_chunks);
+    artifact_add_whole(j, "tool_call_chunks", t->tool_call_chunks);
+    artifact_add_whole(j, "tool_calls", t->tool_calls);
     artifact_add_number(j, "cached_tokens", t->cached_tokens);
     artifact_add_string(j, "finish_reason", t->finish_reason);
     artifact_add_whole(j, "max_tokens", t->max_tokens);
@@ -289,6 +295,8 @@ static void timing_read(struct jread *r, const cJSON *j, struct bench_timing *t)
     jread_number(r, j, "scheduled_e2e_ms", OPT, &t->scheduled_e2e_ms);
     jread_number(r, j, "e2e_output_tps_per_user", OPT, &t->e2e_output_tps_per_user);
     jread_whole(r, j, "output_chunks", OPT, 0, &t->output_chunks);
+    jread_whole(r, j, "tool_call_chunks", OPT, 0, &t->tool_call_chunks);
+    jread_whole(r, j, "tool_calls", OPT, 0, &t->tool_calls);
     jread_number(r, j, "cached_tokens", OPT, &t->cached_tokens);
     jread_string(r, j, "finish_reason", OPT, &t->finish_reason);
     jread_whole(r, j, "max_tokens", OPT, 0, &t->max_tokens);
@@ -620,6 +628,160 @@ static void workload_write(cJSON *o, const struct bench_workload *w)
     artifact_add_number(j, "input_len_range", w->input_len_range);
     artifact_add_number(j, "output_len_range", w->output_len_range);
     artifact_add_whole(j, "shared_prefix_len", w->shared_prefix_len);
+    const struct bench_images *im = &w->images;
+    if (im->present) {
+        cJSON *k = cJSON_AddObjectToObject(j, "images");
+        artifact_add_whole(k, "per_request", im->per_request);
+        artifact_add_whole(k, "width", im->width);
+        artifact_add_whole(k, "height", im->height);
+        artifact_add_string(k, "format", "png");
+        artifact_add_number(k, "tokens_per_image", im->tokens_per_image);
+    }
+    const struct bench_agentic *ag = &w->agentic;
+    if (ag->present) {
+        cJSON *k = cJSON_AddObjectToObject(j, "agentic");
+        artifact_add_string(k, "source", ag->source);
+        artifact_add_whole(k, "sessions", ag->sessions);
+        artifact_add_whole(k, "turns", ag->turns);
+        artifact_add_whole(k, "sessions_completed", ag->sessions_completed);
+        artifact_add_number(k, "session_wall_ms_mean", ag->session_wall_ms_mean);
+        artifact_add_number(k, "session_wall_ms_p50", ag->session_wall_ms_p50);
+        artifact_add_number(k, "session_wall_ms_max", ag->session_wall_ms_max);
+        cJSON *pt = cJSON_AddArrayToObject(k, "per_turn");
+        for (size_t i = 0; i < ag->n_per_turn; i++) {
+            const struct bench_agentic_turn *t = &ag->per_turn[i];
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddItemToArray(pt, e);
+            artifact_add_whole(e, "turn", t->turn);
+            artifact_add_whole(e, "requests", t->requests);
+            artifact_add_number(e, "time_to_first_output_ms", t->time_to_first_output_ms);
+            artifact_add_number(e, "ttft_ms", t->ttft_ms);
+            artifact_add_number(e, "prompt_tokens", t->prompt_tokens);
+            artifact_add_number(e, "cached_tokens", t->cached_tokens);
+        }
+    }
+    const struct bench_prefix_cache *pc = &w->prefix_cache;
+    if (pc->present) {
+        cJSON *k = cJSON_AddObjectToObject(j, "prefix_cache");
+        artifact_add_string(k, "flush", pc->flush);
+        artifact_add_string(k, "flush_endpoint", pc->flush_endpoint);
+        artifact_add_number(k, "target_hit_rate", pc->target_hit_rate);
+        artifact_add_whole(k, "groups", pc->groups);
+        artifact_add_whole(k, "primed_requests", pc->primed_requests);
+        artifact_add_whole(k, "prefix_tokens", pc->prefix_tokens);
+        artifact_add_number(k, "achieved_hit_rate", pc->achieved_hit_rate);
+        artifact_add_number(k, "tolerance", pc->tolerance);
+        cJSON_AddBoolToObject(k, "met", pc->met);
+    }
+    const struct bench_trace *t = &w->trace;
+    if (!t->present)
+        return;
+    cJSON *k = cJSON_AddObjectToObject(j, "trace");
+    artifact_add_string(k, "format", t->format);
+    artifact_add_whole(k, "lines", t->lines);
+    artifact_add_whole(k, "requests", t->requests);
+    artifact_add_whole(k, "block_tokens", t->block_tokens);
+    artifact_add_number(k, "speed", t->speed);
+    artifact_add_number(k, "start_s", t->start_s);
+    artifact_add_number(k, "duration_s", t->duration_s);
+    artifact_add_number(k, "span_s", t->span_s);
+    artifact_add_number(k, "theoretical_prefix_hit_rate", t->theoretical_prefix_hit_rate);
+    artifact_add_number(k, "measured_prefix_hit_rate", t->measured_prefix_hit_rate);
+    artifact_add_whole(k, "late_sends", t->late_sends);
+    artifact_add_number(k, "late_send_threshold_ms", t->late_send_threshold_ms);
+}
+
+static void images_read(struct jread *r, const cJSON *o, struct bench_images *im)
+{
+    *im = (struct bench_images){0};
+    const cJSON *k = jread_object(r, o, "images", JR_OPTIONAL);
+    if (!k)
+        return;
+    im->present = true;
+    size_t mark = jread_enter(r, "images");
+    jread_whole(r, k, "per_request", 0, 0, &im->per_request);
+    jread_whole(r, k, "width", 0, 0, &im->width);
+    jread_whole(r, k, "height", 0, 0, &im->height);
+    jread_number(r, k, "tokens_per_image", JR_NULLABLE, &im->tokens_per_image);
+    jread_leave(r, mark);
+}
+
+static void agentic_read(struct jread *r, const cJSON *o, struct bench_agentic *a)
+{
+    *a = (struct bench_agentic){0};
+    const cJSON *k = jread_object(r, o, "agentic", JR_OPTIONAL);
+    if (!k)
+        return;
+    a->present = true;
+    size_t mark = jread_enter(r, "agentic");
+    jread_string(r, k, "source", JR_NULLABLE, &a->source);
+    jread_whole(r, k, "sessions", 0, 0, &a->sessions);
+    jread_whole(r, k, "turns", 0, 0, &a->turns);
+    jread_whole(r, k, "sessions_completed", 0, 0, &a->sessions_completed);
+    jread_number(r, k, "session_wall_ms_mean", 0, &a->session_wall_ms_mean);
+    jread_number(r, k, "session_wall_ms_p50", 0, &a->session_wall_ms_p50);
+    jread_number(r, k, "session_wall_ms_max", 0, &a->session_wall_ms_max);
+    const cJSON *pt = cJSON_GetObjectItemCaseSensitive(k, "per_turn");
+    if (!cJSON_IsArray(pt)) {
+        jread_fail(r, "per_turn", "expected an array");
+    } else if ((a->per_turn = calloc((size_t)cJSON_GetArraySize(pt) + 1, sizeof *a->per_turn))) {
+        const cJSON *e;
+        size_t em = jread_enter(r, "per_turn");
+        cJSON_ArrayForEach(e, pt) {
+            struct bench_agentic_turn *t = &a->per_turn[a->n_per_turn++];
+            jread_whole(r, e, "turn", 0, 0, &t->turn);
+            jread_whole(r, e, "requests", 0, 0, &t->requests);
+            jread_number(r, e, "time_to_first_output_ms", 0, &t->time_to_first_output_ms);
+            jread_number(r, e, "ttft_ms", 0, &t->ttft_ms);
+            jread_number(r, e, "prompt_tokens", 0, &t->prompt_tokens);
+            jread_number(r, e, "cached_tokens", 0, &t->cached_tokens);
+        }
+        jread_leave(r, em);
+    }
+    jread_leave(r, mark);
+}
+
+static void prefix_cache_read(struct jread *r, const cJSON *o, struct bench_prefix_cache *p)
+{
+    *p = (struct bench_prefix_cache){0};
+    const cJSON *k = jread_object(r, o, "prefix_cache", JR_OPTIONAL);
+    if (!k)
+        return;
+    p->present = true;
+    size_t mark = jread_enter(r, "prefix_cache");
+    jread_string(r, k, "flush", 0, &p->flush);
+    jread_string(r, k, "flush_endpoint", JR_NULLABLE, &p->flush_endpoint);
+    jread_number(r, k, "target_hit_rate", JR_NULLABLE, &p->target_hit_rate);
+    jread_whole(r, k, "groups", 0, 0, &p->groups);
+    jread_whole(r, k, "primed_requests", 0, 0, &p->primed_requests);
+    jread_whole(r, k, "prefix_tokens", 0, 0, &p->prefix_tokens);
+    jread_number(r, k, "achieved_hit_rate", JR_NULLABLE, &p->achieved_hit_rate);
+    jread_number(r, k, "tolerance", 0, &p->tolerance);
+    jread_bool(r, k, "met", 0, &p->met);
+    jread_leave(r, mark);
+}
+
+static void trace_read(struct jread *r, const cJSON *o, struct bench_trace *t)
+{
+    *t = (struct bench_trace){0};
+    const cJSON *k = jread_object(r, o, "trace", JR_OPTIONAL);
+    if (!k)
+        return;
+    t->present = true;
+    size_t mark = jread_enter(r, "trace");
+    jread_string(r, k, "format", 0, &t->format);
+    jread_whole(r, k, "lines", 0, 0, &t->lines);
+    jread_whole(r, k, "requests", 0, 0, &t->requests);
+    jread_whole(r, k, "block_tokens", 0, 0, &t->block_tokens);
+    jread_number(r, k, "speed", 0, &t->speed);
+    jread_number(r, k, "start_s", 0, &t->start_s);
+    jread_number(r, k, "duration_s", JR_NULLABLE, &t->duration_s);
+    jread_number(r, k, "span_s", 0, &t->span_s);
+    jread_number(r, k, "theoretical_prefix_hit_rate", 0, &t->theoretical_prefix_hit_rate);
+    jread_number(r, k, "measured_prefix_hit_rate", JR_NULLABLE, &t->measured_prefix_hit_rate);
+    jread_whole(r, k, "late_sends", 0, 0, &t->late_sends);
+    jread_number(r, k, "late_send_threshold_ms", 0, &t->late_send_threshold_ms);
+    jread_leave(r, mark);
 }
 
 static void workload_read(struct jread *r, const cJSON *o, struct bench_workload *w)
@@ -634,6 +796,10 @@ static void workload_read(struct jread *r, const cJSON *o, struct bench_workload
     jread_number(r, j, "input_len_range", 0, &w->input_len_range);
     jread_number(r, j, "output_len_range", 0, &w->output_len_range);
     jread_whole(r, j, "shared_prefix_len", 0, 0, &w->shared_prefix_len);
+    trace_read(r, j, &w->trace);
+    prefix_cache_read(r, j, &w->prefix_cache);
+    agentic_read(r, j, &w->agentic);
+    images_read(r, j, &w->images);
     jread_leave(r, mark);
 }
 
@@ -1034,11 +1200,13 @@ void benchmark_free(struct benchmark *b)
         &b->engine_version, &b->load_mode, &b->incomplete_reason, &b->serve_flags.reasoning_effort,
         &b->serve_flags.thinking_mode, &b->calibration.method, &b->calibration.source,
         &b->calibration.cache_file, &b->calibration.cache_key, &b->calibration.shared_prefix_method,
-        &b->workload.dataset,
+        &b->workload.dataset, &b->workload.trace.format, &b->workload.prefix_cache.flush,
+        &b->workload.prefix_cache.flush_endpoint, &b->workload.agentic.source,
         &b->sweep.target, &b->sweep.case_id,
     };
     for (size_t i = 0; i < sizeof strings / sizeof *strings; i++)
         free(*strings[i]);
+    free(b->workload.agentic.per_turn);
     cJSON_Delete(b->manifest);
     cJSON_Delete(b->server_metrics);
     cJSON_Delete(b->hardware);

@@ -22,9 +22,12 @@ struct semantic_def {
 
 static const struct semantic_def defs[] = {
     {"ttft", "ttft", "start → first delta whose `content` (chat) or `text` (completions) is "
-                     "non-empty. A role-only or empty chunk does not count."},
+                     "non-empty, or that carries a tool call (`delta.tool_calls[]` with a non-empty "
+                     "`id`, `function.name` or `function.arguments`; the legacy `delta.function_call`): "
+                     "a tool call is the reply's answer. A role-only or empty chunk does not count."},
     {"time_to_first_output", "time_to_first_output", "start → first non-empty reasoning "
-     "(`reasoning`, else `reasoning_content`: one field per delta, never the sum) or content delta"},
+     "(`reasoning`, else `reasoning_content`: one field per delta, never the sum), content or "
+     "tool-call delta"},
     {"e2e", "e2e", "start → `data: [DONE]` (or connection close after a chunk with `finish_reason`)"},
     {"generation", "generation", "`e2e_ms − time_to_first_output_ms`"},
     {"visible_generation", "visible_generation", "`e2e_ms − ttft_ms`"},

@@ -12,6 +12,7 @@
 #include "cli/run_cli.h"
 #include "report/observe.h"
 #include "report/table.h"
+#include "workload/trace.h"
 
 static void usage(FILE *out)
 {
@@ -30,8 +31,11 @@ static void settle(struct run_cli *r, const bool *seen)
 {
     const struct flag_spec *t = run_flag_table();
     struct run_config *c = &r->c;
-    if (!seen[flags_find(t, "concurrency") - t] && !isinf(c->request_rate))
+    bool trace = trace_spec_is_trace(c->dataset);
+    if (!seen[flags_find(t, "concurrency") - t] && (!isinf(c->request_rate) || trace))
         c->concurrency = 0;
+    if ((trace || c->agentic_file || c->agentic_sessions > 0) && !seen[flags_find(t, "num-prompts") - t])
+        c->num_prompts = 0;     /* the whole window */
     if (c->duration_s > 0 && !seen[flags_find(t, "num-prompts") - t])
         c->num_prompts = 200000;
     c->headers = r->headers;

@@ -147,15 +147,52 @@ static const struct flag_spec flags[] = {
     {"shared-prefix-len", NULL, FLAG_LONG, AT(shared_prefix_len), "N", "0",
      "every prompt starts with the same N tokens (prefix-cache studies); the unique part follows it",
      .min = 0, .max = 100000000},
-    {"dataset", NULL, FLAG_STRING, AT(dataset), "jsonl:FILE|sharegpt:FILE", NULL,
+    {"dataset", NULL, FLAG_STRING, AT(dataset), "jsonl:FILE|sharegpt:FILE|mooncake:FILE|azure:FILE", NULL,
      "prompts from a file: JSON Lines of {\"prompt\": ...} or {\"messages\": [...]} with an optional "
-     "\"max_tokens\" (else --output-len), or ShareGPT JSON"},
+     "\"max_tokens\" (else --output-len), or ShareGPT JSON; or a trace replayed at its recorded "
+     "times: Mooncake JSON Lines (timestamp ms, input_length, output_length, hash_ids of 512-token "
+     "blocks: equal ids share prompt text) or the Azure LLM inference CSV; every request of the "
+     "window is sent (--num-prompts caps them), with no cap on requests in flight unless "
+     "--max-concurrency is given"},
+    {"trace-speed", NULL, FLAG_DOUBLE, AT(trace_speed), "X", NULL,
+     "trace replay: X times as fast as recorded (gaps divided by X; default 1)", .min = 1e-6},
+    {"trace-start", NULL, FLAG_DOUBLE, AT(trace_start_s), "S", NULL,
+     "trace replay: skip the requests of the trace's first S seconds (default 0)", .min = 0},
+    {"trace-duration", NULL, FLAG_DOUBLE, AT(trace_duration_s), "S", NULL,
+     "trace replay: only the requests recorded in the S seconds from --trace-start", .min = 1e-6},
+    {"prefix-hit-rate", NULL, FLAG_DOUBLE, AT(prefix_hit_rate), "P", NULL,
+     "a prefix-cache hit rate of P (0 < P < 1): the server's cache is emptied after calibration "
+     "(vLLM POST /reset_prefix_cache, SGLang /flush_cache; else a warning), --prefix-groups "
+     "unmeasured requests put one prefix of P x --input-len tokens each in it, then every measured "
+     "prompt starts with one of them; the achieved rate is checked against P (within 5%)",
+     .min = 1e-6},
+    {"prefix-groups", NULL, FLAG_LONG, AT(prefix_groups), "G", "1",
+     "with --prefix-hit-rate: prefixes the requests take in turn (each group shares its own)",
+     .min = 1, .max = 1000000},
+    {"flush-cache", NULL, FLAG_ON, AT(flush_cache), NULL, NULL,
+     "empty the server's prefix cache after calibration, before any request is sent (a cold start)"},
     {"dataset-name", NULL, FLAG_STRING, AT(compat.dataset_name), "random|sharegpt|custom", NULL,
      "vLLM's way to say --dataset: with --dataset-path (custom = JSON Lines)"},
     {"dataset-path", NULL, FLAG_STRING, AT(compat.dataset_path), "FILE", NULL, "the dataset file"},
     {"multi-turn", NULL, FLAG_ON, AT(multi_turn), NULL, NULL,
      "with --dataset: one request per user turn, sending the conversation's recorded history "
      "before it, only after the previous turn's reply has ended"},
+    {"agentic", NULL, FLAG_STRING, AT(agentic_file), "FILE", NULL,
+     "agent sessions: JSON {\"sessions\": [{\"system_len\": N, \"turns\": [{\"user_len\": N, "
+     "\"tool_calls\": N, \"tool_result_len\": N, \"output_len\": N}]}]} (lengths in words); each turn "
+     "resends the session's whole history, its assistant tool calls and their results, after the "
+     "turn before it has ended; every turn is sent once (--num-prompts caps them)"},
+    {"agentic-sessions", NULL, FLAG_LONG, AT(agentic_sessions), "N", NULL,
+     "generated agent sessions (seeded by --seed): a user task, then a tool call and its result per "
+     "turn", .min = 1, .max = 1000000},
+    {"turns", NULL, FLAG_STRING, AT(agentic_turns), "A..B", NULL,
+     "with --agentic-sessions: turns per session, uniform in [A, B] (default 3..6)"},
+    {"tool-result-len", NULL, FLAG_LONG, AT(tool_result_len), "N", "200",
+     "with --agentic-sessions: words of each tool result", .min = 1, .max = 10000000},
+    {"user-len", NULL, FLAG_LONG, AT(agentic_user_len), "N", "100",
+     "with --agentic-sessions: words of a session's first user message", .min = 1, .max = 10000000},
+    {"system-len", NULL, FLAG_LONG, AT(agentic_system_len), "N", "0",
+     "with --agentic-sessions: words of a session's system prompt", .min = 0, .max = 10000000},
     {"calibration", NULL, FLAG_CHOICE, AT(calib), "auto|tokenize|probe|none", "auto",
      "how prompt lengths are fitted to the server's tokenizer: POST /tokenize, probe requests with "
      "max_tokens 1, or none (--input-len filler words as they are); auto tries tokenize, then probe",
@@ -174,6 +211,17 @@ static const struct flag_spec flags[] = {
      .parse = set_sampling},
     {"extra-body", NULL, FLAG_CUSTOM, 0, "JSON", NULL,
      "a JSON object whose keys are added to every request body", .parse = set_extra_body},
+    {"images-per-request", NULL, FLAG_LONG, AT(images_per_request), "N", NULL,
+     "chat: N synthetic PNG images (seeded, unique per request and run) after each prompt's text, "
+     "base64 in image_url parts; calibration probes with them, so --input-len counts their tokens",
+     .min = 1, .max = 64},
+    {"image-size", NULL, FLAG_STRING, AT(image_size), "WxH", NULL,
+     "size of the --images-per-request images, pixels (default 512x512)"},
+    {"tools", NULL, FLAG_STRING, AT(tools_file), "FILE", NULL,
+     "tool definitions sent with every chat request: a JSON array of {\"type\": \"function\", "
+     "\"function\": {...}} (or an object with it in \"tools\"); calibration then probes with them"},
+    {"tool-choice", NULL, FLAG_STRING, AT(tool_choice), "auto|none|required|NAME|JSON", NULL,
+     "\"tool_choice\" sent with --tools: as given, or NAME of a function for that function"},
     {"tokenizer", NULL, FLAG_STRING, AT(compat.tokenizer), "NAME", NULL,
      "accepted for vLLM's command lines; anvil counts tokens with the server's own tokenizer"},
     {"timeout-s", NULL, FLAG_DOUBLE, AT(timeout_s), "S", "600", "whole-request timeout, seconds",

@@ -38,6 +38,32 @@ static void decode_usage(const cJSON *root, struct chunk *out)
         out->cached_tokens = int_field(d, "cached_tokens");
 }
 
+/* One tool call's delta (an element of tool_calls, or function_call when
+ * legacy): adds its bytes to out, and counts it as opened when it names an id
+ * or a function. The legacy function_call has name and arguments at its top. */
+static void decode_tool_call(const cJSON *tc, bool legacy, struct chunk *out)
+{
+    if (!cJSON_IsObject(tc))
+        return;
+    size_t id = legacy ? 0 : str_bytes(tc, "id");
+    const cJSON *f = legacy ? tc : cJSON_GetObjectItemCaseSensitive(tc, "function");
+    size_t name = cJSON_IsObject(f) ? str_bytes(f, "name") : 0;
+    size_t args = cJSON_IsObject(f) ? str_bytes(f, "arguments") : 0;
+    out->tool_call_bytes += id + name + args;
+    if (id || name)
+        out->tool_calls_started++;
+}
+
+static void decode_tool_calls(const cJSON *delta, struct chunk *out)
+{
+    const cJSON *tcs = cJSON_GetObjectItemCaseSensitive(delta, "tool_calls");
+    const cJSON *tc;
+    if (cJSON_IsArray(tcs))
+        cJSON_ArrayForEach(tc, tcs)
+            decode_tool_call(tc, false, out);
+    decode_tool_call(cJSON_GetObjectItemCaseSensitive(delta, "function_call"), true, out);
+}
+
 static void decode_choice(const cJSON *root, struct chunk *out)
 {
     const cJSON *choices = cJSON_GetObjectItemCaseSensitive(root, "choices");
@@ -50,6 +76,7 @@ static void decode_choice(const cJSON *root, struct chunk *out)
         out->reasoning_bytes = str_bytes(delta, "reasoning");
         if (!out->reasoning_bytes)
             out->reasoning_bytes = str_bytes(delta, "reasoning_content");
+        decode_tool_calls(delta, out);
     } else {
         out->content_bytes = str_bytes(c, "text");
     }

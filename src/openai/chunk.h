@@ -18,6 +18,10 @@ struct chunk {
     enum chunk_kind kind;
     size_t content_bytes;   /* bytes of choices[0].delta.content (chat) or choices[0].text (completions) */
     size_t reasoning_bytes; /* bytes of delta.reasoning, else delta.reasoning_content: one field, never the sum: some servers send both with the same text */
+    size_t tool_call_bytes; /* bytes of delta.tool_calls[*] id + function.name + function.arguments, plus the legacy
+                               delta.function_call name + arguments: a tool call is output like content */
+    int tool_calls_started; /* tool-call deltas that open a call: tool_calls elements with a non-empty id or
+                               function.name, and a function_call with a non-empty name */
     char finish_reason[24]; /* choices[0].finish_reason, "" when absent or null */
     long prompt_tokens;     /* usage.prompt_tokens; -1 when usage is absent or null */
     long completion_tokens; /* usage.completion_tokens; -1 when absent */

@@ -73,6 +73,15 @@ long *server_tokenize_ids(const struct server_info *s, const struct curl_slist *
                           enum endpoint ep, const char *prompt, long timeout_ms, long *n,
                           char *err, size_t errlen);
 
+/* A probe: the usage.prompt_tokens of a non-streaming request with this
+ * prompt and max_tokens 1, built from o (endpoint, tools and tool_choice,
+ * sampling, extra_body; model, max_tokens and streaming are the probe's),
+ * so what the template adds for tools is counted. Returns the count, or -1
+ * with a message in err. */
+long server_probe_tokens(const struct server_info *s, const struct curl_slist *headers,
+                         const struct request_opts *o, const char *prompt, long timeout_ms,
+                         char *err, size_t errlen);
+
 /* Counts prompt tokens as the server would for a request on endpoint ep with
  * this prompt, bounded by timeout_ms per HTTP call. tokenize true: through
  * the engine's own tokenize endpoint (tokenize.h: vLLM POST /tokenize,

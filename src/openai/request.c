@@ -41,6 +41,24 @@ static void add_prompt(cJSON *root, enum endpoint ep, const char *prompt)
     cJSON_AddItemToArray(msgs, m);
 }
 
+/* The user message's content as parts: the text, then each image. */
+static void add_image_parts(cJSON *root, const struct request_opts *o)
+{
+    cJSON *m = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "messages"), 0);
+    const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "content"));
+    cJSON *parts = cJSON_CreateArray(), *t = cJSON_CreateObject();
+    cJSON_AddStringToObject(t, "type", "text");
+    cJSON_AddStringToObject(t, "text", text ? text : "");
+    cJSON_AddItemToArray(parts, t);
+    for (int i = 0; i < o->n_images; i++) {
+        cJSON *p = cJSON_CreateObject();
+        cJSON_AddStringToObject(p, "type", "image_url");
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(p, "image_url"), "url", o->image_urls[i]);
+        cJSON_AddItemToArray(parts, p);
+    }
+    cJSON_ReplaceItemInObjectCaseSensitive(m, "content", parts);
+}
+
 /* Renders the body with its prompt part already in root. */
 static char *finish_body(cJSON *root, const struct request_opts *o)
 {
@@ -60,6 +78,11 @@ static char *finish_body(cJSON *root, const struct request_opts *o)
         cJSON_AddNumberToObject(root, "top_p", o->sampling.top_p);
     if (o->sampling.has_top_k)
         cJSON_AddNumberToObject(root, "top_k", (double)o->sampling.top_k);
+    if (o->endpoint == EP_CHAT && o->tools) {
+        cJSON_AddItemToObject(root, "tools", cJSON_Duplicate(o->tools, 1));
+        if (o->tool_choice)
+            cJSON_AddItemToObject(root, "tool_choice", cJSON_Duplicate(o->tool_choice, 1));
+    }
     const cJSON *x;
     cJSON_ArrayForEach(x, o->extra_body) {
         cJSON *copy = cJSON_Duplicate(x, 1);
@@ -83,6 +106,8 @@ char *request_body(const struct request_opts *o, const char *prompt)
         return NULL;
     cJSON_AddStringToObject(root, "model", o->model);
     add_prompt(root, o->endpoint, prompt);
+    if (o->endpoint == EP_CHAT && o->n_images > 0)
+        add_image_parts(root, o);
     return finish_body(root, o);
 }
 

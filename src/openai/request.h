@@ -29,12 +29,19 @@ struct request_opts {
         double temperature, top_p;
         long top_k;         /* vLLM, SGLang and llama.cpp extension */
     } sampling;
+    const cJSON *tools;     /* chat: the "tools" array offered to the model, or NULL; not owned */
+    const cJSON *tool_choice;   /* chat, with tools: "tool_choice" as given, or NULL; not owned */
+    const char *const *image_urls;  /* chat: images sent after the prompt's text, as
+                                       {"type": "image_url", "image_url": {"url": ...}} parts (data:
+                                       URLs or links); not owned */
+    int n_images;
     const cJSON *extra_body;/* an object whose keys are added to every body last, replacing
                                anvil's own of the same name (vLLM's --extra-body); not owned */
 };
 
 /* Builds the JSON body for one request with the given prompt text (a single
- * user message for chat). Streaming bodies ask for usage
+ * user message for chat; with images, its content is the text part and then
+ * an image_url part per image). Streaming bodies ask for usage
  * (stream_options.include_usage). Returns a malloc'd NUL-terminated string
  * the caller frees, or NULL when memory runs out. */
 char *request_body(const struct request_opts *o, const char *prompt);

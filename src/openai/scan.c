@@ -260,7 +260,7 @@ enum {
     SEEN_CHOICES = 1, SEEN_USAGE = 2, SEEN_ERROR = 4, SEEN_OBJECT = 8, SEEN_DELTA = 16,
     SEEN_CONTENT = 32, SEEN_REASONING = 64, SEEN_REASONING_CONTENT = 128, SEEN_TEXT = 256,
     SEEN_FINISH = 512, SEEN_PROMPT = 1024, SEEN_COMPLETION = 2048, SEEN_DETAILS = 4096,
-    SEEN_CACHED = 8192,
+    SEEN_CACHED = 8192, SEEN_TOOL_CALLS = 16384, SEEN_FUNCTION_CALL = 32768,
 };
 
 struct state {
@@ -326,9 +326,74 @@ static int usage_member(struct cur *c, const struct str *k, void *ud)
     return skip_value(c);
 }
 
+/* One tool call's delta: its own first-of-duplicates bits, as cJSON reads
+ * each object's first key of a name. */
+struct tool_call {
+    struct chunk *out;
+    bool legacy;            /* function_call: name and arguments at the top */
+    unsigned seen;
+    size_t id, name, args;
+};
+
+enum { TC_ID = 1, TC_FUNCTION = 2, TC_NAME = 4, TC_ARGS = 8 };
+
+static bool tc_first(struct tool_call *tc, unsigned bit)
+{
+    if (tc->seen & bit)
+        return false;
+    tc->seen |= bit;
+    return true;
+}
+
+static int function_member(struct cur *c, const struct str *k, void *ud)
+{
+    struct tool_call *tc = ud;
+    if (key_is(k, "name") && tc_first(tc, TC_NAME))
+        return string_bytes(c, &tc->name);
+    if (key_is(k, "arguments") && tc_first(tc, TC_ARGS))
+        return string_bytes(c, &tc->args);
+    return skip_value(c);
+}
+
+static int tool_call_member(struct cur *c, const struct str *k, void *ud)
+{
+    struct tool_call *tc = ud;
+    if (tc->legacy)
+        return function_member(c, k, ud);
+    if (key_is(k, "id") && tc_first(tc, TC_ID))
+        return string_bytes(c, &tc->id);
+    if (key_is(k, "function") && tc_first(tc, TC_FUNCTION) && c->p < c->end && *c->p == '{')
+        return each_member(c, function_member, tc);
+    return skip_value(c);
+}
+
+/* A tool call object (else skipped): adds its bytes, counts it opened. */
+static int scan_tool_call(struct cur *c, struct chunk *out, bool legacy)
+{
+    if (c->p >= c->end || *c->p != '{')
+        return skip_value(c);
+    struct tool_call tc = {.out = out, .legacy = legacy};
+    if (each_member(c, tool_call_member, &tc) != 0)
+        return DECLINE;
+    out->tool_call_bytes += tc.id + tc.name + tc.args;
+    if (tc.id || tc.name)
+        out->tool_calls_started++;
+    return 0;
+}
+
+static int tool_call_element(struct cur *c, int i, void *ud)
+{
+    (void)i;
+    return scan_tool_call(c, ud, false);
+}
+
 static int delta_member(struct cur *c, const struct str *k, void *ud)
 {
     struct state *st = ud;
+    if (key_is(k, "tool_calls") && first(st, SEEN_TOOL_CALLS) && c->p < c->end && *c->p == '[')
+        return each_element(c, tool_call_element, st->out);
+    if (key_is(k, "function_call") && first(st, SEEN_FUNCTION_CALL))
+        return scan_tool_call(c, st->out, true);
     if (key_is(k, "content") && first(st, SEEN_CONTENT))
         return string_bytes(c, &st->delta_content);
     if (key_is(k, "reasoning") && first(st, SEEN_REASONING))

@@ -35,16 +35,20 @@ static void on_output(struct stream *s, const struct chunk *c)
         tokens = (int32_t)(c->completion_tokens - s->last_completion_tokens);
         s->last_completion_tokens = c->completion_tokens;
     }
+    /* the answer is content or a tool call; TTFT is its first piece */
+    bool answer = c->content_bytes || c->tool_call_bytes;
     if (!r->t_first_output)
         r->t_first_output = s->now;
-    if (c->content_bytes) {
+    if (answer && !r->t_first_content)
+        r->t_first_content = s->now;
+    if (c->content_bytes)
         r->content_chunks++;
-        if (!r->t_first_content)
-            r->t_first_content = s->now;
-    }
+    if (c->tool_call_bytes)
+        r->tool_call_chunks++;
+    r->tool_calls += c->tool_calls_started;
     if (c->reasoning_bytes)
         r->reasoning_chunks++;
-    if (record_add_chunk(r, s->now, tokens, c->content_bytes > 0) != 0) {
+    if (record_add_chunk(r, s->now, tokens, answer) != 0) {
         record_fail(r, FAIL_OTHER, "out of memory recording chunk %zu", r->n_chunks);
         s->stopped = true;
     }
@@ -90,7 +94,7 @@ static int on_event(void *ud, const struct sse_event *ev)
     case CHUNK_DATA:
         break;
     }
-    if (c.content_bytes || c.reasoning_bytes)
+    if (c.content_bytes || c.reasoning_bytes || c.tool_call_bytes)
         on_output(s, &c);
     on_usage(s, &c);
     if (c.finish_reason[0])

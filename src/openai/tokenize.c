@@ -206,8 +206,6 @@ static long sglang_tokenize(const struct server_info *s, const struct curl_slist
     return count_of(s, paths[i - 1], EP_COMPLETIONS, reply, ids, err, errlen);
 }
 
-static long probe_count(const struct server_info *s, const struct curl_slist *h, enum endpoint ep,
-                        const char *prompt, long timeout_ms, char *err, size_t errlen);
 
 /* SGLang's tokenize takes no messages, so for chat the template's tokens
  * are measured once per call: a one-word chat probe's usage.prompt_tokens
@@ -220,7 +218,8 @@ static long sglang_count(const struct server_info *s, const struct curl_slist *h
         return sglang_tokenize(s, h, prompt, true, timeout_ms, NULL, err, errlen);
     long text = sglang_tokenize(s, h, prompt, false, timeout_ms, NULL, err, errlen);
     long word = text < 0 ? -1 : sglang_tokenize(s, h, TEMPLATE_PROBE_TEXT, false, timeout_ms, NULL, err, errlen);
-    long chat = word < 0 ? -1 : probe_count(s, h, EP_CHAT, TEMPLATE_PROBE_TEXT, timeout_ms, err, errlen);
+    long chat = word < 0 ? -1 : server_probe_tokens(s, h, &(struct request_opts){.endpoint = EP_CHAT},
+                                                        TEMPLATE_PROBE_TEXT, timeout_ms, err, errlen);
     if (chat < 0)
         return -1;
     if (chat < word) {
@@ -284,11 +283,15 @@ static long tgi_count(const struct server_info *s, const struct curl_slist *h, e
     return count_of(s, path, ep, reply, ids, err, errlen);
 }
 
-/* A non-streaming request with max_tokens 1: its usage.prompt_tokens. */
-static long probe_count(const struct server_info *s, const struct curl_slist *h, enum endpoint ep,
-                        const char *prompt, long timeout_ms, char *err, size_t errlen)
+long server_probe_tokens(const struct server_info *s, const struct curl_slist *h,
+                         const struct request_opts *opts, const char *prompt, long timeout_ms,
+                         char *err, size_t errlen)
 {
-    struct request_opts o = {.endpoint = ep, .model = s->model, .max_tokens = 1};
+    struct request_opts o = *opts;
+    o.model = s->model;
+    o.max_tokens = 1;
+    o.stream = o.ignore_eos = o.continuous_usage = false;
+    enum endpoint ep = o.endpoint;
     char *body = request_body(&o, prompt);
     if (!body) {
         snprintf(err, errlen, "out of memory");
@@ -314,8 +317,10 @@ long server_count_tokens(const struct server_info *s, const struct curl_slist *h
                          enum endpoint ep, bool tokenize, const char *prompt, long timeout_ms,
                          char *err, size_t errlen)
 {
-    if (!tokenize)
-        return probe_count(s, headers, ep, prompt, timeout_ms, err, errlen);
+    if (!tokenize) {
+        struct request_opts o = {.endpoint = ep};
+        return server_probe_tokens(s, headers, &o, prompt, timeout_ms, err, errlen);
+    }
     switch (s->engine_id) {
     case ENGINE_VLLM:
     case ENGINE_ANVIL_SIM:

@@ -130,7 +130,7 @@ static void show_bench(struct rdoc *doc, const struct artifact_any *a, const str
         kv_num(t, "Response headers:", d->time_to_headers.p50, 2);
         kv_num(t, "First byte:", d->time_to_first_byte.p50, 2);
         kv_num(t, "First SSE event:", d->time_to_first_event.p50, 2);
-        kv_num(t, "First output (reasoning or content):", d->time_to_first_output.p50, 2);
+        kv_num(t, "First output (any):", d->time_to_first_output.p50, 2);
         kv_num(t, "First content = TTFT:", d->ttft.p50, 2);
     }
     bench_notes(doc, b);

@@ -85,7 +85,7 @@ void report_table(FILE *out, const char *title, const struct run_summary *s, int
     row_num(out, "Response headers:", s->d[D_HEADERS].p50, 2);
     row_num(out, "First byte:", s->d[D_FIRST_BYTE].p50, 2);
     row_num(out, "First SSE event:", s->d[D_FIRST_EVENT].p50, 2);
-    row_num(out, "First output (reasoning or content):", s->d[D_TTFO].p50, 2);
+    row_num(out, "First output (any):", s->d[D_TTFO].p50, 2);
     row_num(out, "First content = TTFT:", s->d[D_TTFT].p50, 2);
     rule(out, '=');
     if (s->source_chunks)

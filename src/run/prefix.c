@@ -73,6 +73,11 @@ static long probe_cached(const struct run_ctx *x, long k)
     return v;
 }
 
+long run_template_lead(const struct run_ctx *x)
+{
+    return by_tokenize(x);
+}
+
 void run_measure_shared_prefix(struct run_ctx *x, bool may_probe)
 {
     x->shared_prefix_tokens = by_tokenize(x);

@@ -3,12 +3,16 @@
  * read from --calibration-cache. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/buf.h"
 #include "core/redact.h"
+#include "core/sha256.h"
 #include "run/stage.h"
 #include "workload/calcache.h"
+#include "workload/image.h"
+#include "workload/tools.h"
 
 struct count_ctx {
     const struct run_ctx *x;
@@ -25,9 +29,15 @@ static long count_tokens(void *ud, long words, char *err, size_t errlen)
     struct buf p;
     buf_init(&p, 1u << 30);
     long n = -1;
+    long timeout_ms = (long)(fmin(c->timeout_s, 30) * 1000);
     if (workload_calib_prompt(k->x->wl, 0, words, &p) == 0) {
-        n = server_count_tokens(&k->x->srv, k->x->headers, c->endpoint, k->tokenize, p.data,
-                                (long)(fmin(c->timeout_s, 30) * 1000), err, errlen);
+        /* with tools the template renders their schema into the prompt: a
+         * probe carrying them counts it */
+        struct request_opts o = {.endpoint = c->endpoint, .tools = k->x->tools, .tool_choice = k->x->tool_choice,
+                                 .image_urls = k->x->calib_urls, .n_images = (int)c->images_per_request};
+        n = k->x->tools || o.n_images ? server_probe_tokens(&k->x->srv, k->x->headers, &o, p.data, timeout_ms, err, errlen)
+                        : server_count_tokens(&k->x->srv, k->x->headers, c->endpoint, k->tokenize, p.data,
+                                              timeout_ms, err, errlen);
         if (n < 0 && calib_error_is_too_long(err, errlen))
             n = CALIB_TOO_LONG;
     } else {
@@ -64,8 +74,26 @@ static void cache_key(const struct run_ctx *x, char *out, size_t cap)
     size_t n = strlen(root);    /* the root, as the key names a server, not an API path */
     if (n >= 3 && !strcmp(root + n - 3, "/v1"))
         root[n - 3] = '\0';
+    /* tools change what a prompt counts: their text's hash is part of the key */
+    char endpoint[32 + SHA256_HEX_LEN];
+    snprintf(endpoint, sizeof endpoint, "%s", endpoint_name(c->endpoint));
+    char *tools = x->tools ? cJSON_PrintUnformatted(x->tools) : NULL;
+    char *choice = x->tool_choice ? cJSON_PrintUnformatted(x->tool_choice) : NULL;
+    struct buf t;
+    buf_init(&t, 1u << 30);
+    char hex[SHA256_HEX_LEN + 1];
+    if (tools && buf_printf(&t, "%s%s", tools, choice ? choice : "") == 0 && sha256_hex(t.data, t.len, hex) == 0)
+        snprintf(endpoint, sizeof endpoint, "%s+tools:%.16s", endpoint_name(c->endpoint), hex);
+    if (c->images_per_request > 0) {   /* images are prompt too */
+        size_t at = strlen(endpoint);
+        snprintf(endpoint + at, sizeof endpoint - at, "+images:%ldx%dx%d", c->images_per_request, x->image_w,
+                 x->image_h);
+    }
+    buf_free(&t);
+    free(tools);
+    free(choice);
     struct calcache_key k = {
-        .server = root, .model = x->srv.model, .endpoint = endpoint_name(c->endpoint),
+        .server = root, .model = x->srv.model, .endpoint = endpoint,
         .engine = x->srv.engine, .engine_version = x->srv.engine_version, .input_len = c->input_len,
         .seed = (uint64_t)c->seed, .shared_prefix_len = c->shared_prefix_len,
     };
@@ -117,9 +145,11 @@ static const char *measure(struct run_ctx *x, char *err, size_t errlen)
     struct calibration *cal = &x->cal;
     /* a probe asks for 1 output token */
     long limit = x->srv.max_model_len > 0 ? x->srv.max_model_len - 1 : -1;
-    /* auto asks a tokenize endpoint only where the engine has one anvil knows */
-    bool tokenize = c->calib == CALIB_TOKENIZE ||
-                    (c->calib == CALIB_AUTO && server_tokenize_supported(&x->srv, c->endpoint));
+    /* auto asks a tokenize endpoint only where the engine has one anvil knows; tools and images
+     * are counted only by real requests (the template renders them) */
+    bool tokenize = !x->tools && !c->images_per_request &&
+                    (c->calib == CALIB_TOKENIZE ||
+                     (c->calib == CALIB_AUTO && server_tokenize_supported(&x->srv, c->endpoint)));
     struct count_ctx k = {x, tokenize};
     int rc = calibrate(c->input_len, limit, count_tokens, &k, cal, err, errlen);
     if (rc == -1 && c->calib == CALIB_AUTO && tokenize) {
@@ -138,6 +168,50 @@ static const char *measure(struct run_ctx *x, char *err, size_t errlen)
                 cal->tokens, c->input_len);
     x->calibration_source = "measured";
     return k.tokenize ? "tokenize" : "probe";
+}
+
+/* The tokens one image adds: the calibration's first step (no filler words,
+ * with the images) against the same prompt without them. */
+static void measure_image_tokens(struct run_ctx *x, long with_images)
+{
+    const struct run_config *c = x->c;
+    struct buf p;
+    buf_init(&p, 1u << 20);
+    char err[600];
+    struct request_opts o = {.endpoint = c->endpoint, .tools = x->tools, .tool_choice = x->tool_choice};
+    long without = workload_calib_prompt(x->wl, 0, 0, &p) == 0
+        ? server_probe_tokens(&x->srv, x->headers, &o, p.data, (long)(fmin(c->timeout_s, 30) * 1000), err, sizeof err)
+        : -1;
+    buf_free(&p);
+    if (without >= 0 && with_images >= without)
+        x->image_tokens = (double)(with_images - without) / (double)c->images_per_request;
+    else
+        run_say(x, "warning: the tokens of an image could not be measured");
+}
+
+/* The calibration probes' images: seeded apart from every measured one. */
+static int make_calib_images(struct run_ctx *x, char *err, size_t errlen)
+{
+    long n = x->c->images_per_request;
+    if (image_parse_size(x->c->image_size ? x->c->image_size : "512x512", &x->image_w, &x->image_h) != 0) {
+        snprintf(err, errlen, "--image-size: expected WxH with sides from 1 to %d pixels, got '%s'",
+                 IMAGE_MAX_SIDE, x->c->image_size);
+        return -1;
+    }
+    x->calib_images = calloc((size_t)n, sizeof *x->calib_images);
+    x->calib_urls = calloc((size_t)n, sizeof *x->calib_urls);
+    for (long i = 0; x->calib_images && x->calib_urls && i < n; i++) {
+        buf_init(&x->calib_images[i], 1u << 30);
+        if (image_png_data_url(x->salt ^ 0x63616c696d67ull ^ (uint64_t)i, x->image_w, x->image_h,
+                               &x->calib_images[i]) != 0)
+            break;
+        x->calib_urls[i] = x->calib_images[i].data;
+    }
+    if (!x->calib_urls || !x->calib_urls[n - 1]) {
+        snprintf(err, errlen, "cannot make the calibration images (out of memory, or libpng failed)");
+        return -1;
+    }
+    return 0;
 }
 
 /* Chooses the filler length and fits the workload. Returns the method used,
@@ -167,11 +241,34 @@ static const char *calibrate_workload(struct run_ctx *x, char *err, size_t errle
     bool measured = !method;
     if (measured && !(method = measure(x, err, errlen)))
         return NULL;
+    if (c->prefix_hit_rate > 0 && c->calib != CALIB_NONE) {
+        long lead = run_template_lead(x);
+        if (lead >= 0)
+            workload_set_template_lead(x->wl, lead);
+        else
+            run_say(x, "warning: the server's tokenize gives no ids: the prefix counts every chat template "
+                    "token as coming before the prompt's text, so the hit rate may fall short");
+    }
+    if (c->images_per_request > 0 && x->cal.n_steps && x->cal.steps[0].words == 0 && x->cal.steps[0].tokens >= 0) {
+        measure_image_tokens(x, x->cal.steps[0].tokens);
+        if (x->cal.steps[0].tokens > c->input_len + x->cal.tolerance_tokens) {
+            snprintf(err, errlen, "the images and the chat template alone are %ld tokens, more than --input-len "
+                     "%ld: raise --input-len, or lower --image-size or --images-per-request",
+                     x->cal.steps[0].tokens, c->input_len);
+            return NULL;
+        }
+    }
     if (workload_fit(x->wl, x->cal.words, x->cal.tokens_per_word) != 0) {
         snprintf(err, errlen, "out of memory building prompts");
         return NULL;
     }
-    if (measured) {
+    if (x->trace.n)
+        snprintf(x->shared_prefix_method, sizeof x->shared_prefix_method,
+                 "not measured: trace prompts share the blocks their hash_ids name");
+    else if (c->prefix_hit_rate > 0)
+        snprintf(x->shared_prefix_method, sizeof x->shared_prefix_method,
+                 "not measured: --prefix-hit-rate gives each of its groups its own prefix");
+    else if (measured) {
         run_measure_shared_prefix(x, c->calib != CALIB_TOKENIZE);
         if (c->calibration_cache)
             to_cache(x, method);
@@ -186,23 +283,38 @@ int run_prepare_workload(struct run_ctx *x)
     size_t errlen = sizeof x->res->error;
     char why[900];
     x->shared_prefix_tokens = -1;
-    if (c->dataset && dataset_load(c->dataset, c->multi_turn, &x->ds, why, sizeof why) != 0) {
+    if (c->dataset && !x->trace.n && !x->ds.n && dataset_load(c->dataset, c->multi_turn, &x->ds, why, sizeof why) != 0) {
         snprintf(err, errlen, "--dataset: %s", why);
         return -1;
     }
+    if (c->tools_file && !(x->tools = tools_load(c->tools_file, why, sizeof why))) {
+        snprintf(err, errlen, "--tools: %s", why);
+        return -1;
+    }
+    if (c->tool_choice && !(x->tool_choice = tool_choice_parse(c->tool_choice, x->tools, err, errlen)))
+        return -1;
+    if (c->images_per_request > 0 && make_calib_images(x, err, errlen) != 0)
+        return -1;
     struct workload_cfg wc = {
         .ro = {.endpoint = c->endpoint, .model = x->srv.model, .stream = true,
                .ignore_eos = c->ignore_eos, .continuous_usage = c->continuous_usage,
-               .sampling = c->sampling, .extra_body = c->extra_body},
+               .sampling = c->sampling, .extra_body = c->extra_body,
+               .tools = x->tools, .tool_choice = x->tool_choice},
         .salt = x->salt, .seed = (uint64_t)c->seed, .input_len = c->input_len,
         .output_len = c->output_len, .input_range = c->input_range, .output_range = c->output_range,
         .shared_prefix_len = c->shared_prefix_len, .ds = x->ds.n ? &x->ds : NULL,
+        .prefix_groups = c->prefix_hit_rate > 0 ? (c->prefix_groups > 1 ? c->prefix_groups : 1) : 0,
+        .trace = x->trace.n ? &x->trace : NULL,
+        .images = (int)c->images_per_request, .image_w = x->image_w, .image_h = x->image_h,
     };
     if (!(x->wl = workload_new(&wc))) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    if (!(x->calibration_method = calibrate_workload(x, why, sizeof why))) {
+    const char *method = calibrate_workload(x, why, sizeof why);
+    if (c->images_per_request > 0)
+        x->images_meta = (struct bench_images){true, c->images_per_request, x->image_w, x->image_h, x->image_tokens};
+    if (!(x->calibration_method = method)) {
         snprintf(err, errlen, "prompt calibration failed: %s", why);
         if (x->secret)
             redact(err, errlen, x->secret);

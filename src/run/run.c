@@ -16,6 +16,7 @@
 #include "core/redact.h"
 #include "load/driver.h"
 #include "load/plan.h"
+#include "openai/cache.h"
 #include "run/stage.h"
 #include "workload/prompt.h"
 
@@ -29,6 +30,7 @@ void run_config_defaults(struct run_config *c)
         .request_rate = INFINITY, .burstiness = 1, .slo = {NAN, NAN, NAN}, .name = "anvil run",
         .server_metrics = "auto", .scrape_interval_ms = 1000, .telemetry = OBS_MODE_AUTO,
         .telemetry_interval_ms = 1000,
+        .prefix_groups = 1, .tool_result_len = 200, .agentic_user_len = 100,
     };
 }
 
@@ -55,9 +57,43 @@ int run_config_check(const struct run_config *c, char *err, size_t errlen)
                  "unique part follows the shared one", c->shared_prefix_len, c->input_len);
     else if (c->multi_turn && !c->dataset)
         snprintf(err, errlen, "--multi-turn needs --dataset (conversations come from a file)");
+    else if (c->tools_file && c->endpoint != EP_CHAT)
+        snprintf(err, errlen, "--tools goes with the chat endpoint (completions take no tools)");
+    else if (c->tool_choice && !c->tools_file)
+        snprintf(err, errlen, "--tool-choice needs --tools");
+    else if (c->tools_file && c->calib == CALIB_TOKENIZE)
+        snprintf(err, errlen, "--calibration tokenize cannot count what the chat template adds for "
+                 "--tools: use probe or auto (which probes with the tools)");
+    else if ((c->agentic_file || c->agentic_sessions > 0) && (c->dataset || c->multi_turn))
+        snprintf(err, errlen, "--agentic and --agentic-sessions make their own turns: without --dataset "
+                 "or --multi-turn");
+    else if (c->agentic_file && c->agentic_sessions > 0)
+        snprintf(err, errlen, "--agentic FILE and --agentic-sessions N both say what the sessions are: give one");
+    else if (c->images_per_request > 0 && (c->endpoint != EP_CHAT || c->dataset || c->agentic_file ||
+                                            c->agentic_sessions > 0))
+        snprintf(err, errlen, "--images-per-request goes with synthetic chat prompts (not completions, "
+                 "--dataset or agentic sessions)");
+    else if (c->images_per_request > 0 && c->calib == CALIB_TOKENIZE)
+        snprintf(err, errlen, "--calibration tokenize cannot count image tokens: use probe or auto (which "
+                 "probes with the images)");
+    else if (c->prefix_hit_rate >= 1)
+        snprintf(err, errlen, "--prefix-hit-rate is a share below 1 (a server computes at least one token "
+                 "of every prompt), got %g", c->prefix_hit_rate);
+    else if (c->prefix_hit_rate > 0 && (c->dataset || c->shared_prefix_len > 0 || c->agentic_file ||
+                                         c->agentic_sessions > 0))
+        snprintf(err, errlen, "--prefix-hit-rate builds its own shared prefixes: it takes synthetic prompts, "
+                 "without --dataset, agentic sessions or --shared-prefix-len");
+    else if (c->prefix_groups > 1 && c->prefix_hit_rate <= 0)
+        snprintf(err, errlen, "--prefix-groups goes with --prefix-hit-rate");
     else if (c->warmup_s > 0 && c->duration_s <= 0)
         snprintf(err, errlen, "--warmup-s goes with --duration (use --warmup N otherwise)");
-    else if (isinf(c->request_rate) && c->concurrency < 1)
+    else if (trace_spec_is_trace(c->dataset) && (c->multi_turn || c->duration_s > 0 || !isinf(c->request_rate)))
+        snprintf(err, errlen, "a trace (--dataset %.20s...) is sent at its recorded times: --multi-turn, "
+                 "--duration and --request-rate do not apply (--trace-speed scales its clock)", c->dataset);
+    else if (!trace_spec_is_trace(c->dataset) && (c->trace_speed > 0 || c->trace_start_s > 0 || c->trace_duration_s > 0))
+        snprintf(err, errlen, "--trace-speed, --trace-start and --trace-duration go with --dataset "
+                 "mooncake:FILE or azure:FILE");
+    else if (isinf(c->request_rate) && c->concurrency < 1 && !trace_spec_is_trace(c->dataset))
         snprintf(err, errlen, "the closed loop needs --concurrency of at least 1");
     else
         return 0;
@@ -97,7 +133,9 @@ static void announce(const struct run_ctx *x, int threads)
     char load[128], cap[48] = "no cap";
     if (c->concurrency > 0)
         snprintf(cap, sizeof cap, "max concurrency %ld", c->concurrency);
-    if (isinf(c->request_rate))
+    if (x->trace.n)
+        snprintf(load, sizeof load, "recorded times (%s)", cap);
+    else if (isinf(c->request_rate))
         snprintf(load, sizeof load, "concurrency %ld", c->concurrency);
     else
         snprintf(load, sizeof load, "%g req/s (burstiness %g, %s)", c->request_rate, c->burstiness, cap);
@@ -107,7 +145,10 @@ static void announce(const struct run_ctx *x, int threads)
     else
         snprintf(amount, sizeof amount, "%ld prompts", c->num_prompts);
     char shape[600];
-    if (c->dataset)
+    if (x->trace.n)
+        snprintf(shape, sizeof shape, "%ld requests of %s replayed over %.1f s", c->num_prompts, c->dataset,
+                 x->trace.span_s);
+    else if (c->dataset)
         snprintf(shape, sizeof shape, "prompts from %s", c->dataset);
     else
         snprintf(shape, sizeof shape, "%ld→%ld tokens", c->input_len, c->output_len);
@@ -133,8 +174,9 @@ static int drive(struct run_ctx *x, struct driver_result *dr)
         .make_body = run_make_body, .on_record = run_log_record, .ud = x,
         .follows = c->multi_turn ? run_follows : NULL, .prewarm_url = models_url,
         .samplers = x->samplers ? x->samplers : c->samplers,
-        .n_samplers = x->samplers ? x->n_samplers : c->n_samplers,
-        .prebuild_bodies = c->dataset != NULL,
+        .n_samplers = x->samplers ? x->n_samplers : c->n_samplers, .send_ns = x->trace_due,
+        .prebuild_bodies = c->dataset != NULL || c->multi_turn || x->trace_due != NULL ||
+                           c->images_per_request > 0,
         .threads = plan_threads((int)c->threads, sysconf(_SC_NPROCESSORS_ONLN), (int)c->concurrency,
                                 c->warmup + c->num_prompts),
     };
@@ -229,19 +271,157 @@ static int set_up(struct run_ctx *x)
     return run_prepare_workload(x);
 }
 
+/* A trace replay: loads the window and makes the run the trace's requests,
+ * sent at their offsets (x->c then points at x->eff). Returns 0, or -1
+ * with the reason in x->res->error. */
+static int load_trace(struct run_ctx *x)
+{
+    const struct run_config *c = x->c;
+    struct trace_window w = {c->trace_start_s, c->trace_duration_s, c->trace_speed};
+    char err[900];
+    if (trace_load(c->dataset, &w, &x->trace, err, sizeof err) != 0) {
+        snprintf(x->res->error, sizeof x->res->error, "--dataset: %s", err);
+        return -1;
+    }
+    size_t n = c->num_prompts > 0 && (size_t)c->num_prompts < x->trace.n ? (size_t)c->num_prompts : x->trace.n;
+    if (n > 100000000 || !(x->trace_due = malloc(n * sizeof *x->trace_due))) {
+        snprintf(x->res->error, sizeof x->res->error, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        x->trace_due[i] = x->trace.reqs[i].t_ns;
+    x->trace.n = n;     /* the rest of the window is not replayed */
+    x->trace_meta = (struct bench_trace){
+        .format = x->trace.format, .lines = x->trace.lines, .requests = (long)n,
+        .block_tokens = TRACE_BLOCK_TOKENS, .speed = c->trace_speed > 0 ? c->trace_speed : 1,
+        .start_s = c->trace_start_s, .duration_s = c->trace_duration_s > 0 ? c->trace_duration_s : NAN,
+        .span_s = (double)x->trace.reqs[n - 1].t_ns / 1e9,
+        .theoretical_prefix_hit_rate = trace_theoretical_hit_rate(&x->trace),
+    };
+    x->eff = *c;
+    x->eff.num_prompts = (long)n;
+    x->c = &x->eff;
+    return 0;
+}
+
+/* Agentic sessions: their turns become the run's dataset, each turn held
+ * until the one before it has ended; every turn is sent once unless
+ * --num-prompts says otherwise (x->c then points at x->eff). Returns 0, or
+ * -1 with the reason in x->res->error. */
+static int plan_agentic(struct run_ctx *x)
+{
+    const struct run_config *c = x->c;
+    char err[900];
+    int rc;
+    if (c->agentic_file) {
+        rc = agentic_load(c->agentic_file, &x->agentic, err, sizeof err);
+    } else {
+        struct agentic_gen g = {.sessions = c->agentic_sessions, .user_len = c->agentic_user_len,
+                                .tool_result_len = c->tool_result_len, .system_len = c->agentic_system_len,
+                                .seed = (uint64_t)c->seed};
+        rc = agentic_parse_range(c->agentic_turns ? c->agentic_turns : "3..6", &g.turns_min, &g.turns_max);
+        if (rc != 0)
+            snprintf(err, sizeof err, "--turns: expected A..B with 1 <= A <= B <= 10000, got '%s'", c->agentic_turns);
+        else
+            rc = agentic_generate(&g, &x->agentic, err, sizeof err);
+    }
+    if (rc == 0 && agentic_to_dataset(&x->agentic, (uint64_t)c->seed ^ x->salt, &x->ds) != 0)
+        snprintf(err, sizeof err, "out of memory");
+    if (rc != 0 || !x->ds.n) {
+        snprintf(x->res->error, sizeof x->res->error, "%s%s", c->agentic_file ? "--agentic: " : "", err);
+        return -1;
+    }
+    x->eff = *c;
+    x->eff.num_prompts = c->num_prompts > 0 ? c->num_prompts : (long)x->ds.n;
+    x->eff.multi_turn = true;
+    x->eff.dataset = x->ds.spec;
+    x->c = &x->eff;
+    return 0;
+}
+
+/* --prefix-hit-rate P: every measured prompt starts with one of G prefixes
+ * of P·input_len tokens (chat template included), which G unmeasured
+ * requests put in the cache after it was emptied (x->c then points at
+ * x->eff, with the prefix and the priming warm-ups). */
+static void plan_prefix(struct run_ctx *x)
+{
+    const struct run_config *c = x->c;
+    if (c != &x->eff)
+        x->eff = *c;
+    long groups = c->prefix_groups > 1 ? c->prefix_groups : 1;
+    x->eff.shared_prefix_len = (long)llround(c->prefix_hit_rate * (double)c->input_len);
+    x->eff.warmup += groups;
+    x->c = &x->eff;
+    x->prefix_meta = (struct bench_prefix_cache){
+        .target_hit_rate = c->prefix_hit_rate, .groups = groups, .primed_requests = groups,
+        .prefix_tokens = x->eff.shared_prefix_len, .tolerance = RUN_PREFIX_HIT_TOLERANCE,
+    };
+}
+
+/* --flush-cache, --prefix-hit-rate: empties the server's prefix cache after
+ * calibration, before any request the run sends. A server that cannot is
+ * warned about; the run goes on. */
+static void flush_cache(struct run_ctx *x)
+{
+    const struct run_config *c = x->c;
+    if (!c->flush_cache && c->prefix_hit_rate <= 0)
+        return;
+    if (c->prefix_hit_rate <= 0)
+        x->prefix_meta = (struct bench_prefix_cache){.target_hit_rate = NAN, .tolerance = RUN_PREFIX_HIT_TOLERANCE};
+    char err[600];
+    const char *path;
+    enum cache_flush f = server_flush_prefix_cache(&x->srv, x->headers, (long)(fmin(c->timeout_s, 30) * 1000),
+                                                   &path, err, sizeof err);
+    x->prefix_meta.present = true;
+    /* borrowed for the artifact, which copies them (the struct's strings are owned when read) */
+    x->prefix_meta.flush = (char *)cache_flush_name(f);
+    x->prefix_meta.flush_endpoint = (char *)path;
+    if (f == CACHE_FLUSHED)
+        run_say(x, "prefix cache emptied (POST %s)", path);
+    else
+        run_say(x, "warning: %s", err);
+}
+
+/* The achieved prefix hit rate against --prefix-hit-rate, as the artifact
+ * records it (workload.prefix_cache.met): a warning when it is not met. */
+static void check_hit_rate(const struct run_ctx *x)
+{
+    const struct run_summary *s = &x->res->summary;
+    double p = x->c->prefix_hit_rate;
+    if (!s->cached_reports || !s->prompt_tokens) {
+        run_say(x, "warning: --prefix-hit-rate %g not validated: the server reported no cached_tokens", p);
+        return;
+    }
+    double got = (double)s->cached_tokens / (double)s->prompt_tokens;
+    if (fabs(got - p) > RUN_PREFIX_HIT_TOLERANCE * p)
+        run_say(x, "warning: prefix hit rate %.3f, not the %g asked for (within %g%%)", got, p,
+                RUN_PREFIX_HIT_TOLERANCE * 100);
+    else
+        run_say(x, "prefix hit rate %.3f (asked for %g)", got, p);
+}
+
 enum run_status run_execute(const struct run_config *c, struct run_result *out)
 {
     *out = (struct run_result){.status = RUN_FAILED};
-    struct run_ctx x = {.c = c, .res = out, .salt = prompt_random_salt(),
+    struct run_ctx x = {.c = c, .res = out, .salt = prompt_random_salt(), .image_tokens = NAN,
                         .secret = c->api_key_env ? getenv(c->api_key_env) : NULL};
     make_run_id(out->run_id, sizeof out->run_id, x.salt);
     struct driver_result dr = {0};
-    bool ready = set_up(&x) == 0;
-    if (ready)
+    if (c->prefix_hit_rate > 0)
+        plan_prefix(&x);
+    bool agentic = c->agentic_file || c->agentic_sessions > 0;
+    bool ready = (!trace_spec_is_trace(c->dataset) || load_trace(&x) == 0) &&
+                 (!agentic || plan_agentic(&x) == 0) && set_up(&x) == 0;
+    if (ready) {
+        flush_cache(&x);
         run_observe_start(&x);
+    }
     if (ready && drive(&x, &dr) == 0) {
         run_observe_finish(&x, &dr);
-        if (run_write_outputs(&x, &dr) == 0)
+        int written = run_write_outputs(&x, &dr);
+        if (c->prefix_hit_rate > 0 && out->summarized)
+            check_hit_rate(&x);
+        if (written == 0)
             out->status = out->incomplete || out->summary.completed == 0 ? RUN_INCOMPLETE : RUN_OK;
         driver_result_free(&dr);
     }
@@ -253,6 +433,15 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
     curl_slist_free_all(x.headers);
     workload_free(x.wl);
     dataset_free(&x.ds);
+    cJSON_Delete(x.tools);
+    trace_free(&x.trace);
+    agentic_free(&x.agentic);
+    for (long i = 0; x.calib_images && i < c->images_per_request; i++)
+        buf_free(&x.calib_images[i]);
+    free(x.calib_images);
+    free(x.calib_urls);
+    free(x.trace_due);
+    cJSON_Delete(x.tool_choice);
     return out->status;
 }
 

@@ -22,6 +22,10 @@
 #include "stats/dist.h"
 #include "stats/summary.h"
 
+/* --prefix-hit-rate is met when the achieved rate is within this share of
+ * the target (0.05: a target of 0.5 is met by 0.475 to 0.525). */
+#define RUN_PREFIX_HIT_TOLERANCE 0.05
+
 /* Where the server is when nothing says otherwise: vLLM's default port. */
 #define RUN_DEFAULT_BASE_URL "http://127.0.0.1:8000/v1"
 
@@ -56,7 +60,8 @@ struct run_config {
     enum endpoint endpoint;
     long concurrency;                   /* in flight: exactly (closed loop) or at most; 0 = no cap */
     long threads;                       /* measuring loops, one thread each; 0 = the driver's default */
-    long num_prompts, warmup;           /* measured and unmeasured requests */
+    long num_prompts, warmup;           /* measured and unmeasured requests; trace replay: at most
+                                           this many of the window's (0 = all of them) */
     long input_len, output_len;         /* tokens */
     long seed;
     bool ignore_eos, continuous_usage;
@@ -69,8 +74,23 @@ struct run_config {
     struct sweep_place sweep;           /* where the run sits in a sweep; case_id NULL = none */
     double input_range, output_range;   /* uniform ± ratio of the lengths */
     long shared_prefix_len;             /* tokens */
-    const char *dataset;                /* "jsonl:FILE" or "sharegpt:FILE"; NULL = synthetic */
+    const char *dataset;                /* "jsonl:FILE" or "sharegpt:FILE"; a trace to replay at its
+                                           recorded times: "mooncake:FILE" or "azure:FILE"
+                                           (workload/trace.h); NULL = synthetic */
+    double trace_speed;                 /* trace replay: gaps divided by this (0 = 1) */
+    double trace_start_s, trace_duration_s; /* trace replay: the window (duration 0 = to the end) */
     bool multi_turn;
+    const char *agentic_file;           /* --agentic: sessions of turns (workload/agentic.h); NULL = none */
+    long agentic_sessions;              /* --agentic-sessions N: generated sessions; 0 = none */
+    const char *agentic_turns;          /* --turns A..B (default "3..6") */
+    long tool_result_len;               /* --tool-result-len: words of each tool result (default 200) */
+    long agentic_user_len;              /* --user-len: words of a session's first user message (default 100) */
+    long agentic_system_len;            /* --system-len: words of a session's system prompt (default 0) */
+    double prefix_hit_rate;             /* --prefix-hit-rate P in (0, 1): that share of every measured
+                                           prompt is a prefix the cache holds; 0 = off */
+    long prefix_groups;                 /* --prefix-groups G: prefixes the requests take in turn (default 1) */
+    bool flush_cache;                   /* empty the server's prefix cache before the measured requests
+                                           (also done by --prefix-hit-rate) */
     double duration_s, warmup_s;        /* duration mode (0 = off) */
     const struct curl_slist *headers;   /* extra request headers; the API key is added from
                                            $api_key_env by run_execute and never written */
@@ -81,6 +101,11 @@ struct run_config {
     char *const *argv;                  /* provenance (secrets redacted there); may be 0/NULL */
     struct sampling sampling;           /* temperature, top_p, top_k sent when set */
     const cJSON *extra_body;            /* keys added to every request body (object), or NULL */
+    long images_per_request;            /* --images-per-request N (chat, synthetic prompts); 0 = none */
+    const char *image_size;             /* --image-size WxH (default 512x512) */
+    const char *tools_file;             /* --tools: JSON tool definitions sent with every chat
+                                           request (workload/tools.h); NULL = none */
+    const char *tool_choice;            /* --tool-choice: auto|none|required|NAME|JSON; NULL = not sent */
     double ready_timeout_s;             /* wait up to this long for GET {base}/models to answer
                                            before starting; 0 = fail at once */
     struct run_compat compat;           /* vLLM's way of saying the same things (compat.c) */

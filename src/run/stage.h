@@ -10,6 +10,8 @@
 #include "run/run.h"
 #include "workload/calibrate.h"
 #include "workload/dataset.h"
+#include "workload/trace.h"
+#include "workload/agentic.h"
 #include "workload/workload.h"
 
 /* The state of one run_execute call: built step by step, freed at its end. */
@@ -23,6 +25,18 @@ struct run_ctx {
     FILE *requests_log;             /* --requests-out, or NULL */
     struct workload *wl;            /* owned */
     struct dataset ds;              /* owned; empty for synthetic prompts */
+    cJSON *tools, *tool_choice;     /* owned: --tools and --tool-choice, or NULL */
+    struct trace trace;             /* owned; empty unless a trace is replayed */
+    int64_t *trace_due;             /* owned: the replayed requests' send offsets (ns), or NULL */
+    struct run_config eff;          /* trace replay, --prefix-hit-rate: the config as run (c points at it) */
+    struct bench_prefix_cache prefix_meta;
+    struct agentic agentic;
+    int image_w, image_h;           /* --image-size */
+    struct buf *calib_images;       /* owned: images of the calibration probes (a space of their own) */
+    const char **calib_urls;        /* their data: URLs (into calib_images) */
+    struct bench_images images_meta;/* for the artifact */
+    double image_tokens;            /* tokens one image adds to a prompt, as the server counted; NaN = not measured */         /* owned: agentic sessions (its dataset is ds), or empty */  /* --flush-cache, --prefix-hit-rate: what the artifact says */
+    struct bench_trace trace_meta;  /* trace replay: what the artifact says of it (strings borrowed) */
     struct calibration cal;
     const char *calibration_method; /* "tokenize", "probe", "none" or "dataset" */
     const char *calibration_source; /* "measured" or "cache"; NULL when not calibrated */
@@ -51,6 +65,12 @@ int run_prepare_workload(struct run_ctx *x);
  * only: a lower bound), else -1. Sets x->shared_prefix_method to how, or
  * why not. Never fails the run. */
 void run_measure_shared_prefix(struct run_ctx *x, bool may_probe);
+
+/* Before the workload is fitted (no shared prefix yet): the tokens two
+ * measured prompts share at their start — what the chat template puts
+ * before the user's text — from the engine's tokenize ids, or -1 when it
+ * gives none. */
+long run_template_lead(const struct run_ctx *x);
 
 /* Summarizes the driver's records into x->res, builds and writes the
  * artifact (x->res->artifact_path). dr's records move into x->res. Returns 0,

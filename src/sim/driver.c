@@ -119,6 +119,11 @@ void sim_driver_abort(struct sim_driver *d, struct sim_seq *s)
     sim_engine_abort(d->eng, s);
 }
 
+int64_t sim_driver_reset_prefix_cache(struct sim_driver *d)
+{
+    return sim_engine_reset_prefix_cache(d->eng);
+}
+
 const struct sim_engine *sim_driver_engine(const struct sim_driver *d)
 {
     return d->eng;

@@ -32,6 +32,9 @@ int64_t sim_driver_frontend_slot(struct sim_driver *d, int64_t now_ns);
 /* Takes s out of the engine (client gone, fault, shutdown). */
 void sim_driver_abort(struct sim_driver *d, struct sim_seq *s);
 
+/* Empties the engine's prefix cache; returns the blocks it forgot. */
+int64_t sim_driver_reset_prefix_cache(struct sim_driver *d);
+
 /* The engine, for gauges and counters. */
 const struct sim_engine *sim_driver_engine(const struct sim_driver *d);
 

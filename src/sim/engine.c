@@ -480,6 +480,11 @@ int64_t sim_engine_running(const struct sim_engine *e) { return e->running.n; }
 int64_t sim_engine_waiting(const struct sim_engine *e) { return e->waiting.n; }
 int64_t sim_engine_kv_blocks(const struct sim_engine *e) { return e->kv.num_blocks; }
 
+int64_t sim_engine_reset_prefix_cache(struct sim_engine *e)
+{
+    return sim_kv_reset_prefix(&e->kv);
+}
+
 int64_t sim_engine_kv_used_blocks(const struct sim_engine *e)
 {
     return e->kv.num_blocks - e->kv.free_blocks;

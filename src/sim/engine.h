@@ -161,6 +161,10 @@ int64_t sim_engine_kv_used_blocks(const struct sim_engine *e);
 /* Tokens held in KV by running sequences (sglang:num_used_tokens). */
 int64_t sim_engine_kv_used_tokens(const struct sim_engine *e);
 
+/* Empties the prefix cache (sim_kv_reset_prefix). Returns the blocks it
+ * forgot. */
+int64_t sim_engine_reset_prefix_cache(struct sim_engine *e);
+
 /* The counters. */
 const struct sim_engine_stats *sim_engine_stats(const struct sim_engine *e);
 

@@ -334,11 +334,11 @@ static struct sim_timings timings_now(const struct sim_gen *g)
 static void stream_end(struct sim_gen *g)
 {
     struct sim_server *s = g->srv;
-    const char *finish = sim_finish_reason(&g->out);
+    const char *finish = sim_finish_reason(&g->out);   /* the engine's: a tool call ends on "stop" */
     buf_reset(&s->scratch);
     if (sim_fmt_finish_separate(&g->fmt)) {
         struct sim_timings t = timings_now(g);
-        sim_sse_finish(&s->scratch, &g->fmt, finish, g->sent, &t);
+        sim_sse_finish(&s->scratch, &g->fmt, sim_fmt_finish_reason(&g->fmt, finish), g->sent, &t);
     }
     if (sim_fmt_has_usage_chunk(&g->fmt))
         sim_sse_usage(&s->scratch, &g->fmt, g->sent);
@@ -402,7 +402,16 @@ static bool stream_send(struct sim_gen *g, int64_t n)
     if (g->engine && g->fmt.cached_tokens >= 0)
         g->fmt.cached_tokens = g->seq.cached_tokens;
     buf_reset(&s->scratch);
-    sim_sse_delta(&s->scratch, &g->fmt, rp, cp, g->sent + n, finish);
+    if (g->fmt.tool_name && cp) {
+        /* a tool-call reply: its content tokens are the call's arguments;
+         * the chunk holding the first of them opens the call */
+        bool opens = g->sent <= g->reasoning;
+        if (rp)
+            sim_sse_delta(&s->scratch, &g->fmt, rp, NULL, g->sent + n, NULL);
+        sim_sse_tool_delta(&s->scratch, &g->fmt, cp, opens, g->sent + n, finish);
+    } else {
+        sim_sse_delta(&s->scratch, &g->fmt, rp, cp, g->sent + n, finish);
+    }
     queue_scratch(g);
     note_chunk(g, 0, n);
     g->sent += n;
@@ -720,6 +729,7 @@ static int fmt_init(struct sim_gen *g)
         .cached_tokens = g->engine && s->cfg.engine.enable_prefix_caching ? 0 : -1,
         .reasoning_tokens = g->reasoning < g->out.completion_tokens ? g->reasoning : g->out.completion_tokens,
         .include_usage = g->rq.include_usage, .continuous_usage = g->rq.continuous_usage,
+        .tool_name = g->rq.tool_name[0] ? g->rq.tool_name : NULL,
     };
     if (!g->model_json)
         return -1;

@@ -73,6 +73,17 @@ int sim_kv_init(struct sim_kv *kv, int64_t num_blocks, int64_t block_size)
     return 0;
 }
 
+int64_t sim_kv_reset_prefix(struct sim_kv *kv)
+{
+    int64_t n = 0;
+    for (int64_t i = 0; i < kv->num_blocks; i++)
+        if (kv->blocks[i].hashed) {
+            unhash(kv, (int32_t)i);
+            n++;
+        }
+    return n;
+}
+
 void sim_kv_free(struct sim_kv *kv)
 {
     free(kv->blocks);

@@ -32,6 +32,11 @@ struct sim_kv {
  * all free. Returns 0, or -1 when out of memory (then *kv holds nothing). */
 int sim_kv_init(struct sim_kv *kv, int64_t num_blocks, int64_t block_size);
 
+/* Forgets every block's prefix hash (vLLM's reset_prefix_cache, SGLang's
+ * flush_cache): no later lookup hits a block cached before. Blocks held by
+ * sequences stay theirs. Returns how many blocks were unhashed. */
+int64_t sim_kv_reset_prefix(struct sim_kv *kv);
+
 /* Frees what sim_kv_init allocated. */
 void sim_kv_free(struct sim_kv *kv);
 

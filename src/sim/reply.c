@@ -232,6 +232,52 @@ int sim_sse_delta(struct buf *b, const struct sim_stream_fmt *f, const char *rea
     return rc | close_event(b, f) ? -1 : 0;
 }
 
+const char *sim_fmt_finish_reason(const struct sim_stream_fmt *f, const char *finish)
+{
+    return f->tool_name && finish && !strcmp(finish, "stop") ? "tool_calls" : finish;
+}
+
+/* "tool_calls":[...] of one delta: the call's opening, or a fragment. */
+static int put_tool_call(struct buf *b, const struct sim_stream_fmt *f, const char *args, bool opens)
+{
+    int rc = LIT(b, "\"tool_calls\":[{");
+    if (opens)
+        rc |= LIT(b, "\"id\":\"call_") | str(b, f->id) | LIT(b, "\",\"type\":\"function\",\"index\":0,"
+                                                            "\"function\":{\"name\":\"")
+              | str(b, f->tool_name) | LIT(b, "\",\"arguments\":\"");
+    else
+        rc |= LIT(b, "\"index\":0,\"function\":{\"arguments\":\"");
+    return rc | str(b, args) | LIT(b, "\"}}]");
+}
+
+int sim_sse_tool_delta(struct buf *b, const struct sim_stream_fmt *f, const char *args, bool opens,
+                       int64_t generated, const char *finish)
+{
+    const char *fin = sim_fmt_finish_reason(f, finish);
+    char fr[32] = "null";
+    if (fin)
+        snprintf(fr, sizeof fr, "\"%s\"", fin);
+    int rc = open_event(b, f);
+    if (is_vllm_like(f)) {
+        rc |= LIT(b, "\"choices\":[{\"index\":0,\"delta\":{") | put_tool_call(b, f, args, opens)
+              | LIT(b, "},\"logprobs\":null,\"finish_reason\":") | str(b, fr)
+              | (fin ? LIT(b, ",\"stop_reason\":null") : 0) | LIT(b, ",\"token_ids\":null}]");
+        if (f->continuous_usage)
+            rc |= buf_append(b, ",", 1) | put_usage(b, f, generated);
+        if (fin && !f->include_usage)
+            rc |= buf_printf(b, ",\"system_fingerprint\":\"%s\"",
+                             f->flavor == SIM_FLAVOR_VLLM ? VLLM_FINGERPRINT : SIM_FINGERPRINT);
+    } else if (f->flavor == SIM_FLAVOR_SGLANG) {
+        rc |= LIT(b, "\"choices\":[{\"index\":0,\"delta\":{\"role\":null,\"content\":null,"
+                     "\"reasoning_content\":null,") | put_tool_call(b, f, args, opens)
+              | LIT(b, "},\"logprobs\":null,\"finish_reason\":null,\"matched_stop\":null}],\"usage\":null");
+    } else {
+        rc |= LIT(b, "\"choices\":[{\"finish_reason\":null,\"index\":0,\"delta\":{")
+              | put_tool_call(b, f, args, opens) | LIT(b, "}}]");
+    }
+    return rc | close_event(b, f) ? -1 : 0;
+}
+
 int sim_sse_finish(struct buf *b, const struct sim_stream_fmt *f, const char *finish,
                    int64_t completion_tokens, const struct sim_timings *t)
 {

@@ -45,6 +45,8 @@ struct sim_stream_fmt {
     int64_t reasoning_tokens;  /* reply tokens streamed as reasoning (SGLang usage) */
     bool include_usage;        /* a usage-only chunk ends the stream */
     bool continuous_usage;     /* running usage on every chunk (vLLM) */
+    const char *tool_name;     /* chat with tools: the function the reply calls (its output is the
+                                  call's arguments); NULL = an ordinary reply */
 };
 
 /* Prepares f (fields above set by the caller except head/tail). Returns 0,
@@ -72,6 +74,20 @@ int sim_sse_role(struct buf *b, const struct sim_stream_fmt *f);
  * on the last event when the flavor puts it there, else NULL. */
 int sim_sse_delta(struct buf *b, const struct sim_stream_fmt *f, const char *reasoning,
                   const char *content, int64_t generated, const char *finish);
+
+/* Appends one event of a tool-call reply (chat with "tools"): the output
+ * text args (plain ASCII, not escaped) as a fragment of the call's
+ * function.arguments. opens: the call's first delta, which also carries its
+ * id ("call_" and the reply's id), type and f->tool_name, as vLLM, SGLang
+ * (pydantic shape, role/content/reasoning_content null) and llama.cpp send
+ * it. generated and finish as for sim_sse_delta; finish "stop" becomes
+ * "tool_calls". */
+int sim_sse_tool_delta(struct buf *b, const struct sim_stream_fmt *f, const char *args, bool opens,
+                       int64_t generated, const char *finish);
+
+/* The finish reason a reply reports: a tool-call reply's "stop" is
+ * "tool_calls"; anything else as it is. */
+const char *sim_fmt_finish_reason(const struct sim_stream_fmt *f, const char *finish);
 
 /* Appends the separate finish event (SGLang: empty delta, matched_stop;
  * llama.cpp: empty delta/text plus usage and timings t). */

@@ -3,6 +3,7 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,9 +147,52 @@ static int walk_text(struct walk *w, const char *s, size_t len)
     return 0;
 }
 
+/* Image tokens: a Qwen2-VL-like vision encoder, one token per 28×28 pixels
+ * after merging, between a vision start and end token. */
+#define SIM_IMAGE_PATCH 28
+
+/* Width and height of a base64 PNG data: URL from its IHDR chunk (the first
+ * 24 bytes: signature, length, "IHDR", width, height, big-endian). */
+static int png_size(const char *url, int64_t *w, int64_t *h)
+{
+    static const char prefix[] = "data:image/png;base64,";
+    size_t n = sizeof prefix - 1;
+    if (strncmp(url, prefix, n) != 0 || strlen(url + n) < 32)
+        return -1;
+    unsigned char head[24];     /* 32 base64 characters give exactly 24 bytes */
+    if (EVP_DecodeBlock(head, (const unsigned char *)url + n, 32) != 24 || memcmp(head + 1, "PNG", 3) != 0 ||
+        memcmp(head + 12, "IHDR", 4) != 0)
+        return -1;
+    *w = (int64_t)head[16] << 24 | (int64_t)head[17] << 16 | (int64_t)head[18] << 8 | head[19];
+    *h = (int64_t)head[20] << 24 | (int64_t)head[21] << 16 | (int64_t)head[22] << 8 | head[23];
+    return *w > 0 && *h > 0 ? 0 : -1;
+}
+
+/* One image_url part: its tokens, with ids from the image's bytes, so the
+ * same image is the same prefix. */
+static int walk_image(struct walk *w, const cJSON *part, size_t idx, struct sim_error *err)
+{
+    const char *url = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(part, "image_url"), "url"));
+    int64_t iw, ih;
+    if (!url || png_size(url, &iw, &ih) != 0)
+        return fail(err, 400, "messages", "messages[%zu].content: an image_url part needs a PNG data: URL "
+                    "(data:image/png;base64,...): the simulator fetches nothing", idx);
+    uint64_t h = sim_hash_bytes(SIM_HASH_INIT, url, strlen(url));
+    w->hash = sim_hash_bytes(w->hash, &h, sizeof h);
+    int64_t n = ((iw + SIM_IMAGE_PATCH - 1) / SIM_IMAGE_PATCH) * ((ih + SIM_IMAGE_PATCH - 1) / SIM_IMAGE_PATCH);
+    if (walk_push(w, SIM_TOKEN_ID_MSG_START))
+        return -2;
+    for (int64_t i = 0; i < n; i++)
+        if (walk_push(w, SIM_TOKEN_ID_FIRST_WORD + (int64_t)(sim_mix64(h + (uint64_t)i) % (SIM_TOKEN_ID_LIMIT - SIM_TOKEN_ID_FIRST_WORD))))
+            return -2;
+    return walk_push(w, SIM_TOKEN_ID_MSG_END) ? -2 : 0;
+}
+
 /* Content of one chat message: a string, null, or an array of
  * {"type":"text","text":...} parts (each tokenized on its own, which is what
- * joining them with "\n" gives). */
+ * joining them with "\n" gives) and {"type":"image_url",...} parts (PNG
+ * data: URLs, walk_image). */
 static int walk_content(struct walk *w, const cJSON *content, size_t idx, struct sim_error *err)
 {
     if (!content || cJSON_IsNull(content))
@@ -162,9 +206,15 @@ static int walk_content(struct walk *w, const cJSON *content, size_t idx, struct
     cJSON_ArrayForEach(part, content) {
         const cJSON *type = cJSON_GetObjectItemCaseSensitive(part, "type");
         const cJSON *text = cJSON_GetObjectItemCaseSensitive(part, "text");
+        if (cJSON_IsString(type) && !strcmp(type->valuestring, "image_url")) {
+            int rc = walk_image(w, part, idx, err);
+            if (rc != 0)
+                return rc;
+            continue;
+        }
         if (!cJSON_IsString(type) || strcmp(type->valuestring, "text") != 0 || !cJSON_IsString(text))
             return fail(err, 400, "messages", "messages[%zu].content: only parts "
-                        "{\"type\":\"text\",\"text\":...} are supported", idx);
+                        "{\"type\":\"text\",\"text\":...} and {\"type\":\"image_url\",...} are supported", idx);
         if (walk_text(w, text->valuestring, strlen(text->valuestring)) != 0)
             return -2;
     }
@@ -335,6 +385,74 @@ static int parse_sglang_tokenize(const cJSON *root, struct walk *w, struct sim_e
     return walk_prompt(w, prompt, bos, err);
 }
 
+static bool tool_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n < 1 || n > 64)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
+              s[i] == '_' || s[i] == '-'))
+            return false;
+    return true;
+}
+
+static const char *tool_fn_name(const cJSON *tool)
+{
+    return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(tool, "function"), "name"));
+}
+
+/* tool_choice: which of the tools the reply calls (rq->tool_name). */
+static int parse_tool_choice(const cJSON *root, const cJSON *tools, struct sim_request *rq,
+                             struct sim_error *err)
+{
+    const cJSON *tc = cJSON_GetObjectItemCaseSensitive(root, "tool_choice");
+    const char *pick = tool_fn_name(cJSON_GetArrayItem(tools, 0));
+    if (cJSON_IsString(tc) && !strcmp(tc->valuestring, "none"))
+        return 0;
+    if (tc && !cJSON_IsNull(tc) && !(cJSON_IsString(tc) && (!strcmp(tc->valuestring, "auto") ||
+                                                            !strcmp(tc->valuestring, "required")))) {
+        const char *want = tool_fn_name(tc);
+        const cJSON *t;
+        pick = NULL;
+        cJSON_ArrayForEach(t, tools)
+            if (want && !strcmp(tool_fn_name(t), want))
+                pick = want;
+        if (!pick)
+            return fail(err, 400, "tool_choice", "'tool_choice' must be \"auto\", \"none\", \"required\" or "
+                        "{\"type\": \"function\", \"function\": {\"name\": ...}} naming one of the tools");
+    }
+    snprintf(rq->tool_name, sizeof rq->tool_name, "%s", pick);
+    return 0;
+}
+
+/* A chat request's tools: validated, counted as prompt text before the
+ * messages (where templates render the schema), and the call picked. */
+static int parse_tools(const cJSON *root, struct sim_request *rq, struct walk *w, struct sim_error *err)
+{
+    const cJSON *tools = cJSON_GetObjectItemCaseSensitive(root, "tools");
+    if (!tools || cJSON_IsNull(tools))
+        return 0;
+    if (!cJSON_IsArray(tools) || cJSON_GetArraySize(tools) == 0)
+        return fail(err, 400, "tools", "'tools' must be a non-empty array");
+    size_t i = 0;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, tools) {
+        const char *name = tool_fn_name(t);
+        if (!name || !tool_name_ok(name))
+            return fail(err, 400, "tools", "tools[%zu].function.name must be 1-64 letters, digits, '_' "
+                        "or '-'", i);
+        i++;
+    }
+    char *text = cJSON_PrintUnformatted(tools);
+    int rc = text ? walk_text(w, text, strlen(text)) : -1;
+    cJSON_free(text);
+    if (rc != 0)
+        return -2;
+    return parse_tool_choice(root, tools, rq, err);
+}
+
 /* Counts (and for /tokenize lists) the prompt's tokens. /tokenize reads the
  * body as lim->flavor's server does; the vLLM form (also anvil's) takes
  * "prompt" or "messages". */
@@ -359,7 +477,8 @@ static int parse_prompt(const cJSON *root, struct sim_request *rq, struct walk *
          * the BOS of a model that adds one (the fixture's does) */
         if (rq->ep == SIM_EP_CHAT && flavor == SIM_FLAVOR_LLAMACPP && walk_push(w, SIM_TOKEN_ID_BOS))
             return -2;
-        return walk_messages(w, msgs, gen_prompt, err);
+        int rc = rq->ep == SIM_EP_CHAT ? parse_tools(root, rq, w, err) : 0;
+        return rc != 0 ? rc : walk_messages(w, msgs, gen_prompt, err);
     }
     if (!prompt)
         return fail(err, 400, "prompt", rq->ep == SIM_EP_TOKENIZE

@@ -49,6 +49,8 @@ struct sim_request {
     char *pieces;              /* with_pieces: prompt_tokens NUL-terminated texts back to back, owned; or NULL */
     bool over_context;         /* llama.cpp stream beyond the context: fails inside the 200 stream */
     char model_name[256];      /* the request's "model" ("" when absent), truncated: SGLang echoes it */
+    char tool_name[65];        /* chat with "tools" and a tool_choice other than "none": the function
+                                  the reply calls (tool_choice's, else the first tool's); "" = none */
 };
 
 /* An error reply: HTTP status and the OpenAI/vLLM error object fields. */
@@ -73,7 +75,13 @@ struct sim_error {
  * unless lim->context_shift: then the prompt loses whole blocks of half the
  * room left for it (max_model_len − max_tokens) after its first token, as
  * llama.cpp truncates with n_keep 0, and prompt_tokens and token_ids are
- * what is kept. */
+ * what is kept. A chat request's "tools" (an array of {"type": "function",
+ * "function": {"name": ...}}, names of 1-64 letters, digits, '_' or '-') are
+ * rendered before the messages as their unformatted JSON text, so they
+ * count as prompt tokens (and prefix) as a template's tool schema does;
+ * "tool_choice" "auto", "required", "none" or {"type": "function",
+ * "function": {"name": one of them}} picks rq->tool_name; anything else is
+ * a 400 naming the field. */
 int sim_request_parse(const char *body, size_t len, enum sim_endpoint ep,
                       const struct sim_limits *lim, struct sim_request *rq,
                       struct sim_error *err);

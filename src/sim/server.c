@@ -35,7 +35,7 @@
 #define SIM_SCRATCH_BYTES (256u << 20)     /* cap of one reply body built in scratch */
 
 enum route_kind { R_GEN_COMPLETIONS, R_GEN_CHAT, R_MODELS, R_HEALTH, R_VERSION, R_TOKENIZE,
-                  R_APPLY_TEMPLATE, R_METRICS, R_SERVER_INFO, R_PROPS };
+                  R_APPLY_TEMPLATE, R_METRICS, R_SERVER_INFO, R_PROPS, R_RESET_PREFIX_CACHE, R_FLUSH_CACHE };
 
 /* Which flavors serve a route (bit 1 << enum sim_flavor). */
 #define F_ANVIL (1u << SIM_FLAVOR_ANVIL)
@@ -65,7 +65,31 @@ static const struct route routes[] = {
     {"/get_server_info", EVHTTP_REQ_GET, R_SERVER_INFO, F_SGLANG},
     {"/props", EVHTTP_REQ_GET, R_PROPS, F_LLAMACPP},
     {"/metrics", EVHTTP_REQ_GET, R_METRICS, F_ALL},
+    /* vLLM (with VLLM_SERVER_DEV_MODE=1): 200, empty body; SGLang: GET or POST */
+    {"/reset_prefix_cache", EVHTTP_REQ_POST, R_RESET_PREFIX_CACHE, F_ANVIL | F_VLLM},
+    {"/flush_cache", EVHTTP_REQ_POST, R_FLUSH_CACHE, F_SGLANG},
+    {"/flush_cache", EVHTTP_REQ_GET, R_FLUSH_CACHE, F_SGLANG},
 };
+
+/* The prefix cache is emptied. SGLang refuses while requests run or wait
+ * (400, its text); vLLM resets whenever asked. */
+static void handle_flush(struct sim_server *s, struct evhttp_request *req, bool sglang)
+{
+    const struct sim_engine *e = s->driver ? sim_driver_engine(s->driver) : NULL;
+    if (sglang && e && sim_engine_running(e) + sim_engine_waiting(e) > 0) {
+        evbuffer_add_printf(s->out, "Cache not flushed because there are pending requests. #queue-req: %lld, "
+                            "#running-req: %lld", (long long)sim_engine_waiting(e), (long long)sim_engine_running(e));
+        evhttp_send_reply(req, 400, NULL, s->out);
+        return;
+    }
+    if (s->driver)
+        sim_driver_reset_prefix_cache(s->driver);
+    static const char flushed[] = "Cache flushed.\nPlease check backend logs for more details. (When there are "
+                                  "running or waiting requests, the operation will not be performed.)\n";
+    if (sglang)
+        evbuffer_add(s->out, flushed, sizeof flushed - 1);
+    evhttp_send_reply(req, 200, NULL, s->out);
+}
 
 void sim_server_reply_json(struct sim_server *s, struct evhttp_request *req, int status,
                            const char *body, size_t len)
@@ -206,6 +230,8 @@ static void dispatch(struct sim_server *s, struct evhttp_request *req, const str
         reply_owned(s, req, sim_flavor_server_info(&f));
         break;
     }
+    case R_RESET_PREFIX_CACHE: handle_flush(s, req, false); break;
+    case R_FLUSH_CACHE: handle_flush(s, req, true); break;
     case R_PROPS: {
         struct sim_server_facts f = server_facts(s);
         reply_owned(s, req, sim_flavor_props(&f));

@@ -26,11 +26,11 @@ enum fail_kind {
 /* Name of a failure category as written in artifacts ("http", "timeout", ...). */
 const char *fail_kind_name(enum fail_kind k);
 
-/* One output-carrying chunk (non-empty content or reasoning). */
+/* One output-carrying chunk (non-empty content, reasoning or tool call). */
 struct out_chunk {
     int64_t t_ns;       /* arrival, CLOCK_MONOTONIC ns */
     int32_t tokens;     /* tokens it carried, from continuous usage; -1 when unknown */
-    bool content;       /* carried visible content (else reasoning only) */
+    bool content;       /* carried the answer: content or a tool call (else reasoning only) */
 };
 
 struct req_record {
@@ -45,8 +45,8 @@ struct req_record {
     int64_t t_headers;          /* response headers complete */
     int64_t t_first_byte;       /* first body bytes */
     int64_t t_first_event;      /* first SSE event of any kind */
-    int64_t t_first_output;     /* first non-empty reasoning or content delta */
-    int64_t t_first_content;    /* first non-empty content delta (TTFT) */
+    int64_t t_first_output;     /* first non-empty reasoning, content or tool-call delta */
+    int64_t t_first_content;    /* first non-empty content or tool-call delta: the answer's start (TTFT) */
     int64_t t_end;              /* end of stream */
 
     long http_status;
@@ -54,6 +54,8 @@ struct req_record {
     long completion_tokens;     /* usage.completion_tokens; -1 unknown */
     long cached_tokens;         /* usage.prompt_tokens_details.cached_tokens; -1 unknown */
     int content_chunks, reasoning_chunks;
+    int tool_call_chunks;       /* chunks carrying tool-call deltas (delta.tool_calls, legacy function_call) */
+    int tool_calls;             /* tool calls the reply opened (a delta with an id or a function name) */
     int events;                 /* SSE events received */
     bool done_seen;             /* [DONE] arrived */
     bool cut;                   /* duration mode: still running when the window closed (incomplete, not failed) */

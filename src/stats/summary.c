@@ -235,6 +235,8 @@ int summary_compute(const struct req_record *recs, int n, const struct summary_o
         }
         out->content_chunks += r->content_chunks;
         out->reasoning_chunks += r->reasoning_chunks;
+        out->tool_call_chunks += r->tool_call_chunks;
+        out->tool_calls += r->tool_calls;
         *(rm.output_token_source[0] == 'u' ? &out->source_usage : &out->source_chunks) += 1;
         if (r->max_tokens > 0 && rm.output_tokens > r->max_tokens)
             out->usage_over_max++;

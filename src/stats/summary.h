@@ -36,6 +36,7 @@ struct run_summary {
     int good;                   /* completed requests meeting every SLO (when any is set) */
     double goodput_rps;         /* good / duration; NaN without SLOs */
     int content_chunks, reasoning_chunks;
+    int tool_call_chunks, tool_calls;   /* Σ over completed requests: tool-call chunks, tool calls opened */
     long events;                /* SSE events received by every measured request sent */
     int source_usage, source_chunks;    /* requests by output_token_source */
     long cached_tokens;         /* Σ usage cached_tokens; with cached_reports > 0 */

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int push(struct dataset *d, cJSON *messages, long max_tokens, long conv)
+static int push(struct dataset *d, cJSON *messages, long max_tokens, long conv, long turn)
 {
     struct dataset_entry *e = realloc(d->entries, (d->n + 1) * sizeof *e);
     if (!e) {
@@ -16,7 +16,7 @@ static int push(struct dataset *d, cJSON *messages, long max_tokens, long conv)
         return -1;
     }
     d->entries = e;
-    d->entries[d->n++] = (struct dataset_entry){messages, max_tokens, conv};
+    d->entries[d->n++] = (struct dataset_entry){messages, max_tokens, conv, turn};
     return 0;
 }
 
@@ -43,7 +43,7 @@ static int add_turns(struct dataset *d, const cJSON *msgs, long max_tokens, long
         cJSON_AddItemToArray(history, message(role->valuestring, content->valuestring));
         if (strcmp(role->valuestring, "user") != 0)
             continue;
-        if (push(d, cJSON_Duplicate(history, 1), max_tokens, conv) != 0)
+        if (push(d, cJSON_Duplicate(history, 1), max_tokens, conv, added) != 0)
             break;
         added++;
         if (!multi_turn)
@@ -73,7 +73,7 @@ static int jsonl_line(struct dataset *d, const char *line, size_t len, long line
     else if (cJSON_IsString(prompt)) {
         cJSON *one = cJSON_CreateArray();
         cJSON_AddItemToArray(one, message("user", prompt->valuestring));
-        added = push(d, one, max_tokens, lineno - 1) == 0 ? 1 : -1;
+        added = push(d, one, max_tokens, lineno - 1, 0) == 0 ? 1 : -1;
     } else if (cJSON_IsArray(msgs))
         added = add_turns(d, msgs, max_tokens, lineno - 1, multi_turn);
     else

@@ -75,6 +75,22 @@ int prompt_filler(struct buf *out, long words, uint64_t seed)
     return 0;
 }
 
+int prompt_block(struct buf *out, uint64_t salt, long index, long words)
+{
+    char head[PROMPT_HEAD_MAX + 2] = " ";
+    size_t n = 1 + prompt_head(head + 1, sizeof head - 1, salt, PROMPT_MEASURED, index);
+    if (buf_append(out, head, n) != 0)
+        return -1;
+    uint64_t s = salt ^ ((uint64_t)index * 0x9e3779b97f4a7c15ull) ^ 0x626c6f636b000000ull;
+    for (long i = PROMPT_HEAD_WORDS; i < words; i++) {
+        const char *w = vocab[splitmix64_next(&s) % VOCAB_N];
+        size_t len = strlen(w);
+        if (buf_append(out, " ", 1) != 0 || buf_append(out, w, len) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 uint64_t prompt_random_salt(void)
 {
     uint64_t v;

@@ -43,6 +43,15 @@ size_t prompt_head(char *out, size_t cap, uint64_t salt, enum prompt_space space
  * is full. */
 int prompt_filler(struct buf *out, long words, uint64_t seed);
 
+/* Appends block `index` of a trace's prompt to out: " " and a head unique
+ * to (salt, index) (prompt_head's words, so blocks of different indexes
+ * differ from their first words), then filler words seeded by salt and
+ * index, `words` words in all (at least the head's). Equal (salt, index)
+ * give equal text, so two prompts built of the same blocks share exactly
+ * them. Copies words with memcpy (it runs on the measuring loop). Returns
+ * 0, or -1 when out is full. */
+int prompt_block(struct buf *out, uint64_t salt, long index, long words);
+
 /* A fresh random 64-bit value (from getrandom), for the per-run salt. */
 uint64_t prompt_random_salt(void);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/rand.h"
+#include "workload/image.h"
 #include "workload/prompt.h"
 
 /* Synthetic bodies are spliced from pieces rendered once — JSON head, the
@@ -19,12 +20,24 @@ struct workload {
     long words;                 /* filler words for input_len tokens (calibrated) */
     double tokens_per_word;
     long shared_words;          /* words of the shared prefix */
-    struct buf shared;          /* the shared prefix text and a space, or empty */
+    struct buf *shared;         /* n_shared prefixes: each its text and a space, or empty */
+    long n_shared;
     struct buf filler;          /* " w1 w2 ..." (max_words words) */
     size_t *ends;               /* ends[k]: bytes of the first k filler words */
     long max_words;
     char *head, *tail;          /* the body around the prompt (tail for output_len) */
+    long block_words;           /* trace: words of one TRACE_BLOCK_TOKENS block */
+    long template_tokens;       /* tokens a prompt has beyond its words (chat template, BOS) */
+    long template_lead;         /* of them, before the user's text; -1 = unknown (take all) */
 };
+
+/* Salts of trace blocks named by hash_ids and of blocks unique to a request. */
+#define TRACE_BLOCK_SALT 0x7472616365626c6bull
+#define TRACE_OWN_SALT 0x6f776e626c6f636bull
+/* Index space of a request's own blocks: request seq's are seq·this + k. */
+#define TRACE_OWN_BLOCKS 4096
+/* Salt of --prefix-groups' prefixes. */
+#define PREFIX_GROUP_SALT 0x67726f7570707266ull
 
 #define PLACEHOLDER "\x01"          /* cJSON writes it as \u0001 */
 #define PLACEHOLDER_JSON "\\u0001"
@@ -58,7 +71,14 @@ struct workload *workload_new(const struct workload_cfg *cfg)
     w->cfg = *cfg;
     w->words = cfg->input_len;
     w->tokens_per_word = 1;
-    buf_init(&w->shared, 1u << 30);
+    w->template_lead = -1;
+    w->n_shared = cfg->prefix_groups >= 1 ? cfg->prefix_groups : 1;
+    if (!(w->shared = calloc((size_t)w->n_shared, sizeof *w->shared))) {
+        free(w);
+        return NULL;
+    }
+    for (long g = 0; g < w->n_shared; g++)
+        buf_init(&w->shared[g], 1u << 30);
     buf_init(&w->filler, 1u << 30);
     return w;
 }
@@ -69,7 +89,8 @@ static int build_prompt(const struct workload *w, enum prompt_space space, long 
 {
     char head[PROMPT_HEAD_MAX + 1];
     size_t n = prompt_head(head, sizeof head, w->cfg.salt, space, index);
-    if (w->shared.len && buf_append(out, w->shared.data, w->shared.len) != 0)
+    const struct buf *sh = &w->shared[space == PROMPT_MEASURED && index >= 0 ? index % w->n_shared : 0];
+    if (sh->len && buf_append(out, sh->data, sh->len) != 0)
         return -1;
     if (buf_append(out, head, n) != 0)
         return -1;
@@ -107,21 +128,42 @@ static int frame(const struct workload *w, long max_tokens, char **head, char **
     return *tail && (!head || *head) ? 0 : -1;
 }
 
+void workload_set_template_lead(struct workload *w, long tokens)
+{
+    w->template_lead = tokens;
+}
+
 int workload_fit(struct workload *w, long words, double tokens_per_word)
 {
     w->words = words;
     w->tokens_per_word = tokens_per_word > 0 ? tokens_per_word : 1;
-    long shared = (long)llround((double)w->cfg.shared_prefix_len / w->tokens_per_word);
+    /* input_len tokens are the head's and the filler's words plus what the
+     * template adds; a trace prompt has only words and the template */
+    long tmpl = (long)llround((double)w->cfg.input_len - (double)(words + PROMPT_HEAD_WORDS) * w->tokens_per_word);
+    w->template_tokens = tmpl > 0 ? tmpl : 0;
+    w->block_words = (long)llround(TRACE_BLOCK_TOKENS / w->tokens_per_word);
+    if (w->block_words < PROMPT_HEAD_WORDS)
+        w->block_words = PROMPT_HEAD_WORDS;
+    bool groups = w->cfg.prefix_groups >= 1;
+    long lead = w->template_lead >= 0 ? w->template_lead : w->template_tokens;
+    long prefix = w->cfg.shared_prefix_len - (groups && w->cfg.shared_prefix_len > 0 ? lead : 0);
+    long shared = prefix > 0 ? (long)llround((double)prefix / w->tokens_per_word) : 0;
     w->shared_words = shared;
     w->words = words > shared ? words - shared : 0;     /* the shared words count toward input_len */
-    buf_reset(&w->shared);
-    /* the shared words have their own seed; "w1 ... wn " (the filler's
-     * leading space moves to the end, before the head) */
-    if (shared > 0) {
-        if (prompt_filler(&w->shared, shared, w->cfg.seed + 1) != 0 || buf_append(&w->shared, " ", 1) != 0)
+    /* one prefix: its words have their own seed; groups: a block of text per
+     * group and run (prompt_block), so groups share nothing. "w1 ... wn "
+     * (the leading space moves to the end, before the head) */
+    for (long g = 0; g < w->n_shared; g++) {
+        struct buf *sh = &w->shared[g];
+        buf_reset(sh);
+        if (shared <= 0)
+            continue;
+        int rc = groups ? prompt_block(sh, w->cfg.salt ^ PREFIX_GROUP_SALT, g, shared)
+                        : prompt_filler(sh, shared, w->cfg.seed + 1);
+        if (rc != 0 || buf_append(sh, " ", 1) != 0)
             return -1;
-        memmove(w->shared.data, w->shared.data + 1, w->shared.len);     /* with the NUL */
-        w->shared.len--;
+        memmove(sh->data, sh->data + 1, sh->len);     /* with the NUL */
+        sh->len--;
     }
     /* enough filler for the longest prompt a range can ask for */
     double extra = (double)w->cfg.input_len * w->cfg.input_range / w->tokens_per_word;
@@ -176,9 +218,93 @@ long workload_follows(const struct workload *w, long seq)
     return ds->entries[i].conversation == ds->entries[i - 1].conversation ? seq - 1 : -1;
 }
 
+/* The words of a trace request's prompt, block by block, into text. */
+static int trace_text(const struct workload *w, const struct trace_req *t, long seq, struct buf *text)
+{
+    long words = (long)llround((double)(t->input_len - w->template_tokens) / w->tokens_per_word);
+    long done = 0;
+    for (size_t j = 0; done < (words > 1 ? words : 1); j++) {
+        long n = w->block_words < words - done ? w->block_words : words - done;
+        int rc = j < t->n_hash
+            ? prompt_block(text, w->cfg.salt ^ TRACE_BLOCK_SALT, (long)t->hash_ids[j], n)
+            : prompt_block(text, w->cfg.salt ^ TRACE_OWN_SALT, seq * TRACE_OWN_BLOCKS + (long)(j - t->n_hash), n);
+        if (rc != 0)
+            return -1;
+        done += n > PROMPT_HEAD_WORDS ? n : PROMPT_HEAD_WORDS;
+    }
+    return 0;
+}
+
+static char *trace_body(const struct workload *w, long seq, long *planned, long *max_tokens)
+{
+    const struct trace_req *t = &w->cfg.trace->reqs[(size_t)seq % w->cfg.trace->n];
+    *planned = t->input_len;
+    *max_tokens = t->output_len;
+    struct buf text;
+    buf_init(&text, 1u << 30);
+    char *head = NULL, *tail = NULL, *body = NULL;
+    if (trace_text(w, t, seq, &text) == 0 && frame(w, t->output_len, &head, &tail) == 0) {
+        size_t hl = strlen(head), tl = strlen(tail);
+        /* block text is lower-case words and spaces: nothing to escape */
+        if ((body = malloc(hl + text.len + tl + 1))) {
+            char *p = append(body, head, hl);
+            p = append(p, text.data + 1, text.len - 1);     /* without the first block's leading space */
+            memcpy(p, tail, tl + 1);
+        }
+    }
+    free(head);
+    free(tail);
+    buf_free(&text);
+    return body;
+}
+
+/* Filler words of request seq for its drawn length. */
+static long request_words(const struct workload *w, long seq, long *tokens)
+{
+    *tokens = draw_len(w->cfg.input_len, w->cfg.input_range, w->cfg.seed, seq, 1);
+    long words = w->words + (long)llround((double)(*tokens - w->cfg.input_len) / w->tokens_per_word);
+    return words < 0 ? 0 : words > w->max_words ? w->max_words : words;
+}
+
+/* Request seq with images: its text as workload_body splices it, then its
+ * images, rendered through request_body (the content becomes parts). */
+static char *image_body(const struct workload *w, long seq, long *planned, long *max_tokens)
+{
+    long tokens, words = request_words(w, seq, &tokens);
+    struct request_opts ro = w->cfg.ro;
+    ro.max_tokens = *max_tokens = draw_len(w->cfg.output_len, w->cfg.output_range, w->cfg.seed, seq, 2);
+    *planned = tokens;
+    struct buf text, *img = calloc((size_t)w->cfg.images, sizeof *img);
+    const char **urls = calloc((size_t)w->cfg.images, sizeof *urls);
+    buf_init(&text, 1u << 30);
+    char *body = NULL;
+    int rc = img && urls ? build_prompt(w, PROMPT_MEASURED, seq, 0, &text) : -1;
+    if (rc == 0 && words)
+        rc = buf_append(&text, w->filler.data, w->ends[words]);
+    for (int k = 0; rc == 0 && k < w->cfg.images; k++) {
+        buf_init(&img[k], 1u << 30);
+        uint64_t s = w->cfg.salt ^ ((uint64_t)seq * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)k << 48);
+        rc = image_png_data_url(splitmix64_next(&s), w->cfg.image_w, w->cfg.image_h, &img[k]);
+        urls[k] = img[k].data;
+    }
+    if (rc == 0) {
+        ro.image_urls = urls;
+        ro.n_images = w->cfg.images;
+        body = request_body(&ro, text.data);
+    }
+    for (int k = 0; img && k < w->cfg.images; k++)
+        buf_free(&img[k]);
+    free(img);
+    free(urls);
+    buf_free(&text);
+    return body;
+}
+
 char *workload_body(const struct workload *w, long seq, long *planned, long *max_tokens)
 {
     struct request_opts ro = w->cfg.ro;
+    if (w->cfg.trace)
+        return trace_body(w, seq, planned, max_tokens);
     if (w->cfg.ds) {
         const struct dataset_entry *e = &w->cfg.ds->entries[(size_t)seq % w->cfg.ds->n];
         ro.max_tokens = *max_tokens = e->max_tokens > 0 ? e->max_tokens : w->cfg.output_len;
@@ -190,6 +316,8 @@ char *workload_body(const struct workload *w, long seq, long *planned, long *max
         cJSON_Delete(msgs);
         return body;
     }
+    if (w->cfg.images > 0)
+        return image_body(w, seq, planned, max_tokens);
     long tokens = draw_len(w->cfg.input_len, w->cfg.input_range, w->cfg.seed, seq, 1);
     long words = w->words + (long)llround((double)(tokens - w->cfg.input_len) / w->tokens_per_word);
     words = words < 0 ? 0 : words > w->max_words ? w->max_words : words;
@@ -201,11 +329,12 @@ char *workload_body(const struct workload *w, long seq, long *planned, long *max
     char id[PROMPT_HEAD_MAX + 1];
     size_t id_len = prompt_head(id, sizeof id, w->cfg.salt, PROMPT_MEASURED, seq);
     size_t hl = strlen(w->head), tl = strlen(tail), fl = w->ends[words];
-    char *body = malloc(hl + w->shared.len + id_len + fl + tl + 1);
+    const struct buf *sh = &w->shared[seq % w->n_shared];
+    char *body = malloc(hl + sh->len + id_len + fl + tl + 1);
     if (body) {
         char *p = body;
         p = append(p, w->head, hl);
-        p = append(p, w->shared.data, w->shared.len);
+        p = append(p, sh->data, sh->len);
         p = append(p, id, id_len);
         p = append(p, w->filler.data, fl);
         memcpy(p, tail, tl + 1);
@@ -218,7 +347,9 @@ void workload_free(struct workload *w)
 {
     if (!w)
         return;
-    buf_free(&w->shared);
+    for (long g = 0; g < w->n_shared; g++)
+        buf_free(&w->shared[g]);
+    free(w->shared);
     buf_free(&w->filler);
     free(w->ends);
     free(w->head);

@@ -13,6 +13,7 @@
 #include "core/buf.h"
 #include "openai/request.h"
 #include "workload/dataset.h"
+#include "workload/trace.h"
 
 struct workload_cfg {
     struct request_opts ro;     /* endpoint, model, stream, ignore_eos, ...; max_tokens ignored */
@@ -22,7 +23,16 @@ struct workload_cfg {
     double input_range;         /* input lengths uniform in [L(1−r), L(1+r)]; 0 = fixed */
     double output_range;        /* the same for max_tokens */
     long shared_prefix_len;     /* tokens every prompt starts with; 0 = none */
+    long prefix_groups;         /* >= 1: prompts start with one of this many prefixes of shared_prefix_len
+                                   tokens (request seq with prefix seq % prefix_groups), each its
+                                   own text, salted per run; the chat template's tokens count toward
+                                   shared_prefix_len (they are cached with it). 0: one prefix of
+                                   shared_prefix_len tokens after the template, the same every run */
     const struct dataset *ds;   /* prompts from a file (not owned), or NULL for synthetic */
+    int images;                 /* chat, synthetic prompts: images per request (after the text), 0 = none */
+    int image_w, image_h;       /* their size, pixels (image.h: seeded PNGs, unique per run and request) */
+    const struct trace *trace;  /* a trace to replay (not owned), or NULL: request seq is its
+                                   entry seq; prompts are built of its blocks (workload_body) */
 };
 
 struct workload;
@@ -45,6 +55,12 @@ int workload_prompt(const struct workload *w, long seq, long filler_words, struc
  * 0 or -1. */
 int workload_calib_prompt(const struct workload *w, long k, long filler_words, struct buf *out);
 
+/* The tokens the chat template puts before the user's text, as measured
+ * (run_template_lead); a --prefix-groups prefix is that much shorter, as
+ * those tokens are cached with it. Without it the template's every token
+ * is taken to come first. Call before workload_fit. */
+void workload_set_template_lead(struct workload *w, long tokens);
+
 /* Sets the calibration result — `words` filler words give input_len tokens,
  * and tokens grow by tokens_per_word per word (used for ranges and the
  * shared prefix) — and renders the pieces bodies are spliced from. Returns
@@ -54,7 +70,13 @@ int workload_fit(struct workload *w, long words, double tokens_per_word);
 
 /* Body of request seq (a malloc'd string the caller frees, or NULL), its
  * planned prompt tokens (-1 when unknown: dataset prompts) and its
- * max_tokens. */
+ * max_tokens. A trace request's prompt is its blocks in order, each
+ * TRACE_BLOCK_TOKENS tokens as the calibration's slope gives them (block
+ * text from prompt_block: the block id and a per-run salt, so requests with
+ * equal hash_ids share exactly those blocks), then blocks unique to the
+ * request where hash_ids end early (always, for Azure); the last block is
+ * cut so that with the chat template's tokens (the calibration's offset)
+ * the prompt has input_length tokens; max_tokens is output_length. */
 char *workload_body(const struct workload *w, long seq, long *planned_prompt_tokens, long *max_tokens);
 
 /* The request that request seq must follow — the previous turn of its

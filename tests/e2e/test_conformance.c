@@ -85,7 +85,8 @@ static void check_case(const char *name)
         cr_assert_eq(cJSON_GetObjectItem(a, "completed")->valuedouble, 1, "%s:\n%s", name, out);
         const cJSON *e;
         cJSON_ArrayForEach(e, expect) {
-            if (!strcmp(e->string, "status") || !strcmp(e->string, "description") || !strcmp(e->string, "invariant"))
+            if (!strcmp(e->string, "status") || !strcmp(e->string, "description") || !strcmp(e->string, "invariant") ||
+                !strcmp(e->string, "invariants_ok"))
                 continue;
             check_value(name, e, find(a, e->string));
         }
@@ -94,6 +95,12 @@ static void check_case(const char *name)
             cr_assert_geq(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "invariants"),
                                                                    "violations"), inv->valuestring)->valuedouble,
                           1, "%s: invariant %s must be flagged", name, inv->valuestring);
+        if (cJSON_IsTrue(cJSON_GetObjectItem(expect, "invariants_ok"))) {
+            const cJSON *v, *vs = cJSON_GetObjectItem(cJSON_GetObjectItem(a, "invariants"), "violations");
+            cr_assert(cJSON_IsObject(vs) && vs->child, "%s: the artifact has no invariants", name);
+            cJSON_ArrayForEach(v, vs)
+                cr_assert_eq(v->valuedouble, 0, "%s: invariant %s violated", name, v->string);
+        }
     }
     cJSON_Delete(a);
     cJSON_Delete(expect);
@@ -109,6 +116,7 @@ static const char *const corpus[] = {
     "http_429_retry_after", "http_400_context_length", "connection_closed_mid_stream",
     "stream_never_ends", "utf8_split_across_writes", "llamacpp_error_line_in_200_stream",
     "llamacpp_error_object_in_200_stream", "vllm_error_event_after_content", "tgi_error_event_in_200_stream",
+    "tool_call_only_no_content", "content_then_tool_call", "parallel_tool_calls", "legacy_function_call",
 };
 
 #define N_CASES (sizeof corpus / sizeof *corpus)

@@ -61,6 +61,7 @@ static void fill_timing(struct bench_timing *t)
         .time_to_first_byte_ms = num(), .time_to_first_event_ms = num(), .time_to_second_output_ms = num(),
         .output_tps_per_user = num(), .send_lateness_ms = num(), .scheduled_ttft_ms = num(),
         .scheduled_e2e_ms = num(), .e2e_output_tps_per_user = num(), .output_chunks = whole(),
+        .tool_call_chunks = whole(), .tool_calls = whole(),
         .cached_tokens = num(), .finish_reason = str(), .max_tokens = whole(), .start_monotonic_ns = num(),
     };
 }
@@ -117,6 +118,8 @@ static void fill_metrics(struct bench_metrics *m)
     m->content_chunks = whole();
     m->content_chunks_s = num();
     m->reasoning_chunks = whole();
+    m->tool_call_chunks = whole();
+    m->tool_calls = whole();
     fill_counts(&m->output_token_sources, 2);
     m->output_tokens = whole();
     m->prompt_tokens = whole();
@@ -153,11 +156,18 @@ static void fill(struct benchmark *b)
         .context_tokens_measured = num(), .shared_prefix_tokens = num(),
         .server_gone = {true, num(), whole(), whole()},
         .duration_mode = {true, num(), num(), num(), num(), num(), whole(), whole(), whole()},
-        .workload = {true, str(), num(), num(), whole()},
+        .workload = {true, str(), num(), num(), whole(),
+                     {true, str(), whole(), whole(), whole(), num(), num(), num(), num(), num(), num(), whole(), num()},
+                     {true, str(), str(), num(), whole(), whole(), whole(), num(), num(), true}},
         .sweep = {true, str(), str(), whole()},
         .client = {true, num(), num(), whole(), num(), num(), num(), num(), num(), whole(), num(), whole(), whole()},
         .client_bound = true,
     };
+    b->workload.agentic = (struct bench_agentic){true, str(), whole(), whole(), whole(), num(), num(), num(),
+                                                 calloc(2, sizeof(struct bench_agentic_turn)), 2};
+    for (int i = 0; i < 2; i++)
+        b->workload.agentic.per_turn[i] = (struct bench_agentic_turn){whole(), whole(), num(), num(), num(), NAN};
+    b->workload.images = (struct bench_images){true, whole(), whole(), whole(), num()};
     fill_counts(&b->context_distribution, 3);
     fill_invariants(&b->invariants);
     fill_counts(&b->failed_by_category, 2);
@@ -231,6 +241,7 @@ static void same_timing(const struct bench_timing *a, const struct bench_timing 
     SAME(a, b, time_to_first_event_ms); SAME(a, b, time_to_second_output_ms); SAME(a, b, output_tps_per_user);
     SAME(a, b, send_lateness_ms); SAME(a, b, scheduled_ttft_ms); SAME(a, b, scheduled_e2e_ms);
     SAME(a, b, e2e_output_tps_per_user); SAME(a, b, output_chunks); SAME(a, b, cached_tokens);
+    SAME(a, b, tool_call_chunks); SAME(a, b, tool_calls);
     SAME_S(a, b, finish_reason); SAME(a, b, max_tokens); SAME(a, b, start_monotonic_ns);
 }
 
@@ -279,6 +290,7 @@ static void same_metrics(const struct bench_metrics *a, const struct bench_metri
     for (size_t i = 0; i < sizeof a->dist / sizeof(struct dist); i++)
         same_dist(&x[i], &y[i], "metrics distribution");
     SAME(a, b, content_chunks); SAME(a, b, content_chunks_s); SAME(a, b, reasoning_chunks);
+    SAME(a, b, tool_call_chunks); SAME(a, b, tool_calls);
     same_counts(&a->output_token_sources, &b->output_token_sources, "output_token_sources");
     SAME(a, b, output_tokens); SAME(a, b, prompt_tokens); SAME(a, b, prompt_token_samples);
     SAME(a, b, prefix_cache_hit_avg); SAME(a, b, throughput_tok_s); SAME(a, b, request_throughput);
@@ -317,6 +329,29 @@ static void same_blocks(const struct benchmark *a, const struct benchmark *b)
     cr_assert_eq(a->workload.present, b->workload.present);
     SAME_S(a, b, workload.dataset); SAME(a, b, workload.input_len_range); SAME(a, b, workload.output_len_range);
     SAME(a, b, workload.shared_prefix_len);
+    const struct bench_trace *t = &a->workload.trace, *u = &b->workload.trace;
+    cr_assert_eq(t->present, u->present);
+    SAME_S(t, u, format); SAME(t, u, lines); SAME(t, u, requests); SAME(t, u, block_tokens); SAME(t, u, speed);
+    SAME(t, u, start_s); SAME(t, u, duration_s); SAME(t, u, span_s); SAME(t, u, theoretical_prefix_hit_rate);
+    SAME(t, u, measured_prefix_hit_rate); SAME(t, u, late_sends); SAME(t, u, late_send_threshold_ms);
+    cr_assert_eq(a->workload.images.present, b->workload.images.present);
+    SAME(a, b, workload.images.per_request); SAME(a, b, workload.images.width);
+    SAME(a, b, workload.images.height); SAME(a, b, workload.images.tokens_per_image);
+    const struct bench_agentic *ga = &a->workload.agentic, *gb = &b->workload.agentic;
+    cr_assert_eq(ga->present, gb->present);
+    SAME_S(ga, gb, source); SAME(ga, gb, sessions); SAME(ga, gb, turns); SAME(ga, gb, sessions_completed);
+    SAME(ga, gb, session_wall_ms_mean); SAME(ga, gb, session_wall_ms_p50); SAME(ga, gb, session_wall_ms_max);
+    cr_assert_eq(ga->n_per_turn, gb->n_per_turn);
+    for (size_t i = 0; i < ga->n_per_turn; i++) {
+        SAME(ga, gb, per_turn[i].turn); SAME(ga, gb, per_turn[i].requests);
+        SAME(ga, gb, per_turn[i].time_to_first_output_ms); SAME(ga, gb, per_turn[i].ttft_ms);
+        SAME(ga, gb, per_turn[i].prompt_tokens); SAME(ga, gb, per_turn[i].cached_tokens);
+    }
+    const struct bench_prefix_cache *pc = &a->workload.prefix_cache, *pd = &b->workload.prefix_cache;
+    cr_assert_eq(pc->present, pd->present);
+    SAME_S(pc, pd, flush); SAME_S(pc, pd, flush_endpoint); SAME(pc, pd, target_hit_rate); SAME(pc, pd, groups);
+    SAME(pc, pd, primed_requests); SAME(pc, pd, prefix_tokens); SAME(pc, pd, achieved_hit_rate);
+    SAME(pc, pd, tolerance); SAME(pc, pd, met);
     cr_assert_eq(a->sweep.present, b->sweep.present);
     SAME_S(a, b, sweep.target); SAME_S(a, b, sweep.case_id); SAME(a, b, sweep.round);
     const struct bench_client *c = &a->client, *k = &b->client;

@@ -21,6 +21,8 @@ static void assert_same(const char *data, size_t len)
     cr_assert_eq(fast.kind, ref.kind, "kind differs on: %.*s", (int)len, data);
     cr_assert_eq(fast.content_bytes, ref.content_bytes, "content on: %.*s", (int)len, data);
     cr_assert_eq(fast.reasoning_bytes, ref.reasoning_bytes, "reasoning on: %.*s", (int)len, data);
+    cr_assert_eq(fast.tool_call_bytes, ref.tool_call_bytes, "tool calls on: %.*s", (int)len, data);
+    cr_assert_eq(fast.tool_calls_started, ref.tool_calls_started, "tool starts on: %.*s", (int)len, data);
     cr_assert_str_eq(fast.finish_reason, ref.finish_reason, "finish on: %.*s", (int)len, data);
     cr_assert_eq(fast.prompt_tokens, ref.prompt_tokens, "prompt_tokens on: %.*s", (int)len, data);
     cr_assert_eq(fast.completion_tokens, ref.completion_tokens, "completion on: %.*s", (int)len, data);
@@ -122,6 +124,23 @@ Test(scan, edge_cases)
         "{\"choices\":[{\"text\":\"x\"}]",
         "{\"choices\":[{\"text\":\"x\" \"y\"}]}",
         "{\"choices\":[{\"text\":\"\\u007f\\u0080\\u07ff\\u0800\\u0fff\\uffff\\ud800\\udc00\\udbff\\udfff\"}]}",
+        /* tool calls: OpenAI's shape, SGLang's, several calls, duplicates, odd types, legacy */
+        "{\"choices\":[{\"delta\":{\"role\":null,\"content\":null,\"tool_calls\":[{\"id\":\"call_1\",\"index\":0,"
+        "\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":\"\"}}]}}]}",
+        "{\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"{\\\"city\\\":\"}}]}}]}",
+        "{\"choices\":[{\"delta\":{\"tool_calls\":[{\"id\":\"a\",\"function\":{\"name\":\"f\"}},{\"id\":\"b\",\"function\":{\"name\":\"g\",\"arguments\":\"{}\"}}]}}]}",
+        "{\"choices\":[{\"delta\":{\"tool_calls\":[{\"id\":\"a\",\"id\":\"bbbb\",\"function\":{\"name\":\"f\",\"name\":\"gg\"},\"function\":{\"arguments\":\"x\"}}]}}]}",
+        "{\"choices\":[{\"delta\":{\"tool_calls\":null,\"tool_calls\":[{\"id\":\"a\"}]}}]}",
+        "{\"choices\":[{\"delta\":{\"tool_calls\":[null,1,\"x\",[],{\"id\":7,\"function\":\"f\"},{\"function\":{\"name\":null,\"arguments\":3}}]}}]}",
+        "{\"choices\":[{\"delta\":{\"tool_calls\":{\"id\":\"a\"}}}]}",
+        "{\"choices\":[{\"delta\":{\"tool_calls\":[]}}]}",
+        "{\"choices\":[{\"delta\":{\"tool_calls\":[{\"id\":\"\",\"function\":{\"name\":\"\",\"arguments\":\"\\u00e9\"}}]}}]}",
+        "{\"choices\":[{\"delta\":{\"function_call\":{\"name\":\"f\",\"arguments\":\"{\\\"a\\\"\"}}}]}",
+        "{\"choices\":[{\"delta\":{\"function_call\":{\"arguments\":\"1}\",\"id\":\"ignored\"}}}]}",
+        "{\"choices\":[{\"delta\":{\"function_call\":null,\"function_call\":{\"name\":\"f\"}}}]}",
+        "{\"choices\":[{\"delta\":{\"function_call\":{\"name\":\"f\"},\"tool_calls\":[{\"id\":\"a\"}]}}]}",
+        "{\"choices\":[{\"text\":\"x\",\"tool_calls\":[{\"id\":\"a\"}]}]}",
+        "{\"choices\":[{\"delta\":{\"tool_calls\":[{\"id\":\"a\",\"f\\u0075nction\":{}}]}}]}",
         "{\"v\":tru}", "{\"v\":nul}", "{\"v\":-}", "{\"v\":1e}", "{\"v\":1e+5}",
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
@@ -147,6 +166,8 @@ Test(scan, agrees_with_cjson_on_random_mutations, .timeout = 120)
         "\\u00e9", "\\u0800", "\\u07ff", "\\uffff", "\\ud83d\\ude00", "\\ud83d", "\\udc00",
         "\\u0000", "\\n", "\\\"", "null", "\"content\":\"x\",", "\"reasoning\":\"r\",",
         "\"usage\":{\"completion_tokens\":7},", "1e3", "-0", "[]", "{}", "\"error\":1,",
+        "\"tool_calls\":[{\"id\":\"c\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}],",
+        "\"function_call\":{\"name\":\"f\",\"arguments\":\"1\"},", "{\"id\":\"x\"},",
     };
     char buf[8192];
     for (int iter = 0; iter < 40000; iter++) {
@@ -176,4 +197,33 @@ Test(scan, agrees_with_cjson_on_random_mutations, .timeout = 120)
         assert_same(buf, len);
     }
     free_corpus(&c);
+}
+
+/* Tool-call deltas take the fast path and count what both decoders count:
+ * id + name + arguments bytes, one call opened per element naming an id or
+ * a function (the legacy function_call by its name). */
+Test(scan, tool_call_deltas_are_output_on_the_fast_path)
+{
+    static const struct {
+        const char *ev;
+        size_t bytes;
+        int started;
+    } cases[] = {
+        {"{\"choices\":[{\"index\":0,\"delta\":{\"role\":null,\"content\":null,\"reasoning_content\":null,"
+         "\"tool_calls\":[{\"id\":\"call_0123\",\"index\":0,\"type\":\"function\",\"function\":{\"name\":"
+         "\"get_weather\",\"arguments\":\"\"}}]},\"finish_reason\":null}]}", 9 + 11, 1},
+        {"{\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"{\\\"city\\\": \"}}]}}]}", 9, 0},
+        {"{\"choices\":[{\"delta\":{\"tool_calls\":[{\"id\":\"a\",\"function\":{\"name\":\"f\"}},"
+         "{\"id\":\"b\",\"function\":{\"name\":\"g\",\"arguments\":\"{}\"}}]}}]}", 2 + 4, 2},
+        {"{\"choices\":[{\"delta\":{\"function_call\":{\"name\":\"lookup\",\"arguments\":\"{\"}}}]}", 7, 1},
+        {"{\"choices\":[{\"delta\":{\"tool_calls\":null}}]}", 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        struct chunk k;
+        cr_assert_eq(chunk_scan(cases[i].ev, strlen(cases[i].ev), &k), 0, "declined: %s", cases[i].ev);
+        cr_assert_eq(k.tool_call_bytes, cases[i].bytes, "bytes %zu on %s", k.tool_call_bytes, cases[i].ev);
+        cr_assert_eq(k.tool_calls_started, cases[i].started, "started %d on %s", k.tool_calls_started, cases[i].ev);
+        cr_assert_eq(k.content_bytes, 0);
+        assert_same(cases[i].ev, strlen(cases[i].ev));
+    }
 }

@@ -1,0 +1,240 @@
+/* agentic.c — agent sessions: reading, generating, and turning them into
+ * the multi-turn dataset the run sends. */
+#include "workload/agentic.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/buf.h"
+#include "core/file.h"
+#include "core/rand.h"
+#include "workload/prompt.h"
+
+#define MAX_LEN 10000000L
+
+/* A whole number in [0, MAX_LEN] at key (absent: dflt), else -2. */
+static long len_at(const cJSON *o, const char *key, long dflt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v)
+        return dflt;
+    if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > MAX_LEN || v->valuedouble != floor(v->valuedouble))
+        return -2;
+    return (long)v->valuedouble;
+}
+
+static int read_turn(const cJSON *t, struct agentic_turn *out)
+{
+    if (!cJSON_IsObject(t))
+        return -1;
+    *out = (struct agentic_turn){len_at(t, "user_len", 0), len_at(t, "tool_calls", 0),
+                                 len_at(t, "tool_result_len", 0), len_at(t, "output_len", -1)};
+    return out->user_len < 0 || out->tool_calls < 0 || out->tool_calls > 64 || out->tool_result_len < 0 ||
+           out->output_len == -2 || out->output_len == 0 ? -1 : 0;
+}
+
+static int read_session(const cJSON *s, struct agentic_session *out, const char *path, size_t i, char *err,
+                        size_t errlen)
+{
+    const cJSON *turns = cJSON_GetObjectItemCaseSensitive(s, "turns");
+    out->system_len = len_at(s, "system_len", 0);
+    if (!cJSON_IsObject(s) || out->system_len < 0 || !cJSON_IsArray(turns) || cJSON_GetArraySize(turns) < 1) {
+        snprintf(err, errlen, "%s: sessions[%zu] needs \"turns\": a non-empty array (and \"system_len\" a "
+                 "whole number)", path, i);
+        return -1;
+    }
+    out->n_turns = (size_t)cJSON_GetArraySize(turns);
+    if (!(out->turns = calloc(out->n_turns, sizeof *out->turns))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    size_t k = 0;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, turns) {
+        if (read_turn(t, &out->turns[k]) != 0) {
+            snprintf(err, errlen, "%s: sessions[%zu].turns[%zu]: user_len, tool_calls (up to 64), "
+                     "tool_result_len must be whole numbers, output_len one >= 1", path, i, k);
+            return -1;
+        }
+        k++;
+    }
+    if (out->system_len == 0 && out->turns[0].user_len == 0) {
+        snprintf(err, errlen, "%s: sessions[%zu]: the first turn needs a user message or the session a "
+                 "system prompt", path, i);
+        return -1;
+    }
+    return 0;
+}
+
+int agentic_load(const char *path, struct agentic *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->source, sizeof out->source, "file:%s", path);
+    char *text = file_read_all(path, NULL);
+    if (!text) {
+        snprintf(err, errlen, "%s: cannot read the file", path);
+        return -1;
+    }
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    const cJSON *sessions = cJSON_GetObjectItemCaseSensitive(root, "sessions"), *s;
+    int rc = 0;
+    if (!cJSON_IsArray(sessions) || cJSON_GetArraySize(sessions) < 1) {
+        snprintf(err, errlen, "%s: expected JSON {\"sessions\": [...]} with one session at least", path);
+        rc = -1;
+    } else if (!(out->sessions = calloc((size_t)cJSON_GetArraySize(sessions), sizeof *out->sessions))) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+    }
+    const cJSON *list = rc ? NULL : sessions;
+    cJSON_ArrayForEach(s, list) {
+        if ((rc = read_session(s, &out->sessions[out->n], path, out->n, err, errlen)) != 0)
+            break;
+        out->n++;
+    }
+    if (rc != 0 && out->sessions)
+        out->n++;       /* the one that failed half-way is freed too */
+    cJSON_Delete(root);
+    if (rc != 0)
+        agentic_free(out);
+    return rc;
+}
+
+int agentic_parse_range(const char *s, long *lo, long *hi)
+{
+    char *end;
+    *lo = strtol(s, &end, 10);
+    if (end == s)
+        return -1;
+    *hi = *lo;
+    if (!strncmp(end, "..", 2)) {
+        const char *b = end + 2;
+        *hi = strtol(b, &end, 10);
+        if (end == b)
+            return -1;
+    }
+    return *end == '\0' && *lo >= 1 && *lo <= *hi && *hi <= 10000 ? 0 : -1;
+}
+
+int agentic_generate(const struct agentic_gen *g, struct agentic *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (g->sessions < 1 || g->sessions > 1000000 || g->turns_min < 1 || g->turns_min > g->turns_max) {
+        snprintf(err, errlen, "--agentic-sessions must be at least 1 and --turns A..B have 1 <= A <= B");
+        return -1;
+    }
+    snprintf(out->source, sizeof out->source, "generated: %ld sessions, %ld..%ld turns, user %ld, tool "
+             "result %ld, system %ld words, seed %llu", g->sessions, g->turns_min, g->turns_max, g->user_len,
+             g->tool_result_len, g->system_len, (unsigned long long)g->seed);
+    if (!(out->sessions = calloc((size_t)g->sessions, sizeof *out->sessions))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    uint64_t state = g->seed ^ 0x6167656e746963ull;
+    for (long i = 0; i < g->sessions; i++, out->n++) {
+        struct agentic_session *s = &out->sessions[i];
+        long span = g->turns_max - g->turns_min + 1;
+        s->n_turns = (size_t)(g->turns_min + (long)(splitmix64_next(&state) % (uint64_t)span));
+        s->system_len = g->system_len;
+        if (!(s->turns = calloc(s->n_turns, sizeof *s->turns))) {
+            snprintf(err, errlen, "out of memory");
+            agentic_free(out);
+            return -1;
+        }
+        for (size_t k = 0; k < s->n_turns; k++)
+            s->turns[k] = (struct agentic_turn){k == 0 ? (g->user_len > 0 ? g->user_len : 1) : 0,
+                                                k + 1 < s->n_turns, g->tool_result_len, -1};
+    }
+    return 0;
+}
+
+/* Seeded filler of n words (without the leading space), as a new string. */
+static char *words(uint64_t seed, long session, long turn, long part, long n)
+{
+    struct buf b;
+    buf_init(&b, 1u << 30);
+    uint64_t s = seed ^ ((uint64_t)session * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)turn << 40) ^ ((uint64_t)part << 52);
+    char *out = NULL;
+    if (prompt_filler(&b, n > 0 ? n : 1, splitmix64_next(&s)) == 0)
+        out = strdup(b.data + 1);
+    buf_free(&b);
+    return out;
+}
+
+static cJSON *text_message(const char *role, char *text)
+{
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "role", role);
+    cJSON_AddStringToObject(m, "content", text ? text : "");
+    free(text);
+    return m;
+}
+
+/* The assistant's reply to turn k with its tool calls, then their results. */
+static void add_tool_round(cJSON *history, uint64_t seed, long s, long k, const struct agentic_turn *t)
+{
+    cJSON *a = cJSON_CreateObject(), *calls = cJSON_CreateArray();
+    cJSON_AddStringToObject(a, "role", "assistant");
+    cJSON_AddNullToObject(a, "content");
+    char id[64], args[96];
+    for (long c = 0; c < t->tool_calls; c++) {
+        cJSON *call = cJSON_CreateObject(), *fn = cJSON_CreateObject();
+        snprintf(id, sizeof id, "call_s%ld_t%ld_%ld", s, k, c);
+        snprintf(args, sizeof args, "{\"query\": \"session %ld step %ld part %ld\"}", s, k, c);
+        cJSON_AddStringToObject(call, "id", id);
+        cJSON_AddStringToObject(call, "type", "function");
+        cJSON_AddStringToObject(fn, "name", "lookup");
+        cJSON_AddStringToObject(fn, "arguments", args);
+        cJSON_AddItemToObject(call, "function", fn);
+        cJSON_AddItemToArray(calls, call);
+    }
+    cJSON_AddItemToObject(a, "tool_calls", calls);
+    cJSON_AddItemToArray(history, a);
+    for (long c = 0; c < t->tool_calls; c++) {
+        snprintf(id, sizeof id, "call_s%ld_t%ld_%ld", s, k, c);
+        cJSON *m = text_message("tool", words(seed, s, k, 1 + c, t->tool_result_len));
+        cJSON_AddStringToObject(m, "tool_call_id", id);
+        cJSON_AddItemToArray(history, m);
+    }
+}
+
+int agentic_to_dataset(const struct agentic *a, uint64_t seed, struct dataset *out)
+{
+    for (size_t s = 0; s < a->n; s++) {
+        const struct agentic_session *ss = &a->sessions[s];
+        cJSON *history = cJSON_CreateArray();
+        if (ss->system_len > 0)
+            cJSON_AddItemToArray(history, text_message("system", words(seed, (long)s, -1, 0, ss->system_len)));
+        for (size_t k = 0; k < ss->n_turns; k++) {
+            const struct agentic_turn *t = &ss->turns[k];
+            if (k > 0 && ss->turns[k - 1].tool_calls > 0)
+                add_tool_round(history, seed, (long)s, (long)k - 1, &ss->turns[k - 1]);
+            if (t->user_len > 0)
+                cJSON_AddItemToArray(history, text_message("user", words(seed, (long)s, (long)k, 0, t->user_len)));
+            struct dataset_entry *e = realloc(out->entries, (out->n + 1) * sizeof *e);
+            cJSON *copy = cJSON_Duplicate(history, 1);
+            if (!e || !copy) {
+                cJSON_Delete(copy);
+                cJSON_Delete(history);
+                return -1;
+            }
+            out->entries = e;
+            out->entries[out->n++] = (struct dataset_entry){copy, t->output_len, (long)s, (long)k};
+        }
+        cJSON_Delete(history);
+    }
+    snprintf(out->spec, sizeof out->spec, "agentic:%.500s", a->source);
+    return 0;
+}
+
+void agentic_free(struct agentic *a)
+{
+    for (size_t i = 0; i < a->n; i++)
+        free(a->sessions[i].turns);
+    free(a->sessions);
+    memset(a, 0, sizeof *a);
+}
