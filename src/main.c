@@ -36,6 +36,7 @@ static const struct command commands[] = {
     {"sim", sim_main, "serve the built-in OpenAI-compatible engine simulator"},
     {"sweep", sweep_main, "run cases × targets × rounds; write the matrix and load curve"},
     {"aggregate", aggregate_main, "build a matrix (median, min, max across rounds) from round artifacts"},
+    {"recover", recover_main, "rebuild a killed run's artifact from its journal"},
     {"version", version_main, "print the version and the optional components built in"},
 };
 

@@ -116,6 +116,8 @@ static int drive(struct run_ctx *x, struct driver_result *dr)
     };
     announce(x);
     clock_utc_iso8601(x->started_at);
+    if (run_journal_header(x) != 0)
+        return -1;
     if (driver_run(&cfg, dr) != 0) {
         snprintf(x->res->error, sizeof x->res->error, "could not set up the event loop");
         return -1;
@@ -202,7 +204,9 @@ static int set_up(struct run_ctx *x)
             redact(res->error, sizeof res->error, x->secret);
         return -1;
     }
-    return run_prepare_workload(x);
+    if (run_prepare_workload(x) != 0)
+        return -1;
+    return run_journal_open(x);
 }
 
 enum run_status run_execute(const struct run_config *c, struct run_result *out)
@@ -219,6 +223,8 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
     }
     if (x.requests_log)
         fclose(x.requests_log);
+    if (x.journal && fclose(x.journal) != 0)
+        out->log_errors++;
     if (out->log_errors && out->status == RUN_OK)
         out->status = RUN_INCOMPLETE;
     curl_slist_free_all(x.headers);
