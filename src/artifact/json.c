@@ -110,6 +110,11 @@ int artifact_check_path(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "empty path");
         return -1;
     }
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s is a directory (name a file in it, or use --result-dir)", path);
+        return -1;
+    }
     if (special_target(path))
         return access(path, W_OK) == 0 ? 0 : (snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno)), -1);
     char *tmp = tmp_name(path);

@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "cli/flags.h"
 #include "cli/run_cli.h"
+#include "report/failures.h"
 #include "report/table.h"
 
 static void usage(FILE *out)
@@ -19,8 +20,9 @@ static void usage(FILE *out)
             "--concurrency requests in flight until --num-prompts measured requests finished), an\n"
             "open loop with --request-rate, or a time window with --duration.\n\n");
     flags_help(out, run_flag_table());
-    fprintf(out, "  %-28s this text\n\nExit status: 0 complete, 1 incomplete or nothing measured "
-            "(artifact still written when anything was), 2 usage error.\n", "-h, --help");
+    fprintf(out, "  %-28s this text\n\nExit status: 0 complete, with at most --max-failure-rate of "
+            "the requests failed; 1 incomplete, nothing measured, or more requests failed (the artifact "
+            "is still written when anything was measured); 2 usage error.\n", "-h, --help");
 }
 
 /* Settings the flags imply: an open loop has no cap unless one is given,
@@ -38,10 +40,12 @@ static void settle(struct run_cli *r, const bool *seen)
 }
 
 /* Prints the summary and returns the exit status. */
-static int report(const struct run_config *c, const struct run_result *res)
+static int report(const struct run_cli *r, const struct run_result *res)
 {
+    const struct run_config *c = &r->c;
     if (res->summarized) {
         report_table(stdout, "Serving Benchmark Result", &res->summary, res->warmup_failed);
+        report_failures(stdout, res->records, res->n_records);
         if (res->cache_contaminated)
             printf("warning: %.1f%% of prompt tokens were served from the prefix cache although "
                    "every prompt starts with a unique prefix: prefill numbers are not from a cold "
@@ -55,6 +59,13 @@ static int report(const struct run_config *c, const struct run_result *res)
     if (res->log_errors)
         fprintf(stderr, "anvil run: %d lines could not be written to --requests-out %s\n",
                 res->log_errors, c->requests_out);
+    const struct run_summary *s = &res->summary;
+    int ended = s->completed + s->failed;
+    if (res->summarized && ended && s->failed > r->max_failure_rate * ended) {
+        fprintf(stderr, "anvil run: %d of %d requests failed (%.1f%%), more than --max-failure-rate %g "
+                "allows\n", s->failed, ended, 100.0 * s->failed / ended, r->max_failure_rate);
+        return 1;
+    }
     return res->status == RUN_OK ? 0 : 1;
 }
 
@@ -93,7 +104,7 @@ int run_main(int argc, char **argv)
         curl_global_init(CURL_GLOBAL_DEFAULT);
         struct run_result res;
         run_execute(&r.c, &res);
-        status = report(&r.c, &res);
+        status = report(&r, &res);
         run_result_free(&res);
         curl_global_cleanup();
     }

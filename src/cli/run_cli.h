@@ -11,6 +11,7 @@ struct run_cli {
     struct curl_slist *headers;     /* --header values; owned */
     cJSON *extra_body;              /* --extra-body; owned */
     bool no_progress;               /* --disable-tqdm */
+    double max_failure_rate;        /* --max-failure-rate: above it the run exits 1 */
 };
 
 #endif

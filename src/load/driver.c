@@ -44,6 +44,7 @@ struct driver {
     long next_seq;              /* next request to send, warm-ups first */
     long arrived;               /* requests due so far (sendable), warm-ups included */
     long done;                  /* requests finished, warm-ups included */
+    long failed, out_tokens;    /* of them failed; output tokens they carried (progress line) */
     /* With cfg->follows: when each request (seq) ended (0 = not yet); the
      * request held back until it ends (follower + 1, 0 = none); held
      * requests whose request ended, in the order they became sendable. */
@@ -91,6 +92,12 @@ static void on_headers(void *ud, int64_t t, long status)
     s->d->answered = true;
     s->d->streak = (struct server_gone){0};
     stream_headers(&s->st, t, status);
+}
+
+static void on_content_type(void *ud, const char *ct)
+{
+    struct slot *s = ud;
+    stream_content_type(&s->st, ct);
 }
 
 static void on_body(void *ud, int64_t t, const char *p, size_t n)
@@ -148,6 +155,8 @@ static void finish_slot(struct driver *d, struct slot *s)
     s->body = NULL;
     s->x = NULL;
     d->done++;
+    d->failed += s->rec->fail != FAIL_NONE;
+    d->out_tokens += s->rec->completion_tokens >= 0 ? s->rec->completion_tokens : (long)s->rec->n_chunks;
     if (s->rec != &s->warm && s->rec->t_end > d->last_measured_end)
         d->last_measured_end = s->rec->t_end;
     if (d->ended_ns) {
@@ -327,7 +336,7 @@ static void on_done(void *ud, int64_t t, CURLcode rc, const char *err)
     maybe_stop_loop(d);
 }
 
-static const struct http_handlers handlers = {on_headers, on_body, on_done};
+static const struct http_handlers handlers = {on_headers, on_body, on_done, on_content_type};
 
 /* The server said nothing for idle_timeout_s: fail the request. */
 static void on_idle(evutil_socket_t fd, short what, void *arg)
@@ -461,9 +470,10 @@ static void on_progress(evutil_socket_t fd, short what, void *arg)
     struct driver *d = arg;
     long n = total(d), done = d->done;
     int width = 30, fill = n ? (int)(width * done / n) : width;
-    fprintf(stderr, "\r[%.*s%*s] %ld/%ld done, %zu in flight, %.1f s ", fill,
-            "##############################", width - fill, "", done, n,
-            http_in_flight(d->http), ns_to_ms(clock_now_ns() - d->t0) / 1000.0);
+    double s = ns_to_ms(clock_now_ns() - d->t0) / 1000.0;
+    fprintf(stderr, "\r[%.*s%*s] %ld/%ld done, %ld failed, %zu in flight, %.0f tok/s, %.1f s ", fill,
+            "##############################", width - fill, "", done, n, d->failed,
+            http_in_flight(d->http), s > 0 ? (double)d->out_tokens / s : 0, s);
 }
 
 /* The lag probe, an inline sampler due every DRIVER_LAG_PROBE_NS: how late

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/clock.h"
 #include "net/rxstamp.h"
@@ -36,6 +37,7 @@ struct http_xfer {
     int local_port;             /* of the connection it uses (curl's pre-request callback) */
     int64_t t_start;            /* when it was handed to curl (CLOCK_MONOTONIC ns) */
     char err[CURL_ERROR_SIZE];
+    char content_type[80];      /* of the last header block, "" when none */
 };
 
 static void unlink_xfer(struct http_client *c, struct http_xfer *x)
@@ -234,11 +236,22 @@ static size_t header_cb(char *p, size_t size, size_t n, void *arg)
 {
     struct http_xfer *x = arg;
     size_t len = size * n;
+    if (len > 13 && !strncasecmp(p, "content-type:", 13)) {
+        size_t i = 13, k = 0;
+        while (i < len && p[i] == ' ')
+            i++;
+        while (i < len && p[i] != '\r' && p[i] != '\n' && k + 1 < sizeof x->content_type)
+            x->content_type[k++] = p[i++];
+        x->content_type[k] = '\0';
+    }
     if (len <= 2 && (p[0] == '\r' || p[0] == '\n')) {   /* end of a header block */
         long status = 0;
         curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+        if (status >= 200 && x->h->on_content_type)
+            x->h->on_content_type(x->ud, x->content_type);
         if (status >= 200)
             x->h->on_headers(x->ud, arrival(x, false), status);
+        x->content_type[0] = '\0';     /* a later block (after 1xx) sends its own */
     }
     return len;
 }

@@ -132,7 +132,10 @@ static const char *incomplete_reason(const struct run_ctx *x, const struct drive
     const struct run_config *c = x->c;
     if (dr->server_gone.gone)
         return "server_gone";
-    if (dr->stop_signal)
+    /* a signal after the last request was sent, whose in-flight requests all
+     * ended within the grace period, cut nothing: the round is complete */
+    if (dr->stop_signal && (c->duration_s > 0 || x->res->summary.sent < x->res->summary.requests
+                            || x->res->summary.failed_by[FAIL_CANCELLED]))
         return "stopped by signal";
     if (x->res->summary.sent < x->res->summary.requests)
         return "not every request was sent";

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/buf.h"
 #include "core/clock.h"
@@ -28,9 +30,30 @@ void run_config_defaults(struct run_config *c)
     };
 }
 
+/* Whether url's scheme is one anvil speaks. */
+static bool http_scheme(const char *url)
+{
+    return !strncasecmp(url, "http://", 7) || !strncasecmp(url, "https://", 8);
+}
+
+/* Bytes of memory the machine has, or 0 when unknown. */
+static double physical_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && size > 0 ? (double)pages * (double)size : 0;
+}
+
 int run_config_check(const struct run_config *c, char *err, size_t errlen)
 {
-    if (c->shared_prefix_len > 0 && c->shared_prefix_len >= c->input_len)
+    double mem = physical_memory(), need = (double)(c->num_prompts + c->warmup) * sizeof(struct req_record);
+    if (c->base_url && !http_scheme(c->base_url))
+        snprintf(err, errlen, "--base-url %.200s: only http:// and https:// servers are supported",
+                 strchr(c->base_url, '@') ? "(credentials withheld)" : c->base_url);
+    else if (mem > 0 && need > mem / 2)
+        snprintf(err, errlen, "--num-prompts %ld: the per-request records alone need %.1f GiB, more than "
+                 "half of this machine's %.1f GiB; use fewer prompts or --duration", c->num_prompts,
+                 need / (1 << 30), mem / (1 << 30));
+    else if (c->shared_prefix_len > 0 && c->shared_prefix_len >= c->input_len)
         snprintf(err, errlen, "--shared-prefix-len (%ld) must be below --input-len (%ld): the "
                  "unique part follows the shared one", c->shared_prefix_len, c->input_len);
     else if (c->multi_turn && !c->dataset)
@@ -93,6 +116,10 @@ static void announce(const struct run_ctx *x)
         snprintf(shape, sizeof shape, "%ld→%ld tokens", c->input_len, c->output_len);
     run_say(x, "%s model %s (%s), %s at %s, %s", x->srv.display_url, x->srv.model, x->srv.engine,
             amount, load, shape);
+    if (!isinf(c->request_rate) && 1 / c->request_rate > 60)
+        run_say(x, "warning: at --request-rate %g the requests are on average %.0f s apart: the first "
+                "one is expected about %.0f s from now", c->request_rate, 1 / c->request_rate,
+                1 / c->request_rate);
 }
 
 /* Sends the load. Returns 0, or -1 when the loop could not be set up. */
