@@ -69,14 +69,13 @@ static int report(const struct run_cli *r, const struct run_result *res)
     return res->status == RUN_OK ? 0 : 1;
 }
 
-/* Flags → a resolved, checked config. Returns 0, 1 for --help, -1 on a
- * usage error (printed). */
-static int parse(struct run_cli *r, int argc, char **argv)
+int run_cli_parse(struct run_cli *r, int argc, char **argv, FILE *log)
 {
     const struct flag_spec *t = run_flag_table();
     bool *seen = calloc(flags_count(t), sizeof *seen);
     char err[1024];
     run_config_defaults(&r->c);
+    r->c.log = log;
     int rc = seen ? flags_defaults("run", t, r) : -1;
     if (rc == 0)
         rc = flags_parse("run", t, r, argc, argv, NULL, NULL, seen);
@@ -93,10 +92,18 @@ static int parse(struct run_cli *r, int argc, char **argv)
     return rc;
 }
 
+void run_cli_free(struct run_cli *r)
+{
+    curl_slist_free_all(r->headers);
+    cJSON_Delete(r->extra_body);
+    r->headers = NULL;
+    r->extra_body = NULL;
+}
+
 int run_main(int argc, char **argv)
 {
     struct run_cli r = {0};
-    int rc = parse(&r, argc, argv), status = 2;
+    int rc = run_cli_parse(&r, argc, argv, NULL), status = 2;
     if (rc == 1) {
         usage(stdout);
         status = 0;
@@ -108,7 +115,6 @@ int run_main(int argc, char **argv)
         run_result_free(&res);
         curl_global_cleanup();
     }
-    curl_slist_free_all(r.headers);
-    cJSON_Delete(r.extra_body);
+    run_cli_free(&r);
     return status;
 }

@@ -14,4 +14,14 @@ struct run_cli {
     double max_failure_rate;        /* --max-failure-rate: above it the run exits 1 */
 };
 
+/* `anvil run`'s flags (argv[0] "run") → a resolved, checked config in *r:
+ * the command itself and `anvil sweep`, which checks every round's flags
+ * before the first round runs. Notes go to log (NULL = stderr); errors are
+ * printed as "anvil run: ...". Returns 0, 1 for --help, -1 on a usage error.
+ * Release with run_cli_free whatever it returned. */
+int run_cli_parse(struct run_cli *r, int argc, char **argv, FILE *log);
+
+/* Frees what r owns. */
+void run_cli_free(struct run_cli *r);
+
 #endif

@@ -2,6 +2,7 @@
  * default and help, in the order --help prints them. */
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -60,6 +61,27 @@ static int set_header(void *cfg, const char *cmd, const char *flag, const char *
     return 0;
 }
 
+/* --header-env NAME=VAR: the header's value is read from the environment,
+ * so a plan or a script can name it without holding it. */
+static int set_header_env(void *cfg, const char *cmd, const char *flag, const char *v)
+{
+    const char *eq = strchr(v, '=');
+    if (!eq || eq == v || !eq[1] || strchr(v, ':')) {
+        fprintf(stderr, "anvil %s: --%s: expected NAME=VAR (a header name and an environment "
+                "variable), got '%s'\n", cmd, flag, v);
+        return -1;
+    }
+    const char *value = getenv(eq + 1);
+    if (!value) {
+        fprintf(stderr, "anvil %s: --%s %s: the environment variable %s is not set (it holds the "
+                "value of header %.*s)\n", cmd, flag, v, eq + 1, (int)(eq - v), v);
+        return -1;
+    }
+    char line[8192];
+    snprintf(line, sizeof line, "%.*s: %s", (int)(eq - v), v, value);
+    return set_header(cfg, cmd, "header", line);
+}
+
 static int set_ratio(const char *cmd, const char *flag, const char *v, double *out)
 {
     if (flag_double(cmd, flag, v, 0, out) != 0)
@@ -106,6 +128,9 @@ static const struct flag_spec flags[] = {
      "environment variable holding the API key, sent as a bearer token when set; never written anywhere"},
     {"header", NULL, FLAG_CUSTOM, 0, "'Name: value'", NULL, "extra request header (repeatable)",
      .parse = set_header},
+    {"header-env", NULL, FLAG_CUSTOM, 0, "NAME=VAR", NULL,
+     "extra request header NAME whose value is read from environment variable VAR (repeatable); "
+     "what anvil sweep saves in its plan instead of a header's value", .parse = set_header_env},
     {"concurrency", "max-concurrency", FLAG_LONG, AT(concurrency), "N", "1",
      "requests in flight: exactly N in the closed loop, at most N with --request-rate (there "
      "no cap unless given)", .section = "Load", .min = 1, .max = 100000},

@@ -1,12 +1,14 @@
 /* sweep.c — `anvil sweep`: cases × targets × rounds, each round one
  * `anvil run`; then the matrix (and, with --slo, the load curve). */
 #include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "artifact/benchmark.h"
@@ -16,6 +18,8 @@
 #include "artifact/provenance.h"
 #include "cli/cli.h"
 #include "cli/flags.h"
+#include "cli/run_cli.h"
+#include "openai/discover.h"
 #include "core/clock.h"
 #include "core/file.h"
 #include "stats/summary.h"
@@ -31,6 +35,7 @@ struct sweep_opts {
     const char *base_url, *targets, *out_dir, *resume, *plan_file, *slo;
     const char *conc_list, *rate_list, *in_list, *out_list;
     long rounds, num_prompts;
+    bool force;             /* replace an earlier sweep in --out-dir */
     char **run_args;        /* after "--": passed to every anvil run (points into argv) */
 };
 
@@ -62,9 +67,17 @@ static void usage(FILE *out)
 "Output\n"
 "  --out-dir DIR            where rounds, logs and results go (default results/sweep-<time>)\n"
 "  --resume DIR             continue a cut sweep: runs only the rounds not yet complete\n"
+"  --force                  replace an earlier sweep in --out-dir (refused without it)\n"
 "  -- FLAGS                 everything after -- goes to every anvil run (e.g. --endpoint\n"
 "                           completions --warmup 2)\n"
-"  -h, --help               this text\n");
+"  -h, --help               this text\n\n"
+"Before the first round every round's flags are parsed as anvil run parses them and every\n"
+"target is asked GET {base}/models: a bad flag, an unknown plan key or a target that does\n"
+"not answer stops the sweep at once. Header values given with --header (after -- or as a\n"
+"plan's \"header\" key) are never written to the plan: it keeps --header-env NAME=VAR, and\n"
+"--resume reads VAR from the environment again.\n\n"
+"Exit status: 0 the matrix status is PASS; 1 FAIL or INCOMPLETE, a target unreachable, or\n"
+"nothing could run; 2 usage error (a bad flag, plan or round flags).\n");
 }
 
 /* Splits "a,b,c" into numbers; "inf" allowed when rates. Returns the count or -1. */
@@ -100,6 +113,15 @@ static bool safe_name(const char *s)
     return true;
 }
 
+/* Whether url holds user:password@ (which the plan would save). */
+static bool has_credentials(const char *url)
+{
+    const char *host = strstr(url, "://");
+    host = host ? host + 3 : url;
+    const char *at = strchr(host, '@'), *slash = strchr(host, '/');
+    return at && (!slash || at < slash);
+}
+
 static int parse_targets(const char *s, const char *base_url, struct sweep_target *t, size_t *n)
 {
     *n = 0;
@@ -107,6 +129,11 @@ static int parse_targets(const char *s, const char *base_url, struct sweep_targe
         snprintf(t[0].base_url, sizeof t[0].base_url, "%s", base_url);
         t[0].label[0] = '\0';
         *n = 1;
+        if (has_credentials(base_url)) {
+            fprintf(stderr, "anvil sweep: --base-url: a URL with user:password@ would be saved in the "
+                            "plan; send credentials as a header instead (-- --header-env 'Authorization=VAR')\n");
+            return -1;
+        }
         return 0;
     }
     char buf[4096];
@@ -124,10 +151,23 @@ static int parse_targets(const char *s, const char *base_url, struct sweep_targe
                             "and '-' (it names a directory)\n", tok);
             return -1;
         }
+        for (size_t k = 0; k < *n; k++)
+            if (!strcmp(t[k].label, tok)) {
+                fprintf(stderr, "anvil sweep: --targets: label '%s' is given twice (labels name the "
+                                "rows of the matrix and must be unique)\n", tok);
+                return -1;
+            }
         snprintf(t[*n].label, sizeof t[*n].label, "%s", tok);
         snprintf(t[*n].base_url, sizeof t[*n].base_url, "%s", eq + 1);
         (*n)++;
     }
+    for (size_t k = 0; k < *n; k++)
+        if (has_credentials(t[k].base_url)) {
+            fprintf(stderr, "anvil sweep: %s: a URL with user:password@ would be saved in the plan; "
+                            "send credentials as a header instead (-- --header-env 'Authorization=VAR')\n",
+                    s ? "--targets" : "--base-url");
+            return -1;
+        }
     return 0;
 }
 
@@ -140,6 +180,7 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
         {"rounds", required_argument, 0, 'R'}, {"num-prompts", required_argument, 0, 'n'},
         {"plan", required_argument, 0, 'p'}, {"slo", required_argument, 0, 's'},
         {"out-dir", required_argument, 0, 'd'}, {"resume", required_argument, 0, 'u'},
+        {"force", no_argument, 0, 'F'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     *o = (struct sweep_opts){.base_url = "http://127.0.0.1:8000/v1", .rounds = 3, .num_prompts = 32};
@@ -160,6 +201,7 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
         case 's': o->slo = optarg; break;
         case 'd': o->out_dir = optarg; break;
         case 'u': o->resume = optarg; break;
+        case 'F': o->force = true; break;
         case 'h': return 1;
         default:
             fprintf(stderr, "anvil sweep: %s '%s' (see 'anvil sweep --help')\n",
@@ -394,8 +436,156 @@ static cJSON *read_plan_file(const char *path)
     return plan;
 }
 
-/* Builds and saves the plan of a new sweep into *plan. Returns 0, or -1
- * (reported). */
+/* --force over an earlier sweep: its files move to DIR/replaced-<time>/
+ * (never deleted: they are measurements), so none of its rounds counts as
+ * done for the new plan. Returns 0, or -1 (reported). */
+static int set_aside(const char *dir)
+{
+    static const char *const names[] = {"sweep-plan.json", "matrix.json", "load-curve.json", "rounds",
+                                        "logs", "calibration.json"};
+    char compact[17], aside[1100];
+    clock_utc_compact(compact);
+    snprintf(aside, sizeof aside, "%s/replaced-%s", dir, compact);
+    if (mkdir(aside, 0777) != 0) {
+        fprintf(stderr, "anvil sweep: --force: cannot create %s: %s\n", aside, strerror(errno));
+        return -1;
+    }
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        char from[1100], to[1200];
+        snprintf(from, sizeof from, "%s/%s", dir, names[i]);
+        snprintf(to, sizeof to, "%s/%s", aside, names[i]);
+        if (rename(from, to) != 0 && errno != ENOENT) {
+            fprintf(stderr, "anvil sweep: --force: cannot move %s aside: %s\n", from, strerror(errno));
+            return -1;
+        }
+    }
+    fprintf(stderr, "anvil sweep: the earlier sweep in %s was moved to %s\n", dir, aside);
+    return 0;
+}
+
+/* Replaces args[i] (owned) with a copy of v. Returns 0 or -1. */
+static int replace_arg(char **args, size_t i, const char *v)
+{
+    char *c = strdup(v);
+    if (!c)
+        return -1;
+    free(args[i]);
+    args[i] = c;
+    return 0;
+}
+
+/* Header values never reach the plan file: each --header NAME: VALUE of a
+ * round becomes --header-env NAME=ANVIL_SWEEP_HEADER_<k>, the variable set
+ * here (the rounds inherit it) and named on stderr for a later --resume.
+ * Returns 0, or -1 (reported). */
+static int hide_headers(struct sweep_plan *plan)
+{
+    char values[16][4096];
+    int n_values = 0;
+    for (size_t j = 0; j < plan->n_jobs; j++) {
+        struct sweep_job *job = &plan->jobs[j];
+        for (size_t i = 0; i < job->n_args; i++) {
+            bool joined = !strncmp(job->args[i], "--header=", 9);
+            if (strcmp(job->args[i], "--header") && !joined)
+                continue;
+            const char *h = joined ? job->args[i] + 9 : i + 1 < job->n_args ? job->args[i + 1] : NULL;
+            const char *colon = h ? strchr(h, ':') : NULL;
+            if (!colon || colon == h)
+                continue;           /* anvil run's own check names it */
+            int k = 0;
+            while (k < n_values && strcmp(values[k], h))
+                k++;
+            if (k == n_values) {
+                if (n_values == 16) {
+                    fprintf(stderr, "anvil sweep: more than 16 distinct --header values\n");
+                    return -1;
+                }
+                snprintf(values[n_values++], sizeof values[0], "%s", h);
+                char var[32];
+                snprintf(var, sizeof var, "ANVIL_SWEEP_HEADER_%d", k + 1);
+                const char *v = colon + 1;
+                while (*v == ' ')
+                    v++;
+                setenv(var, v, 1);
+                fprintf(stderr, "anvil sweep: the value of header %.*s is not saved in the plan; it is "
+                        "read from %s (set it again for --resume)\n", (int)(colon - h), h, var);
+            }
+            char ref[200];
+            snprintf(ref, sizeof ref, "%.*s=ANVIL_SWEEP_HEADER_%d", (int)(colon - h) > 150 ? 150 : (int)(colon - h), h, k + 1);
+            if (joined) {
+                char both[240];
+                snprintf(both, sizeof both, "--header-env=%s", ref);
+                if (replace_arg(job->args, i, both) != 0)
+                    return -1;
+            } else if (replace_arg(job->args, i, "--header-env") != 0 || replace_arg(job->args, i + 1, ref) != 0) {
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Parses every round's flags as anvil run will, before the first round:
+ * a typo key or a bad flag is found now, not when its round starts.
+ * Returns 0, or -1 (reported). */
+static int check_rounds(const struct sweep_plan *plan)
+{
+    FILE *quiet = fopen("/dev/null", "w");
+    int rc = 0;
+    for (size_t j = 0; !rc && j < plan->n_jobs; j++) {
+        const struct sweep_job *job = &plan->jobs[j];
+        char **argv = calloc(job->n_args + 4, sizeof *argv);
+        if (!argv) {
+            rc = -1;
+            break;
+        }
+        argv[0] = "run";
+        for (size_t i = 0; i < job->n_args; i++)
+            argv[i + 1] = job->args[i];
+        argv[job->n_args + 1] = "--out";
+        argv[job->n_args + 2] = job->artifact;
+        struct run_cli r = {0};
+        if (run_cli_parse(&r, (int)job->n_args + 3, argv, quiet ? quiet : stderr) != 0) {
+            fprintf(stderr, "anvil sweep: case %s%s%s, round %ld: its anvil run flags are not valid "
+                    "(above); nothing was run\n", job->case_id, job->target[0] ? ", target " : "",
+                    job->target, job->round);
+            rc = -1;
+        }
+        run_cli_free(&r);
+        free(argv);
+    }
+    if (quiet)
+        fclose(quiet);
+    return rc;
+}
+
+/* Asks every target GET {base}/models before the first round: any HTTP
+ * answer (even 401) means it is there. Returns 0, or -1 naming the one
+ * that did not answer. */
+static int check_targets(const struct sweep_plan *plan)
+{
+    for (size_t j = 0; j < plan->n_jobs; j++) {
+        const struct sweep_job *job = &plan->jobs[j];
+        bool seen = false;
+        for (size_t k = 0; k < j && !seen; k++)
+            seen = !strcmp(plan->jobs[k].base_url, job->base_url);
+        if (seen)
+            continue;
+        char url[600], err[600];
+        long status = 0;
+        snprintf(url, sizeof url, "%s/models", job->base_url);
+        cJSON_Delete(server_fetch_json(url, NULL, NULL, 10000, &status, err, sizeof err));
+        if (status == 0) {
+            fprintf(stderr, "anvil sweep: target %s does not answer: %s; nothing was run\n",
+                    job->target[0] ? job->target : job->base_url, err);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Builds, checks and saves the plan of a new sweep into *plan. Returns 0,
+ * -2 when a target does not answer, or -1 otherwise (reported). */
 static int new_plan(struct sweep_opts *o, const char *dir, struct sweep_plan *plan)
 {
     struct sweep_case *cases = NULL;
@@ -419,8 +609,12 @@ static int new_plan(struct sweep_opts *o, const char *dir, struct sweep_plan *pl
         char path[1100], err[512] = "out of memory";
         snprintf(path, sizeof path, "%s/sweep-plan.json", dir);
         cJSON *json = NULL;
-        if (sweep_plan_build(cases, nc, targets, nt, o->rounds, dir, base, o->slo, plan) == 0
-            && (json = sweep_plan_to_json(plan)) && artifact_write_file(path, json, err, sizeof err) == 0)
+        bool built = sweep_plan_build(cases, nc, targets, nt, o->rounds, dir, base, o->slo, plan) == 0;
+        if (built && (hide_headers(plan) != 0 || check_rounds(plan) != 0))
+            rc = -1;
+        else if (built && check_targets(plan) != 0)
+            rc = -2;
+        else if (built && (json = sweep_plan_to_json(plan)) && artifact_write_file(path, json, err, sizeof err) == 0)
             rc = 0;
         else
             fprintf(stderr, "anvil sweep: %s\n", err);
@@ -522,9 +716,24 @@ int sweep_main(int argc, char **argv)
         snprintf(dir, sizeof dir, "%s", o.out_dir);
     else
         default_dir(dir, sizeof dir);
+    char earlier[1000];
+    snprintf(earlier, sizeof earlier, "%s/sweep-plan.json", dir);
+    if (!o.resume && !o.force && access(earlier, F_OK) == 0) {
+        fprintf(stderr, "anvil sweep: %s holds an earlier sweep (sweep-plan.json): --resume %s "
+                        "continues it, --force replaces it\n", dir, dir);
+        return 2;
+    }
+    if (!o.resume && o.force && access(earlier, F_OK) == 0 && set_aside(dir) != 0)
+        return 1;
     struct sweep_plan plan;
-    if ((o.resume ? load_plan(dir, &plan) : new_plan(&o, dir, &plan)) != 0)
-        return o.resume ? 1 : 2;
+    if (!o.resume && (rc = new_plan(&o, dir, &plan)) != 0)
+        return rc == -2 ? 1 : 2;
+    if (o.resume && load_plan(dir, &plan) != 0)
+        return 1;
+    if (o.resume && (rc = check_rounds(&plan) != 0 ? 2 : check_targets(&plan) != 0 ? 1 : 0)) {
+        sweep_plan_free(&plan);
+        return rc;
+    }
     /* the sweep's own command line; its rounds' flags after -- are recorded
      * (redacted by their own rules) in each round artifact */
     struct provenance prov;
