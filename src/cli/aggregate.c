@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "artifact/json.h"
 #include "artifact/matrix.h"
@@ -102,6 +103,18 @@ static int parse_one(struct agg_opts *o, int c, const char *v)
     }
 }
 
+/* Whether paths a and b name the same file (an existing one, by device
+ * and inode; else by their text). */
+static bool same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (!strcmp(a, "-"))
+        return false;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    return !strcmp(a, b);
+}
+
 /* Returns 0 to run, 1 when help was asked for, -1 on a usage error (reported). */
 static int parse_args(int argc, char **argv, struct agg_opts *o)
 {
@@ -135,6 +148,14 @@ static int parse_args(int argc, char **argv, struct agg_opts *o)
     if (o->n_rounds == 0 && !o->from_rows) {
         fprintf(stderr, "anvil aggregate: no round artifacts given (and no --from-rows MATRIX)\n");
         return -1;
+    }
+    for (int i = -1; i < o->n_rounds; i++) {
+        const char *in = i < 0 ? o->from_rows : o->rounds[i];
+        if (in && same_file(o->out, in)) {
+            fprintf(stderr, "anvil aggregate: --out %s is also an input: writing the matrix would "
+                    "destroy it\n", o->out);
+            return -1;
+        }
     }
     return 0;
 }
