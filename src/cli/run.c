@@ -43,11 +43,13 @@ static void settle(struct run_cli *r, const bool *seen)
 static int report(const struct run_cli *r, const struct run_result *res)
 {
     const struct run_config *c = &r->c;
+    /* --out -: stdout is the artifact, the rest goes to stderr */
+    FILE *to = strcmp(res->artifact_path, "-") ? stdout : stderr;
     if (res->summarized) {
-        report_table(stdout, "Serving Benchmark Result", &res->summary, res->warmup_failed);
-        report_failures(stdout, res->records, res->n_records);
+        report_table(to, "Serving Benchmark Result", &res->summary, res->warmup_failed);
+        report_failures(to, res->records, res->n_records);
         if (res->cache_contaminated)
-            printf("warning: %.1f%% of prompt tokens were served from the prefix cache although "
+            fprintf(to, "warning: %.1f%% of prompt tokens were served from the prefix cache although "
                    "every prompt starts with a unique prefix: prefill numbers are not from a cold "
                    "cache\n", 100.0 * (double)res->summary.cached_tokens / (double)res->summary.prompt_tokens);
     }
@@ -55,7 +57,7 @@ static int report(const struct run_cli *r, const struct run_result *res)
         fprintf(stderr, "anvil run: %s\n", res->error);
         return 1;
     }
-    printf("artifact: %s%s\n", res->artifact_path, res->incomplete ? " (incomplete)" : "");
+    fprintf(to, "artifact: %s%s\n", res->artifact_path, res->incomplete ? " (incomplete)" : "");
     if (res->log_errors)
         fprintf(stderr, "anvil run: %d lines could not be written to --requests-out %s\n",
                 res->log_errors, c->requests_out);

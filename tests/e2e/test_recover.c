@@ -125,3 +125,28 @@ Test(recover, a_finished_run_recovers_to_the_same_measurements, .timeout = 60)
     unlink(journal);
     rmdir(dir);
 }
+
+Test(recover, a_signal_after_the_last_send_whose_requests_end_in_grace_cuts_nothing, .timeout = 60)
+{
+    struct sim_proc sim;
+    const char *sa[] = {"--ttft-ms", "1500", "--itl-ms", "1", NULL};
+    cr_assert_eq(sim_start(&sim, sa), 0);
+    char path[64];
+    cr_assert_eq(harness_tmpfile(path, sizeof path), 0);
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--num-prompts", "2",
+                          "--concurrency", "2", "--input-len", "16", "--output-len", "2",
+                          "--calibration", "none", "--grace-s", "10", "--out", path, NULL};
+    pid_t pid = harness_spawn(argv, 1);
+    cr_assert_gt(pid, 0);
+    harness_sleep_ms(700);      /* both sent, both waiting for their first token */
+    kill(pid, SIGTERM);
+    int ws;
+    waitpid(pid, &ws, 0);
+    cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "exit %d", WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
+    cJSON *a = harness_load_json(path);
+    cr_assert(cJSON_IsFalse(harness_json_path(a, "incomplete")), "a round that lost nothing is incomplete");
+    cr_assert_eq((int)harness_num(a, "completed"), 2);
+    cJSON_Delete(a);
+    cr_assert_eq(sim_stop(&sim), 0);
+    unlink(path);
+}
