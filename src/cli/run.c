@@ -39,6 +39,20 @@ static void settle(struct run_cli *r, const bool *seen)
     c->progress = !r->no_progress && isatty(STDERR_FILENO);
 }
 
+/* The load settings, as vLLM's summary repeats them before its numbers. */
+static void load_settings(FILE *to, const struct run_config *c)
+{
+    char rate[32] = "inf (closed loop)", burst[48] = "n/a (closed loop)", cap[32] = "none";
+    if (!isinf(c->request_rate)) {
+        snprintf(rate, sizeof rate, "%g", c->request_rate);
+        snprintf(burst, sizeof burst, "%g%s", c->burstiness, c->burstiness == 1 ? " (Poisson)" : "");
+    }
+    if (c->concurrency > 0)
+        snprintf(cap, sizeof cap, "%ld", c->concurrency);
+    fprintf(to, "%-44s %15s\n%-44s %15s\n%-44s %15s\n", "Traffic request rate (req/s):", rate,
+            "Burstiness factor:", burst, "Max request concurrency:", cap);
+}
+
 /* Prints the summary and returns the exit status. */
 static int report(const struct run_cli *r, const struct run_result *res)
 {
@@ -46,7 +60,10 @@ static int report(const struct run_cli *r, const struct run_result *res)
     /* --out -: stdout is the artifact, the rest goes to stderr */
     FILE *to = strcmp(res->artifact_path, "-") ? stdout : stderr;
     if (res->summarized) {
+        load_settings(to, c);
         report_table(to, "Serving Benchmark Result", &res->summary, res->warmup_failed);
+        if (r->pct_given)
+            report_percentiles(to, &r->pct, res->records, res->n_records, c->pct);
         report_failures(to, res->records, res->n_records);
         if (res->cache_contaminated)
             fprintf(to, "warning: %.1f%% of prompt tokens were served from the prefix cache although "
@@ -79,6 +96,7 @@ int run_cli_parse(struct run_cli *r, int argc, char **argv, FILE *log)
     run_config_defaults(&r->c);
     r->c.log = log;
     int rc = seen ? flags_defaults("run", t, r) : -1;
+    r->pct_given = false;       /* the defaults alone print nothing beyond the summary */
     if (rc == 0)
         rc = flags_parse("run", t, r, argc, argv, NULL, NULL, seen);
     if (rc == 0) {

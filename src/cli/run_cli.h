@@ -3,6 +3,7 @@
 #ifndef ANVIL_CLI_RUN_CLI_H
 #define ANVIL_CLI_RUN_CLI_H
 
+#include "report/percentiles.h"
 #include "run/run.h"
 
 /* The config, and what only the command line needs to build it. */
@@ -12,6 +13,8 @@ struct run_cli {
     cJSON *extra_body;              /* --extra-body; owned */
     bool no_progress;               /* --disable-tqdm */
     double max_failure_rate;        /* --max-failure-rate: above it the run exits 1 */
+    struct pct_request pct;         /* --percentile-metrics / --metric-percentiles */
+    bool pct_given;
 };
 
 /* `anvil run`'s flags (argv[0] "run") → a resolved, checked config in *r:

@@ -82,6 +82,19 @@ static int set_header_env(void *cfg, const char *cmd, const char *flag, const ch
     return set_header(cfg, cmd, "header", line);
 }
 
+static int set_pct(void *cfg, const char *cmd, const char *flag, const char *v)
+{
+    struct run_cli *r = cfg;
+    char err[200];
+    bool metrics = !strcmp(flag, "percentile-metrics");
+    if ((metrics ? pct_parse_metrics(v, &r->pct, err, sizeof err) : pct_parse_values(v, &r->pct, err, sizeof err)) != 0) {
+        fprintf(stderr, "anvil %s: --%s: %s\n", cmd, flag, err);
+        return -1;
+    }
+    r->pct_given = true;
+    return 0;
+}
+
 static int set_ratio(const char *cmd, const char *flag, const char *v, double *out)
 {
     if (flag_double(cmd, flag, v, 0, out) != 0)
@@ -223,6 +236,11 @@ static const struct flag_spec flags[] = {
      "the run fails (exit 1) when more than this share of its measured requests failed", .min = 0},
     {"percentile-method", NULL, FLAG_CHOICE, AT(pct), "nearest|linear", "nearest",
      "nearest rank, or linear interpolation", .choices = pct_names},
+    {"percentile-metrics", NULL, FLAG_CUSTOM, 0, "LIST", "ttft,tpot,itl",
+     "metrics printed at --metric-percentiles after the summary: any of ttft, tpot, itl, e2el "
+     "(computed from the requests; the artifact always has them all)", .parse = set_pct},
+    {"metric-percentiles", NULL, FLAG_CUSTOM, 0, "LIST", "99",
+     "percentiles in (0, 100] for --percentile-metrics, e.g. 50,90,99.9", .parse = set_pct},
     {"goodput", NULL, FLAG_CUSTOM, 0, "ttft:MS tpot:MS e2el:MS", NULL,
      "SLOs of a good request in ms (any subset, also comma separated); reports goodput_rps",
      .parse = set_goodput, .many = true},

@@ -79,3 +79,35 @@ Test(vllm_flags, conflicts_name_both_flags)
         cr_assert(strstr(err, cases[i].want), "case %zu: '%s' not in: %s", i, cases[i].want, err);
     }
 }
+
+Test(vllm_flags, percentile_metrics_and_the_load_settings_in_the_summary, .timeout = 60)
+{
+    struct sim_proc sim;
+    const char *sa[] = {"--ttft-ms", "2", "--itl-ms", "1", NULL};
+    cr_assert_eq(sim_start(&sim, sa), 0);
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--num-prompts", "8",
+                          "--input-len", "16", "--output-len", "4", "--request-rate", "200",
+                          "--max-concurrency", "3", "--burstiness", "2", "--percentile-metrics", "ttft,e2el",
+                          "--metric-percentiles", "50,99.9", "--out", "-", NULL};
+    static char out[1 << 20];
+    char err[8192];
+    int status;
+    cr_assert_eq(run_cmd_err(argv, out, sizeof out, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 0, "%s", err);
+    /* --out -: stdout is the artifact alone; the summary went to stderr */
+    cJSON *a = cJSON_Parse(out);
+    cr_assert(a, "stdout is not the artifact: %.300s", out);
+    const char *want[] = {"P99.9 TTFT (ms):", "P50 E2EL (ms):", "P99.9 E2EL (ms):",
+                          "Traffic request rate (req/s):                            200",
+                          "Burstiness factor:                                         2",
+                          "Max request concurrency:                                   3"};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+        cr_assert(strstr(err, want[i]), "'%s' not in:\n%s", want[i], err);
+    cr_assert_null(strstr(err, "P50 TPOT"), "tpot was not asked for");
+    cJSON_Delete(a);
+    const char *bad[] = {harness_anvil_bin(), "run", "--metric-percentiles", "0", NULL};
+    cr_assert_eq(run_cmd_err(bad, NULL, 0, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 2);
+    cr_assert(strstr(err, "(0, 100]"), "%s", err);
+    cr_assert_eq(sim_stop(&sim), 0);
+}
