@@ -111,3 +111,17 @@ Test(vllm_flags, percentile_metrics_and_the_load_settings_in_the_summary, .timeo
     cr_assert(strstr(err, "(0, 100]"), "%s", err);
     cr_assert_eq(sim_stop(&sim), 0);
 }
+
+Test(vllm_flags, every_vllm_alias_in_the_readme_table_is_accepted)
+{
+    const char *aliases[] = {"--num-warmups", "--random-prefix-len", "--random-input-len",
+                             "--random-output-len", "--max-concurrency", NULL};
+    for (int i = 0; aliases[i]; i++) {
+        const char *argv[] = {harness_anvil_bin(), "run", aliases[i], "0x", NULL};
+        char err[2048];
+        int status;
+        cr_assert_eq(run_cmd_err(argv, NULL, 0, err, sizeof err, &status), 0);
+        cr_assert_eq(status, 2);
+        cr_assert_null(strstr(err, "unknown flag"), "%s: %s", aliases[i], err);
+    }
+}
