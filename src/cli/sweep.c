@@ -2,8 +2,8 @@
  * `anvil run`; then the matrix (and, with --slo, the load curve). */
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +39,38 @@ struct sweep_opts {
     char **run_args;        /* after "--": passed to every anvil run (points into argv) */
 };
 
+#define AT(field) offsetof(struct sweep_opts, field)
+
+static const struct flag_spec flags[] = {
+    {"base-url", NULL, FLAG_STRING, AT(base_url), "URL", "http://127.0.0.1:8000/v1", "one target",
+     .section = "Targets"},
+    {"targets", NULL, FLAG_STRING, AT(targets), "L=URL,...", NULL,
+     "several labelled targets, e.g. sglang=http://h1:30000/v1 (labels unique)"},
+    {"concurrency", NULL, FLAG_STRING, AT(conc_list), "LIST", NULL,
+     "closed-loop load points, e.g. 1,4,8,16,32 (default 1)", .section = "Cases (the cross product of the lists)"},
+    {"request-rate", NULL, FLAG_STRING, AT(rate_list), "LIST", NULL,
+     "open-loop load points in requests/s, e.g. 1,2,4,8 (instead of --concurrency)"},
+    {"input-len", NULL, FLAG_STRING, AT(in_list), "LIST", "128", "prompt tokens, e.g. 128,4096"},
+    {"output-len", NULL, FLAG_STRING, AT(out_list), "LIST", "64", "max_tokens, e.g. 64"},
+    {"plan", NULL, FLAG_STRING, AT(plan_file), "FILE", NULL,
+     "a JSON or YAML plan instead: {\"cases\": [{\"input_len\": N, \"output_len\": N, \"concurrency\": N "
+     "| \"request_rate\": R, \"name\": ID, any anvil run flag as a key (\"endpoint\": \"completions\", "
+     "\"warmup\": 2, ...), \"args\": [flags]}], \"rounds\": N, \"num_prompts\": N}"},
+    {"rounds", NULL, FLAG_LONG, AT(rounds), "N", "3", "repeats of every case", .section = "Rounds",
+     .min = 1, .max = 1000},
+    {"num-prompts", NULL, FLAG_LONG, AT(num_prompts), "N", "32", "measured requests per round",
+     .min = 1, .max = 100000000},
+    {"slo", NULL, FLAG_STRING, AT(slo), "ttft:MS,tpot:MS", NULL,
+     "SLOs (ms): goodput per round and the load-curve artifact"},
+    {"out-dir", NULL, FLAG_STRING, AT(out_dir), "DIR", NULL,
+     "where rounds, logs and results go (default results/sweep-<time>)", .section = "Output"},
+    {"resume", NULL, FLAG_STRING, AT(resume), "DIR", NULL,
+     "continue a cut sweep: runs only the rounds not yet complete"},
+    {"force", NULL, FLAG_ON, AT(force), NULL, NULL,
+     "replace an earlier sweep in --out-dir (its files are moved to DIR/replaced-<time>)"},
+    {0},
+};
+
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -46,38 +78,19 @@ static void usage(FILE *out)
 "Runs every case against every target, --rounds times, rounds interleaved across\n"
 "cases so drift hits all alike; each round is one `anvil run` with its own\n"
 "artifact. Writes DIR/matrix.json (median, min, max across rounds) and, with\n"
-"--slo, DIR/load-curve.json.\n\n"
-"Targets\n"
-"  --base-url URL           one target (default http://127.0.0.1:8000/v1)\n"
-"  --targets L=URL,...      several labelled targets, e.g. sglang=http://h1:30000/v1\n"
-"Cases (the cross product of the lists)\n"
-"  --concurrency LIST       closed-loop load points, e.g. 1,4,8,16,32 (default 1)\n"
-"  --request-rate LIST      open-loop load points in requests/s, e.g. 1,2,4,8\n"
-"  --input-len LIST         prompt tokens, e.g. 128,4096 (default 128)\n"
-"  --output-len LIST        max_tokens, e.g. 64 (default 64)\n"
-"  --plan FILE              a JSON or YAML plan instead: {\"cases\": [{\"input_len\": N,\n"
-"                           \"output_len\": N, \"concurrency\": N | \"request_rate\": R,\n"
-"                           \"name\": ID, any anvil run flag as a key (\"endpoint\":\n"
-"                           \"completions\", \"warmup\": 2, ...), \"args\": [flags]}],\n"
-"                           \"rounds\": N, \"num_prompts\": N}\n"
-"Rounds\n"
-"  --rounds N               repeats of every case (default 3)\n"
-"  --num-prompts N          measured requests per round (default 32)\n"
-"  --slo ttft:MS,tpot:MS    SLOs (ms): goodput per round and the load-curve artifact\n"
-"Output\n"
-"  --out-dir DIR            where rounds, logs and results go (default results/sweep-<time>)\n"
-"  --resume DIR             continue a cut sweep: runs only the rounds not yet complete\n"
-"  --force                  replace an earlier sweep in --out-dir (refused without it)\n"
-"  -- FLAGS                 everything after -- goes to every anvil run (e.g. --endpoint\n"
-"                           completions --warmup 2)\n"
-"  -h, --help               this text\n\n"
+"--slo, DIR/load-curve.json.\n\n");
+    flags_help(out, flags);
+    fprintf(out,
+"  %-28s everything after -- goes to every anvil run (e.g. --endpoint\n"
+"  %-28s completions --warmup 2)\n"
+"  %-28s this text\n\n"
 "Before the first round every round's flags are parsed as anvil run parses them and every\n"
 "target is asked GET {base}/models: a bad flag, an unknown plan key or a target that does\n"
 "not answer stops the sweep at once. Header values given with --header (after -- or as a\n"
 "plan's \"header\" key) are never written to the plan: it keeps --header-env NAME=VAR, and\n"
 "--resume reads VAR from the environment again.\n\n"
 "Exit status: 0 the matrix status is PASS; 1 FAIL or INCOMPLETE, a target unreachable, or\n"
-"nothing could run; 2 usage error (a bad flag, plan or round flags).\n");
+"nothing could run; 2 usage error (a bad flag, plan or round flags).\n", "-- FLAGS", "", "-h, --help");
 }
 
 /* Splits "a,b,c" into numbers; "inf" allowed when rates. Returns the count or -1. */
@@ -171,50 +184,16 @@ static int parse_targets(const char *s, const char *base_url, struct sweep_targe
     return 0;
 }
 
+/* Returns 0 to run, 1 for --help, -1 on a usage error (printed). */
 static int parse_args(int argc, char **argv, struct sweep_opts *o)
 {
-    static const struct option opts[] = {
-        {"base-url", required_argument, 0, 'b'}, {"targets", required_argument, 0, 't'},
-        {"concurrency", required_argument, 0, 'c'}, {"request-rate", required_argument, 0, 'r'},
-        {"input-len", required_argument, 0, 'i'}, {"output-len", required_argument, 0, 'o'},
-        {"rounds", required_argument, 0, 'R'}, {"num-prompts", required_argument, 0, 'n'},
-        {"plan", required_argument, 0, 'p'}, {"slo", required_argument, 0, 's'},
-        {"out-dir", required_argument, 0, 'd'}, {"resume", required_argument, 0, 'u'},
-        {"force", no_argument, 0, 'F'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
-    };
-    *o = (struct sweep_opts){.base_url = "http://127.0.0.1:8000/v1", .rounds = 3, .num_prompts = 32};
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'b': o->base_url = optarg; break;
-        case 't': o->targets = optarg; break;
-        case 'c': o->conc_list = optarg; break;
-        case 'r': o->rate_list = optarg; break;
-        case 'i': o->in_list = optarg; break;
-        case 'o': o->out_list = optarg; break;
-        case 'R': if (flag_long("sweep", "rounds", optarg, 1, 1000, &o->rounds)) return -1; break;
-        case 'n': if (flag_long("sweep", "num-prompts", optarg, 1, 100000000, &o->num_prompts)) return -1; break;
-        case 'p': o->plan_file = optarg; break;
-        case 's': o->slo = optarg; break;
-        case 'd': o->out_dir = optarg; break;
-        case 'u': o->resume = optarg; break;
-        case 'F': o->force = true; break;
-        case 'h': return 1;
-        default:
-            fprintf(stderr, "anvil sweep: %s '%s' (see 'anvil sweep --help')\n",
-                    c == ':' ? "missing value for" : "unknown flag", argv[optind - 1]);
-            return -1;
-        }
-    }
-    if (optind < argc && strcmp(argv[optind - 1], "--") != 0) {
-        fprintf(stderr, "anvil sweep: unexpected argument '%s' (flags for anvil run go after --)\n", argv[optind]);
-        return -1;
-    }
-    o->run_args = argv + optind;
-    return 0;
+    *o = (struct sweep_opts){0};
+    int rest = argc;
+    int rc = flags_defaults("sweep", flags, o);
+    if (rc == 0)
+        rc = flags_parse("sweep", flags, o, argc, argv, NULL, &rest, NULL);
+    o->run_args = argv + rest;      /* argv[argc] is NULL: an empty list without -- */
+    return rc;
 }
 
 /* Cases from the flag lists: input × output × load point, into a new
