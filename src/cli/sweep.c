@@ -23,6 +23,8 @@
 #include "core/clock.h"
 #include "core/file.h"
 #include "stats/summary.h"
+#include "sweep/cases.h"
+#include "sweep/guard.h"
 #include "sweep/plan.h"
 #include "sweep/report.h"
 #include "sweep/runner.h"
@@ -114,18 +116,6 @@ static int parse_list(const char *flag, const char *s, double *out, bool rates)
     return n ? n : -1;
 }
 
-/* A case name becomes a directory: letters, digits, '.', '_', '-', not
- * starting with '.'. */
-static bool safe_name(const char *s)
-{
-    if (!s[0] || s[0] == '.')
-        return false;
-    for (; *s; s++)
-        if (!(isalnum((unsigned char)*s) || *s == '.' || *s == '_' || *s == '-'))
-            return false;
-    return true;
-}
-
 /* Whether url holds user:password@ (which the plan would save). */
 static bool has_credentials(const char *url)
 {
@@ -159,7 +149,7 @@ static int parse_targets(const char *s, const char *base_url, struct sweep_targe
             return -1;
         }
         *eq = '\0';
-        if (!safe_name(tok)) {
+        if (!sweep_safe_name(tok)) {
             fprintf(stderr, "anvil sweep: --targets: label '%s' may hold only letters, digits, '.', '_' "
                             "and '-' (it names a directory)\n", tok);
             return -1;
@@ -232,276 +222,11 @@ static int cases_from_flags(const struct sweep_opts *o, struct sweep_case **out,
     return 0;
 }
 
-/* Keys of a plan case that are not anvil run flags. */
-static bool case_key(const char *k)
-{
-    static const char *const keys[] = {"name", "input_len", "output_len", "concurrency", "request_rate", "args"};
-    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
-        if (!strcmp(k, keys[i]))
-            return true;
-    return false;
-}
-
-/* The case's extra `anvil run` flags: its "args" list, then every other key
- * as a flag (input_len style or input-len style; true = the bare flag, false
- * = left out). Strings are owned by k->extra_text. Returns 0 or -1. */
-static int case_flags(const cJSON *c, struct sweep_case *k)
-{
-    int n = 0;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, c)
-        n += 2 + (cJSON_IsArray(e) ? cJSON_GetArraySize(e) : 0);
-    k->extra = calloc((size_t)n + 1, sizeof *k->extra);
-    k->extra_text = cJSON_CreateArray();
-    if (!k->extra || !k->extra_text)
-        return -1;
-    int i = 0;
-    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(c, "args"))
-        if (cJSON_IsString(e))
-            k->extra[i++] = e->valuestring;
-    cJSON_ArrayForEach(e, c) {
-        if (case_key(e->string) || cJSON_IsFalse(e) || cJSON_IsNull(e))
-            continue;
-        char flag[128], value[64];
-        snprintf(flag, sizeof flag, "--%s", e->string);
-        for (char *p = flag; *p; p++)
-            if (*p == '_')
-                *p = '-';
-        cJSON *f = cJSON_CreateString(flag);
-        cJSON_AddItemToArray(k->extra_text, f);
-        k->extra[i++] = f->valuestring;
-        if (cJSON_IsTrue(e))
-            continue;
-        if (cJSON_IsNumber(e))
-            snprintf(value, sizeof value, "%.17g", e->valuedouble);
-        cJSON *v = cJSON_CreateString(cJSON_IsNumber(e) ? value : cJSON_IsString(e) ? e->valuestring : "");
-        cJSON_AddItemToArray(k->extra_text, v);
-        k->extra[i++] = v->valuestring;
-    }
-    return 0;
-}
-
-/* Reads case c of a plan file (the current path of r) into *k: every key
- * checked, defaults for the ones not given (128 → 64 tokens, concurrency 1,
- * or no cap with a request_rate). Returns 0 or -1 (recorded in r). */
-static int read_case(struct jread *r, const cJSON *c, struct sweep_case *k)
-{
-    if (!cJSON_IsObject(c))
-        return jread_fail(r, NULL, "expected an object");
-    long in, out, conc;
-    double rate;
-    char *name = NULL, **args = NULL;
-    size_t n_args = 0;
-    jread_whole(r, c, "input_len", JR_OPTIONAL, 1, &in);
-    jread_whole(r, c, "output_len", JR_OPTIONAL, 1, &out);
-    jread_whole(r, c, "concurrency", JR_OPTIONAL, 1, &conc);
-    jread_number(r, c, "request_rate", JR_OPTIONAL, &rate);
-    if (!r->failed && !isnan(rate) && !(rate > 0 && isfinite(rate)))
-        jread_fail(r, "request_rate", "expected requests/s > 0, got %g", rate);
-    jread_string(r, c, "name", JR_OPTIONAL | JR_NONEMPTY, &name);
-    jread_strings(r, c, "args", JR_OPTIONAL, &args, &n_args);
-    artifact_strings_free(args, n_args);
-    const cJSON *e;
-    cJSON_ArrayForEach(e, c)
-        if (!r->failed && !case_key(e->string) && (cJSON_IsArray(e) || cJSON_IsObject(e)))
-            jread_fail(r, e->string, "expected an anvil run flag's value (a string, number, true or false)");
-    if (r->failed) {
-        free(name);
-        return -1;
-    }
-    *k = (struct sweep_case){.input_len = in == ARTIFACT_NONE ? 128 : in,
-                             .output_len = out == ARTIFACT_NONE ? 64 : out,
-                             .concurrency = conc != ARTIFACT_NONE ? conc : isnan(rate) ? 1 : 0,
-                             .request_rate = isnan(rate) ? INFINITY : rate};
-    if (name)
-        snprintf(k->id, sizeof k->id, "%s", name);
-    else
-        sweep_case_name(k->id, sizeof k->id, k->input_len, k->output_len, k->concurrency, k->request_rate);
-    free(name);
-    return 0;
-}
-
-/* A case name becomes a directory and must be unique. Returns 0 or -1
- * (reported). */
-static int check_case_id(const char *file, const struct sweep_case *k, const struct sweep_case *earlier,
-                         size_t n_earlier)
-{
-    if (!safe_name(k->id)) {
-        fprintf(stderr, "anvil sweep: --plan %s: case name '%s' may hold only letters, digits, '.', '_' "
-                        "and '-' (it names a directory)\n", file, k->id);
-        return -1;
-    }
-    for (size_t i = 0; i < n_earlier; i++)
-        if (!strcmp(earlier[i].id, k->id)) {
-            fprintf(stderr, "anvil sweep: --plan %s: two cases are named '%s'\n", file, k->id);
-            return -1;
-        }
-    return 0;
-}
-
-/* The plan file's rounds and num_prompts, when given, into o. */
-static void read_plan_counts(struct jread *r, const cJSON *plan, struct sweep_opts *o)
-{
-    long rounds, num_prompts;
-    jread_whole(r, plan, "rounds", JR_OPTIONAL, 1, &rounds);
-    jread_whole(r, plan, "num_prompts", JR_OPTIONAL, 1, &num_prompts);
-    if (!r->failed && rounds > 1000)
-        jread_fail(r, "rounds", "expected 1 to 1000, got %ld", rounds);
-    if (rounds != ARTIFACT_NONE)
-        o->rounds = rounds;
-    if (num_prompts != ARTIFACT_NONE)
-        o->num_prompts = num_prompts;
-}
-
-/* Cases from a JSON plan file, into a new array (*out, caller frees).
- * Returns 0 or -1 (reported). extra args point into the parsed plan, which
- * the caller keeps alive. */
-static int cases_from_plan(struct sweep_opts *o, cJSON *plan, struct sweep_case **out, size_t *n)
-{
-    char err[600];
-    struct jread r;
-    jread_init(&r, o->plan_file, err, sizeof err);
-    *n = 0;
-    *out = NULL;
-    const cJSON *list = jread_array(&r, plan, "cases", 0), *c;
-    if (!r.failed && cJSON_GetArraySize(list) == 0)
-        jread_fail(&r, "cases", "expected a non-empty array of cases");
-    read_plan_counts(&r, plan, o);
-    struct sweep_case *cases = r.failed ? NULL : calloc((size_t)cJSON_GetArraySize(list), sizeof *cases);
-    if (!r.failed && !cases)
-        jread_fail(&r, NULL, "out of memory");
-    *out = cases;
-    size_t mark = jread_enter(&r, "cases");
-    cJSON_ArrayForEach(c, list) {
-        if (r.failed)
-            break;
-        size_t m = jread_enter_index(&r, (int)*n);
-        struct sweep_case *k = &cases[*n];
-        if (read_case(&r, c, k) == 0) {
-            (*n)++;
-            if (check_case_id(o->plan_file, k, cases, *n - 1) != 0)
-                return -1;
-            if (case_flags(c, k) != 0)
-                jread_fail(&r, NULL, "out of memory");
-        }
-        jread_leave(&r, m);
-    }
-    jread_leave(&r, mark);
-    if (r.failed) {
-        fprintf(stderr, "anvil sweep: --plan %s\n", err);
-        return -1;
-    }
-    return 0;
-}
-
 static void default_dir(char *out, size_t cap)
 {
     char compact[17];
     clock_utc_compact(compact);
     snprintf(out, cap, "results/sweep-%s", compact);
-}
-
-/* Reads a --plan file (JSON, else YAML) into a JSON tree. NULL when it
- * cannot be read or parsed (reported). */
-static cJSON *read_plan_file(const char *path)
-{
-    char *text = file_read_all(path, NULL), err[300] = "cannot read";
-    cJSON *plan = NULL;
-    if (text && !(plan = cJSON_Parse(text)))    /* not JSON: YAML */
-        plan = yaml_to_json(text, strlen(text), err, sizeof err);
-    free(text);
-    if (!plan)
-        fprintf(stderr, "anvil sweep: --plan %s: %s\n", path, err);
-    return plan;
-}
-
-/* --force over an earlier sweep: its files move to DIR/replaced-<time>/
- * (never deleted: they are measurements), so none of its rounds counts as
- * done for the new plan. Returns 0, or -1 (reported). */
-static int set_aside(const char *dir)
-{
-    static const char *const names[] = {"sweep-plan.json", "matrix.json", "load-curve.json", "rounds",
-                                        "logs", "calibration.json"};
-    char compact[17], aside[1100];
-    clock_utc_compact(compact);
-    snprintf(aside, sizeof aside, "%s/replaced-%s", dir, compact);
-    if (mkdir(aside, 0777) != 0) {
-        fprintf(stderr, "anvil sweep: --force: cannot create %s: %s\n", aside, strerror(errno));
-        return -1;
-    }
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        char from[1100], to[1200];
-        snprintf(from, sizeof from, "%s/%s", dir, names[i]);
-        snprintf(to, sizeof to, "%s/%s", aside, names[i]);
-        if (rename(from, to) != 0 && errno != ENOENT) {
-            fprintf(stderr, "anvil sweep: --force: cannot move %s aside: %s\n", from, strerror(errno));
-            return -1;
-        }
-    }
-    fprintf(stderr, "anvil sweep: the earlier sweep in %s was moved to %s\n", dir, aside);
-    return 0;
-}
-
-/* Replaces args[i] (owned) with a copy of v. Returns 0 or -1. */
-static int replace_arg(char **args, size_t i, const char *v)
-{
-    char *c = strdup(v);
-    if (!c)
-        return -1;
-    free(args[i]);
-    args[i] = c;
-    return 0;
-}
-
-/* Header values never reach the plan file: each --header NAME: VALUE of a
- * round becomes --header-env NAME=ANVIL_SWEEP_HEADER_<k>, the variable set
- * here (the rounds inherit it) and named on stderr for a later --resume.
- * Returns 0, or -1 (reported). */
-static int hide_headers(struct sweep_plan *plan)
-{
-    char values[16][4096];
-    int n_values = 0;
-    for (size_t j = 0; j < plan->n_jobs; j++) {
-        struct sweep_job *job = &plan->jobs[j];
-        for (size_t i = 0; i < job->n_args; i++) {
-            bool joined = !strncmp(job->args[i], "--header=", 9);
-            if (strcmp(job->args[i], "--header") && !joined)
-                continue;
-            const char *h = joined ? job->args[i] + 9 : i + 1 < job->n_args ? job->args[i + 1] : NULL;
-            const char *colon = h ? strchr(h, ':') : NULL;
-            if (!colon || colon == h)
-                continue;           /* anvil run's own check names it */
-            int k = 0;
-            while (k < n_values && strcmp(values[k], h))
-                k++;
-            if (k == n_values) {
-                if (n_values == 16) {
-                    fprintf(stderr, "anvil sweep: more than 16 distinct --header values\n");
-                    return -1;
-                }
-                snprintf(values[n_values++], sizeof values[0], "%s", h);
-                char var[32];
-                snprintf(var, sizeof var, "ANVIL_SWEEP_HEADER_%d", k + 1);
-                const char *v = colon + 1;
-                while (*v == ' ')
-                    v++;
-                setenv(var, v, 1);
-                fprintf(stderr, "anvil sweep: the value of header %.*s is not saved in the plan; it is "
-                        "read from %s (set it again for --resume)\n", (int)(colon - h), h, var);
-            }
-            char ref[200];
-            snprintf(ref, sizeof ref, "%.*s=ANVIL_SWEEP_HEADER_%d", (int)(colon - h) > 150 ? 150 : (int)(colon - h), h, k + 1);
-            if (joined) {
-                char both[240];
-                snprintf(both, sizeof both, "--header-env=%s", ref);
-                if (replace_arg(job->args, i, both) != 0)
-                    return -1;
-            } else if (replace_arg(job->args, i, "--header-env") != 0 || replace_arg(job->args, i + 1, ref) != 0) {
-                return -1;
-            }
-        }
-    }
-    return 0;
 }
 
 /* Parses every round's flags as anvil run will, before the first round:
@@ -572,9 +297,9 @@ static int new_plan(struct sweep_opts *o, const char *dir, struct sweep_plan *pl
     size_t nc = 0, nt = 0;
     cJSON *plan_file = NULL;
     int rc = -1;
-    if (o->plan_file && !(plan_file = read_plan_file(o->plan_file)))
+    if (o->plan_file && !(plan_file = sweep_read_plan_file(o->plan_file)))
         return -1;
-    int got = plan_file ? cases_from_plan(o, plan_file, &cases, &nc) : cases_from_flags(o, &cases, &nc);
+    int got = plan_file ? sweep_cases_from_plan(o->plan_file, plan_file, &o->rounds, &o->num_prompts, &cases, &nc) : cases_from_flags(o, &cases, &nc);
     if (got == 0 && parse_targets(o->targets, o->base_url, targets, &nt) == 0) {
         char np[32];
         snprintf(np, sizeof np, "%ld", o->num_prompts);
@@ -589,7 +314,7 @@ static int new_plan(struct sweep_opts *o, const char *dir, struct sweep_plan *pl
         snprintf(path, sizeof path, "%s/sweep-plan.json", dir);
         cJSON *json = NULL;
         bool built = sweep_plan_build(cases, nc, targets, nt, o->rounds, dir, base, o->slo, plan) == 0;
-        if (built && (hide_headers(plan) != 0 || check_rounds(plan) != 0))
+        if (built && (sweep_hide_headers(plan) != 0 || check_rounds(plan) != 0))
             rc = -1;
         else if (built && check_targets(plan) != 0)
             rc = -2;
@@ -599,11 +324,7 @@ static int new_plan(struct sweep_opts *o, const char *dir, struct sweep_plan *pl
             fprintf(stderr, "anvil sweep: %s\n", err);
         cJSON_Delete(json);
     }
-    for (size_t i = 0; i < nc; i++) {
-        free(cases[i].extra);
-        cJSON_Delete(cases[i].extra_text);
-    }
-    free(cases);
+    sweep_cases_free(cases, nc);
     cJSON_Delete(plan_file);
     if (rc)
         sweep_plan_free(plan);
@@ -702,7 +423,7 @@ int sweep_main(int argc, char **argv)
                         "continues it, --force replaces it\n", dir, dir);
         return 2;
     }
-    if (!o.resume && o.force && access(earlier, F_OK) == 0 && set_aside(dir) != 0)
+    if (!o.resume && o.force && access(earlier, F_OK) == 0 && sweep_set_aside(dir) != 0)
         return 1;
     struct sweep_plan plan;
     if (!o.resume && (rc = new_plan(&o, dir, &plan)) != 0)
