@@ -150,3 +150,62 @@ Test(recover, a_signal_after_the_last_send_whose_requests_end_in_grace_cuts_noth
     cr_assert_eq(sim_stop(&sim), 0);
     unlink(path);
 }
+
+/* Whether any file in dir holds needle. */
+static int holds_secret(const char *dir, const char *needle, char *where, size_t cap)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int hits = 0;
+    while (d && (e = readdir(d))) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        char *t = e->d_name[0] == '.' ? NULL : harness_read_file(path, NULL);
+        if (t && strstr(t, needle)) {
+            hits++;
+            snprintf(where, cap, "%s", path);
+        }
+        free(t);
+    }
+    if (d)
+        closedir(d);
+    return hits;
+}
+
+Test(recover, no_secret_reaches_the_artifact_journal_log_or_recovery, .timeout = 60)
+{
+    struct sim_proc sim;
+    const char *sa[] = {"--ttft-ms", "1", "--itl-ms", "1", NULL};
+    cr_assert_eq(sim_start(&sim, sa), 0);
+    char dir[] = "/tmp/anvil-secrets-XXXXXX", out[128], log[128], rec[128], url[256], journal[512];
+    cr_assert(mkdtemp(dir));
+    snprintf(out, sizeof out, "%s/r.json", dir);
+    snprintf(log, sizeof log, "%s/requests.jsonl", dir);
+    snprintf(rec, sizeof rec, "%s/recovered.json", dir);
+    snprintf(url, sizeof url, "http://user:urlSECRETpw@%s:%d/v1", sim.host, sim.port);
+    setenv("ANVIL_TEST_KEY", "sk-keySECRET", 1);
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", url, "--api-key-env", "ANVIL_TEST_KEY",
+                          "--header", "X-Token: hdrSECRET", "--num-prompts", "3", "--input-len", "16",
+                          "--output-len", "2", "--requests-out", log, "--out", out, NULL};
+    char o[16384], e[8192];
+    int status;
+    cr_assert_eq(run_cmd_err(argv, o, sizeof o, e, sizeof e, &status), 0);
+    cr_assert_eq(status, 0, "%s", e);
+    cr_assert_eq(find_journal(dir, journal, sizeof journal), 0);
+    const char *r[] = {harness_anvil_bin(), "recover", journal, "--out", rec, NULL};
+    cr_assert_eq(run_cmd_err(r, o, sizeof o, e, sizeof e, &status), 0);
+    cr_assert_eq(status, 0, "%s", e);
+    const char *secrets[] = {"urlSECRETpw", "sk-keySECRET", "hdrSECRET"};
+    for (size_t i = 0; i < 3; i++) {
+        char where[600] = "";
+        cr_assert_eq(holds_secret(dir, secrets[i], where, sizeof where), 0, "%s is in %s", secrets[i], where);
+        cr_assert_null(strstr(o, secrets[i]));
+        cr_assert_null(strstr(e, secrets[i]));
+    }
+    cr_assert_eq(sim_stop(&sim), 0);
+    unlink(out);
+    unlink(log);
+    unlink(rec);
+    unlink(journal);
+    rmdir(dir);
+}
