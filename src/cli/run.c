@@ -35,6 +35,7 @@ static void settle(struct run_cli *r, const bool *seen)
         c->concurrency = 0;
     if (c->duration_s > 0 && !seen[flags_find(t, "num-prompts") - t])
         c->num_prompts = 200000;
+    c->output_len_set = seen[flags_find(t, "output-len") - t] || seen[flags_find(t, "sharegpt-output-len") - t];
     c->headers = r->headers;
     c->progress = !r->no_progress && isatty(STDERR_FILENO);
 }

@@ -169,6 +169,9 @@ static const struct flag_spec flags[] = {
      .min = 1, .max = 100000000},
     {"output-len", "random-output-len", FLAG_LONG, AT(output_len), "N", "128",
      "max_tokens per request, in tokens", .min = 1, .max = 100000000},
+    {"sharegpt-output-len", NULL, FLAG_LONG, AT(output_len), "N", NULL,
+     "vLLM's flag: every ShareGPT request gets max_tokens N (without it or --output-len, each "
+     "gets its recorded reply's length, counted by the server's tokenizer)", .min = 1, .max = 100000000},
     {"ignore-eos", NULL, FLAG_ON, AT(ignore_eos), NULL, NULL,
      "send ignore_eos so every reply has exactly --output-len tokens (default on)"},
     {"no-ignore-eos", NULL, FLAG_OFF, AT(ignore_eos), NULL, NULL, "let replies end at EOS"},

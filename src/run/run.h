@@ -56,6 +56,8 @@ struct run_config {
     long concurrency;                   /* in flight: exactly (closed loop) or at most; 0 = no cap */
     long num_prompts, warmup;           /* measured and unmeasured requests */
     long input_len, output_len;         /* tokens */
+    bool output_len_set;                /* given: ShareGPT replies get output_len, not their
+                                           recorded lengths */
     long seed;
     bool ignore_eos, continuous_usage;
     enum pct_method pct;

@@ -14,6 +14,7 @@ struct dataset_entry {
     cJSON *messages;    /* owned: [{"role", "content"}...], the last one a user turn */
     long max_tokens;    /* tokens; -1 = not given (use --output-len) */
     long conversation;  /* index of the conversation it came from (prefix-cache salt) */
+    char *reply;        /* owned: the recorded assistant reply that followed, or NULL */
 };
 
 struct dataset {
