@@ -40,6 +40,7 @@ static const struct command commands[] = {
     {"compare", compare_main, "compare two runs or sweeps metric by metric: delta, ratio, better/worse/within noise"},
     {"graph", graph_main, "graph data (charts of one metric across artifacts, with their sha256) from a plan"},
     {"report", report_main, "one self-contained HTML report (charts) of runs, sweeps, load curves, matrices, graph data"},
+    {"recover", recover_main, "rebuild a killed run's artifact from its journal"},
     {"version", version_main, "print the version and the optional components built in"},
 };
 

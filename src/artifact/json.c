@@ -110,6 +110,13 @@ int artifact_check_path(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "empty path");
         return -1;
     }
+    if (!strcmp(path, "-"))
+        return 0;
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s is a directory (name a file in it, or use --result-dir)", path);
+        return -1;
+    }
     if (special_target(path))
         return access(path, W_OK) == 0 ? 0 : (snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno)), -1);
     char *tmp = tmp_name(path);
@@ -125,27 +132,72 @@ int artifact_check_path(const char *path, char *err, size_t errlen)
     return 0;
 }
 
+/* Writes text and a newline to target, flushed to the disk. Returns 0, or
+ * -1 with errno set (the file may be partly written). */
+static int write_synced(const char *target, const char *text)
+{
+    FILE *f = fopen(target, "w");
+    if (!f)
+        return -1;
+    bool ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF && fflush(f) == 0;
+    /* fsync fails with EINVAL on pipes and devices: nothing to sync there */
+    ok = ok && (fsync(fileno(f)) == 0 || errno == EINVAL || errno == ENOTSUP);
+    int saved = errno;
+    ok = fclose(f) == 0 && ok;
+    if (!ok && !errno)
+        errno = saved;
+    return ok ? 0 : -1;
+}
+
+/* Where an artifact goes when its own place cannot take it:
+ * $TMPDIR (else /tmp)/anvil-<pid>-<file name>. */
+static void fallback_path(const char *path, char *out, size_t cap)
+{
+    const char *dir = getenv("TMPDIR"), *base = strrchr(path, '/');
+    snprintf(out, cap, "%s/anvil-%ld-%s", dir && *dir ? dir : "/tmp", (long)getpid(), base ? base + 1 : path);
+}
+
 int artifact_write_file(const char *path, const cJSON *j, char *err, size_t errlen)
 {
+    if (!strcmp(path, "-")) {       /* stdout */
+        char *text = artifact_print(j);
+        int rc = text && puts(text) >= 0 && fflush(stdout) == 0 ? 0 : -1;
+        if (rc)
+            snprintf(err, errlen, "cannot write the artifact to stdout: %s", text ? strerror(errno) : "out of memory");
+        free(text);
+        return rc;
+    }
     char *text = artifact_print(j);
     bool in_place = special_target(path);
     char *tmp = in_place ? NULL : tmp_name(path);
     const char *target = in_place ? path : tmp;
-    FILE *f = NULL;
     int rc = -1;
     if (!text || (!in_place && !tmp)) {
         snprintf(err, errlen, "out of memory rendering %s", path);
-    } else if (file_mkdir_parents(path) != 0 || !(f = fopen(target, "w"))) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-    } else {
-        bool ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-        ok = fclose(f) == 0 && ok;
-        if (!ok)
-            snprintf(err, errlen, "cannot write %s: %s", target, strerror(errno));
-        else if (!in_place && rename(tmp, path) != 0)
-            snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+        free(tmp);
+        free(text);
+        return -1;
+    }
+    char why[300] = "";
+    if (file_mkdir_parents(path) != 0 || write_synced(target, text) != 0)
+        snprintf(why, sizeof why, "cannot write %s: %s", in_place ? path : target, strerror(errno));
+    else if (!in_place && rename(tmp, path) != 0)
+        snprintf(why, sizeof why, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+    else
+        rc = 0;
+    if (rc != 0 && tmp)
+        unlink(tmp);            /* a partial temporary file must not linger */
+    if (rc != 0 && !in_place) {  /* the measurements are not lost: put them elsewhere */
+        char fb[1200];
+        fallback_path(path, fb, sizeof fb);
+        if (write_synced(fb, text) == 0)
+            snprintf(err, errlen, "%.600s; the artifact was written to %s instead", why, fb);
         else
-            rc = 0;
+            snprintf(err, errlen, "%.600s; the fallback %s failed too: %s", why, fb, strerror(errno));
+        if (strstr(err, "failed too"))
+            unlink(fb);
+    } else if (rc != 0) {
+        snprintf(err, errlen, "%s", why);
     }
     free(tmp);
     free(text);

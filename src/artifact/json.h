@@ -36,14 +36,18 @@ cJSON *artifact_string_array(char *const *v, size_t n);
 char *artifact_print(const cJSON *j);
 
 /* Checks, before a run, that an artifact can be written at path (creating
- * its parent directories). Returns 0, or -1 with why in err. */
+ * its parent directories): not a directory, writable; "-" (stdout) always
+ * can. Returns 0, or -1 with why in err. */
 int artifact_check_path(const char *path, char *err, size_t errlen);
 
 /* Writes j (pretty-printed by artifact_print, then a newline) to path,
- * creating the parent directory, through a temporary file renamed into place
- * so a reader never sees half a file — unless path is a device, pipe or
- * symlink, which is written in place. Returns 0, or -1 with a message in
- * err. */
+ * creating the parent directory, through a temporary file in the same
+ * directory, fsynced and renamed into place, so a reader never sees half a
+ * file — unless path is a device, pipe or symlink, which is written in
+ * place, or "-", stdout. When the write fails (disk full, ...) the
+ * temporary file is removed and the artifact is written to
+ * $TMPDIR (else /tmp)/anvil-<pid>-<name> instead; the message names it.
+ * Returns 0, or -1 with a message in err (also when the fallback took it). */
 int artifact_write_file(const char *path, const cJSON *j, char *err, size_t errlen);
 
 /* ---- checked reading ---- */

@@ -93,8 +93,11 @@ int matrix_row_of(const struct benchmark *b, const char *sha256_hex, struct matr
     out->output_tokens = b->max_tokens;
     out->concurrency = b->concurrency;      /* 0: open loop, no cap */
     char case_id[96];
-    snprintf(case_id, sizeof case_id, "run-%ld-%ld-c%ld", out->input_tokens, out->output_tokens,
-             out->concurrency);
+    int n = snprintf(case_id, sizeof case_id, "run-%ld-%ld-c%ld", out->input_tokens, out->output_tokens,
+                     out->concurrency);
+    /* an open-loop round's load point is its rate: 8 req/s is not c=32's case */
+    if (!isnan(b->request_rate) && n > 0 && (size_t)n < sizeof case_id)
+        snprintf(case_id + n, sizeof case_id - (size_t)n, "-r%g", b->request_rate);
     /* who and what the round was: from `sweep` when anvil ran it inside a
      * sweep, else from the artifact's own fields */
     out->engine = strdup(b->sweep.present ? b->sweep.target : b->engine);

@@ -43,6 +43,11 @@ int graph_main(int argc, char **argv);
  * or the file cannot be written, 2 usage error. */
 int report_main(int argc, char **argv);
 
+/* `anvil recover JOURNAL`: rebuilds a killed run's artifact from its
+ * journal. argv[0] is "recover". Returns 0 written, 1 the journal cannot be
+ * read or the artifact cannot be written, 2 usage error. */
+int recover_main(int argc, char **argv);
+
 struct flag_spec;
 
 /* `anvil run`'s flag table (cli/flags.h), for tests that hold it to the

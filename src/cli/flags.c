@@ -105,9 +105,25 @@ int flags_defaults(const char *cmd, const struct flag_spec *t, void *cfg)
     return 0;
 }
 
+/* A row given under both its names (--concurrency 4 --max-concurrency 8)
+ * is a conflict, not "the last one wins". used[] holds 1 (name) or 2
+ * (alias) per row. Returns 0, or -1 after printing both names. */
+static int check_alias(const char *cmd, const struct flag_spec *f, const char *name, unsigned char *u)
+{
+    unsigned char now = f->alias && !strcmp(name, f->alias) ? 2 : 1;
+    if (*u && *u != now) {
+        fprintf(stderr, "anvil %s: --%s and --%s are the same setting: give one of them\n", cmd,
+                f->name, f->alias);
+        return -1;
+    }
+    *u = now;
+    return 0;
+}
+
 int flags_parse(const char *cmd, const struct flag_spec *t, void *cfg, int argc, char **argv,
                 int (*positional)(void *cfg, const char *arg), int *rest, bool *seen)
 {
+    unsigned char used[256] = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help"))
@@ -150,6 +166,8 @@ int flags_parse(const char *cmd, const struct flag_spec *t, void *cfg, int argc,
             fprintf(stderr, "anvil %s: --%s takes no value\n", cmd, name);
             return -1;
         }
+        if ((size_t)(f - t) < sizeof used && check_alias(cmd, f, name, &used[f - t]) != 0)
+            return -1;
         if (set_flag(cmd, f, name, cfg, v) != 0)
             return -1;
         while (f->many && i + 1 < argc && argv[i + 1][0] != '-')

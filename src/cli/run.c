@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "cli/flags.h"
 #include "cli/run_cli.h"
+#include "report/failures.h"
 #include "report/observe.h"
 #include "report/table.h"
 #include "workload/trace.h"
@@ -21,8 +22,9 @@ static void usage(FILE *out)
             "--concurrency requests in flight until --num-prompts measured requests finished), an\n"
             "open loop with --request-rate, or a time window with --duration.\n\n");
     flags_help(out, run_flag_table());
-    fprintf(out, "  %-28s this text\n\nExit status: 0 complete, 1 incomplete or nothing measured "
-            "(artifact still written when anything was), 2 usage error.\n", "-h, --help");
+    fprintf(out, "  %-28s this text\n\nExit status: 0 complete, with at most --max-failure-rate of "
+            "the requests failed; 1 incomplete, nothing measured, or more requests failed (the artifact "
+            "is still written when anything was measured); 2 usage error.\n", "-h, --help");
 }
 
 /* Settings the flags imply: an open loop has no cap unless one is given,
@@ -38,19 +40,41 @@ static void settle(struct run_cli *r, const bool *seen)
         c->num_prompts = 0;     /* the whole window */
     if (c->duration_s > 0 && !seen[flags_find(t, "num-prompts") - t])
         c->num_prompts = 200000;
+    c->output_len_set = seen[flags_find(t, "output-len") - t] || seen[flags_find(t, "sharegpt-output-len") - t];
     c->headers = r->headers;
     c->progress = !r->no_progress && isatty(STDERR_FILENO);
 }
 
-/* Prints the summary and returns the exit status. */
-static int report(const struct run_config *c, const struct run_result *res)
+/* The load settings, as vLLM's summary repeats them before its numbers. */
+static void load_settings(FILE *to, const struct run_config *c)
 {
+    char rate[32] = "inf (closed loop)", burst[48] = "n/a (closed loop)", cap[32] = "none";
+    if (!isinf(c->request_rate)) {
+        snprintf(rate, sizeof rate, "%g", c->request_rate);
+        snprintf(burst, sizeof burst, "%g%s", c->burstiness, c->burstiness == 1 ? " (Poisson)" : "");
+    }
+    if (c->concurrency > 0)
+        snprintf(cap, sizeof cap, "%ld", c->concurrency);
+    fprintf(to, "%-44s %15s\n%-44s %15s\n%-44s %15s\n", "Traffic request rate (req/s):", rate,
+            "Burstiness factor:", burst, "Max request concurrency:", cap);
+}
+
+/* Prints the summary and returns the exit status. */
+static int report(const struct run_cli *r, const struct run_result *res)
+{
+    const struct run_config *c = &r->c;
+    /* --out -: stdout is the artifact, the rest goes to stderr */
+    FILE *to = strcmp(res->artifact_path, "-") ? stdout : stderr;
     if (res->summarized) {
-        report_table(stdout, "Serving Benchmark Result", &res->summary, res->warmup_failed);
+        load_settings(to, c);
+        report_table(to, "Serving Benchmark Result", &res->summary, res->warmup_failed);
+        if (r->pct_given)
+            report_percentiles(to, &r->pct, res->records, res->n_records, c->pct);
+        report_failures(to, res->records, res->n_records);
         if (res->observe)
-            report_observe(stdout, res->observe);
+            report_observe(to, res->observe);
         if (res->cache_contaminated)
-            printf("warning: %.1f%% of prompt tokens were served from the prefix cache although "
+            fprintf(to, "warning: %.1f%% of prompt tokens were served from the prefix cache although "
                    "every prompt starts with a unique prefix: prefill numbers are not from a cold "
                    "cache\n", 100.0 * (double)res->summary.cached_tokens / (double)res->summary.prompt_tokens);
     }
@@ -58,22 +82,29 @@ static int report(const struct run_config *c, const struct run_result *res)
         fprintf(stderr, "anvil run: %s\n", res->error);
         return 1;
     }
-    printf("artifact: %s%s\n", res->artifact_path, res->incomplete ? " (incomplete)" : "");
+    fprintf(to, "artifact: %s%s\n", res->artifact_path, res->incomplete ? " (incomplete)" : "");
     if (res->log_errors)
         fprintf(stderr, "anvil run: %d lines could not be written to --requests-out %s\n",
                 res->log_errors, c->requests_out);
+    const struct run_summary *s = &res->summary;
+    int ended = s->completed + s->failed;
+    if (res->summarized && ended && s->failed > r->max_failure_rate * ended) {
+        fprintf(stderr, "anvil run: %d of %d requests failed (%.1f%%), more than --max-failure-rate %g "
+                "allows\n", s->failed, ended, 100.0 * s->failed / ended, r->max_failure_rate);
+        return 1;
+    }
     return res->status == RUN_OK ? 0 : 1;
 }
 
-/* Flags → a resolved, checked config. Returns 0, 1 for --help, -1 on a
- * usage error (printed). */
-static int parse(struct run_cli *r, int argc, char **argv)
+int run_cli_parse(struct run_cli *r, int argc, char **argv, FILE *log)
 {
     const struct flag_spec *t = run_flag_table();
     bool *seen = calloc(flags_count(t), sizeof *seen);
     char err[1024];
     run_config_defaults(&r->c);
+    r->c.log = log;
     int rc = seen ? flags_defaults("run", t, r) : -1;
+    r->pct_given = false;       /* the defaults alone print nothing beyond the summary */
     if (rc == 0)
         rc = flags_parse("run", t, r, argc, argv, NULL, NULL, seen);
     if (rc == 0) {
@@ -89,10 +120,18 @@ static int parse(struct run_cli *r, int argc, char **argv)
     return rc;
 }
 
+void run_cli_free(struct run_cli *r)
+{
+    curl_slist_free_all(r->headers);
+    cJSON_Delete(r->extra_body);
+    r->headers = NULL;
+    r->extra_body = NULL;
+}
+
 int run_main(int argc, char **argv)
 {
     struct run_cli r = {0};
-    int rc = parse(&r, argc, argv), status = 2;
+    int rc = run_cli_parse(&r, argc, argv, NULL), status = 2;
     if (rc == 1) {
         usage(stdout);
         status = 0;
@@ -100,11 +139,10 @@ int run_main(int argc, char **argv)
         curl_global_init(CURL_GLOBAL_DEFAULT);
         struct run_result res;
         run_execute(&r.c, &res);
-        status = report(&r.c, &res);
+        status = report(&r, &res);
         run_result_free(&res);
         curl_global_cleanup();
     }
-    curl_slist_free_all(r.headers);
-    cJSON_Delete(r.extra_body);
+    run_cli_free(&r);
     return status;
 }

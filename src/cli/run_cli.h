@@ -3,6 +3,7 @@
 #ifndef ANVIL_CLI_RUN_CLI_H
 #define ANVIL_CLI_RUN_CLI_H
 
+#include "report/percentiles.h"
 #include "run/run.h"
 
 /* The config, and what only the command line needs to build it. */
@@ -11,6 +12,19 @@ struct run_cli {
     struct curl_slist *headers;     /* --header values; owned */
     cJSON *extra_body;              /* --extra-body; owned */
     bool no_progress;               /* --disable-tqdm */
+    double max_failure_rate;        /* --max-failure-rate: above it the run exits 1 */
+    struct pct_request pct;         /* --percentile-metrics / --metric-percentiles */
+    bool pct_given;
 };
+
+/* `anvil run`'s flags (argv[0] "run") → a resolved, checked config in *r:
+ * the command itself and `anvil sweep`, which checks every round's flags
+ * before the first round runs. Notes go to log (NULL = stderr); errors are
+ * printed as "anvil run: ...". Returns 0, 1 for --help, -1 on a usage error.
+ * Release with run_cli_free whatever it returned. */
+int run_cli_parse(struct run_cli *r, int argc, char **argv, FILE *log);
+
+/* Frees what r owns. */
+void run_cli_free(struct run_cli *r);
 
 #endif

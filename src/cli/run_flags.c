@@ -2,6 +2,7 @@
  * default and help, in the order --help prints them. */
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -60,6 +61,40 @@ static int set_header(void *cfg, const char *cmd, const char *flag, const char *
     return 0;
 }
 
+/* --header-env NAME=VAR: the header's value is read from the environment,
+ * so a plan or a script can name it without holding it. */
+static int set_header_env(void *cfg, const char *cmd, const char *flag, const char *v)
+{
+    const char *eq = strchr(v, '=');
+    if (!eq || eq == v || !eq[1] || strchr(v, ':')) {
+        fprintf(stderr, "anvil %s: --%s: expected NAME=VAR (a header name and an environment "
+                "variable), got '%s'\n", cmd, flag, v);
+        return -1;
+    }
+    const char *value = getenv(eq + 1);
+    if (!value) {
+        fprintf(stderr, "anvil %s: --%s %s: the environment variable %s is not set (it holds the "
+                "value of header %.*s)\n", cmd, flag, v, eq + 1, (int)(eq - v), v);
+        return -1;
+    }
+    char line[8192];
+    snprintf(line, sizeof line, "%.*s: %s", (int)(eq - v), v, value);
+    return set_header(cfg, cmd, "header", line);
+}
+
+static int set_pct(void *cfg, const char *cmd, const char *flag, const char *v)
+{
+    struct run_cli *r = cfg;
+    char err[200];
+    bool metrics = !strcmp(flag, "percentile-metrics");
+    if ((metrics ? pct_parse_metrics(v, &r->pct, err, sizeof err) : pct_parse_values(v, &r->pct, err, sizeof err)) != 0) {
+        fprintf(stderr, "anvil %s: --%s: %s\n", cmd, flag, err);
+        return -1;
+    }
+    r->pct_given = true;
+    return 0;
+}
+
 static int set_ratio(const char *cmd, const char *flag, const char *v, double *out)
 {
     if (flag_double(cmd, flag, v, 0, out) != 0)
@@ -107,6 +142,9 @@ static const struct flag_spec flags[] = {
      "environment variable holding the API key, sent as a bearer token when set; never written anywhere"},
     {"header", NULL, FLAG_CUSTOM, 0, "'Name: value'", NULL, "extra request header (repeatable)",
      .parse = set_header},
+    {"header-env", NULL, FLAG_CUSTOM, 0, "NAME=VAR", NULL,
+     "extra request header NAME whose value is read from environment variable VAR (repeatable); "
+     "what anvil sweep saves in its plan instead of a header's value", .parse = set_header_env},
     {"concurrency", "max-concurrency", FLAG_LONG, AT(concurrency), "N", "1",
      "requests in flight: exactly N in the closed loop, at most N with --request-rate (there "
      "no cap unless given)", .section = "Load", .min = 1, .max = 100000},
@@ -117,7 +155,7 @@ static const struct flag_spec flags[] = {
     {"num-prompts", NULL, FLAG_LONG, AT(num_prompts), "N", "100",
      "measured requests (with --duration: the most that may be sent, default 200000)",
      .min = 1, .max = 100000000},
-    {"warmup", NULL, FLAG_LONG, AT(warmup), "N", "0", "unmeasured requests sent first",
+    {"warmup", "num-warmups", FLAG_LONG, AT(warmup), "N", "0", "unmeasured requests sent first",
      .min = 0, .max = 1000000},
     {"ready-check-timeout-sec", NULL, FLAG_DOUBLE, AT(ready_timeout_s), "S", "0",
      "wait up to S seconds for the server to answer GET {base}/models before starting", .min = 0},
@@ -135,6 +173,9 @@ static const struct flag_spec flags[] = {
      .min = 1, .max = 100000000},
     {"output-len", "random-output-len", FLAG_LONG, AT(output_len), "N", "128",
      "max_tokens per request, in tokens", .min = 1, .max = 100000000},
+    {"sharegpt-output-len", NULL, FLAG_LONG, AT(output_len), "N", NULL,
+     "vLLM's flag: every ShareGPT request gets max_tokens N (without it or --output-len, each "
+     "gets its recorded reply's length, counted by the server's tokenizer)", .min = 1, .max = 100000000},
     {"ignore-eos", NULL, FLAG_ON, AT(ignore_eos), NULL, NULL,
      "send ignore_eos so every reply has exactly --output-len tokens (default on)"},
     {"no-ignore-eos", NULL, FLAG_OFF, AT(ignore_eos), NULL, NULL, "let replies end at EOS"},
@@ -144,7 +185,7 @@ static const struct flag_spec flags[] = {
      "prompt lengths uniform in [N(1-R), N(1+R)] tokens", .parse = set_input_range},
     {"random-range-ratio", NULL, FLAG_CUSTOM, 0, "R", NULL,
      "the same for prompt and output lengths (vLLM's flag)", .parse = set_range_ratio},
-    {"shared-prefix-len", NULL, FLAG_LONG, AT(shared_prefix_len), "N", "0",
+    {"shared-prefix-len", "random-prefix-len", FLAG_LONG, AT(shared_prefix_len), "N", "0",
      "every prompt starts with the same N tokens (prefix-cache studies); the unique part follows it",
      .min = 0, .max = 100000000},
     {"dataset", NULL, FLAG_STRING, AT(dataset), "jsonl:FILE|sharegpt:FILE|mooncake:FILE|azure:FILE", NULL,
@@ -246,8 +287,15 @@ static const struct flag_spec flags[] = {
      "no progress line"},
     {"requests-out", NULL, FLAG_STRING, AT(requests_out), "FILE", NULL,
      "JSON Lines, one line per request, appended as each ends"},
+    {"max-failure-rate", NULL, FLAG_DOUBLE, offsetof(struct run_cli, max_failure_rate), "R", "0.05",
+     "the run fails (exit 1) when more than this share of its measured requests failed", .min = 0},
     {"percentile-method", NULL, FLAG_CHOICE, AT(pct), "nearest|linear", "nearest",
      "nearest rank, or linear interpolation", .choices = pct_names},
+    {"percentile-metrics", NULL, FLAG_CUSTOM, 0, "LIST", "ttft,tpot,itl",
+     "metrics printed at --metric-percentiles after the summary: any of ttft, tpot, itl, e2el "
+     "(computed from the requests; the artifact always has them all)", .parse = set_pct},
+    {"metric-percentiles", NULL, FLAG_CUSTOM, 0, "LIST", "99",
+     "percentiles in (0, 100] for --percentile-metrics, e.g. 50,90,99.9", .parse = set_pct},
     {"goodput", NULL, FLAG_CUSTOM, 0, "ttft:MS tpot:MS e2el:MS", NULL,
      "SLOs of a good request in ms (any subset, also comma separated); reports goodput_rps",
      .parse = set_goodput, .many = true},

@@ -1,12 +1,14 @@
 /* sweep.c — `anvil sweep`: cases × targets × rounds, each round one
  * `anvil run`; then the matrix (and, with --slo, the load curve). */
 #include <ctype.h>
-#include <getopt.h>
+#include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "artifact/benchmark.h"
@@ -16,10 +18,14 @@
 #include "artifact/provenance.h"
 #include "cli/cli.h"
 #include "cli/flags.h"
+#include "cli/run_cli.h"
+#include "openai/discover.h"
 #include "core/clock.h"
 #include "core/file.h"
 #include "report/sweep_table.h"
 #include "stats/summary.h"
+#include "sweep/cases.h"
+#include "sweep/guard.h"
 #include "sweep/plan.h"
 #include "sweep/report.h"
 #include "sweep/runner.h"
@@ -32,7 +38,40 @@ struct sweep_opts {
     const char *base_url, *targets, *out_dir, *resume, *plan_file, *slo;
     const char *conc_list, *rate_list, *in_list, *out_list;
     long rounds, num_prompts;
+    bool force;             /* replace an earlier sweep in --out-dir */
     char **run_args;        /* after "--": passed to every anvil run (points into argv) */
+};
+
+#define AT(field) offsetof(struct sweep_opts, field)
+
+static const struct flag_spec flags[] = {
+    {"base-url", NULL, FLAG_STRING, AT(base_url), "URL", "http://127.0.0.1:8000/v1", "one target",
+     .section = "Targets"},
+    {"targets", NULL, FLAG_STRING, AT(targets), "L=URL,...", NULL,
+     "several labelled targets, e.g. sglang=http://h1:30000/v1 (labels unique)"},
+    {"concurrency", NULL, FLAG_STRING, AT(conc_list), "LIST", NULL,
+     "closed-loop load points, e.g. 1,4,8,16,32 (default 1)", .section = "Cases (the cross product of the lists)"},
+    {"request-rate", NULL, FLAG_STRING, AT(rate_list), "LIST", NULL,
+     "open-loop load points in requests/s, e.g. 1,2,4,8 (instead of --concurrency)"},
+    {"input-len", NULL, FLAG_STRING, AT(in_list), "LIST", "128", "prompt tokens, e.g. 128,4096"},
+    {"output-len", NULL, FLAG_STRING, AT(out_list), "LIST", "64", "max_tokens, e.g. 64"},
+    {"plan", NULL, FLAG_STRING, AT(plan_file), "FILE", NULL,
+     "a JSON or YAML plan instead: {\"cases\": [{\"input_len\": N, \"output_len\": N, \"concurrency\": N "
+     "| \"request_rate\": R, \"name\": ID, any anvil run flag as a key (\"endpoint\": \"completions\", "
+     "\"warmup\": 2, ...), \"args\": [flags]}], \"rounds\": N, \"num_prompts\": N}"},
+    {"rounds", NULL, FLAG_LONG, AT(rounds), "N", "3", "repeats of every case", .section = "Rounds",
+     .min = 1, .max = 1000},
+    {"num-prompts", NULL, FLAG_LONG, AT(num_prompts), "N", "32", "measured requests per round",
+     .min = 1, .max = 100000000},
+    {"slo", NULL, FLAG_STRING, AT(slo), "ttft:MS,tpot:MS", NULL,
+     "SLOs (ms): goodput per round and the load-curve artifact"},
+    {"out-dir", NULL, FLAG_STRING, AT(out_dir), "DIR", NULL,
+     "where rounds, logs and results go (default results/sweep-<time>)", .section = "Output"},
+    {"resume", NULL, FLAG_STRING, AT(resume), "DIR", NULL,
+     "continue a cut sweep: runs only the rounds not yet complete"},
+    {"force", NULL, FLAG_ON, AT(force), NULL, NULL,
+     "replace an earlier sweep in --out-dir (its files are moved to DIR/replaced-<time>)"},
+    {0},
 };
 
 static void usage(FILE *out)
@@ -42,30 +81,19 @@ static void usage(FILE *out)
 "Runs every case against every target, --rounds times, rounds interleaved across\n"
 "cases so drift hits all alike; each round is one `anvil run` with its own\n"
 "artifact. Writes DIR/matrix.json (median, min, max across rounds) and, with\n"
-"--slo, DIR/load-curve.json.\n\n"
-"Targets\n"
-"  --base-url URL           one target (default http://127.0.0.1:8000/v1)\n"
-"  --targets L=URL,...      several labelled targets, e.g. sglang=http://h1:30000/v1\n"
-"Cases (the cross product of the lists)\n"
-"  --concurrency LIST       closed-loop load points, e.g. 1,4,8,16,32 (default 1)\n"
-"  --request-rate LIST      open-loop load points in requests/s, e.g. 1,2,4,8\n"
-"  --input-len LIST         prompt tokens, e.g. 128,4096 (default 128)\n"
-"  --output-len LIST        max_tokens, e.g. 64 (default 64)\n"
-"  --plan FILE              a JSON or YAML plan instead: {\"cases\": [{\"input_len\": N,\n"
-"                           \"output_len\": N, \"concurrency\": N | \"request_rate\": R,\n"
-"                           \"name\": ID, any anvil run flag as a key (\"endpoint\":\n"
-"                           \"completions\", \"warmup\": 2, ...), \"args\": [flags]}],\n"
-"                           \"rounds\": N, \"num_prompts\": N}\n"
-"Rounds\n"
-"  --rounds N               repeats of every case (default 3)\n"
-"  --num-prompts N          measured requests per round (default 32)\n"
-"  --slo ttft:MS,tpot:MS    SLOs (ms): goodput per round and the load-curve artifact\n"
-"Output\n"
-"  --out-dir DIR            where rounds, logs and results go (default results/sweep-<time>)\n"
-"  --resume DIR             continue a cut sweep: runs only the rounds not yet complete\n"
-"  -- FLAGS                 everything after -- goes to every anvil run (e.g. --endpoint\n"
-"                           completions --warmup 2)\n"
-"  -h, --help               this text\n");
+"--slo, DIR/load-curve.json.\n\n");
+    flags_help(out, flags);
+    fprintf(out,
+"  %-28s everything after -- goes to every anvil run (e.g. --endpoint\n"
+"  %-28s completions --warmup 2)\n"
+"  %-28s this text\n\n"
+"Before the first round every round's flags are parsed as anvil run parses them and every\n"
+"target is asked GET {base}/models: a bad flag, an unknown plan key or a target that does\n"
+"not answer stops the sweep at once. Header values given with --header (after -- or as a\n"
+"plan's \"header\" key) are never written to the plan: it keeps --header-env NAME=VAR, and\n"
+"--resume reads VAR from the environment again.\n\n"
+"Exit status: 0 the matrix status is PASS; 1 FAIL or INCOMPLETE, a target unreachable, or\n"
+"nothing could run; 2 usage error (a bad flag, plan or round flags).\n", "-- FLAGS", "", "-h, --help");
 }
 
 /* Splits "a,b,c" into numbers; "inf" allowed when rates. Returns the count or -1. */
@@ -89,16 +117,13 @@ static int parse_list(const char *flag, const char *s, double *out, bool rates)
     return n ? n : -1;
 }
 
-/* A case name becomes a directory: letters, digits, '.', '_', '-', not
- * starting with '.'. */
-static bool safe_name(const char *s)
+/* Whether url holds user:password@ (which the plan would save). */
+static bool has_credentials(const char *url)
 {
-    if (!s[0] || s[0] == '.')
-        return false;
-    for (; *s; s++)
-        if (!(isalnum((unsigned char)*s) || *s == '.' || *s == '_' || *s == '-'))
-            return false;
-    return true;
+    const char *host = strstr(url, "://");
+    host = host ? host + 3 : url;
+    const char *at = strchr(host, '@'), *slash = strchr(host, '/');
+    return at && (!slash || at < slash);
 }
 
 static int parse_targets(const char *s, const char *base_url, struct sweep_target *t, size_t *n)
@@ -108,6 +133,11 @@ static int parse_targets(const char *s, const char *base_url, struct sweep_targe
         snprintf(t[0].base_url, sizeof t[0].base_url, "%s", base_url);
         t[0].label[0] = '\0';
         *n = 1;
+        if (has_credentials(base_url)) {
+            fprintf(stderr, "anvil sweep: --base-url: a URL with user:password@ would be saved in the "
+                            "plan; send credentials as a header instead (-- --header-env 'Authorization=VAR')\n");
+            return -1;
+        }
         return 0;
     }
     char buf[4096];
@@ -120,60 +150,41 @@ static int parse_targets(const char *s, const char *base_url, struct sweep_targe
             return -1;
         }
         *eq = '\0';
-        if (!safe_name(tok)) {
+        if (!sweep_safe_name(tok)) {
             fprintf(stderr, "anvil sweep: --targets: label '%s' may hold only letters, digits, '.', '_' "
                             "and '-' (it names a directory)\n", tok);
             return -1;
         }
+        for (size_t k = 0; k < *n; k++)
+            if (!strcmp(t[k].label, tok)) {
+                fprintf(stderr, "anvil sweep: --targets: label '%s' is given twice (labels name the "
+                                "rows of the matrix and must be unique)\n", tok);
+                return -1;
+            }
         snprintf(t[*n].label, sizeof t[*n].label, "%s", tok);
         snprintf(t[*n].base_url, sizeof t[*n].base_url, "%s", eq + 1);
         (*n)++;
     }
+    for (size_t k = 0; k < *n; k++)
+        if (has_credentials(t[k].base_url)) {
+            fprintf(stderr, "anvil sweep: %s: a URL with user:password@ would be saved in the plan; "
+                            "send credentials as a header instead (-- --header-env 'Authorization=VAR')\n",
+                    s ? "--targets" : "--base-url");
+            return -1;
+        }
     return 0;
 }
 
+/* Returns 0 to run, 1 for --help, -1 on a usage error (printed). */
 static int parse_args(int argc, char **argv, struct sweep_opts *o)
 {
-    static const struct option opts[] = {
-        {"base-url", required_argument, 0, 'b'}, {"targets", required_argument, 0, 't'},
-        {"concurrency", required_argument, 0, 'c'}, {"request-rate", required_argument, 0, 'r'},
-        {"input-len", required_argument, 0, 'i'}, {"output-len", required_argument, 0, 'o'},
-        {"rounds", required_argument, 0, 'R'}, {"num-prompts", required_argument, 0, 'n'},
-        {"plan", required_argument, 0, 'p'}, {"slo", required_argument, 0, 's'},
-        {"out-dir", required_argument, 0, 'd'}, {"resume", required_argument, 0, 'u'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
-    };
-    *o = (struct sweep_opts){.base_url = "http://127.0.0.1:8000/v1", .rounds = 3, .num_prompts = 32};
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'b': o->base_url = optarg; break;
-        case 't': o->targets = optarg; break;
-        case 'c': o->conc_list = optarg; break;
-        case 'r': o->rate_list = optarg; break;
-        case 'i': o->in_list = optarg; break;
-        case 'o': o->out_list = optarg; break;
-        case 'R': if (flag_long("sweep", "rounds", optarg, 1, 1000, &o->rounds)) return -1; break;
-        case 'n': if (flag_long("sweep", "num-prompts", optarg, 1, 100000000, &o->num_prompts)) return -1; break;
-        case 'p': o->plan_file = optarg; break;
-        case 's': o->slo = optarg; break;
-        case 'd': o->out_dir = optarg; break;
-        case 'u': o->resume = optarg; break;
-        case 'h': return 1;
-        default:
-            fprintf(stderr, "anvil sweep: %s '%s' (see 'anvil sweep --help')\n",
-                    c == ':' ? "missing value for" : "unknown flag", argv[optind - 1]);
-            return -1;
-        }
-    }
-    if (optind < argc && strcmp(argv[optind - 1], "--") != 0) {
-        fprintf(stderr, "anvil sweep: unexpected argument '%s' (flags for anvil run go after --)\n", argv[optind]);
-        return -1;
-    }
-    o->run_args = argv + optind;
-    return 0;
+    *o = (struct sweep_opts){0};
+    int rest = argc;
+    int rc = flags_defaults("sweep", flags, o);
+    if (rc == 0)
+        rc = flags_parse("sweep", flags, o, argc, argv, NULL, &rest, NULL);
+    o->run_args = argv + rest;      /* argv[argc] is NULL: an empty list without -- */
+    return rc;
 }
 
 /* Cases from the flag lists: input × output × load point, into a new
@@ -212,168 +223,6 @@ static int cases_from_flags(const struct sweep_opts *o, struct sweep_case **out,
     return 0;
 }
 
-/* Keys of a plan case that are not anvil run flags. */
-static bool case_key(const char *k)
-{
-    static const char *const keys[] = {"name", "input_len", "output_len", "concurrency", "request_rate", "args"};
-    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
-        if (!strcmp(k, keys[i]))
-            return true;
-    return false;
-}
-
-/* The case's extra `anvil run` flags: its "args" list, then every other key
- * as a flag (input_len style or input-len style; true = the bare flag, false
- * = left out). Strings are owned by k->extra_text. Returns 0 or -1. */
-static int case_flags(const cJSON *c, struct sweep_case *k)
-{
-    int n = 0;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, c)
-        n += 2 + (cJSON_IsArray(e) ? cJSON_GetArraySize(e) : 0);
-    k->extra = calloc((size_t)n + 1, sizeof *k->extra);
-    k->extra_text = cJSON_CreateArray();
-    if (!k->extra || !k->extra_text)
-        return -1;
-    int i = 0;
-    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(c, "args"))
-        if (cJSON_IsString(e))
-            k->extra[i++] = e->valuestring;
-    cJSON_ArrayForEach(e, c) {
-        if (case_key(e->string) || cJSON_IsFalse(e) || cJSON_IsNull(e))
-            continue;
-        char flag[128], value[64];
-        snprintf(flag, sizeof flag, "--%s", e->string);
-        for (char *p = flag; *p; p++)
-            if (*p == '_')
-                *p = '-';
-        cJSON *f = cJSON_CreateString(flag);
-        cJSON_AddItemToArray(k->extra_text, f);
-        k->extra[i++] = f->valuestring;
-        if (cJSON_IsTrue(e))
-            continue;
-        if (cJSON_IsNumber(e))
-            snprintf(value, sizeof value, "%.17g", e->valuedouble);
-        cJSON *v = cJSON_CreateString(cJSON_IsNumber(e) ? value : cJSON_IsString(e) ? e->valuestring : "");
-        cJSON_AddItemToArray(k->extra_text, v);
-        k->extra[i++] = v->valuestring;
-    }
-    return 0;
-}
-
-/* Reads case c of a plan file (the current path of r) into *k: every key
- * checked, defaults for the ones not given (128 → 64 tokens, concurrency 1,
- * or no cap with a request_rate). Returns 0 or -1 (recorded in r). */
-static int read_case(struct jread *r, const cJSON *c, struct sweep_case *k)
-{
-    if (!cJSON_IsObject(c))
-        return jread_fail(r, NULL, "expected an object");
-    long in, out, conc;
-    double rate;
-    char *name = NULL, **args = NULL;
-    size_t n_args = 0;
-    jread_whole(r, c, "input_len", JR_OPTIONAL, 1, &in);
-    jread_whole(r, c, "output_len", JR_OPTIONAL, 1, &out);
-    jread_whole(r, c, "concurrency", JR_OPTIONAL, 1, &conc);
-    jread_number(r, c, "request_rate", JR_OPTIONAL, &rate);
-    if (!r->failed && !isnan(rate) && !(rate > 0 && isfinite(rate)))
-        jread_fail(r, "request_rate", "expected requests/s > 0, got %g", rate);
-    jread_string(r, c, "name", JR_OPTIONAL | JR_NONEMPTY, &name);
-    jread_strings(r, c, "args", JR_OPTIONAL, &args, &n_args);
-    artifact_strings_free(args, n_args);
-    const cJSON *e;
-    cJSON_ArrayForEach(e, c)
-        if (!r->failed && !case_key(e->string) && (cJSON_IsArray(e) || cJSON_IsObject(e)))
-            jread_fail(r, e->string, "expected an anvil run flag's value (a string, number, true or false)");
-    if (r->failed) {
-        free(name);
-        return -1;
-    }
-    *k = (struct sweep_case){.input_len = in == ARTIFACT_NONE ? 128 : in,
-                             .output_len = out == ARTIFACT_NONE ? 64 : out,
-                             .concurrency = conc != ARTIFACT_NONE ? conc : isnan(rate) ? 1 : 0,
-                             .request_rate = isnan(rate) ? INFINITY : rate};
-    if (name)
-        snprintf(k->id, sizeof k->id, "%s", name);
-    else
-        sweep_case_name(k->id, sizeof k->id, k->input_len, k->output_len, k->concurrency, k->request_rate);
-    free(name);
-    return 0;
-}
-
-/* A case name becomes a directory and must be unique. Returns 0 or -1
- * (reported). */
-static int check_case_id(const char *file, const struct sweep_case *k, const struct sweep_case *earlier,
-                         size_t n_earlier)
-{
-    if (!safe_name(k->id)) {
-        fprintf(stderr, "anvil sweep: --plan %s: case name '%s' may hold only letters, digits, '.', '_' "
-                        "and '-' (it names a directory)\n", file, k->id);
-        return -1;
-    }
-    for (size_t i = 0; i < n_earlier; i++)
-        if (!strcmp(earlier[i].id, k->id)) {
-            fprintf(stderr, "anvil sweep: --plan %s: two cases are named '%s'\n", file, k->id);
-            return -1;
-        }
-    return 0;
-}
-
-/* The plan file's rounds and num_prompts, when given, into o. */
-static void read_plan_counts(struct jread *r, const cJSON *plan, struct sweep_opts *o)
-{
-    long rounds, num_prompts;
-    jread_whole(r, plan, "rounds", JR_OPTIONAL, 1, &rounds);
-    jread_whole(r, plan, "num_prompts", JR_OPTIONAL, 1, &num_prompts);
-    if (!r->failed && rounds > 1000)
-        jread_fail(r, "rounds", "expected 1 to 1000, got %ld", rounds);
-    if (rounds != ARTIFACT_NONE)
-        o->rounds = rounds;
-    if (num_prompts != ARTIFACT_NONE)
-        o->num_prompts = num_prompts;
-}
-
-/* Cases from a JSON plan file, into a new array (*out, caller frees).
- * Returns 0 or -1 (reported). extra args point into the parsed plan, which
- * the caller keeps alive. */
-static int cases_from_plan(struct sweep_opts *o, cJSON *plan, struct sweep_case **out, size_t *n)
-{
-    char err[600];
-    struct jread r;
-    jread_init(&r, o->plan_file, err, sizeof err);
-    *n = 0;
-    *out = NULL;
-    const cJSON *list = jread_array(&r, plan, "cases", 0), *c;
-    if (!r.failed && cJSON_GetArraySize(list) == 0)
-        jread_fail(&r, "cases", "expected a non-empty array of cases");
-    read_plan_counts(&r, plan, o);
-    struct sweep_case *cases = r.failed ? NULL : calloc((size_t)cJSON_GetArraySize(list), sizeof *cases);
-    if (!r.failed && !cases)
-        jread_fail(&r, NULL, "out of memory");
-    *out = cases;
-    size_t mark = jread_enter(&r, "cases");
-    cJSON_ArrayForEach(c, list) {
-        if (r.failed)
-            break;
-        size_t m = jread_enter_index(&r, (int)*n);
-        struct sweep_case *k = &cases[*n];
-        if (read_case(&r, c, k) == 0) {
-            (*n)++;
-            if (check_case_id(o->plan_file, k, cases, *n - 1) != 0)
-                return -1;
-            if (case_flags(c, k) != 0)
-                jread_fail(&r, NULL, "out of memory");
-        }
-        jread_leave(&r, m);
-    }
-    jread_leave(&r, mark);
-    if (r.failed) {
-        fprintf(stderr, "anvil sweep: --plan %s\n", err);
-        return -1;
-    }
-    return 0;
-}
-
 static void default_dir(char *out, size_t cap)
 {
     char compact[17];
@@ -381,22 +230,67 @@ static void default_dir(char *out, size_t cap)
     snprintf(out, cap, "results/sweep-%s", compact);
 }
 
-/* Reads a --plan file (JSON, else YAML) into a JSON tree. NULL when it
- * cannot be read or parsed (reported). */
-static cJSON *read_plan_file(const char *path)
+/* Parses every round's flags as anvil run will, before the first round:
+ * a typo key or a bad flag is found now, not when its round starts.
+ * Returns 0, or -1 (reported). */
+static int check_rounds(const struct sweep_plan *plan)
 {
-    char *text = file_read_all(path, NULL), err[300] = "cannot read";
-    cJSON *plan = NULL;
-    if (text && !(plan = cJSON_Parse(text)))    /* not JSON: YAML */
-        plan = yaml_to_json(text, strlen(text), err, sizeof err);
-    free(text);
-    if (!plan)
-        fprintf(stderr, "anvil sweep: --plan %s: %s\n", path, err);
-    return plan;
+    FILE *quiet = fopen("/dev/null", "w");
+    int rc = 0;
+    for (size_t j = 0; !rc && j < plan->n_jobs; j++) {
+        const struct sweep_job *job = &plan->jobs[j];
+        char **argv = calloc(job->n_args + 4, sizeof *argv);
+        if (!argv) {
+            rc = -1;
+            break;
+        }
+        argv[0] = "run";
+        for (size_t i = 0; i < job->n_args; i++)
+            argv[i + 1] = job->args[i];
+        argv[job->n_args + 1] = "--out";
+        argv[job->n_args + 2] = job->artifact;
+        struct run_cli r = {0};
+        if (run_cli_parse(&r, (int)job->n_args + 3, argv, quiet ? quiet : stderr) != 0) {
+            fprintf(stderr, "anvil sweep: case %s%s%s, round %ld: its anvil run flags are not valid "
+                    "(above); nothing was run\n", job->case_id, job->target[0] ? ", target " : "",
+                    job->target, job->round);
+            rc = -1;
+        }
+        run_cli_free(&r);
+        free(argv);
+    }
+    if (quiet)
+        fclose(quiet);
+    return rc;
 }
 
-/* Builds and saves the plan of a new sweep into *plan. Returns 0, or -1
- * (reported). */
+/* Asks every target GET {base}/models before the first round: any HTTP
+ * answer (even 401) means it is there. Returns 0, or -1 naming the one
+ * that did not answer. */
+static int check_targets(const struct sweep_plan *plan)
+{
+    for (size_t j = 0; j < plan->n_jobs; j++) {
+        const struct sweep_job *job = &plan->jobs[j];
+        bool seen = false;
+        for (size_t k = 0; k < j && !seen; k++)
+            seen = !strcmp(plan->jobs[k].base_url, job->base_url);
+        if (seen)
+            continue;
+        char url[600], err[600];
+        long status = 0;
+        snprintf(url, sizeof url, "%s/models", job->base_url);
+        cJSON_Delete(server_fetch_json(url, NULL, NULL, 10000, &status, err, sizeof err));
+        if (status == 0) {
+            fprintf(stderr, "anvil sweep: target %s does not answer: %s; nothing was run\n",
+                    job->target[0] ? job->target : job->base_url, err);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Builds, checks and saves the plan of a new sweep into *plan. Returns 0,
+ * -2 when a target does not answer, or -1 otherwise (reported). */
 static int new_plan(struct sweep_opts *o, const char *dir, struct sweep_plan *plan)
 {
     struct sweep_case *cases = NULL;
@@ -404,9 +298,9 @@ static int new_plan(struct sweep_opts *o, const char *dir, struct sweep_plan *pl
     size_t nc = 0, nt = 0;
     cJSON *plan_file = NULL;
     int rc = -1;
-    if (o->plan_file && !(plan_file = read_plan_file(o->plan_file)))
+    if (o->plan_file && !(plan_file = sweep_read_plan_file(o->plan_file)))
         return -1;
-    int got = plan_file ? cases_from_plan(o, plan_file, &cases, &nc) : cases_from_flags(o, &cases, &nc);
+    int got = plan_file ? sweep_cases_from_plan(o->plan_file, plan_file, &o->rounds, &o->num_prompts, &cases, &nc) : cases_from_flags(o, &cases, &nc);
     if (got == 0 && parse_targets(o->targets, o->base_url, targets, &nt) == 0) {
         char np[32];
         snprintf(np, sizeof np, "%ld", o->num_prompts);
@@ -420,18 +314,18 @@ static int new_plan(struct sweep_opts *o, const char *dir, struct sweep_plan *pl
         char path[1100], err[512] = "out of memory";
         snprintf(path, sizeof path, "%s/sweep-plan.json", dir);
         cJSON *json = NULL;
-        if (sweep_plan_build(cases, nc, targets, nt, o->rounds, dir, base, o->slo, plan) == 0
-            && (json = sweep_plan_to_json(plan)) && artifact_write_file(path, json, err, sizeof err) == 0)
+        bool built = sweep_plan_build(cases, nc, targets, nt, o->rounds, dir, base, o->slo, plan) == 0;
+        if (built && (sweep_hide_headers(plan) != 0 || check_rounds(plan) != 0))
+            rc = -1;
+        else if (built && check_targets(plan) != 0)
+            rc = -2;
+        else if (built && (json = sweep_plan_to_json(plan)) && artifact_write_file(path, json, err, sizeof err) == 0)
             rc = 0;
         else
             fprintf(stderr, "anvil sweep: %s\n", err);
         cJSON_Delete(json);
     }
-    for (size_t i = 0; i < nc; i++) {
-        free(cases[i].extra);
-        cJSON_Delete(cases[i].extra_text);
-    }
-    free(cases);
+    sweep_cases_free(cases, nc);
     cJSON_Delete(plan_file);
     if (rc)
         sweep_plan_free(plan);
@@ -525,9 +419,24 @@ int sweep_main(int argc, char **argv)
         snprintf(dir, sizeof dir, "%s", o.out_dir);
     else
         default_dir(dir, sizeof dir);
+    char earlier[1000];
+    snprintf(earlier, sizeof earlier, "%s/sweep-plan.json", dir);
+    if (!o.resume && !o.force && access(earlier, F_OK) == 0) {
+        fprintf(stderr, "anvil sweep: %s holds an earlier sweep (sweep-plan.json): --resume %s "
+                        "continues it, --force replaces it\n", dir, dir);
+        return 2;
+    }
+    if (!o.resume && o.force && access(earlier, F_OK) == 0 && sweep_set_aside(dir) != 0)
+        return 1;
     struct sweep_plan plan;
-    if ((o.resume ? load_plan(dir, &plan) : new_plan(&o, dir, &plan)) != 0)
-        return o.resume ? 1 : 2;
+    if (!o.resume && (rc = new_plan(&o, dir, &plan)) != 0)
+        return rc == -2 ? 1 : 2;
+    if (o.resume && load_plan(dir, &plan) != 0)
+        return 1;
+    if (o.resume && (rc = check_rounds(&plan) != 0 ? 2 : check_targets(&plan) != 0 ? 1 : 0)) {
+        sweep_plan_free(&plan);
+        return rc;
+    }
     /* the sweep's own command line; its rounds' flags after -- are recorded
      * (redacted by their own rules) in each round artifact */
     struct provenance prov;

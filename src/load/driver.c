@@ -63,6 +63,7 @@ struct shared {
     long next_seq;              /* next request of the plan not yet claimed, warm-ups first */
     long arrived;               /* requests due so far (sendable), warm-ups included */
     long done;                  /* requests finished, warm-ups included */
+    long failed, out_tokens;    /* of them failed; output tokens they carried (progress line) */
     long in_flight;             /* claimed and not yet ended, over every loop */
     /* With follows: when each request (seq) ended (0 = not yet); the request
      * held back until it ends (follower + 1, 0 = none); held requests whose
@@ -165,6 +166,12 @@ static void on_headers(void *ud, int64_t t, long status)
     stream_headers(&s->st, t, status);
 }
 
+static void on_content_type(void *ud, const char *ct)
+{
+    struct slot *s = ud;
+    stream_content_type(&s->st, ct);
+}
+
 /* The hot path: one call per read. The idle timer is not re-armed here
  * (an event_add per read); it checks last_rx when it fires. */
 static void on_body(void *ud, int64_t t, const char *p, size_t n)
@@ -237,6 +244,8 @@ static void ended_locked(struct shared *sh, struct slot *s, bool warm)
 {
     const struct driver_cfg *c = sh->cfg;
     sh->done++;
+    sh->failed += s->rec->fail != FAIL_NONE;
+    sh->out_tokens += s->rec->completion_tokens >= 0 ? s->rec->completion_tokens : (long)s->rec->n_chunks;
     sh->in_flight--;
     if (!warm && s->rec->t_end > sh->last_measured_end)
         sh->last_measured_end = s->rec->t_end;
@@ -532,7 +541,7 @@ static void on_done(void *ud, int64_t t, CURLcode rc, const char *err)
     maybe_stop_loop(l);
 }
 
-static const struct http_handlers handlers = {on_headers, on_body, on_done};
+static const struct http_handlers handlers = {on_headers, on_body, on_done, on_content_type};
 
 /* The idle timer: fails the request when the server has said nothing for
  * idle_timeout_s since the last byte, else waits for the rest of it. */
@@ -715,12 +724,14 @@ static void on_progress(evutil_socket_t fd, short what, void *arg)
     struct loop *l = arg;
     struct shared *sh = l->sh;
     lock(sh);
-    long n = total(sh), done = sh->done, in_flight = sh->in_flight;
+    long n = total(sh), done = sh->done, in_flight = sh->in_flight, failed = sh->failed;
+    long out_tokens = sh->out_tokens;
     unlock(sh);
     int width = 30, fill = n ? (int)(width * done / n) : width;
-    fprintf(stderr, "\r[%.*s%*s] %ld/%ld done, %ld in flight, %.1f s ", fill,
-            "##############################", width - fill, "", done, n, in_flight,
-            ns_to_ms(clock_now_ns() - sh->t0) / 1000.0);
+    double secs = ns_to_ms(clock_now_ns() - sh->t0) / 1000.0;
+    fprintf(stderr, "\r[%.*s%*s] %ld/%ld done, %ld failed, %ld in flight, %.0f tok/s, %.1f s ", fill,
+            "##############################", width - fill, "", done, n, failed, in_flight,
+            secs > 0 ? (double)out_tokens / secs : 0, secs);
 }
 
 /* The lag probe, an inline sampler due every DRIVER_LAG_PROBE_NS on each

@@ -50,6 +50,7 @@ struct http_xfer {
     bool chunked;               /* ... and it names the chunked transfer coding */
     struct chunked dec;         /* curl hands the raw body over: its chunks are decoded here */
     char err[CURL_ERROR_SIZE];
+    char content_type[80];      /* of the last header block, "" when none */
 };
 
 static void unlink_xfer(struct http_client *c, struct http_xfer *x)
@@ -394,15 +395,25 @@ static size_t header_cb(char *p, size_t size, size_t n, void *arg)
         x->chunked = false;
     } else if (x->http11 && names_chunked(p, len)) {   /* curl decodes chunks only for HTTP/1.1 */
         x->chunked = true;
+    } else if (len > 13 && !strncasecmp(p, "content-type:", 13)) {
+        size_t i = 13, k = 0;
+        while (i < len && p[i] == ' ')
+            i++;
+        while (i < len && p[i] != '\r' && p[i] != '\n' && k + 1 < sizeof x->content_type)
+            x->content_type[k++] = p[i++];
+        x->content_type[k] = '\0';
     }
     if (len <= 2 && (p[0] == '\r' || p[0] == '\n')) {   /* end of a header block */
         long status = 0;
         curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+        if (status >= 200 && x->h->on_content_type)
+            x->h->on_content_type(x->ud, x->content_type);
         if (status >= 200) {
             size_t until;
             chunked_init(&x->dec);
             x->h->on_headers(x->ud, arrival(x, kernel_stamp(x, off + len - 1, &until)), status);
         }
+        x->content_type[0] = '\0';     /* a later block (after 1xx) sends its own */
     }
     return len;
 }

@@ -29,6 +29,9 @@ struct http_handlers {
      * ("" when none). Called exactly once unless http_cancel was called. The
      * transfer is freed after it returns. */
     void (*on_done)(void *ud, int64_t t_ns, CURLcode rc, const char *err);
+    /* The final header block's Content-Type ("" when none), just before
+     * on_headers; may be NULL. The string is valid during the call only. */
+    void (*on_content_type)(void *ud, const char *content_type);
 };
 
 struct http_request {

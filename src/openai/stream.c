@@ -3,6 +3,7 @@
  * carries the time its bytes arrived. */
 #include "openai/stream.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "openai/chunk.h"
@@ -18,6 +19,8 @@ void stream_init(struct stream *s, struct req_record *rec)
     s->now = 0;
     s->last_completion_tokens = 0;
     s->stopped = false;
+    s->content_type[0] = '\0';
+    s->head_len = 0;
 }
 
 void stream_headers(struct stream *s, int64_t t_ns, long status)
@@ -117,11 +120,34 @@ static void fail_errline(struct stream *s)
     s->stopped = true;
 }
 
+void stream_content_type(struct stream *s, const char *ct)
+{
+    snprintf(s->content_type, sizeof s->content_type, "%s", ct ? ct : "");
+}
+
+/* A 200 that carried no event: say what it was instead. */
+static void fail_not_a_stream(struct stream *s)
+{
+    char head[sizeof s->head];
+    size_t i = 0;
+    for (; i < s->head_len; i++)
+        head[i] = (unsigned char)s->head[i] < 0x20 || (unsigned char)s->head[i] >= 0x7f ? '.' : s->head[i];
+    head[i] = '\0';
+    record_fail(s->rec, FAIL_INVALID, "HTTP %ld but not an event stream (content-type %s): %s%s%s",
+                s->rec->http_status, s->content_type[0] ? s->content_type : "not given",
+                i ? "body starts '" : "empty body", head, i ? "'" : "");
+}
+
 void stream_feed(struct stream *s, int64_t t_ns, const char *bytes, size_t n)
 {
     struct req_record *r = s->rec;
     if (!r->t_first_byte)
         r->t_first_byte = t_ns;
+    if (s->head_len < sizeof s->head - 1) {
+        size_t k = n < sizeof s->head - 1 - s->head_len ? n : sizeof s->head - 1 - s->head_len;
+        memcpy(s->head + s->head_len, bytes, k);
+        s->head_len += k;
+    }
     if (r->http_status >= 400) {
         buf_append(&s->error_body, bytes, n < ERROR_BODY_MAX - s->error_body.len
                                               ? n : ERROR_BODY_MAX - s->error_body.len);
@@ -154,6 +180,16 @@ void stream_finish(struct stream *s, int64_t t_ns)
     if (!r->done_seen && s->errline.capturing) {   /* closed in the middle of the error line */
         s->now = t_ns;
         fail_errline(s);
+        return;
+    }
+    if (r->events == 0 && !r->done_seen) {
+        if (s->content_type[0] && !strstr(s->content_type, "event-stream"))
+            fail_not_a_stream(s);
+        else if (s->head_len == 0)
+            record_fail(r, FAIL_TRUNCATED, "HTTP %ld with an empty body (content-type %s): the stream "
+                        "ended before any event", r->http_status, s->content_type[0] ? s->content_type : "not given");
+        else
+            record_fail(r, FAIL_TRUNCATED, "stream ended without a final chunk after 0 events");
         return;
     }
     if (!r->done_seen && !r->finish_reason[0]) {

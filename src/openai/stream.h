@@ -23,6 +23,9 @@ struct stream {
     int64_t now;                /* arrival time of the bytes being parsed */
     long last_completion_tokens;/* running usage seen so far (continuous usage) */
     bool stopped;               /* a failure was recorded: ignore further bytes */
+    char content_type[80];      /* as the server sent it; "" unknown */
+    char head[96];              /* the body's first bytes, to say what a non-stream was */
+    size_t head_len;
 };
 
 /* Prepares s to fill rec (not owned; must outlive s). */
@@ -31,6 +34,10 @@ void stream_init(struct stream *s, struct req_record *rec);
 /* Notes the HTTP status once headers are complete at t_ns. A status >= 400
  * makes the body an error message to keep rather than a stream. */
 void stream_headers(struct stream *s, int64_t t_ns, long status);
+
+/* Notes the response's Content-Type (copied; "" or NULL = unknown): a 200
+ * that carried no event is then reported with it. */
+void stream_content_type(struct stream *s, const char *ct);
 
 /* Feeds n body bytes that arrived at t_ns (CLOCK_MONOTONIC ns). Never fails:
  * bad input is recorded as the request's failure. */

@@ -1,8 +1,12 @@
 /* outputs.c — what a run leaves: the per-request log as requests end, the
  * summary, and the artifact. */
+#include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "artifact/journal.h"
 #include "core/clock.h"
 #include "load/driver.h"
 #include "run/stage.h"
@@ -19,23 +23,69 @@ long run_follows(void *ud, long seq)
     return workload_follows(x->wl, seq);
 }
 
+/* Appends one line to f, flushed (measured results survive a crash or
+ * kill). Returns 0 or -1. */
+static int append_line(FILE *f, const cJSON *line)
+{
+    char *s = line ? cJSON_PrintUnformatted(line) : NULL;
+    int rc = s && fprintf(f, "%s\n", s) >= 0 && fflush(f) == 0 ? 0 : -1;
+    free(s);
+    return rc;
+}
+
 void run_log_record(void *ud, const struct req_record *r)
 {
     struct run_ctx *x = ud;
     if (r->warmup)
         x->warmup_output_tokens += run_record_tokens(r);
+    if (x->journal) {
+        cJSON *line = journal_record(r, x->journal_t0);
+        if (append_line(x->journal, line) != 0)
+            x->res->log_errors++;
+        cJSON_Delete(line);
+    }
     if (!x->requests_log)
         return;
     cJSON *line = r->fail == FAIL_NONE ? artifact_request_timing(r) : artifact_failure(r);
-    cJSON_AddStringToObject(line, "run_id", x->res->run_id);
-    cJSON_AddBoolToObject(line, "warmup", r->warmup);
-    cJSON_AddStringToObject(line, "status", r->cut ? "incomplete" : r->fail == FAIL_NONE ? "completed" : "failed");
-    char *s = cJSON_PrintUnformatted(line);
-    /* flushed per line: measured results survive a crash or kill */
-    if (!s || fprintf(x->requests_log, "%s\n", s) < 0 || fflush(x->requests_log) != 0)
+    if (line) {
+        cJSON_AddStringToObject(line, "run_id", x->res->run_id);
+        cJSON_AddBoolToObject(line, "warmup", r->warmup);
+        cJSON_AddStringToObject(line, "status", r->cut ? "incomplete" : r->fail == FAIL_NONE ? "completed" : "failed");
+    }
+    if (append_line(x->requests_log, line) != 0)
         x->res->log_errors++;
-    free(s);
     cJSON_Delete(line);
+}
+
+int run_journal_open(struct run_ctx *x)
+{
+    struct run_result *res = x->res;
+    const char *a = res->artifact_path;
+    struct stat st;
+    /* stdout or a device: no place "next to" it */
+    if (!strcmp(a, "-") || (lstat(a, &st) == 0 && !S_ISREG(st.st_mode)))
+        return 0;
+    const char *slash = strrchr(a, '/');
+    int dir_len = slash ? (int)(slash - a) + 1 : 0;
+    snprintf(res->journal_path, sizeof res->journal_path, "%.*s%s.requests.jsonl", dir_len, a, res->run_id);
+    if (!(x->journal = fopen(res->journal_path, "wx"))) {
+        snprintf(res->error, sizeof res->error, "cannot create the journal %.900s: %s", res->journal_path,
+                 strerror(errno));
+        res->journal_path[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+/* The settings of summary_compute (the measured parts are added by the caller). */
+static struct summary_opts settings_opts(const struct run_ctx *x)
+{
+    const struct run_config *c = x->c;
+    return (struct summary_opts){
+        .method = c->pct, .ignore_eos = c->ignore_eos, .lateness_is_client = c->concurrency == 0,
+        /* in every mode: --calibration none plans --input-len tokens too */
+        .check_prompt_tokens = x->ds.n == 0, .slo = c->slo,
+    };
 }
 
 /* Moves the records of requests that were sent to the front, keeping their
@@ -88,7 +138,10 @@ static const char *incomplete_reason(const struct run_ctx *x, const struct drive
     const struct run_config *c = x->c;
     if (dr->server_gone.gone)
         return "server_gone";
-    if (dr->stop_signal)
+    /* a signal after the last request was sent, whose in-flight requests all
+     * ended within the grace period, cut nothing: the round is complete */
+    if (dr->stop_signal && (c->duration_s > 0 || x->res->summary.sent < x->res->summary.requests
+                            || x->res->summary.failed_by[FAIL_CANCELLED]))
         return "stopped by signal";
     if (x->res->summary.sent < x->res->summary.requests)
         return "not every request was sent";
@@ -105,14 +158,13 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
     const struct run_config *c = x->c;
     struct run_result *res = x->res;
     struct run_summary *s = &res->summary;
-    struct summary_opts so = {
-        .method = c->pct, .ignore_eos = c->ignore_eos, .loop_lag_ms = dr->loop_lag_ms,
-        .lateness_is_client = c->concurrency == 0, .n_loop_lag = dr->n_loop_lag,
-        /* in every mode: --calibration none plans --input-len tokens too */
-        .check_prompt_tokens = x->ds.n == 0, .slo = c->slo,
-        .window_start = dr->window_start, .window_end = dr->window_end,
-        .stamps_kernel = dr->stamps_kernel, .stamps_clock = dr->stamps_clock,
-    };
+    struct summary_opts so = settings_opts(x);
+    so.loop_lag_ms = dr->loop_lag_ms;
+    so.n_loop_lag = dr->n_loop_lag;
+    so.window_start = dr->window_start;
+    so.window_end = dr->window_end;
+    so.stamps_kernel = dr->stamps_kernel;
+    so.stamps_clock = dr->stamps_clock;
     /* duration mode: --num-prompts only capped the sends; the run is what was
      * sent (not always a prefix: held multi-turn turns go out of order) */
     res->n_records = c->duration_s > 0 ? sent_first(dr->records, dr->n_records) : dr->n_records;
@@ -160,5 +212,29 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
     if (!art)
         snprintf(res->error, sizeof res->error, "out of memory building the artifact");
     cJSON_Delete(art);
+    return rc;
+}
+
+int run_journal_header(struct run_ctx *x)
+{
+    if (!x->journal)
+        return 0;
+    struct summary_opts so = settings_opts(x);
+    struct run_summary empty;
+    struct bench_meta meta = settings_meta(x);
+    meta.incomplete = true;     /* what a recovered artifact says unless told otherwise */
+    meta.incomplete_reason = "recovered from the journal";
+    cJSON *settings = summary_compute(NULL, 0, &so, &empty) == 0 ? artifact_benchmark(&meta, NULL, 0, &empty) : NULL;
+    struct journal_opts jo = {.method = so.method, .ignore_eos = so.ignore_eos,
+                              .lateness_is_client = so.lateness_is_client,
+                              .check_prompt_tokens = so.check_prompt_tokens, .slo = so.slo};
+    x->journal_t0 = clock_now_ns();
+    cJSON *h = settings ? journal_header(x->res->run_id, x->res->artifact_path, x->journal_t0, &jo, settings) : NULL;
+    int rc = append_line(x->journal, h);
+    if (rc != 0)
+        snprintf(x->res->error, sizeof x->res->error, "cannot write the journal %.900s: %s",
+                 x->res->journal_path, h ? strerror(errno) : "out of memory");
+    cJSON_Delete(h);
+    cJSON_Delete(settings);
     return rc;
 }

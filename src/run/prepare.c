@@ -214,12 +214,43 @@ static int make_calib_images(struct run_ctx *x, char *err, size_t errlen)
     return 0;
 }
 
+/* ShareGPT replies get their recorded lengths unless --output-len was given:
+ * each used entry's reply counted by the server's tokenizer as plain text.
+ * A server that cannot count leaves --output-len (said once). */
+static void sharegpt_reply_lengths(struct run_ctx *x)
+{
+    const struct run_config *c = x->c;
+    if (c->output_len_set || strncmp(x->ds.spec, "sharegpt:", 9) != 0)
+        return;
+    size_t used = (size_t)(c->num_prompts + c->warmup) < x->ds.n ? (size_t)(c->num_prompts + c->warmup) : x->ds.n;
+    long timeout_ms = (long)(fmin(c->timeout_s, 30) * 1000);
+    size_t counted = 0;
+    for (size_t i = 0; i < used; i++) {
+        struct dataset_entry *e = &x->ds.entries[i];
+        if (!e->reply || e->max_tokens > 0)
+            continue;
+        char err[512];
+        long n = server_count_tokens(&x->srv, x->headers, EP_COMPLETIONS, true, e->reply, timeout_ms, err, sizeof err);
+        if (n < 0) {
+            run_say(x, "warning: ShareGPT replies cannot be counted (%s): every request gets --output-len %ld",
+                    err, c->output_len);
+            return;
+        }
+        e->max_tokens = n > 0 ? n : 1;
+        counted++;
+    }
+    if (counted)
+        run_say(x, "ShareGPT: %zu requests get their recorded reply's length as max_tokens "
+                "(--output-len sets one for all)", counted);
+}
+
 /* Chooses the filler length and fits the workload. Returns the method used,
  * or NULL with err set. */
 static const char *calibrate_workload(struct run_ctx *x, char *err, size_t errlen)
 {
     const struct run_config *c = x->c;
     if (x->ds.n) {
+        sharegpt_reply_lengths(x);
         snprintf(x->shared_prefix_method, sizeof x->shared_prefix_method, "not measured: dataset prompts");
         return "dataset";
     }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,6 +41,19 @@ static bool metrics_url(const char *u)
     return !strncmp(u, "http://", 7) || !strncmp(u, "https://", 8) || !strncmp(u, "file://", 7);
 }
 
+/* Whether url's scheme is one anvil speaks. */
+static bool http_scheme(const char *url)
+{
+    return !strncasecmp(url, "http://", 7) || !strncasecmp(url, "https://", 8);
+}
+
+/* Bytes of memory the machine has, or 0 when unknown. */
+static double physical_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && size > 0 ? (double)pages * (double)size : 0;
+}
+
 int run_config_check(const struct run_config *c, char *err, size_t errlen)
 {
     if (c->server_metrics && strcmp(c->server_metrics, "auto") && strcmp(c->server_metrics, "off") &&
@@ -52,7 +66,15 @@ int run_config_check(const struct run_config *c, char *err, size_t errlen)
         snprintf(err, errlen, "--gpu-metrics-url %s: expected an http://, https:// or file:// URL", c->gpu_metrics_url);
         return -1;
     }
-    if (c->shared_prefix_len > 0 && c->shared_prefix_len >= c->input_len)
+    double mem = physical_memory(), need = (double)(c->num_prompts + c->warmup) * sizeof(struct req_record);
+    if (c->base_url && !http_scheme(c->base_url))
+        snprintf(err, errlen, "--base-url %.200s: only http:// and https:// servers are supported",
+                 strchr(c->base_url, '@') ? "(credentials withheld)" : c->base_url);
+    else if (mem > 0 && need > mem / 2)
+        snprintf(err, errlen, "--num-prompts %ld: the per-request records alone need %.1f GiB, more than "
+                 "half of this machine's %.1f GiB; use fewer prompts or --duration", c->num_prompts,
+                 need / (1 << 30), mem / (1 << 30));
+    else if (c->shared_prefix_len > 0 && c->shared_prefix_len >= c->input_len)
         snprintf(err, errlen, "--shared-prefix-len (%ld) must be below --input-len (%ld): the "
                  "unique part follows the shared one", c->shared_prefix_len, c->input_len);
     else if (c->multi_turn && !c->dataset)
@@ -154,6 +176,10 @@ static void announce(const struct run_ctx *x, int threads)
         snprintf(shape, sizeof shape, "%ld→%ld tokens", c->input_len, c->output_len);
     run_say(x, "%s model %s (%s), %s at %s, %s, %d measuring thread%s", x->srv.display_url, x->srv.model,
             x->srv.engine, amount, load, shape, threads, threads == 1 ? "" : "s");
+    if (!isinf(c->request_rate) && 1 / c->request_rate > 60)
+        run_say(x, "warning: at --request-rate %g the requests are on average %.0f s apart: the first "
+                "one is expected about %.0f s from now", c->request_rate, 1 / c->request_rate,
+                1 / c->request_rate);
 }
 
 /* Sends the load. Returns 0, or -1 when the loop could not be set up. */
@@ -182,6 +208,8 @@ static int drive(struct run_ctx *x, struct driver_result *dr)
     };
     announce(x, cfg.threads);
     clock_utc_iso8601(x->started_at);
+    if (run_journal_header(x) != 0)
+        return -1;
     if (driver_run(&cfg, dr) != 0) {
         snprintf(x->res->error, sizeof x->res->error, "could not set up the event loop");
         return -1;
@@ -268,7 +296,9 @@ static int set_up(struct run_ctx *x)
             redact(res->error, sizeof res->error, x->secret);
         return -1;
     }
-    return run_prepare_workload(x);
+    if (run_prepare_workload(x) != 0)
+        return -1;
+    return run_journal_open(x);
 }
 
 /* A trace replay: loads the window and makes the run the trace's requests,
@@ -427,6 +457,8 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
     }
     if (x.requests_log)
         fclose(x.requests_log);
+    if (x.journal && fclose(x.journal) != 0)
+        out->log_errors++;
     if (out->log_errors && out->status == RUN_OK)
         out->status = RUN_INCOMPLETE;
     run_observe_free(&x);

@@ -63,6 +63,8 @@ struct run_config {
     long num_prompts, warmup;           /* measured and unmeasured requests; trace replay: at most
                                            this many of the window's (0 = all of them) */
     long input_len, output_len;         /* tokens */
+    bool output_len_set;                /* given: ShareGPT replies get output_len, not their
+                                           recorded lengths */
     long seed;
     bool ignore_eos, continuous_usage;
     enum pct_method pct;
@@ -150,6 +152,7 @@ struct run_result {
     char error[1024];           /* why, when status is RUN_FAILED (secrets scrubbed) */
     char run_id[64];
     char artifact_path[4096];
+    char journal_path[4200];    /* <run_id>.requests.jsonl next to the artifact; "" = none */
     struct req_record *records; /* the measured requests, by request_index; owned */
     int n_records;              /* sent first in duration mode; see summary.sent */
     bool summarized;            /* summary holds the records' numbers */
@@ -171,5 +174,24 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out);
 
 /* Frees what *r owns. */
 void run_result_free(struct run_result *r);
+
+/* What run_recover did. */
+struct run_recovery {
+    char error[1024];           /* why, when it failed */
+    char artifact_path[4096];   /* where the artifact went */
+    int dropped;                /* a last line cut by the kill, left out (0 or 1) */
+    bool summarized;            /* summary holds the recovered requests' numbers */
+    struct run_summary summary;
+};
+
+/* Rebuilds a run's artifact from its journal (docs/ARTIFACTS.md, "The
+ * journal"): the settings from the header line, every request that had
+ * ended from its line, the summary recomputed from them exactly as the run
+ * would have. The artifact is marked incomplete ("recovered from the
+ * journal"); requests that had not ended count as not sent. It goes to out,
+ * else to the path the run would have written; an existing file there is
+ * refused unless force. Returns 0, or -1 with res->error set (cannot read,
+ * a line is not a journal line, the artifact exists, cannot write). */
+int run_recover(const char *journal, const char *out, bool force, struct run_recovery *res);
 
 #endif

@@ -23,6 +23,8 @@ struct run_ctx {
     struct server_info srv;
     uint64_t salt;                  /* per run: prompts of different runs never share a prefix */
     FILE *requests_log;             /* --requests-out, or NULL */
+    FILE *journal;                  /* <run_id>.requests.jsonl next to the artifact, or NULL */
+    int64_t journal_t0;             /* CLOCK_MONOTONIC base of the journal's times */
     struct workload *wl;            /* owned */
     struct dataset ds;              /* owned; empty for synthetic prompts */
     cJSON *tools, *tool_choice;     /* owned: --tools and --tool-choice, or NULL */
@@ -98,5 +100,14 @@ double run_record_tokens(const struct req_record *r);
 char *run_make_body(void *ud, long seq, long *planned, long *max_tokens);
 long run_follows(void *ud, long seq);
 void run_log_record(void *ud, const struct req_record *r);
+
+/* Opens the journal next to the artifact (docs/ARTIFACTS.md, "The
+ * journal"), res->journal_path, unless the artifact goes to stdout or a
+ * device. Returns 0, or -1 with the reason in x->res->error. */
+int run_journal_open(struct run_ctx *x);
+
+/* Writes the journal's header line (the settings known when the load
+ * starts). Returns 0, or -1 with the reason in x->res->error. */
+int run_journal_header(struct run_ctx *x);
 
 #endif

@@ -35,19 +35,27 @@ static int add_turns(struct dataset *d, const cJSON *msgs, long max_tokens, long
     cJSON *history = cJSON_CreateArray();
     const cJSON *m;
     int added = 0;
+    bool awaiting = false;      /* the last entry pushed waits for its recorded reply */
     cJSON_ArrayForEach(m, msgs) {
         const cJSON *role = cJSON_GetObjectItemCaseSensitive(m, "role");
         const cJSON *content = cJSON_GetObjectItemCaseSensitive(m, "content");
         if (!cJSON_IsString(role) || !cJSON_IsString(content))
             continue;
+        if (awaiting && !strcmp(role->valuestring, "assistant")) {
+            d->entries[d->n - 1].reply = strdup(content->valuestring);
+            awaiting = false;
+            if (!multi_turn)
+                break;
+        }
         cJSON_AddItemToArray(history, message(role->valuestring, content->valuestring));
         if (strcmp(role->valuestring, "user") != 0)
             continue;
+        if (awaiting && !multi_turn)
+            break;
         if (push(d, cJSON_Duplicate(history, 1), max_tokens, conv, added) != 0)
             break;
         added++;
-        if (!multi_turn)
-            break;
+        awaiting = true;
     }
     cJSON_Delete(history);
     return added;
@@ -177,8 +185,10 @@ int dataset_load(const char *spec, bool multi_turn, struct dataset *out, char *e
 
 void dataset_free(struct dataset *d)
 {
-    for (size_t i = 0; i < d->n; i++)
+    for (size_t i = 0; i < d->n; i++) {
         cJSON_Delete(d->entries[i].messages);
+        free(d->entries[i].reply);
+    }
     free(d->entries);
     d->entries = NULL;
     d->n = 0;

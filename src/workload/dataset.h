@@ -15,6 +15,7 @@ struct dataset_entry {
     long max_tokens;    /* tokens; -1 = not given (use --output-len) */
     long conversation;  /* index of the conversation it came from (prefix-cache salt) */
     long turn;          /* its turn in the conversation, from 0 */
+    char *reply;        /* owned: the recorded assistant reply that followed, or NULL */
 };
 
 struct dataset {

@@ -79,3 +79,89 @@ Test(vllm_flags, conflicts_name_both_flags)
         cr_assert(strstr(err, cases[i].want), "case %zu: '%s' not in: %s", i, cases[i].want, err);
     }
 }
+
+Test(vllm_flags, percentile_metrics_and_the_load_settings_in_the_summary, .timeout = 60)
+{
+    struct sim_proc sim;
+    const char *sa[] = {"--ttft-ms", "2", "--itl-ms", "1", NULL};
+    cr_assert_eq(sim_start(&sim, sa), 0);
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--num-prompts", "8",
+                          "--input-len", "16", "--output-len", "4", "--request-rate", "200",
+                          "--max-concurrency", "3", "--burstiness", "2", "--percentile-metrics", "ttft,e2el",
+                          "--metric-percentiles", "50,99.9", "--out", "-", NULL};
+    static char out[1 << 20];
+    char err[8192];
+    int status;
+    cr_assert_eq(run_cmd_err(argv, out, sizeof out, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 0, "%s", err);
+    /* --out -: stdout is the artifact alone; the summary went to stderr */
+    cJSON *a = cJSON_Parse(out);
+    cr_assert(a, "stdout is not the artifact: %.300s", out);
+    const char *want[] = {"P99.9 TTFT (ms):", "P50 E2EL (ms):", "P99.9 E2EL (ms):",
+                          "Traffic request rate (req/s):                            200",
+                          "Burstiness factor:                                         2",
+                          "Max request concurrency:                                   3"};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+        cr_assert(strstr(err, want[i]), "'%s' not in:\n%s", want[i], err);
+    cr_assert_null(strstr(err, "P50 TPOT"), "tpot was not asked for");
+    cJSON_Delete(a);
+    const char *bad[] = {harness_anvil_bin(), "run", "--metric-percentiles", "0", NULL};
+    cr_assert_eq(run_cmd_err(bad, NULL, 0, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 2);
+    cr_assert(strstr(err, "(0, 100]"), "%s", err);
+    cr_assert_eq(sim_stop(&sim), 0);
+}
+
+Test(vllm_flags, every_vllm_alias_in_the_readme_table_is_accepted)
+{
+    const char *aliases[] = {"--num-warmups", "--random-prefix-len", "--random-input-len",
+                             "--random-output-len", "--max-concurrency", NULL};
+    for (int i = 0; aliases[i]; i++) {
+        const char *argv[] = {harness_anvil_bin(), "run", aliases[i], "0x", NULL};
+        char err[2048];
+        int status;
+        cr_assert_eq(run_cmd_err(argv, NULL, 0, err, sizeof err, &status), 0);
+        cr_assert_eq(status, 2);
+        cr_assert_null(strstr(err, "unknown flag"), "%s: %s", aliases[i], err);
+    }
+}
+
+/* max_tokens of request_timings[i] of a ShareGPT run with extra flags. */
+static void sharegpt_max_tokens(const struct sim_proc *sim, const char *flag, const char *value, long got[2])
+{
+    char path[64];
+    cr_assert_eq(harness_tmpfile(path, sizeof path), 0);
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim->base_url, "--dataset",
+                          "sharegpt:tests/data/sharegpt-replies.json", "--num-prompts", "2", "--out", path,
+                          flag, value, NULL};
+    char err[4096];
+    int status;
+    cr_assert_eq(run_cmd_err(argv, NULL, 0, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 0, "%s", err);
+    cJSON *a = harness_load_json(path);
+    for (int i = 0; i < 2; i++) {
+        char k[48];
+        snprintf(k, sizeof k, "request_timings.%d.max_tokens", i);
+        const cJSON *v = harness_json_path(a, k);
+        cr_assert(cJSON_IsNumber(v), "%s missing", k);
+        got[i] = (long)v->valuedouble;
+    }
+    cJSON_Delete(a);
+    unlink(path);
+}
+
+Test(vllm_flags, sharegpt_replies_use_their_recorded_lengths_unless_output_len_is_given, .timeout = 60)
+{
+    struct sim_proc sim;
+    const char *sa[] = {"--ttft-ms", "1", "--itl-ms", "1", NULL};
+    cr_assert_eq(sim_start(&sim, sa), 0);
+    long got[2];
+    sharegpt_max_tokens(&sim, NULL, NULL, got);
+    /* the recorded replies have 5 and 9 words: the sim's tokenizer counts words */
+    cr_assert(got[0] >= 5 && got[1] - got[0] == 4, "max_tokens %ld, %ld", got[0], got[1]);
+    sharegpt_max_tokens(&sim, "--output-len", "3", got);
+    cr_assert(got[0] == 3 && got[1] == 3, "max_tokens %ld, %ld", got[0], got[1]);
+    sharegpt_max_tokens(&sim, "--sharegpt-output-len", "2", got);
+    cr_assert(got[0] == 2 && got[1] == 2, "max_tokens %ld, %ld", got[0], got[1]);
+    cr_assert_eq(sim_stop(&sim), 0);
+}

@@ -1,0 +1,114 @@
+/* percentiles.c — chosen metrics at chosen percentiles (percentiles.h). */
+#include "report/percentiles.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats/metrics.h"
+
+static const char *const known[] = {"ttft", "tpot", "itl", "e2el"};
+
+int pct_parse_metrics(const char *s, struct pct_request *p, char *err, size_t errlen)
+{
+    p->n_metrics = 0;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        size_t k = 0;
+        while (k < 4 && strcmp(t, known[k]))
+            k++;
+        if (k == 4 || p->n_metrics == PCT_MAX_METRICS) {
+            snprintf(err, errlen, "expected a comma-separated list of ttft, tpot, itl, e2el, got '%s'", t);
+            return -1;
+        }
+        snprintf(p->metrics[p->n_metrics++], sizeof p->metrics[0], "%s", t);
+    }
+    if (!p->n_metrics) {
+        snprintf(err, errlen, "expected at least one of ttft, tpot, itl, e2el");
+        return -1;
+    }
+    return 0;
+}
+
+int pct_parse_values(const char *s, struct pct_request *p, char *err, size_t errlen)
+{
+    p->n_pcts = 0;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *end;
+        double v = strtod(t, &end);
+        if (*end || end == t || !(v > 0 && v <= 100) || p->n_pcts == PCT_MAX_VALUES) {
+            snprintf(err, errlen, "expected up to %d percentiles in (0, 100], comma separated, got '%s'",
+                     PCT_MAX_VALUES, t);
+            return -1;
+        }
+        p->pcts[p->n_pcts++] = v;
+    }
+    if (!p->n_pcts) {
+        snprintf(err, errlen, "expected at least one percentile");
+        return -1;
+    }
+    return 0;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The samples of metric name over the completed records; *n of them. */
+static double *samples(const char *name, const struct req_record *recs, int n, size_t *k)
+{
+    size_t cap = 1;
+    for (int i = 0; i < n; i++)
+        cap += recs[i].n_chunks + 1;
+    double *v = malloc(cap * sizeof *v);
+    *k = 0;
+    for (int i = 0; v && i < n; i++) {
+        const struct req_record *r = &recs[i];
+        if (!r->t_start || r->warmup || r->cut || r->fail != FAIL_NONE)
+            continue;
+        struct req_metrics m;
+        metrics_derive(r, &m);
+        if (!strcmp(name, "itl")) {
+            for (size_t c = 1; c < r->n_chunks; c++)
+                v[(*k)++] = (double)(r->chunks[c].t_ns - r->chunks[c - 1].t_ns) / 1e6;
+            continue;
+        }
+        double x = !strcmp(name, "ttft") ? m.ttft_ms : !strcmp(name, "tpot") ? m.tpot_ms : m.e2e_ms;
+        if (!isnan(x))
+            v[(*k)++] = x;
+    }
+    return v;
+}
+
+void report_percentiles(FILE *out, const struct pct_request *p, const struct req_record *recs, int n,
+                        enum pct_method m)
+{
+    for (int i = 0; i < p->n_metrics; i++) {
+        size_t k;
+        double *v = samples(p->metrics[i], recs, n, &k);
+        if (v)
+            qsort(v, k, sizeof *v, cmp);
+        char upper[8];
+        size_t j = 0;
+        for (; p->metrics[i][j]; j++)
+            upper[j] = (char)toupper((unsigned char)p->metrics[i][j]);
+        upper[j] = '\0';
+        for (int q = 0; q < p->n_pcts; q++) {
+            char label[48];
+            snprintf(label, sizeof label, "P%g %s (ms):", p->pcts[q], upper);
+            if (v && k)
+                fprintf(out, "%-44s %15.2f\n", label, pct_sorted(v, k, p->pcts[q], m));
+            else
+                fprintf(out, "%-44s %15s\n", label, "n/a");
+        }
+        free(v);
+    }
+}

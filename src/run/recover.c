@@ -1,0 +1,218 @@
+/* recover.c — a run's artifact rebuilt from its journal (run.h,
+ * run_recover; docs/ARTIFACTS.md, "The journal"). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "artifact/benchmark.h"
+#include "artifact/journal.h"
+#include "core/file.h"
+#include "run/run.h"
+
+/* What the journal holds, read. */
+struct journal_doc {
+    cJSON *header;
+    struct benchmark settings;
+    struct journal_opts opts;
+    int64_t t0;
+    const char *artifact;
+    struct req_record *recs;
+    int n;
+};
+
+static void doc_free(struct journal_doc *d)
+{
+    for (int i = 0; d->recs && i < d->n; i++)
+        record_free(&d->recs[i]);
+    free(d->recs);
+    benchmark_free(&d->settings);
+    cJSON_Delete(d->header);
+}
+
+/* Reads the header line (line 1). Returns 0 or -1 with err set. */
+static int read_header(const char *path, const char *line, struct journal_doc *d, char *err, size_t errlen)
+{
+    const cJSON *settings;
+    const char *run_id;
+    char name[4200];
+    snprintf(name, sizeof name, "%s:1", path);
+    if (!(d->header = cJSON_Parse(line))) {
+        snprintf(err, errlen, "%.600s: not JSON (is this a journal?)", name);
+        return -1;
+    }
+    if (journal_header_read(d->header, name, &d->t0, &d->opts, &settings, &run_id, &d->artifact, err, errlen) != 0)
+        return -1;
+    char inner[600];
+    if (benchmark_from_json(settings, NULL, &d->settings, inner, sizeof inner) != 0) {
+        snprintf(err, errlen, "%.400s: settings: %s", name, inner);
+        return -1;
+    }
+    return 0;
+}
+
+/* Places record r: a measured request at its index among the planned ones
+ * (so requests never seen count as not sent), anything else after them. */
+static int place(struct journal_doc *d, int planned, int *extra, struct req_record *r)
+{
+    bool at_index = d->settings.duration_mode.present ? false : !r->warmup && r->index < planned;
+    int slot = at_index ? r->index : planned + (*extra)++;
+    if (at_index && d->recs[slot].t_start) {
+        record_free(r);     /* the same request twice: keep the first */
+        return 0;
+    }
+    d->recs[slot] = *r;
+    return 0;
+}
+
+/* Reads every request line after the header. A last line cut by the kill
+ * (no newline, not JSON) is dropped; any other bad line is an error. */
+static int read_records(const char *path, char *text, struct journal_doc *d, int *dropped, char *err,
+                        size_t errlen)
+{
+    size_t lines = 0;
+    for (char *p = text; *p; p++)
+        lines += *p == '\n';
+    long planned = d->settings.duration_mode.present ? 0 : d->settings.requests;
+    if (planned < 0 || planned > 100000000 || lines > 100000000) {
+        snprintf(err, errlen, "%s: implausible request count", path);
+        return -1;
+    }
+    d->n = (int)planned + (int)lines + 1;
+    if (!(d->recs = calloc((size_t)d->n, sizeof *d->recs))) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    int extra = 0, lineno = 1;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        lineno++;
+        bool last = save == NULL || *save == '\0';
+        cJSON *j = cJSON_Parse(line);
+        char name[4200];
+        snprintf(name, sizeof name, "%s:%d", path, lineno);
+        if (!j && last) {
+            (*dropped)++;
+            break;
+        }
+        struct req_record r;
+        int rc = j ? journal_record_read(j, name, d->t0, &r, err, errlen) : -1;
+        if (!j)
+            snprintf(err, errlen, "%.600s: not JSON", name);
+        cJSON_Delete(j);
+        if (rc != 0)
+            return -1;
+        place(d, (int)planned, &extra, &r);
+    }
+    d->n = (int)planned + extra;
+    return 0;
+}
+
+/* The run's settings as the run had them, from the settings artifact. */
+static struct bench_meta meta_of(const struct benchmark *b, const struct journal_opts *o,
+                                 struct server_info *srv)
+{
+    *srv = (struct server_info){.max_model_len = isnan(b->max_context_tokens) ? -1 : (long)b->max_context_tokens};
+    snprintf(srv->display_url, sizeof srv->display_url, "%s", b->base_url ? b->base_url : "");
+    snprintf(srv->base_url, sizeof srv->base_url, "%s", srv->display_url);
+    snprintf(srv->model, sizeof srv->model, "%s", b->model ? b->model : "");
+    snprintf(srv->engine, sizeof srv->engine, "%s", b->engine_detected ? b->engine_detected : b->engine);
+    snprintf(srv->engine_version, sizeof srv->engine_version, "%s", b->engine_version ? b->engine_version : "");
+    const struct bench_calibration *cal = &b->calibration;
+    const struct bench_duration_mode *dm = &b->duration_mode;
+    return (struct bench_meta){
+        .run_id = b->run_id, .started_at = b->started_at, .server = srv,
+        .engine_label = strcmp(b->engine, srv->engine) ? b->engine : NULL, .gpu_label = b->gpu,
+        .endpoint = b->endpoint, .concurrency = (int)b->concurrency, .num_prompts = (int)b->requests,
+        .warmup = (int)b->warmup_requests,
+        .request_rate = isnan(b->request_rate) ? INFINITY : b->request_rate,
+        .burstiness = isnan(b->burstiness) ? 1 : b->burstiness, .slo = o->slo,
+        .input_len = isnan(b->context_tokens) ? -1 : (long)b->context_tokens, .output_len = b->max_tokens,
+        .ignore_eos = b->ignore_eos, .seed = (uint64_t)b->context_seed,
+        .calibration_method = cal->method, .calibration = cal->searched ? &cal->c : NULL,
+        .calibration_source = cal->source, .calibration_cache = cal->cache_file,
+        .calibration_cache_key = cal->cache_key, .shared_prefix_method = cal->shared_prefix_method,
+        .shared_prefix_tokens = isnan(b->shared_prefix_tokens) ? -1 : (long)b->shared_prefix_tokens,
+        .incomplete = true, .incomplete_reason = "recovered from the journal: the run did not finish",
+        .sweep = {b->sweep.target, b->sweep.case_id, b->sweep.round},
+        .dataset = b->workload.dataset, .input_range = b->workload.input_len_range,
+        .output_range = b->workload.output_len_range, .shared_prefix_len = b->workload.shared_prefix_len,
+        .duration_s = dm->present ? dm->duration_s : 0, .warmup_s = dm->present ? dm->warmup_s : 0,
+    };
+}
+
+/* Builds the artifact of d. Returns a new tree or NULL (out of memory). */
+static cJSON *rebuild(struct journal_doc *d, struct run_summary *s)
+{
+    struct summary_opts so = {
+        .method = d->opts.method, .ignore_eos = d->opts.ignore_eos,
+        .lateness_is_client = d->opts.lateness_is_client,
+        .check_prompt_tokens = d->opts.check_prompt_tokens, .slo = d->opts.slo,
+    };
+    struct server_info srv;
+    struct bench_meta meta = meta_of(&d->settings, &d->opts, &srv);
+    if (meta.duration_s > 0) {      /* the window: as far as the journal saw it */
+        for (int i = 0; i < d->n; i++) {
+            const struct req_record *r = &d->recs[i];
+            if (r->warmup || !r->t_start)
+                continue;
+            if (!so.window_start || r->t_start < so.window_start)
+                so.window_start = r->t_start;
+            if (r->t_end > so.window_end)
+                so.window_end = r->t_end;
+        }
+        meta.window_s = (double)(so.window_end - so.window_start) / 1e9;
+    }
+    if (summary_compute(d->recs, d->n, &so, s) != 0)
+        return NULL;
+    if (meta.duration_s > 0)
+        meta.num_prompts = s->sent;
+    struct benchmark b;
+    if (benchmark_from_run(&meta, d->recs, d->n, s, &b) != 0)
+        return NULL;
+    /* the command line and host of the run, not of the recovery */
+    struct provenance p = b.provenance;
+    b.provenance = d->settings.provenance;
+    d->settings.provenance = p;
+    cJSON *j = benchmark_to_json(&b);
+    benchmark_free(&b);
+    return j;
+}
+
+int run_recover(const char *journal, const char *out, bool force, struct run_recovery *res)
+{
+    *res = (struct run_recovery){0};
+    struct journal_doc d = {0};
+    char *text = file_read_all(journal, NULL);
+    int rc = -1;
+    if (!text) {
+        snprintf(res->error, sizeof res->error, "cannot read %s: %s", journal, strerror(errno));
+        return -1;
+    }
+    char *nl = strchr(text, '\n');
+    if (!nl) {
+        snprintf(res->error, sizeof res->error, "%s: no complete header line (the run wrote no settings)", journal);
+    } else {
+        *nl = '\0';
+        if (read_header(journal, text, &d, res->error, sizeof res->error) == 0
+            && read_records(journal, nl + 1, &d, &res->dropped, res->error, sizeof res->error) == 0) {
+            snprintf(res->artifact_path, sizeof res->artifact_path, "%s", out ? out : d.artifact);
+            struct stat st;
+            cJSON *j = NULL;
+            if (!force && strcmp(res->artifact_path, "-") && stat(res->artifact_path, &st) == 0 && S_ISREG(st.st_mode))
+                snprintf(res->error, sizeof res->error, "%.600s exists (the run finished, or was recovered "
+                         "before): --force replaces it, --out writes elsewhere", res->artifact_path);
+            else if (!(j = rebuild(&d, &res->summary)))
+                snprintf(res->error, sizeof res->error, "out of memory rebuilding the artifact");
+            else if (artifact_write_file(res->artifact_path, j, res->error, sizeof res->error) == 0)
+                rc = 0;
+            res->summarized = j != NULL;
+            cJSON_Delete(j);
+        }
+    }
+    free(text);
+    doc_free(&d);
+    return rc;
+}
