@@ -264,9 +264,65 @@ static int check_rounds(const struct sweep_plan *plan)
     return rc;
 }
 
+/* Whether job's prompt and reply fit its target's context (max_model_len,
+ * from discovery without credentials: a target that needs them is left to
+ * its rounds, which check the same before their first request). Returns 0,
+ * or -1 naming the case, the lengths and the context. */
+static int check_length(const struct sweep_job *job, const struct run_config *c, long *ctx, bool *asked)
+{
+    if (!*asked) {
+        struct server_info srv;
+        char err[600];
+        *asked = true;
+        *ctx = discover(job->base_url, NULL, c->model, 10000, &srv, err, sizeof err) == 0 ? srv.max_model_len : -1;
+    }
+    if (*ctx <= 0 || c->dataset || c->input_len + c->output_len <= *ctx)
+        return 0;
+    fprintf(stderr, "anvil sweep: case %s%s%s: --input-len %ld + --output-len %ld tokens do not fit "
+            "the server's context of %ld tokens (max_model_len); nothing was run\n", job->case_id,
+            job->target[0] ? ", target " : "", job->target, c->input_len, c->output_len, *ctx);
+    return -1;
+}
+
+/* Every round's lengths against its target's context, before the first
+ * round. Returns 0, or -1 (reported). */
+static int check_lengths(const struct sweep_plan *plan)
+{
+    long *ctx = calloc(plan->n_jobs ? plan->n_jobs : 1, sizeof *ctx);
+    bool *asked = calloc(plan->n_jobs ? plan->n_jobs : 1, sizeof *asked);
+    FILE *quiet = fopen("/dev/null", "w");
+    int rc = ctx && asked ? 0 : -1;
+    for (size_t j = 0; !rc && j < plan->n_jobs; j++) {
+        const struct sweep_job *job = &plan->jobs[j];
+        size_t first = j;       /* the first job of this target asks for its context */
+        for (size_t k = 0; k < j && first == j; k++)
+            if (!strcmp(plan->jobs[k].base_url, job->base_url))
+                first = k;
+        char **argv = calloc(job->n_args + 2, sizeof *argv);
+        if (!argv) {
+            rc = -1;
+            break;
+        }
+        argv[0] = "run";
+        for (size_t i = 0; i < job->n_args; i++)
+            argv[i + 1] = job->args[i];
+        struct run_cli r = {0};
+        if (run_cli_parse(&r, (int)job->n_args + 1, argv, quiet ? quiet : stderr) == 0)
+            rc = check_length(job, &r.c, &ctx[first], &asked[first]);
+        run_cli_free(&r);
+        free(argv);
+    }
+    if (quiet)
+        fclose(quiet);
+    free(ctx);
+    free(asked);
+    return rc;
+}
+
 /* Asks every target GET {base}/models before the first round: any HTTP
- * answer (even 401) means it is there. Returns 0, or -1 naming the one
- * that did not answer. */
+ * answer (even 401) means it is there; then every round's lengths against
+ * its target's context. Returns 0, or -1 naming the target that did not
+ * answer or the case that does not fit. */
 static int check_targets(const struct sweep_plan *plan)
 {
     for (size_t j = 0; j < plan->n_jobs; j++) {
@@ -286,7 +342,7 @@ static int check_targets(const struct sweep_plan *plan)
             return -1;
         }
     }
-    return 0;
+    return check_lengths(plan);
 }
 
 /* Builds, checks and saves the plan of a new sweep into *plan. Returns 0,

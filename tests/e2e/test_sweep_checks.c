@@ -153,3 +153,25 @@ Test(sweep_checks, bad_round_flags_plan_keys_labels_and_targets_stop_before_the_
     cr_assert_eq(sim_stop(&sim), 0);
     unlink(plan);
 }
+
+/* Regression: a case longer than the server's context was found only when
+ * its round ran (each round refused it in turn); now before the first. */
+Test(sweep_checks, a_case_longer_than_the_context_stops_before_the_first_round, .timeout = 60)
+{
+    struct sim_proc sim;
+    const char *sa[] = {"--max-model-len", "512", NULL};
+    cr_assert_eq(sim_start(&sim, sa), 0);
+    char dir[] = "/tmp/anvil-sweeplen-XXXXXX", logs[160];
+    cr_assert(mkdtemp(dir));
+    rmdir(dir);
+    snprintf(logs, sizeof logs, "%s/logs", dir);
+    const char *args[] = {"--base-url", sim.base_url, "--out-dir", dir, "--input-len", "128,600",
+                          "--output-len", "16", "--rounds", "1", NULL};
+    char err[8192];
+    cr_assert_eq(sweep(args, err, sizeof err), 1, "%s", err);
+    cr_assert(strstr(err, "--input-len 600 + --output-len 16 tokens do not fit the server's context of "
+                          "512 tokens"), "%s", err);
+    cr_assert_neq(access(logs, F_OK), 0, "a round ran");
+    cr_assert_neq(access(dir, F_OK), 0, "the sweep left %s", dir);
+    cr_assert_eq(sim_stop(&sim), 0);
+}
