@@ -202,11 +202,31 @@ Test(recover, no_secret_reaches_the_artifact_journal_log_or_recovery, .timeout =
     cr_assert_eq(status, 0, "%s", e);
     const char *secrets[] = {"urlSECRETpw", "sk-keySECRET", "hdrSECRET"};
     for (size_t i = 0; i < 3; i++) {
-        char where[600] = "";
-        cr_assert_eq(holds_secret(dir, secrets[i], where, sizeof where), 0, "%s is in %s", secrets[i], where);
         cr_assert_null(strstr(o, secrets[i]));
         cr_assert_null(strstr(e, secrets[i]));
     }
+    /* and what the reading commands write from the artifact: a matrix, a report, a table */
+    char matrix[160], html[160];
+    snprintf(matrix, sizeof matrix, "%s/matrix.json", dir);
+    snprintf(html, sizeof html, "%s/report.html", dir);
+    const char *agg[] = {harness_anvil_bin(), "aggregate", out, "--out", matrix, NULL};
+    const char *rep[] = {harness_anvil_bin(), "report", out, "-o", html, NULL};
+    const char *show[] = {harness_anvil_bin(), "show", out, "--format", "json", NULL};
+    const char *const *readers[] = {agg, rep, show};
+    for (size_t k = 0; k < 3; k++) {
+        cr_assert_eq(run_cmd_err(readers[k], o, sizeof o, e, sizeof e, &status), 0);
+        cr_assert_eq(status, 0, "%s: %s", readers[k][1], e);
+        for (size_t i = 0; i < 3; i++) {
+            cr_assert_null(strstr(o, secrets[i]), "%s printed %s", readers[k][1], secrets[i]);
+            cr_assert_null(strstr(e, secrets[i]), "%s printed %s", readers[k][1], secrets[i]);
+        }
+    }
+    for (size_t i = 0; i < 3; i++) {
+        char where[600] = "";
+        cr_assert_eq(holds_secret(dir, secrets[i], where, sizeof where), 0, "%s is in %s", secrets[i], where);
+    }
+    unlink(matrix);
+    unlink(html);
     cr_assert_eq(sim_stop(&sim), 0);
     unlink(out);
     unlink(log);
