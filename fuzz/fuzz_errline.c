@@ -14,10 +14,11 @@ static size_t scan(const char *p, size_t len, size_t split, struct errline *e)
 {
     errline_init(e);
     size_t a = errline_scan(e, p, split);
-    if (a < split || e->capturing)
+    bool began = e->capturing;      /* the line began in the first part */
+    if (e->complete)
         return a;
     size_t b = errline_scan(e, p + split, len - split);
-    return split + b;
+    return began ? a : split + b;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
