@@ -153,8 +153,9 @@ static const struct flag_spec flags[] = {
     {"burstiness", NULL, FLAG_RATE, AT(burstiness), "B", "1",
      "gamma shape of the arrival gaps: 1 = Poisson, larger is smoother, inf = constant gaps"},
     {"num-prompts", NULL, FLAG_LONG, AT(num_prompts), "N", "100",
-     "measured requests (with --duration: the most that may be sent, default 200000)",
-     .min = 1, .max = 100000000},
+     "measured requests (with --duration: the most that may be sent, default 200000); at most "
+     "10,000,000: every request's record is held in memory, about 0.5 KB each",
+     .min = 1, .max = 10000000},
     {"warmup", "num-warmups", FLAG_LONG, AT(warmup), "N", "0", "unmeasured requests sent first",
      .min = 0, .max = 1000000},
     {"ready-check-timeout-sec", NULL, FLAG_DOUBLE, AT(ready_timeout_s), "S", "0",

@@ -165,3 +165,18 @@ Test(vllm_flags, sharegpt_replies_use_their_recorded_lengths_unless_output_len_i
     cr_assert(got[0] == 2 && got[1] == 2, "max_tokens %ld, %ld", got[0], got[1]);
     cr_assert_eq(sim_stop(&sim), 0);
 }
+
+/* Regression: --num-prompts 100000000, the documented maximum then, ended in
+ * "could not set up the event loop" after discovery and calibration. The
+ * maximum is now one whose records fit this kind of machine, and one above it
+ * is refused at once, naming the bound. */
+Test(vllm_flags, the_documented_maximum_of_num_prompts_is_checked_first)
+{
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", "http://127.0.0.1:1/v1",
+                          "--num-prompts", "100000000", NULL};
+    char err[2048];
+    int status;
+    cr_assert_eq(run_cmd_err(argv, NULL, 0, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 2, "%s", err);
+    cr_assert(strstr(err, "--num-prompts: expected a whole number from 1 to 10000000"), "%s", err);
+}
