@@ -254,6 +254,27 @@ void jread_leave(struct jread *r, size_t mark)
     r->path[mark] = '\0';
 }
 
+int jread_each(struct jread *r, const char *key, const cJSON *a,
+               void (*read_one)(struct jread *r, const cJSON *item, int i, void *ctx), void *ctx)
+{
+    size_t mark = jread_enter(r, key);
+    const cJSON *e;
+    int i = 0;
+    cJSON_ArrayForEach(e, a) {
+        if (r->failed)
+            break;
+        size_t m = jread_enter_index(r, i);
+        if (!cJSON_IsObject(e))
+            jread_fail(r, NULL, "expected an object");
+        else
+            read_one(r, e, i, ctx);
+        jread_leave(r, m);
+        i++;
+    }
+    jread_leave(r, mark);
+    return r->failed ? -1 : 0;
+}
+
 /* "a string", "null", ...: what an item is, for messages. */
 static const char *kind_of(const cJSON *v)
 {

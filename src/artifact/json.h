@@ -86,6 +86,15 @@ size_t jread_enter(struct jread *r, const char *key);
 size_t jread_enter_index(struct jread *r, int i);
 void jread_leave(struct jread *r, size_t mark);
 
+/* Reads the array a, the value of key in the current object (NULL: nothing
+ * to read), one element at a time until an error is recorded: each is
+ * entered as key[i], must be an object (else the error "expected an object"
+ * there) and is passed to read_one with its index i and ctx, which stores it
+ * wherever the caller allocated room. Returns 0, or -1 when an error is
+ * recorded (by now or before). */
+int jread_each(struct jread *r, const char *key, const cJSON *a,
+               void (*read_one)(struct jread *r, const cJSON *item, int i, void *ctx), void *ctx);
+
 /* o[key]: the item, or NULL when it is absent (an error unless
  * JR_OPTIONAL) or after an error. */
 const cJSON *jread_item(struct jread *r, const cJSON *o, const char *key, unsigned flags);

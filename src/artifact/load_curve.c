@@ -202,10 +202,6 @@ static void completed_read(struct jread *r, const cJSON *o, struct load_curve_po
 static void point_read(struct jread *r, const cJSON *j, struct load_curve_point *p)
 {
     *p = (struct load_curve_point){0};
-    if (!cJSON_IsObject(j)) {
-        jread_fail(r, NULL, "expected an object");
-        return;
-    }
     jread_number(r, j, "x", 0, &p->x);
     if (!r->failed && isnan(p->x))
         jread_fail(r, "x", "expected a number, got null");
@@ -235,6 +231,14 @@ static void target_write(cJSON *load, const struct load_curve_target *t)
         cJSON_AddItemToArray(pts, point_json(&t->points[i]));
 }
 
+/* jread_each's reader of a target's points (ctx: the target). */
+static void point_read_at(struct jread *r, const cJSON *o, int i, void *ctx)
+{
+    struct load_curve_target *t = ctx;
+    point_read(r, o, &t->points[i]);
+    t->n_points++;      /* counted even when it failed: freed */
+}
+
 static void target_read(struct jread *r, const cJSON *j, struct load_curve_target *t)
 {
     if (!(t->name = strdup(j->string)))
@@ -244,20 +248,12 @@ static void target_read(struct jread *r, const cJSON *j, struct load_curve_targe
         return;
     }
     jread_number(r, j, "kv_pool_tokens", 0, &t->kv_pool_tokens);
-    const cJSON *a = jread_array(r, j, "points", 0), *e;
+    const cJSON *a = jread_array(r, j, "points", 0);
     if (!a)
         return;
-    size_t mark = jread_enter(r, "points");
     if (!(t->points = calloc((size_t)cJSON_GetArraySize(a) + 1, sizeof *t->points)))
-        jread_fail(r, NULL, "out of memory");
-    cJSON_ArrayForEach(e, a) {
-        if (r->failed)
-            break;
-        size_t m = jread_enter_index(r, (int)t->n_points);
-        point_read(r, e, &t->points[t->n_points++]);   /* counted even when it failed: freed */
-        jread_leave(r, m);
-    }
-    jread_leave(r, mark);
+        jread_fail(r, "points", "out of memory");
+    jread_each(r, "points", a, point_read_at, t);
 }
 
 static void target_free(struct load_curve_target *t)
