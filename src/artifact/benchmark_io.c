@@ -1187,10 +1187,8 @@ int benchmark_read_file(const char *path, struct benchmark *out, char *sha_out, 
     }
     if (sha_out && sha256_hex(text, len, sha_out) != 0)
         sha_out[0] = '\0';
-    struct jread r;
-    jread_init(&r, path, err, errlen);
-    cJSON *j;
-    int rc = jread_parse(&r, text, len, &j) == 0 ? benchmark_from_json(j, path, out, err, errlen) : -1;
+    cJSON *j = artifact_parse(text, len, path, err, errlen);
+    int rc = j ? benchmark_from_json(j, path, out, err, errlen) : -1;
     cJSON_Delete(j);
     free(text);
     return rc;

@@ -474,3 +474,11 @@ int jread_parse(struct jread *r, const char *text, size_t len, cJSON **out)
     *out = NULL;
     return -1;
 }
+
+cJSON *artifact_parse(const char *text, size_t len, const char *name, char *err, size_t errlen)
+{
+    struct jread r;
+    jread_init(&r, name, err, errlen);
+    cJSON *j;
+    return jread_parse(&r, text, len, &j) == 0 ? j : NULL;
+}

@@ -140,4 +140,9 @@ void artifact_strings_free(char **v, size_t n);
  * "not a JSON object") in r. */
 int jread_parse(struct jread *r, const char *text, size_t len, cJSON **out);
 
+/* jread_init then jread_parse: text (len bytes) of the document name (may
+ * be NULL) as a JSON object. Returns it (the caller deletes), or NULL with
+ * jread_parse's message in err (errlen ≥ 1 bytes). */
+cJSON *artifact_parse(const char *text, size_t len, const char *name, char *err, size_t errlen);
+
 #endif

@@ -340,13 +340,9 @@ int load_curve_from_json(const cJSON *j, const char *name, struct load_curve *ou
 int load_curve_read(const char *text, size_t len, const char *name, struct load_curve *out, char *err,
                     size_t errlen)
 {
-    struct jread r;
-    jread_init(&r, name, err, errlen);
-    cJSON *j;
     *out = (struct load_curve){0};
-    if (jread_parse(&r, text, len, &j) != 0)
-        return -1;
-    int rc = load_curve_from_json(j, name, out, err, errlen);
+    cJSON *j = artifact_parse(text, len, name, err, errlen);
+    int rc = j ? load_curve_from_json(j, name, out, err, errlen) : -1;
     cJSON_Delete(j);
     return rc;
 }

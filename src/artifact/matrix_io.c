@@ -256,13 +256,9 @@ int matrix_from_json(const cJSON *j, const char *name, struct matrix *out, char 
 int matrix_read(const char *text, size_t len, const char *name, struct matrix *out, char *err,
                 size_t errlen)
 {
-    struct jread r;
-    jread_init(&r, name, err, errlen);
-    cJSON *j;
     *out = (struct matrix){0};
-    if (jread_parse(&r, text, len, &j) != 0)
-        return -1;
-    int rc = matrix_from_json(j, name, out, err, errlen);
+    cJSON *j = artifact_parse(text, len, name, err, errlen);
+    int rc = j ? matrix_from_json(j, name, out, err, errlen) : -1;
     cJSON_Delete(j);
     return rc;
 }
