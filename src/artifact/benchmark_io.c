@@ -1152,9 +1152,7 @@ int benchmark_from_json(const cJSON *j, const char *name, struct benchmark *out,
         jread_fail(&r, NULL, "not a JSON object");
         return -1;
     }
-    jread_string(&r, j, "schema", 0, &out->schema);
-    if (!r.failed && strcmp(out->schema, BENCHMARK_SCHEMA) != 0)
-        jread_fail(&r, "schema", "expected \"%s\", got \"%s\"", BENCHMARK_SCHEMA, out->schema);
+    jread_schema(&r, j, 0, BENCHMARK_SCHEMA, &out->schema);
     run_fields_read(&r, j, out);
     anvil_fields_read(&r, j, out);
     methodology_read(&r, j, &out->timing_methodology);

@@ -332,6 +332,15 @@ int jread_string(struct jread *r, const cJSON *o, const char *key, unsigned flag
     return 0;
 }
 
+int jread_schema(struct jread *r, const cJSON *o, unsigned flags, const char *want, char **out)
+{
+    if (jread_string(r, o, "schema", flags, out) != 0)
+        return -1;
+    if (*out && strcmp(*out, want) != 0)
+        return jread_fail(r, "schema", "expected \"%s\", got \"%s\"", want, *out);
+    return 0;
+}
+
 int jread_number(struct jread *r, const cJSON *o, const char *key, unsigned flags, double *out)
 {
     *out = NAN;

@@ -104,6 +104,12 @@ const cJSON *jread_item(struct jread *r, const cJSON *o, const char *key, unsign
  * -1 (recorded; *out = NULL) when missing, mistyped or out of memory. */
 int jread_string(struct jread *r, const cJSON *o, const char *key, unsigned flags, char **out);
 
+/* o["schema"] as a string into *out (as jread_string with flags), which
+ * must be want when present: else the error
+ * "schema: expected \"WANT\", got \"GOT\"" (*out is kept; the caller frees).
+ * Returns 0 or -1 (recorded). */
+int jread_schema(struct jread *r, const cJSON *o, unsigned flags, const char *want, char **out);
+
 /* o[key] as a number; null (always allowed), or absent with JR_OPTIONAL,
  * reads as NaN. Returns 0 or -1 (recorded; *out = NaN). */
 int jread_number(struct jread *r, const cJSON *o, const char *key, unsigned flags, double *out);

@@ -315,9 +315,7 @@ int load_curve_from_json(const cJSON *j, const char *name, struct load_curve *ou
         jread_fail(&r, NULL, "not a JSON object");
         return -1;
     }
-    jread_string(&r, j, "schema", JR_OPTIONAL, &out->schema);
-    if (out->schema && strcmp(out->schema, LOAD_CURVE_SCHEMA) != 0)
-        jread_fail(&r, "schema", "expected \"%s\", got \"%s\"", LOAD_CURVE_SCHEMA, out->schema);
+    jread_schema(&r, j, JR_OPTIONAL, LOAD_CURVE_SCHEMA, &out->schema);
     jread_string(&r, j, "profile", JR_NULLABLE, &out->profile);
     const cJSON *slo = jread_object(&r, j, "slo", 0);
     size_t mark = jread_enter(&r, "slo");

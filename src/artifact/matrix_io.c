@@ -234,9 +234,7 @@ int matrix_from_json(const cJSON *j, const char *name, struct matrix *out, char 
         jread_fail(&r, NULL, "not a JSON object");
         return -1;
     }
-    jread_string(&r, j, "schema", JR_OPTIONAL, &out->schema);
-    if (out->schema && strcmp(out->schema, MATRIX_SCHEMA) != 0)
-        jread_fail(&r, "schema", "expected \"%s\", got \"%s\"", MATRIX_SCHEMA, out->schema);
+    jread_schema(&r, j, JR_OPTIONAL, MATRIX_SCHEMA, &out->schema);
     rows_read(&r, j, "rows", false, &out->rows, &out->n_rows);
     jread_string(&r, j, "status", OPT, &out->status);
     jread_strings(&r, j, "status_reasons", OPT, &out->status_reasons, &out->n_status_reasons);
