@@ -58,16 +58,14 @@ static int load_input(struct input *in, char *err, size_t errlen)
 {
     struct buf b;
     buf_init(&b, (size_t)1 << 34);
-    struct jread r;
-    jread_init(&r, in->path, err, errlen);
     cJSON *json = NULL;
     int rc = read_whole(in->path, &b, err, errlen);
     if (!rc && sha256_hex(b.data, b.len, in->sha) != 0) {
         snprintf(err, errlen, "%s: SHA-256 failed (libcrypto)", in->path);
         rc = -1;
     }
-    if (!rc)
-        rc = jread_parse(&r, b.data, b.len, &json);
+    if (!rc && !(json = artifact_parse(b.data, b.len, in->path, err, errlen)))
+        rc = -1;
     if (!rc)
         rc = matrix_round_read(json, in->path, &in->b, err, errlen);
     cJSON_Delete(json);

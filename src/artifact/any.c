@@ -84,12 +84,9 @@ int artifact_any_read(const char *path, struct artifact_any *out, char *err, siz
     }
     if (sha256_hex(text, len, out->sha256) != 0)
         out->sha256[0] = '\0';
-    struct jread r;
-    jread_init(&r, path, err, errlen);
-    cJSON *j = NULL;
-    int rc = jread_parse(&r, text, len, &j);
+    cJSON *j = artifact_parse(text, len, path, err, errlen);
     free(text);
-    if (rc != 0)
+    if (!j)
         return -1;
     if (!(out->path = strdup(path))) {
         cJSON_Delete(j);
@@ -97,7 +94,7 @@ int artifact_any_read(const char *path, struct artifact_any *out, char *err, siz
         return -1;
     }
     out->kind = artifact_kind_of(j);
-    rc = read_kind(j, out, err, errlen);
+    int rc = read_kind(j, out, err, errlen);
     cJSON_Delete(j);
     if (rc != 0) {
         out->kind = AK_UNKNOWN;

@@ -340,6 +340,20 @@ static void failure_free(struct bench_failure *f)
     free(f->message);
 }
 
+/* entries_read's state for jread_each: the array being filled. */
+struct entries {
+    void (*read_one)(struct jread *, const cJSON *, void *);
+    char *v;
+    size_t elem_size, *n;
+};
+
+static void entry_read_at(struct jread *r, const cJSON *o, int i, void *ctx)
+{
+    struct entries *es = ctx;
+    es->read_one(r, o, es->v + (size_t)i * es->elem_size);
+    (*es->n)++;     /* counted even when it failed halfway: what it holds is freed */
+}
+
 /* Reads the optional array key of objects, each by read_one into a new
  * array of elem_size bytes per element (*out, *n). */
 static void entries_read(struct jread *r, const cJSON *o, const char *key, size_t elem_size,
@@ -347,26 +361,16 @@ static void entries_read(struct jread *r, const cJSON *o, const char *key, size_
 {
     *out = NULL;
     *n = 0;
-    const cJSON *a = jread_array(r, o, key, OPT), *e;
+    const cJSON *a = jread_array(r, o, key, OPT);
     if (!a)
         return;
-    size_t len = (size_t)cJSON_GetArraySize(a), mark = jread_enter(r, key);
+    size_t len = (size_t)cJSON_GetArraySize(a);
     char *v = calloc(len ? len : 1, elem_size);
     if (!v)
-        jread_fail(r, NULL, "out of memory");
+        jread_fail(r, key, "out of memory");
     *out = v;
-    cJSON_ArrayForEach(e, a) {
-        if (r->failed)
-            break;
-        size_t m = jread_enter_index(r, (int)*n);
-        if (!cJSON_IsObject(e))
-            jread_fail(r, NULL, "expected an object");
-        else
-            read_one(r, e, v + *n * elem_size);
-        (*n)++;     /* counted even when it failed halfway: what it holds is freed */
-        jread_leave(r, m);
-    }
-    jread_leave(r, mark);
+    struct entries es = {read_one, v, elem_size, n};
+    jread_each(r, key, a, entry_read_at, &es);
 }
 
 static void timing_read_any(struct jread *r, const cJSON *j, void *t)
@@ -1148,9 +1152,7 @@ int benchmark_from_json(const cJSON *j, const char *name, struct benchmark *out,
         jread_fail(&r, NULL, "not a JSON object");
         return -1;
     }
-    jread_string(&r, j, "schema", 0, &out->schema);
-    if (!r.failed && strcmp(out->schema, BENCHMARK_SCHEMA) != 0)
-        jread_fail(&r, "schema", "expected \"%s\", got \"%s\"", BENCHMARK_SCHEMA, out->schema);
+    jread_schema(&r, j, 0, BENCHMARK_SCHEMA, &out->schema);
     run_fields_read(&r, j, out);
     anvil_fields_read(&r, j, out);
     methodology_read(&r, j, &out->timing_methodology);
@@ -1183,10 +1185,8 @@ int benchmark_read_file(const char *path, struct benchmark *out, char *sha_out, 
     }
     if (sha_out && sha256_hex(text, len, sha_out) != 0)
         sha_out[0] = '\0';
-    struct jread r;
-    jread_init(&r, path, err, errlen);
-    cJSON *j;
-    int rc = jread_parse(&r, text, len, &j) == 0 ? benchmark_from_json(j, path, out, err, errlen) : -1;
+    cJSON *j = artifact_parse(text, len, path, err, errlen);
+    int rc = j ? benchmark_from_json(j, path, out, err, errlen) : -1;
     cJSON_Delete(j);
     free(text);
     return rc;

@@ -76,6 +76,14 @@ static void read_prefill(struct jread *r, const cJSON *pre, struct decode_matrix
     }
 }
 
+/* jread_each's reader of the results (ctx: the decode matrix). */
+static void read_cell_at(struct jread *r, const cJSON *o, int i, void *ctx)
+{
+    struct decode_matrix *m = ctx;
+    read_cell(r, o, &m->cells[i]);
+    m->n_cells++;
+}
+
 int decode_matrix_from_json(const cJSON *j, const char *name, struct decode_matrix *out, char *err,
                             size_t errlen)
 {
@@ -105,17 +113,7 @@ int decode_matrix_from_json(const cJSON *j, const char *name, struct decode_matr
         jread_fail(&r, "results", "expected at least one cell");
     if (!r.failed && !(out->cells = calloc((size_t)n, sizeof *out->cells)))
         jread_fail(&r, "results", "out of memory");
-    size_t rmark = jread_enter(&r, "results");
-    for (int i = 0; !r.failed && i < n; i++) {
-        const cJSON *o = cJSON_GetArrayItem(res, i);
-        size_t mark = jread_enter_index(&r, i);
-        if (!cJSON_IsObject(o))
-            jread_fail(&r, NULL, "expected an object");
-        else
-            read_cell(&r, o, &out->cells[out->n_cells++]);
-        jread_leave(&r, mark);
-    }
-    jread_leave(&r, rmark);
+    jread_each(&r, "results", res, read_cell_at, out);
     const cJSON *pre = jread_object(&r, j, "prefill", JR_OPTIONAL | JR_NULLABLE);
     if (pre && !r.failed) {
         size_t mark = jread_enter(&r, "prefill");

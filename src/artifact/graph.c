@@ -194,6 +194,14 @@ static void read_point(struct jread *r, const cJSON *o, struct graph_point *p)
         p->value = v->valuedouble;
 }
 
+/* jread_each's reader of a series' points (ctx: the series). */
+static void read_point_at(struct jread *r, const cJSON *o, int i, void *ctx)
+{
+    struct graph_series *s = ctx;
+    read_point(r, o, &s->points[i]);
+    s->n_points++;
+}
+
 static void read_series(struct jread *r, const cJSON *o, struct graph_series *s)
 {
     jread_string(r, o, "label", 0, &s->label);
@@ -201,17 +209,15 @@ static void read_series(struct jread *r, const cJSON *o, struct graph_series *s)
     int n = nonempty_array(r, o, "points", &pts);
     if (n < 0 || !(s->points = alloc_n(r, n, sizeof *s->points)))
         return;
-    size_t mark = jread_enter(r, "points");
-    for (int i = 0; !r->failed && i < n; i++) {
-        size_t m = jread_enter_index(r, i);
-        const cJSON *p = cJSON_GetArrayItem(pts, i);
-        if (!cJSON_IsObject(p))
-            jread_fail(r, NULL, "expected an object");
-        else
-            read_point(r, p, &s->points[s->n_points++]);
-        jread_leave(r, m);
-    }
-    jread_leave(r, mark);
+    jread_each(r, "points", pts, read_point_at, s);
+}
+
+/* jread_each's reader of a chart's series (ctx: the chart). */
+static void read_series_at(struct jread *r, const cJSON *o, int i, void *ctx)
+{
+    struct graph_chart *c = ctx;
+    read_series(r, o, &c->series[i]);
+    c->n_series++;
 }
 
 static void read_chart(struct jread *r, const cJSON *o, struct graph_chart *c)
@@ -224,17 +230,15 @@ static void read_chart(struct jread *r, const cJSON *o, struct graph_chart *c)
     int n = nonempty_array(r, o, "series", &ser);
     if (n < 0 || !(c->series = alloc_n(r, n, sizeof *c->series)))
         return;
-    size_t mark = jread_enter(r, "series");
-    for (int i = 0; !r->failed && i < n; i++) {
-        size_t m = jread_enter_index(r, i);
-        const cJSON *s = cJSON_GetArrayItem(ser, i);
-        if (!cJSON_IsObject(s))
-            jread_fail(r, NULL, "expected an object");
-        else
-            read_series(r, s, &c->series[c->n_series++]);
-        jread_leave(r, m);
-    }
-    jread_leave(r, mark);
+    jread_each(r, "series", ser, read_series_at, c);
+}
+
+/* jread_each's reader of a graph's charts (ctx: the graph). */
+static void read_chart_at(struct jread *r, const cJSON *o, int i, void *ctx)
+{
+    struct graph_data *g = ctx;
+    read_chart(r, o, &g->charts[i]);
+    g->n_charts++;
 }
 
 /* metric_semantics: an object of strings, copied in order. */
@@ -280,17 +284,7 @@ int graph_from_json(const cJSON *j, const char *name, struct graph_data *out, ch
     const cJSON *charts;
     int n = r.failed ? -1 : nonempty_array(&r, j, "charts", &charts);
     if (n > 0 && (out->charts = alloc_n(&r, n, sizeof *out->charts))) {
-        size_t mark = jread_enter(&r, "charts");
-        for (int i = 0; !r.failed && i < n; i++) {
-            size_t m = jread_enter_index(&r, i);
-            const cJSON *c = cJSON_GetArrayItem(charts, i);
-            if (!cJSON_IsObject(c))
-                jread_fail(&r, NULL, "expected an object");
-            else
-                read_chart(&r, c, &out->charts[out->n_charts++]);
-            jread_leave(&r, m);
-        }
-        jread_leave(&r, mark);
+        jread_each(&r, "charts", charts, read_chart_at, out);
     }
     if (r.failed) {
         graph_free(out);
@@ -432,6 +426,19 @@ static void plan_chart(struct jread *r, const cJSON *o, const char *base_dir, st
     jread_leave(r, mark);
 }
 
+/* What jread_each's reader of a plan's charts fills, and where the plan is. */
+struct plan_charts {
+    struct graph_data *g;
+    const char *base_dir;
+};
+
+static void plan_chart_at(struct jread *r, const cJSON *o, int i, void *ctx)
+{
+    struct plan_charts *pc = ctx;
+    plan_chart(r, o, pc->base_dir, &pc->g->charts[i]);
+    pc->g->n_charts++;
+}
+
 static bool has_semantic(const struct graph_data *g, const char *key)
 {
     for (size_t i = 0; i < g->n_semantics; i++)
@@ -481,17 +488,8 @@ int graph_build(const cJSON *plan, const char *plan_name, const char *base_dir,
     const cJSON *charts;
     int n = r.failed ? -1 : nonempty_array(&r, plan, "charts", &charts);
     if (n > 0 && (out->charts = alloc_n(&r, n, sizeof *out->charts))) {
-        size_t mark = jread_enter(&r, "charts");
-        for (int i = 0; !r.failed && i < n; i++) {
-            size_t m = jread_enter_index(&r, i);
-            const cJSON *c = cJSON_GetArrayItem(charts, i);
-            if (!cJSON_IsObject(c))
-                jread_fail(&r, NULL, "expected an object");
-            else
-                plan_chart(&r, c, base_dir, &out->charts[out->n_charts++]);
-            jread_leave(&r, m);
-        }
-        jread_leave(&r, mark);
+        struct plan_charts pc = {out, base_dir};
+        jread_each(&r, "charts", charts, plan_chart_at, &pc);
     }
     bool pct = false;
     for (size_t i = 0; !r.failed && i < out->n_charts; i++) {

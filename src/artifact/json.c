@@ -254,6 +254,27 @@ void jread_leave(struct jread *r, size_t mark)
     r->path[mark] = '\0';
 }
 
+int jread_each(struct jread *r, const char *key, const cJSON *a,
+               void (*read_one)(struct jread *r, const cJSON *item, int i, void *ctx), void *ctx)
+{
+    size_t mark = jread_enter(r, key);
+    const cJSON *e;
+    int i = 0;
+    cJSON_ArrayForEach(e, a) {
+        if (r->failed)
+            break;
+        size_t m = jread_enter_index(r, i);
+        if (!cJSON_IsObject(e))
+            jread_fail(r, NULL, "expected an object");
+        else
+            read_one(r, e, i, ctx);
+        jread_leave(r, m);
+        i++;
+    }
+    jread_leave(r, mark);
+    return r->failed ? -1 : 0;
+}
+
 /* "a string", "null", ...: what an item is, for messages. */
 static const char *kind_of(const cJSON *v)
 {
@@ -308,6 +329,15 @@ int jread_string(struct jread *r, const cJSON *o, const char *key, unsigned flag
         return wrong(r, key, want, v);
     if (!(*out = strdup(v->valuestring)))
         return jread_fail(r, key, "out of memory");
+    return 0;
+}
+
+int jread_schema(struct jread *r, const cJSON *o, unsigned flags, const char *want, char **out)
+{
+    if (jread_string(r, o, "schema", flags, out) != 0)
+        return -1;
+    if (*out && strcmp(*out, want) != 0)
+        return jread_fail(r, "schema", "expected \"%s\", got \"%s\"", want, *out);
     return 0;
 }
 
@@ -452,4 +482,12 @@ int jread_parse(struct jread *r, const char *text, size_t len, cJSON **out)
     cJSON_Delete(*out);
     *out = NULL;
     return -1;
+}
+
+cJSON *artifact_parse(const char *text, size_t len, const char *name, char *err, size_t errlen)
+{
+    struct jread r;
+    jread_init(&r, name, err, errlen);
+    cJSON *j;
+    return jread_parse(&r, text, len, &j) == 0 ? j : NULL;
 }

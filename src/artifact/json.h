@@ -86,6 +86,15 @@ size_t jread_enter(struct jread *r, const char *key);
 size_t jread_enter_index(struct jread *r, int i);
 void jread_leave(struct jread *r, size_t mark);
 
+/* Reads the array a, the value of key in the current object (NULL: nothing
+ * to read), one element at a time until an error is recorded: each is
+ * entered as key[i], must be an object (else the error "expected an object"
+ * there) and is passed to read_one with its index i and ctx, which stores it
+ * wherever the caller allocated room. Returns 0, or -1 when an error is
+ * recorded (by now or before). */
+int jread_each(struct jread *r, const char *key, const cJSON *a,
+               void (*read_one)(struct jread *r, const cJSON *item, int i, void *ctx), void *ctx);
+
 /* o[key]: the item, or NULL when it is absent (an error unless
  * JR_OPTIONAL) or after an error. */
 const cJSON *jread_item(struct jread *r, const cJSON *o, const char *key, unsigned flags);
@@ -94,6 +103,12 @@ const cJSON *jread_item(struct jread *r, const cJSON *o, const char *key, unsign
  * *out = NULL when absent (JR_OPTIONAL) or null (JR_NULLABLE). Returns 0, or
  * -1 (recorded; *out = NULL) when missing, mistyped or out of memory. */
 int jread_string(struct jread *r, const cJSON *o, const char *key, unsigned flags, char **out);
+
+/* o["schema"] as a string into *out (as jread_string with flags), which
+ * must be want when present: else the error
+ * "schema: expected \"WANT\", got \"GOT\"" (*out is kept; the caller frees).
+ * Returns 0 or -1 (recorded). */
+int jread_schema(struct jread *r, const cJSON *o, unsigned flags, const char *want, char **out);
 
 /* o[key] as a number; null (always allowed), or absent with JR_OPTIONAL,
  * reads as NaN. Returns 0 or -1 (recorded; *out = NaN). */
@@ -130,5 +145,10 @@ void artifact_strings_free(char **v, size_t n);
  * deletes): a JSON object. Returns 0, or -1 with "NAME: not valid JSON" (or
  * "not a JSON object") in r. */
 int jread_parse(struct jread *r, const char *text, size_t len, cJSON **out);
+
+/* jread_init then jread_parse: text (len bytes) of the document name (may
+ * be NULL) as a JSON object. Returns it (the caller deletes), or NULL with
+ * jread_parse's message in err (errlen ≥ 1 bytes). */
+cJSON *artifact_parse(const char *text, size_t len, const char *name, char *err, size_t errlen);
 
 #endif

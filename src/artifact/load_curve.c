@@ -202,10 +202,6 @@ static void completed_read(struct jread *r, const cJSON *o, struct load_curve_po
 static void point_read(struct jread *r, const cJSON *j, struct load_curve_point *p)
 {
     *p = (struct load_curve_point){0};
-    if (!cJSON_IsObject(j)) {
-        jread_fail(r, NULL, "expected an object");
-        return;
-    }
     jread_number(r, j, "x", 0, &p->x);
     if (!r->failed && isnan(p->x))
         jread_fail(r, "x", "expected a number, got null");
@@ -235,6 +231,14 @@ static void target_write(cJSON *load, const struct load_curve_target *t)
         cJSON_AddItemToArray(pts, point_json(&t->points[i]));
 }
 
+/* jread_each's reader of a target's points (ctx: the target). */
+static void point_read_at(struct jread *r, const cJSON *o, int i, void *ctx)
+{
+    struct load_curve_target *t = ctx;
+    point_read(r, o, &t->points[i]);
+    t->n_points++;      /* counted even when it failed: freed */
+}
+
 static void target_read(struct jread *r, const cJSON *j, struct load_curve_target *t)
 {
     if (!(t->name = strdup(j->string)))
@@ -244,20 +248,12 @@ static void target_read(struct jread *r, const cJSON *j, struct load_curve_targe
         return;
     }
     jread_number(r, j, "kv_pool_tokens", 0, &t->kv_pool_tokens);
-    const cJSON *a = jread_array(r, j, "points", 0), *e;
+    const cJSON *a = jread_array(r, j, "points", 0);
     if (!a)
         return;
-    size_t mark = jread_enter(r, "points");
     if (!(t->points = calloc((size_t)cJSON_GetArraySize(a) + 1, sizeof *t->points)))
-        jread_fail(r, NULL, "out of memory");
-    cJSON_ArrayForEach(e, a) {
-        if (r->failed)
-            break;
-        size_t m = jread_enter_index(r, (int)t->n_points);
-        point_read(r, e, &t->points[t->n_points++]);   /* counted even when it failed: freed */
-        jread_leave(r, m);
-    }
-    jread_leave(r, mark);
+        jread_fail(r, "points", "out of memory");
+    jread_each(r, "points", a, point_read_at, t);
 }
 
 static void target_free(struct load_curve_target *t)
@@ -319,9 +315,7 @@ int load_curve_from_json(const cJSON *j, const char *name, struct load_curve *ou
         jread_fail(&r, NULL, "not a JSON object");
         return -1;
     }
-    jread_string(&r, j, "schema", JR_OPTIONAL, &out->schema);
-    if (out->schema && strcmp(out->schema, LOAD_CURVE_SCHEMA) != 0)
-        jread_fail(&r, "schema", "expected \"%s\", got \"%s\"", LOAD_CURVE_SCHEMA, out->schema);
+    jread_schema(&r, j, JR_OPTIONAL, LOAD_CURVE_SCHEMA, &out->schema);
     jread_string(&r, j, "profile", JR_NULLABLE, &out->profile);
     const cJSON *slo = jread_object(&r, j, "slo", 0);
     size_t mark = jread_enter(&r, "slo");
@@ -344,13 +338,9 @@ int load_curve_from_json(const cJSON *j, const char *name, struct load_curve *ou
 int load_curve_read(const char *text, size_t len, const char *name, struct load_curve *out, char *err,
                     size_t errlen)
 {
-    struct jread r;
-    jread_init(&r, name, err, errlen);
-    cJSON *j;
     *out = (struct load_curve){0};
-    if (jread_parse(&r, text, len, &j) != 0)
-        return -1;
-    int rc = load_curve_from_json(j, name, out, err, errlen);
+    cJSON *j = artifact_parse(text, len, name, err, errlen);
+    int rc = j ? load_curve_from_json(j, name, out, err, errlen) : -1;
     cJSON_Delete(j);
     return rc;
 }

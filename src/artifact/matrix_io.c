@@ -59,6 +59,21 @@ static void row_read(struct jread *r, const cJSON *j, bool allow_unnumbered, str
         matrix_row_free(out);
 }
 
+/* rows_read's state for jread_each: the rows being filled. */
+struct rows {
+    bool allow_unnumbered;
+    struct matrix_row *v;
+    size_t *n;
+};
+
+static void row_read_at(struct jread *r, const cJSON *o, int i, void *ctx)
+{
+    struct rows *rs = ctx;
+    row_read(r, o, rs->allow_unnumbered, &rs->v[i]);
+    if (!r->failed)
+        (*rs->n)++;     /* row_read frees what a failed row holds */
+}
+
 /* The non-empty array at key of o, each element read by row_read into a
  * new array (*out, *n). */
 static void rows_read(struct jread *r, const cJSON *o, const char *key, bool allow_unnumbered,
@@ -66,25 +81,16 @@ static void rows_read(struct jread *r, const cJSON *o, const char *key, bool all
 {
     *out = NULL;
     *n = 0;
-    const cJSON *a = jread_array(r, o, key, 0), *e;
+    const cJSON *a = jread_array(r, o, key, 0);
     if (a && cJSON_GetArraySize(a) == 0)
         jread_fail(r, key, "expected a non-empty array");
     if (!a || r->failed)
         return;
-    size_t mark = jread_enter(r, key);
     *out = calloc((size_t)cJSON_GetArraySize(a), sizeof **out);
     if (!*out)
-        jread_fail(r, NULL, "out of memory");
-    cJSON_ArrayForEach(e, a) {
-        if (r->failed)
-            break;
-        size_t m = jread_enter_index(r, (int)*n);
-        row_read(r, e, allow_unnumbered, &(*out)[*n]);
-        jread_leave(r, m);
-        if (!r->failed)
-            (*n)++;
-    }
-    jread_leave(r, mark);
+        jread_fail(r, key, "out of memory");
+    struct rows rs = {allow_unnumbered, *out, n};
+    jread_each(r, key, a, row_read_at, &rs);
 }
 
 /* ---- aggregates ---- */
@@ -134,27 +140,23 @@ static void aggregate_read(struct jread *r, const cJSON *j, struct matrix_aggreg
     jread_leave(r, mark);
 }
 
+/* jread_each's reader of a matrix's aggregates (ctx: the matrix). */
+static void aggregate_read_at(struct jread *r, const cJSON *o, int i, void *ctx)
+{
+    struct matrix *m = ctx;
+    aggregate_read(r, o, &m->aggregates[i]);
+    m->n_aggregates++;      /* counted even when it failed halfway: what it holds is freed */
+}
+
 static void aggregates_read(struct jread *r, const cJSON *o, struct matrix *m)
 {
-    const cJSON *a = jread_array(r, o, "aggregates", OPT), *e;
+    const cJSON *a = jread_array(r, o, "aggregates", OPT);
     if (!a)
         return;
-    size_t mark = jread_enter(r, "aggregates");
     m->aggregates = calloc((size_t)cJSON_GetArraySize(a) + 1, sizeof *m->aggregates);
     if (!m->aggregates)
-        jread_fail(r, NULL, "out of memory");
-    cJSON_ArrayForEach(e, a) {
-        if (r->failed)
-            break;
-        size_t k = jread_enter_index(r, (int)m->n_aggregates);
-        if (!cJSON_IsObject(e))
-            jread_fail(r, NULL, "expected an object");
-        else
-            aggregate_read(r, e, &m->aggregates[m->n_aggregates]);
-        m->n_aggregates++;      /* counted even when it failed halfway: what it holds is freed */
-        jread_leave(r, k);
-    }
-    jread_leave(r, mark);
+        jread_fail(r, "aggregates", "out of memory");
+    jread_each(r, "aggregates", a, aggregate_read_at, m);
 }
 
 /* ---- description fields ---- */
@@ -232,9 +234,7 @@ int matrix_from_json(const cJSON *j, const char *name, struct matrix *out, char 
         jread_fail(&r, NULL, "not a JSON object");
         return -1;
     }
-    jread_string(&r, j, "schema", JR_OPTIONAL, &out->schema);
-    if (out->schema && strcmp(out->schema, MATRIX_SCHEMA) != 0)
-        jread_fail(&r, "schema", "expected \"%s\", got \"%s\"", MATRIX_SCHEMA, out->schema);
+    jread_schema(&r, j, JR_OPTIONAL, MATRIX_SCHEMA, &out->schema);
     rows_read(&r, j, "rows", false, &out->rows, &out->n_rows);
     jread_string(&r, j, "status", OPT, &out->status);
     jread_strings(&r, j, "status_reasons", OPT, &out->status_reasons, &out->n_status_reasons);
@@ -254,13 +254,9 @@ int matrix_from_json(const cJSON *j, const char *name, struct matrix *out, char 
 int matrix_read(const char *text, size_t len, const char *name, struct matrix *out, char *err,
                 size_t errlen)
 {
-    struct jread r;
-    jread_init(&r, name, err, errlen);
-    cJSON *j;
     *out = (struct matrix){0};
-    if (jread_parse(&r, text, len, &j) != 0)
-        return -1;
-    int rc = matrix_from_json(j, name, out, err, errlen);
+    cJSON *j = artifact_parse(text, len, name, err, errlen);
+    int rc = j ? matrix_from_json(j, name, out, err, errlen) : -1;
     cJSON_Delete(j);
     return rc;
 }
