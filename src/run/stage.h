@@ -14,6 +14,8 @@
 #include "workload/agentic.h"
 #include "workload/workload.h"
 
+struct driver_result;   /* load/driver.h */
+
 /* The state of one run_execute call: built step by step, freed at its end. */
 struct run_ctx {
     const struct run_config *c;
@@ -78,7 +80,6 @@ long run_template_lead(const struct run_ctx *x);
  * artifact (x->res->artifact_path). dr's records move into x->res. Returns 0,
  * or -1 when memory ran out or the artifact could not be written (reason in
  * x->res->error; the summary is kept). */
-struct driver_result;
 int run_write_outputs(struct run_ctx *x, struct driver_result *dr);
 
 /* What the server and the hardware say (run/observe.c): starts the session
