@@ -68,6 +68,7 @@ static int report(const struct run_cli *r, const struct run_result *res)
     if (res->summarized) {
         load_settings(to, c);
         report_table(to, "Serving Benchmark Result", &res->summary, res->warmup_failed);
+        report_cost(to, &r->cost, res->summary.output_throughput);
         if (r->pct_given)
             report_percentiles(to, &r->pct, res->records, res->n_records, c->pct);
         report_failures(to, res->records, res->n_records);
@@ -103,6 +104,7 @@ int run_cli_parse(struct run_cli *r, int argc, char **argv, FILE *log)
     char err[1024];
     run_config_defaults(&r->c);
     r->c.log = log;
+    r->cost.gpu_hour_usd = NAN;
     int rc = seen ? flags_defaults("run", t, r) : -1;
     r->pct_given = false;       /* the defaults alone print nothing beyond the summary */
     if (rc == 0)

@@ -4,6 +4,7 @@
 #define ANVIL_CLI_RUN_CLI_H
 
 #include "report/percentiles.h"
+#include "report/show.h"
 #include "run/run.h"
 
 /* The config, and what only the command line needs to build it. */
@@ -15,6 +16,7 @@ struct run_cli {
     double max_failure_rate;        /* --max-failure-rate: above it the run exits 1 */
     struct pct_request pct;         /* --percentile-metrics / --metric-percentiles */
     bool pct_given;
+    struct cost cost;               /* --gpu-hour-cost, --gpus: the summary's cost section */
 };
 
 /* `anvil run`'s flags (argv[0] "run") → a resolved, checked config in *r:

@@ -39,6 +39,7 @@ struct sweep_opts {
     const char *conc_list, *rate_list, *in_list, *out_list;
     long rounds, num_prompts;
     bool force;             /* replace an earlier sweep in --out-dir */
+    struct cost cost;       /* --gpu-hour-cost, --gpus: the end table's cost column */
     char **run_args;        /* after "--": passed to every anvil run (points into argv) */
 };
 
@@ -71,6 +72,10 @@ static const struct flag_spec flags[] = {
      "continue a cut sweep: runs only the rounds not yet complete"},
     {"force", NULL, FLAG_ON, AT(force), NULL, NULL,
      "replace an earlier sweep in --out-dir (its files are moved to DIR/replaced-<time>)"},
+    {"gpu-hour-cost", NULL, FLAG_DOUBLE, AT(cost.gpu_hour_usd), "USD", NULL,
+     "price of one GPU-hour: the results table gets cost per million output tokens", .min = 0},
+    {"gpus", NULL, FLAG_LONG, AT(cost.gpus), "N", "1", "GPUs each target ran on, for --gpu-hour-cost",
+     .min = 1, .max = 1000000},
     {0},
 };
 
@@ -178,7 +183,7 @@ static int parse_targets(const char *s, const char *base_url, struct sweep_targe
 /* Returns 0 to run, 1 for --help, -1 on a usage error (printed). */
 static int parse_args(int argc, char **argv, struct sweep_opts *o)
 {
-    *o = (struct sweep_opts){0};
+    *o = (struct sweep_opts){.cost.gpu_hour_usd = NAN};
     int rest = argc;
     int rc = flags_defaults("sweep", flags, o);
     if (rc == 0)
@@ -402,7 +407,7 @@ static int load_plan(const char *dir, struct sweep_plan *plan)
 
 /* Writes the matrix and, with SLOs, the load curve. Returns the exit status. */
 static int write_results(const struct sweep_plan *plan, const char *dir, bool interrupted,
-                         const struct provenance *prov)
+                         const struct provenance *prov, const struct cost *cost)
 {
     char err[1600], status[32] = "";
     if (sweep_write_matrix(plan, dir, interrupted, prov, status, sizeof status, err, sizeof err) != 0) {
@@ -410,7 +415,7 @@ static int write_results(const struct sweep_plan *plan, const char *dir, bool in
         return 1;
     }
     printf("matrix: %s/matrix.json (%s)\n", dir, status);
-    if (report_sweep_results(stdout, dir, plan->slo, RF_TABLE, err, sizeof err) != 0)
+    if (report_sweep_results(stdout, dir, plan->slo, cost, RF_TABLE, err, sizeof err) != 0)
         fprintf(stderr, "anvil sweep: no results table: %s\n", err);
     if (plan->slo) {
         struct slo slo = {NAN, NAN, NAN};
@@ -434,7 +439,8 @@ static int write_results(const struct sweep_plan *plan, const char *dir, bool in
 
 /* Runs the plan's rounds not yet done and writes the results. Returns the
  * exit status. */
-static int execute(const struct sweep_plan *plan, const char *dir, const struct provenance *prov)
+static int execute(const struct sweep_plan *plan, const char *dir, const struct provenance *prov,
+                   const struct cost *cost)
 {
     char self[PATH_MAX], err[512];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -451,7 +457,7 @@ static int execute(const struct sweep_plan *plan, const char *dir, const struct 
     }
     if (interrupted)
         fprintf(stderr, "anvil sweep: interrupted; finished rounds kept; continue with --resume %s\n", dir);
-    return write_results(plan, dir, interrupted, prov);
+    return write_results(plan, dir, interrupted, prov, cost);
 }
 
 int sweep_main(int argc, char **argv)
@@ -501,7 +507,7 @@ int sweep_main(int argc, char **argv)
         sweep_plan_free(&plan);
         return 1;
     }
-    rc = execute(&plan, dir, &prov);
+    rc = execute(&plan, dir, &prov, &o.cost);
     provenance_free(&prov);
     sweep_plan_free(&plan);
     return rc;

@@ -10,8 +10,7 @@
 #include "artifact/json.h"
 #include "artifact/matrix.h"
 #include "core/file.h"
-#include "report/compare.h"
-#include "report/show.h"
+#include "report/results.h"
 
 /* One load point: a target's case and its rounds. */
 struct point {
@@ -19,26 +18,6 @@ struct point {
     const struct benchmark **rounds;
     size_t n;
 };
-
-static double median_of(const struct point *p, double (*get)(const struct benchmark *))
-{
-    double *v = malloc((p->n ? p->n : 1) * sizeof *v);
-    if (!v)
-        return NAN;
-    for (size_t i = 0; i < p->n; i++)
-        v[i] = get(p->rounds[i]);
-    struct cmp_noise z;
-    cmp_noise_of(v, p->n, 1, &z);
-    free(v);
-    return z.median;
-}
-
-static double g_tps(const struct benchmark *b) { return bench_output_tps(b); }
-static double g_ttft50(const struct benchmark *b) { return b->metrics.dist.ttft.p50; }
-static double g_ttft99(const struct benchmark *b) { return b->metrics.dist.ttft.p99; }
-static double g_tpot50(const struct benchmark *b) { return b->metrics.dist.tpot.p50; }
-static double g_tpot99(const struct benchmark *b) { return b->metrics.dist.tpot.p99; }
-static double g_goodput(const struct benchmark *b) { return b->metrics.goodput_rps; }
 
 static const char *target_of(const struct benchmark *b)
 {
@@ -112,7 +91,8 @@ static int read_rounds(const char *dir, struct benchmark **out, size_t *n, char 
     return rc;
 }
 
-int report_sweep_results(FILE *out, const char *dir, const char *slo, enum rformat f, char *err, size_t errlen)
+int report_sweep_results(FILE *out, const char *dir, const char *slo, const struct cost *cost, enum rformat f,
+                         char *err, size_t errlen)
 {
     struct benchmark *b;
     size_t n, np = 0;
@@ -133,69 +113,19 @@ int report_sweep_results(FILE *out, const char *dir, const char *slo, enum rform
         snprintf(err, errlen, "out of memory");
         rc = -1;
     }
-    size_t missed = 0, with_slo = 0;
-    long failed = 0, failed_rounds = 0;
-    if (rc == 0) {
-        struct rdoc doc = {0};
-        struct rtable *t = rdoc_table(&doc, "Results per load point (medians across rounds)", 13, "target",
-                                      "case", "load", "rounds", "completed", "failed", "out tok/s",
-                                      "TTFT p50 ms", "TTFT p99 ms", "TPOT p50 ms", "TPOT p99 ms", "goodput req/s",
-                                      "SLO attainment");
-        for (size_t i = 0; i < np; i++) {
-            long done = 0, bad = 0, good = 0;
-            bool has_good = true;
-            for (size_t r = 0; r < p[i].n; r++) {
-                done += p[i].rounds[r]->completed;
-                bad += p[i].rounds[r]->failed;
-                failed_rounds += p[i].rounds[r]->failed > 0;
-                has_good &= p[i].rounds[r]->good_requests >= 0;
-                good += p[i].rounds[r]->good_requests;
-            }
-            failed += bad;
-            const struct benchmark *r0 = p[i].rounds[0];
-            double attain = has_good && done + bad > 0 ? (double)good / (double)(done + bad) : NAN;
-            rtable_text(t, p[i].target);
-            rtable_text(t, p[i].case_id);
-            if (isnan(r0->request_rate))
-                rtable_textf(t, "c%ld", r0->concurrency);
-            else
-                rtable_textf(t, "%g req/s", r0->request_rate);
-            rtable_whole(t, (long)p[i].n, false);
-            rtable_whole(t, done, false);
-            rtable_whole(t, bad, false);
-            rtable_num(t, median_of(&p[i], g_tps), 1);
-            rtable_num(t, median_of(&p[i], g_ttft50), 1);
-            rtable_num(t, median_of(&p[i], g_ttft99), 1);
-            rtable_num(t, median_of(&p[i], g_tpot50), 2);
-            rtable_num(t, median_of(&p[i], g_tpot99), 2);
-            rtable_num(t, median_of(&p[i], g_goodput), 3);
-            if (isnan(attain))
-                rtable_text(t, NULL);
-            else
-                rtable_textf(t, "%.1f%%", 100 * attain);
-            with_slo += !isnan(attain);
-            missed += !isnan(attain) && attain < 1;
-        }
-        rc = rdoc_print(&doc, f, out);
-        if (rc)
-            snprintf(err, errlen, "out of memory or cannot write the table");
-        rdoc_free(&doc);
+    struct results_row *rows = rc == 0 ? calloc(np ? np : 1, sizeof *rows) : NULL;
+    if (rc == 0 && !rows) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
     }
     if (rc == 0) {
-        const char *status = m.status ? m.status : "n/a";
-        if (!strcmp(status, "PASS"))
-            fprintf(out, "requests: PASS (every request of every round completed)\n");
-        else
-            fprintf(out, "requests: %s (%ld failed requests in %ld rounds%s%s)\n", status, failed, failed_rounds,
-                    m.n_status_reasons ? "; " : "", m.n_status_reasons ? m.status_reasons[0] : "");
-        if (!slo)
-            fprintf(out, "SLO: not set (--slo ttft:MS,tpot:MS to judge goodput)\n");
-        else if (missed)
-            fprintf(out, "SLO (%s): MISSED at %zu of %zu load points (attainment below 100%%: good requests / "
-                    "completed + failed)\n", slo, missed, with_slo);
-        else
-            fprintf(out, "SLO (%s): MET at every load point (every request within every bound)\n", slo);
+        for (size_t i = 0; i < np; i++)
+            results_row_of(p[i].rounds, p[i].n, &rows[i]);
+        struct results_opts o = {.slo = slo, .cost = cost, .format = f, .status = m.status ? m.status : "n/a",
+                                 .reason = m.n_status_reasons ? m.status_reasons[0] : NULL};
+        rc = report_results(out, rows, np, &o, err, errlen);
     }
+    free(rows);
     matrix_free(&m);
     free(p);
     free(slots);

@@ -8,15 +8,18 @@
 #include <stdio.h>
 
 #include "report/rtable.h"
+#include "report/show.h"
 
 /* Prints the results of the sweep in dir (its round artifacts under
  * dir/rounds, its matrix's status and reasons from dir/matrix.json) to out
- * as f, then two verdict lines: "requests: PASS|FAIL|INCOMPLETE (...)" (the
+ * as f through report_results (report/results.h; cost NULL or unpriced: no
+ * cost column), then two verdict lines: "requests: PASS|FAIL|INCOMPLETE (...)" (the
  * matrix's status: a failed request or a cut round fails it) and "SLO (slo):
  * MET|MISSED (...)" — MISSED when a load point's attainment is below 100%,
  * or "SLO: not set" when slo is NULL. SLO attainment is good requests /
  * (completed + failed) over the point's rounds. Returns 0, or -1 with err set
  * when the rounds or the matrix cannot be read. */
-int report_sweep_results(FILE *out, const char *dir, const char *slo, enum rformat f, char *err, size_t errlen);
+int report_sweep_results(FILE *out, const char *dir, const char *slo, const struct cost *cost, enum rformat f,
+                         char *err, size_t errlen);
 
 #endif

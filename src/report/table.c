@@ -117,3 +117,14 @@ void report_table(FILE *out, const char *title, const struct run_summary *s, int
     if (failed_warmups)
         fprintf(out, "warning: %d warm-up requests failed\n", failed_warmups);
 }
+
+void report_cost(FILE *out, const struct cost *c, double output_tps)
+{
+    if (!c || !isfinite(c->gpu_hour_usd))
+        return;
+    header(out, "Cost");
+    row_num(out, "GPU-hour price (USD):", c->gpu_hour_usd, 2);
+    fprintf(out, "%-44s %15ld\n", "GPUs:", c->gpus);
+    row_num(out, "Cost per million output tokens (USD):", cost_per_mtok(c, output_tps), 4);
+    rule(out, '=');
+}

@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 
+#include "artifact/any.h"
 #include "artifact/json.h"
 #include "harness.h"
 
@@ -346,5 +347,78 @@ Test(results_e2e, compare_keeps_the_targets_of_a_sweep_apart, .timeout = 120)
                           "== A slow/short-16-4-c2 (rounds: 1) vs B slow/short-16-4-c2 (rounds: 1) =="};
     for (size_t i = 0; i < sizeof want / sizeof *want; i++)
         cr_assert(strstr(out, want[i]), "no '%s' in:\n%s", want[i], out);
+    rmtree(dir);
+}
+
+/* The value printed after key on the same line of out (a %15.4f row). */
+static double after(const char *out, const char *key)
+{
+    const char *p = strstr(out, key);
+    cr_assert(p, "no \"%s\" in:\n%s", key, out);
+    return strtod(p + strlen(key), NULL);
+}
+
+/* USD per million output tokens from an artifact's output throughput, as
+ * the issue defines it: price × GPUs / (tokens/s × 3600) × 10⁶. */
+static double cost_of(const char *artifact, double usd, double gpus)
+{
+    cJSON *a = harness_load_json(artifact);
+    cr_assert(a, "%s", artifact);
+    double tps = harness_num(harness_json_path(a, "metrics"), "output_throughput");
+    cJSON_Delete(a);
+    cr_assert_gt(tps, 0);
+    return usd * gpus / (tps * 3600) * 1e6;
+}
+
+/* --gpu-hour-cost in anvil run's summary and anvil sweep's table: the same
+ * figure show computes from the artifact (one formula). */
+Test(results_e2e, run_and_sweep_price_output_tokens_like_show, .timeout = 120)
+{
+    const char *sim_args[] = {"--ttft-ms", "2", "--itl-ms", "1", NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    char dir[64], art[128], targets[200], err[4096];
+    static char out[65536], shown[65536];
+    int status;
+    tmpdir(dir, sizeof dir);
+    snprintf(art, sizeof art, "%s/run.json", dir);
+    const char *run[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--num-prompts", "8",
+                         "--input-len", "16", "--output-len", "8", "--gpu-hour-cost", "2.5", "--gpus", "2",
+                         "--out", art, NULL};
+    cr_assert_eq(run_cmd_err(run, out, sizeof out, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 0, "%s%s", out, err);
+    double printed = after(out, "Cost per million output tokens (USD):");
+    cr_assert_float_eq(printed, cost_of(art, 2.5, 2), 1e-4 + 1e-6 * printed, "%s", out);
+    cr_assert_float_eq(after(out, "GPU-hour price (USD):"), 2.5, 1e-9);
+    const char *show[] = {harness_anvil_bin(), "show", art, "--gpu-hour-cost", "2.5", "--gpus", "2", NULL};
+    cr_assert_eq(run_cmd(show, shown, sizeof shown, &status), 0);
+    cr_assert_eq(status, 0, "%s", shown);
+    cr_assert_float_eq(after(shown, "Cost (USD per million output tokens):"), printed, 1e-9, "%s", shown);
+    /* without the flag: no cost section */
+    const char *plain[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--num-prompts", "4",
+                           "--input-len", "16", "--output-len", "8", "--out", art, NULL};
+    cr_assert_eq(run_cmd_err(plain, out, sizeof out, err, sizeof err, &status), 0);
+    cr_assert_null(strstr(out, "Cost per million"), "%s", out);
+    /* the sweep's table: a cost column, each point's value from its round */
+    snprintf(targets, sizeof targets, "sim=%s", sim.base_url);
+    const char *sweep[] = {harness_anvil_bin(), "sweep", "--targets", targets, "--concurrency", "1,2",
+                           "--input-len", "16", "--output-len", "4", "--rounds", "1", "--num-prompts", "8",
+                           "--gpu-hour-cost", "3", "--gpus", "4", "--out-dir", dir, "--force", NULL};
+    cr_assert_eq(run_cmd(sweep, out, sizeof out, &status), 0);
+    sim_stop(&sim);
+    cr_assert_eq(status, 0, "%s", out);
+    cr_assert(strstr(out, "USD / M out tok"), "%s", out);
+    char **files;
+    size_t n;
+    char rounds[128];
+    snprintf(rounds, sizeof rounds, "%s/rounds", dir);
+    cr_assert_eq(artifact_find_json(rounds, &files, &n, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(n, 2);
+    for (size_t i = 0; i < n; i++) {
+        char want[32];
+        snprintf(want, sizeof want, " %.4f\n", cost_of(files[i], 3, 4));
+        cr_assert(strstr(out, want), "%s (%s) not at a row's end:\n%s", want, files[i], out);
+    }
+    artifact_strings_free(files, n);
     rmtree(dir);
 }
