@@ -3,8 +3,11 @@
 #include "artifact/observe.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "artifact/benchmark.h"
+#include "artifact/json.h"
 
 static void add_str_or_null(cJSON *o, const char *k, const char *v)
 {
@@ -278,6 +281,148 @@ cJSON *artifact_hardware_run_summary(const struct observe_report *r)
     return o;
 }
 
+/* ---- readings over time ---- */
+
+static cJSON *numbers_json(const double *v, size_t n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; a && i < n; i++)
+        cJSON_AddItemToArray(a, isfinite(v[i]) ? cJSON_CreateNumber(v[i]) : cJSON_CreateNull());
+    return a;
+}
+
+cJSON *artifact_series(const struct obs_timeline *t, bool hardware, const int *gpu_index)
+{
+    if (t->n == 0)
+        return NULL;
+    cJSON *o = cJSON_CreateObject();
+    double *ms = malloc(t->n * sizeof *ms);
+    if (!o || !ms) {
+        cJSON_Delete(o);
+        free(ms);
+        return NULL;
+    }
+    cJSON_AddNumberToObject(o, "points", (double)t->n);
+    cJSON_AddNumberToObject(o, "readings", (double)t->readings);
+    cJSON_AddNumberToObject(o, "stride", (double)t->stride);
+    cJSON_AddNumberToObject(o, "max_points", OBS_TIMELINE_MAX);
+    cJSON_AddNumberToObject(o, "t0_monotonic_ns", (double)t->t_ns[0]);
+    for (size_t i = 0; i < t->n; i++)
+        ms[i] = round((double)(t->t_ns[i] - t->t_ns[0]) / 1e3) / 1e3;
+    cJSON_AddItemToObject(o, "t_ms", numbers_json(ms, t->n));
+    free(ms);
+    cJSON *host = NULL, *devs = NULL;
+    int last_dev = -1;
+    cJSON *dev = NULL;
+    for (int c = 0; c < t->n_cols; c++) {
+        const struct obs_column *col = &t->col[c];
+        cJSON *into = o;
+        if (hardware && col->device < 0) {
+            if (!host)
+                host = cJSON_AddObjectToObject(o, "host");
+            into = host;
+        } else if (hardware) {
+            if (!devs)
+                devs = cJSON_AddArrayToObject(o, "devices");
+            if (col->device != last_dev) {
+                dev = cJSON_CreateObject();
+                cJSON_AddItemToArray(devs, dev);
+                cJSON_AddNumberToObject(dev, "index", gpu_index ? gpu_index[col->device] : col->device);
+                last_dev = col->device;
+            }
+            into = dev;
+        }
+        cJSON_AddItemToObject(into, col->name, numbers_json(col->v, t->n));
+    }
+    return o;
+}
+
+static const char *const series_meta[] = {"points", "readings", "stride", "max_points", "t0_monotonic_ns",
+                                          "t_ms", "host", "devices", NULL};
+
+static bool is_meta(const char *k)
+{
+    for (int i = 0; series_meta[i]; i++)
+        if (!strcmp(series_meta[i], k))
+            return true;
+    return false;
+}
+
+/* Every array member of o (but the series' own keys) as a column of
+ * device dev; other members are ignored. */
+static void read_columns(struct jread *r, const cJSON *o, int dev, struct obs_timeline *t)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, o) {
+        if (r->failed || is_meta(it->string) || !cJSON_IsArray(it))
+            continue;       /* keys a reader does not know are ignored */
+        struct obs_column *col = obs_timeline_add(t, it->string, dev);
+        if (!col)
+            jread_fail(r, it->string, "more than %d columns, or out of memory", OBS_TIMELINE_COLS);
+        else
+            jread_numbers(r, o, it->string, 0, col->v, t->n);
+    }
+}
+
+static void read_device(struct jread *r, const cJSON *item, int i, void *ctx)
+{
+    (void)i;
+    long index;
+    if (jread_whole(r, item, "index", 0, 0, &index) == 0)
+        read_columns(r, item, (int)index, ctx);
+}
+
+int artifact_series_read(const cJSON *block, bool hardware, const char *name, struct obs_timeline *out,
+                         char *err, size_t errlen)
+{
+    *out = (struct obs_timeline){0};
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(block, "series");
+    if (!s || cJSON_IsNull(s))
+        return 0;
+    struct jread r;
+    jread_init(&r, name, err, errlen);
+    jread_enter(&r, hardware ? "hardware" : "server_metrics");
+    jread_enter(&r, "series");
+    double t0;
+    const cJSON *ms = jread_array(&r, s, "t_ms", 0);
+    jread_number(&r, s, "t0_monotonic_ns", 0, &t0);
+    size_t n = ms ? (size_t)cJSON_GetArraySize(ms) : 0;
+    double *v = malloc((n ? n : 1) * sizeof *v);
+    if (!r.failed && (!v || !(out->t_ns = malloc((n ? n : 1) * sizeof *out->t_ns))))
+        jread_fail(&r, NULL, "out of memory");
+    if (!r.failed && isnan(t0))
+        jread_fail(&r, "t0_monotonic_ns", "expected a number");
+    if (jread_numbers(&r, s, "t_ms", 0, v, n) == 0) {
+        for (size_t i = 0; i < n && !r.failed; i++)
+            if (isnan(v[i]))
+                jread_fail(&r, "t_ms", "expected a number at [%zu], got null", i);
+            else
+                out->t_ns[i] = (int64_t)llround(t0 + v[i] * 1e6);
+    }
+    free(v);
+    out->n = n;
+    double readings = NAN, stride = NAN;
+    jread_number(&r, s, "readings", JR_OPTIONAL, &readings);
+    jread_number(&r, s, "stride", JR_OPTIONAL, &stride);
+    out->readings = readings >= 0 ? (size_t)readings : n;
+    out->stride = stride >= 1 ? (size_t)stride : 1;
+    if (!hardware) {
+        read_columns(&r, s, -1, out);
+    } else {
+        const cJSON *host = jread_object(&r, s, "host", JR_OPTIONAL | JR_NULLABLE);
+        size_t mark = jread_enter(&r, "host");
+        if (host)
+            read_columns(&r, host, -1, out);
+        jread_leave(&r, mark);
+        jread_each(&r, "devices", jread_array(&r, s, "devices", JR_OPTIONAL | JR_NULLABLE), read_device, out);
+    }
+    if (r.failed) {
+        obs_timeline_free(out);
+        return -1;
+    }
+    return 0;
+}
+
 static double number_in(const cJSON *o, const char *mid, const char *key)
 {
     if (mid)
@@ -306,6 +451,15 @@ int artifact_add_observe(cJSON *art, const struct observe_report *r)
         cJSON_Delete(run);
         return -1;
     }
+    int index[GPU_MAX];
+    for (int d = 0; d < GPU_MAX; d++)
+        index[d] = d < r->hardware.n_gpus ? r->hardware.dev[d].info.index : d;
+    cJSON *ss = artifact_series(&r->server_series, false, NULL);
+    cJSON *hs = artifact_series(&r->hardware_series, true, index);
+    if (ss)
+        cJSON_AddItemToObject(s, "series", ss);
+    if (hs)
+        cJSON_AddItemToObject(h, "series", hs);
     cJSON_AddItemToObject(art, "server_metrics", s);
     cJSON_AddItemToObject(art, "hardware", h);
     cJSON_AddItemToObject(art, "hardware_run_summary", run);

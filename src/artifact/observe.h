@@ -35,6 +35,28 @@ struct observe_figures {
  * as found) into *out. */
 void observe_figures_of(const struct benchmark *b, struct observe_figures *out);
 
+/* The `series` object of a server_metrics or hardware block (hardware:
+ * the hardware block's, whose devices are named by gpu_index[d], the
+ * index of series device d; NULL = d): points, readings, stride,
+ * max_points, t0_monotonic_ns (the first point's midpoint) and t_ms (each
+ * point's offset from it, ms rounded to µs); then the columns — the
+ * server's at the top, the hardware's host columns under "host" and its
+ * GPUs' under "devices": [{"index", columns...}]. NaN values are null.
+ * Returns a new object (caller deletes), or NULL when t has no point or
+ * memory runs out. docs/ARTIFACTS.md describes every field. */
+cJSON *artifact_series(const struct obs_timeline *t, bool hardware, const int *gpu_index);
+
+/* Reads the `series` of block (a server_metrics or hardware block as the
+ * benchmark keeps it; hardware says which) into *out: absent, null or a
+ * block without one reads as no point (0). t_ms must hold numbers, every
+ * column an array of as many numbers or nulls, and at most
+ * OBS_TIMELINE_COLS columns. A hardware column's device is its device's
+ * "index"; a server or host column's -1. Returns 0, or -1 with
+ * "name: key.path: what" in err (*out then empty). Release with
+ * obs_timeline_free. */
+int artifact_series_read(const cJSON *block, bool hardware, const char *name, struct obs_timeline *out,
+                         char *err, size_t errlen);
+
 /* Adds server_metrics, hardware and hardware_run_summary to the artifact
  * root art, and energy_j, output_tokens_per_joule and
  * joules_per_output_token to its metrics object. Returns 0, or -1 when

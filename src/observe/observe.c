@@ -416,12 +416,14 @@ int observe_summarize(const struct observe *o, const struct observe_client *c, s
             .rule = c->duration_mode ? OBS_INTERPOLATE : OBS_COVER, .output_tokens = c->output_tokens,
             .ttft_mean_ms = c->ttft_mean_ms, .concurrency = c->concurrency,
             .tokens_per_request = c->tokens_per_request};
-        if (srv_summarize(&o->srv_series, &sc, o->sglang ? &o->info : NULL, &out->server) != 0)
+        if (srv_summarize(&o->srv_series, &sc, o->sglang ? &o->info : NULL, &out->server) != 0 ||
+            srv_timeline_of(&o->srv_series, &out->server_series) != 0)
             return -1;
     }
     if (o->hw_on) {
         struct hw_client hc = {c->window_start, c->window_end, c->output_tokens};
-        if (hw_summarize(&o->hw_series, &hc, &out->hardware) != 0)
+        if (hw_summarize(&o->hw_series, &hc, &out->hardware) != 0 ||
+            hw_timeline_of(&o->hw_series, &out->hardware_series) != 0)
             return -1;
     }
     return 0;
@@ -430,6 +432,8 @@ int observe_summarize(const struct observe *o, const struct observe_client *c, s
 void observe_report_free(struct observe_report *r)
 {
     srv_summary_free(&r->server);
+    obs_timeline_free(&r->server_series);
+    obs_timeline_free(&r->hardware_series);
 }
 
 void observe_free(struct observe *o)

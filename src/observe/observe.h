@@ -23,6 +23,7 @@
 #include "observe/hardware.h"
 #include "observe/host.h"
 #include "observe/server.h"
+#include "observe/timeline.h"
 
 /* --telemetry: auto (on when a GPU is found), on (the host even without a
  * GPU), off. */
@@ -60,6 +61,9 @@ struct observe_report {
     char hardware_note[600];            /* why there is no GPU data ("" when there is) */
     double telemetry_interval_ms;
     struct hw_summary hardware;         /* when hardware_enabled */
+    /* The readings over time (bounded, observe/timeline.h): every usable
+     * reading of the run, not only the window's; n 0 when off. Owned. */
+    struct obs_timeline server_series, hardware_series;
 };
 
 /* The client's figures over the window, for both summaries. */

@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "artifact/graph.h"
+#include "artifact/observe.h"
 #include "core/version.h"
 #include "report/assets.h"
 
@@ -82,7 +83,70 @@ static int cmp_start(const void *a, const void *b)
     return (x->i > y->i) - (x->i < y->i);
 }
 
-static cJSON *run_json(const struct artifact_any *a, const struct cost *cost)
+/* ---- server metrics and telemetry over time ---- */
+
+static cJSON *column_json(const struct obs_column *c, size_t n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; i < n; i++)
+        cJSON_AddItemToArray(a, num(c->v[i]));
+    return a;
+}
+
+/* A timeline for report.js: t_s (s since t0, the client's first send) and
+ * the columns, by device for the hardware ("host" and "devices"). */
+static cJSON *timeline_json(const struct obs_timeline *t, bool hardware, double t0)
+{
+    cJSON *o = cJSON_CreateObject(), *ts = cJSON_AddArrayToObject(o, "t_s");
+    for (size_t i = 0; i < t->n; i++)
+        cJSON_AddItemToArray(ts, num(((double)t->t_ns[i] - t0) / 1e9));
+    cJSON *cols = cJSON_AddObjectToObject(o, "cols"), *devs = hardware ? cJSON_AddArrayToObject(o, "devices") : NULL;
+    for (int c = 0; c < t->n_cols; c++) {
+        const struct obs_column *col = &t->col[c];
+        cJSON *into = cols;
+        if (hardware && col->device >= 0) {
+            cJSON *d = NULL, *it;
+            cJSON_ArrayForEach(it, devs)
+                if (cJSON_GetObjectItem(it, "index")->valuedouble == col->device)
+                    d = it;
+            if (!d) {
+                d = cJSON_CreateObject();
+                cJSON_AddNumberToObject(d, "index", col->device);
+                cJSON_AddObjectToObject(d, "cols");
+                cJSON_AddItemToArray(devs, d);
+            }
+            into = cJSON_GetObjectItem(d, "cols");
+        }
+        cJSON_AddItemToObject(into, col->name, column_json(col, t->n));
+    }
+    return o;
+}
+
+/* Adds the run's server and hardware timelines to r (as "server", "gpu")
+ * with times relative to t0 (CLOCK_MONOTONIC ns; NaN: the first reading's).
+ * Returns 0, or -1 with err set when a series is malformed. */
+static int add_timelines(cJSON *r, const struct artifact_any *a, double t0, char *err, size_t errlen)
+{
+    const struct benchmark *b = &a->u.bench;
+    struct obs_timeline srv, hw;
+    if (artifact_series_read(b->server_metrics, false, a->path, &srv, err, errlen) != 0)
+        return -1;
+    if (artifact_series_read(b->hardware, true, a->path, &hw, err, errlen) != 0) {
+        obs_timeline_free(&srv);
+        return -1;
+    }
+    if (isnan(t0))
+        t0 = srv.n ? (double)srv.t_ns[0] : hw.n ? (double)hw.t_ns[0] : 0;
+    if (srv.n)
+        cJSON_AddItemToObject(r, "server", timeline_json(&srv, false, t0));
+    if (hw.n)
+        cJSON_AddItemToObject(r, "gpu", timeline_json(&hw, true, t0));
+    obs_timeline_free(&srv);
+    obs_timeline_free(&hw);
+    return 0;
+}
+
+static cJSON *run_json(const struct artifact_any *a, const struct cost *cost, char *err, size_t errlen)
 {
     const struct benchmark *b = &a->u.bench;
     const struct bench_dists *d = &b->metrics.dist;
@@ -121,6 +185,7 @@ static cJSON *run_json(const struct artifact_any *a, const struct cost *cost)
     size_t n = b->n_request_timings;
     struct by_start *order = malloc((n ? n : 1) * sizeof *order);
     if (!order) {
+        snprintf(err, errlen, "out of memory");
         cJSON_Delete(r);
         return NULL;
     }
@@ -138,6 +203,10 @@ static cJSON *run_json(const struct artifact_any *a, const struct cost *cost)
         cJSON_AddItemToArray(tok, cJSON_CreateNumber((double)t->output_tokens));
     }
     free(order);
+    if (add_timelines(r, a, starts ? t0 : NAN, err, errlen) != 0) {
+        cJSON_Delete(r);
+        return NULL;
+    }
     cJSON *itl = cJSON_AddArrayToObject(r, "itl");
     const double q[] = {0, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 1};
     const double v[] = {d->itl.min, d->itl.p25, d->itl.p50, d->itl.p75, d->itl.p90, d->itl.p95, d->itl.p99,
@@ -358,10 +427,26 @@ static cJSON *definitions(void)
                             "scheduled → actual send.");
     cJSON_AddStringToObject(d, "goodput", "goodput: `goodput_rps` = good requests / duration; a completed "
                             "request is good when it meets every bound given.");
+    /* docs/METHODOLOGY.md, "Server metrics and telemetry over time" */
+    static const char *const over_time[][2] = {
+        {"server_tps", "server output tokens/s: Δ`generation_tokens` between two points / the time between "
+                       "their midpoints (the server's counter), beside the client's output tokens/s (each "
+                       "request's tokens spread evenly from its first token to its end)."},
+        {"server_load", "running and waiting requests: the server's gauges at each reading; KV cache usage: "
+                        "its `kv_cache_usage` gauge (0..1) in %."},
+        {"gpu_util", "GPU utilization: the driver's share of the last sample period a kernel ran "
+                     "(`utilization.gpu`), per GPU; host CPU: busy / all jiffies of /proc/stat between two points."},
+        {"gpu_power", "GPU power: each GPU's power draw at the reading, W."},
+        {"gpu_clock", "GPU SM clock: each GPU's SM clock at the reading, MHz (a clock falling under load: "
+                      "power or thermal limits)."},
+        {"gpu_temp", "GPU temperature: each GPU's core temperature at the reading, °C."},
+    };
+    for (size_t i = 0; i < sizeof over_time / sizeof *over_time; i++)
+        cJSON_AddStringToObject(d, over_time[i][0], over_time[i][1]);
     return d;
 }
 
-static cJSON *data_json(const struct artifact_any *a, size_t n, const struct cost *cost)
+static cJSON *data_json(const struct artifact_any *a, size_t n, const struct cost *cost, char *err, size_t errlen)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddItemToObject(o, "definitions", definitions());
@@ -370,7 +455,15 @@ static cJSON *data_json(const struct artifact_any *a, size_t n, const struct cos
           *graphs = cJSON_AddArrayToObject(o, "graphs");
     for (size_t i = 0; i < n; i++) {
         switch (a[i].kind) {
-        case AK_BENCHMARK: cJSON_AddItemToArray(runs, run_json(&a[i], cost)); break;
+        case AK_BENCHMARK: {
+            cJSON *r = run_json(&a[i], cost, err, errlen);
+            if (!r) {
+                cJSON_Delete(o);
+                return NULL;
+            }
+            cJSON_AddItemToArray(runs, r);
+            break;
+        }
         case AK_LOAD_CURVE: cJSON_AddItemToArray(curves, curves_json(&a[i])); break;
         case AK_MATRIX: cJSON_AddItemToArray(matrices, matrix_json(&a[i])); break;
         case AK_DECODE_MATRIX: cJSON_AddItemToArray(decode, decode_json(&a[i])); break;
@@ -412,8 +505,10 @@ int report_html(FILE *out, const struct artifact_any *a, size_t n, const struct 
                  "when it was built): run scripts/install-report-deps, then make");
         return -1;
     }
-    cJSON *data = data_json(a, n, cost);
-    char *json = data ? cJSON_PrintUnformatted(data) : NULL;
+    cJSON *data = data_json(a, n, cost, err, errlen);
+    if (!data)
+        return -1;
+    char *json = cJSON_PrintUnformatted(data);
     cJSON_Delete(data);
     if (!json) {
         snprintf(err, errlen, "out of memory");
