@@ -4,12 +4,14 @@
  * chart element is there and drawn (its canvas holds its series' colours,
  * checked by the page and reported in #anvil-status), and a screenshot
  * under build/ is not one uniform colour. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 #include <zlib.h>
 
@@ -92,8 +94,65 @@ static int png_distinct_bytes(const char *path, unsigned long *w, unsigned long 
     return distinct;
 }
 
-/* A sweep's rounds (2 concurrencies × 2 rounds, run here) plus every seed:
- * every kind of chart the report draws. */
+/* A run with 2 GPUs read through a fake nvidia-smi (values that move with
+ * the clock) and the simulator's /metrics scraped, into art; checks that its
+ * series share the requests' clock: the readings before the load and after
+ * it bracket every request. */
+static void telemetry_run(const char *base_url, const char *dir, const char *art)
+{
+    char smi[128], path[4096];
+    snprintf(smi, sizeof smi, "%s/nvidia-smi", dir);
+    FILE *f = fopen(smi, "w");
+    cr_assert(f);
+    fputs("#!/bin/sh\nms=$(( $(date +%s%N) / 1000000 ))\nu=$(( ms % 97 ))\n"
+          "echo \"0, NVIDIA Fake L4, GPU-smi0, $u, 33, 2048, 23034, $(( 60 + ms % 41 )).50, 72.00, "
+          "$(( 60 + u / 10 )), $(( 1500 + u )), 6251, 0x0000000000000000\"\n"
+          "echo \"1, NVIDIA Fake L4, GPU-smi1, $(( 96 - u )), 30, 4096, 23034, 80.00, 72.00, 65, 1600, 6251, "
+          "0x0000000000000000\"\n", f);
+    fclose(f);
+    cr_assert_eq(chmod(smi, 0755), 0);
+    const char *old = getenv("PATH");
+    char *saved = strdup(old ? old : "/usr/bin:/bin");
+    snprintf(path, sizeof path, "%s:%s", dir, saved);
+    setenv("PATH", path, 1);
+    setenv("ANVIL_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+    const char *run[] = {harness_anvil_bin(), "run", "--base-url", base_url, "--concurrency", "4",
+                         "--num-prompts", "24", "--input-len", "16", "--output-len", "32",
+                         "--telemetry-interval-ms", "50", "--scrape-interval-ms", "50", "--out", art, NULL};
+    static char out[65536];
+    int status;
+    cr_assert_eq(run_cmd(run, out, sizeof out, &status), 0);
+    setenv("PATH", saved, 1);
+    unsetenv("ANVIL_NVML_LIBRARY");
+    free(saved);
+    cr_assert_eq(status, 0, "%s", out);
+    cJSON *a = harness_load_json(art);
+    cr_assert(a);
+    double first = INFINITY, last = 0;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItem(a, "request_timings")) {
+        double s = harness_num(t, "start_monotonic_ns");
+        first = fmin(first, s);
+        last = fmax(last, s + harness_num(t, "e2e_ms") * 1e6);
+    }
+    const char *blocks[] = {"server_metrics.series", "hardware.series"};
+    for (int i = 0; i < 2; i++) {
+        const cJSON *series = harness_json_path(a, blocks[i]);
+        cr_assert(cJSON_IsObject(series), "no %s", blocks[i]);
+        const cJSON *ms = cJSON_GetObjectItem(series, "t_ms");
+        double t0 = harness_num(series, "t0_monotonic_ns");
+        double tn = t0 + cJSON_GetArrayItem(ms, cJSON_GetArraySize(ms) - 1)->valuedouble * 1e6;
+        cr_assert_leq(t0, first, "%s: the reading before the load precedes the first send", blocks[i]);
+        cr_assert_geq(tn, last, "%s: the reading after it follows the last end", blocks[i]);
+        cr_assert_gt(cJSON_GetArraySize(ms), 4, "%s: periodic readings", blocks[i]);
+    }
+    cr_assert_eq(cJSON_GetArraySize(harness_json_path(a, "hardware.series.devices")), 2);
+    cJSON_Delete(a);
+    unlink(smi);
+}
+
+/* A sweep's rounds (2 concurrencies × 2 rounds, run here), a run with
+ * telemetry, plus every seed: every kind of chart the report draws. */
 static void make_report(const char *html)
 {
     const char *sim_args[] = {"--ttft-ms", "5", "--itl-ms", "2", NULL};
@@ -109,15 +168,19 @@ static void make_report(const char *html)
     char err[4096];
     int status;
     cr_assert_eq(run_cmd(sweep, out, sizeof out, &status), 0);
-    sim_stop(&sim);
     cr_assert_eq(status, 0, "%s", out);
-    const char *report[] = {harness_anvil_bin(), "report", dir, "tests/data/seed-000.json",
+    char gpu_dir[64] = "/tmp/anvil-report-gpu-XXXXXX", art[128];
+    cr_assert(mkdtemp(gpu_dir));
+    snprintf(art, sizeof art, "%s/telemetry.json", gpu_dir);
+    telemetry_run(sim.base_url, gpu_dir, art);
+    const char *report[] = {harness_anvil_bin(), "report", dir, art, "tests/data/seed-000.json",
                             "tests/data/seed-001.json", "tests/data/seed-002.json", "tests/data/seed-003.json",
                             "tests/data/seed-004.json", "--gpu-hour-cost", "2.5", "-o", html, NULL};
+    sim_stop(&sim);
     cr_assert_eq(run_cmd_err(report, out, sizeof out, err, sizeof err, &status), 0);
     cr_assert_eq(status, 0, "%s", err);
     char cmd[200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", dir, gpu_dir);
     cr_assert_eq(system(cmd), 0);
 }
 
@@ -148,10 +211,21 @@ Test(report_e2e, opens_offline_in_chromium_with_every_chart_drawn, .timeout = 18
     cr_assert(st, "no status element: the script did not run");
     long charts = attr(st, "data-charts"), drawn = attr(st, "data-drawn"), errors = attr(st, "data-errors");
     /* the runs overlaid: 3 CDFs with their tails, ITL, throughput over time (8); a timeline per run with
-       start stamps (the 4 rounds; seed 001 has none); the sweep's load curve (4) and seed 002's with its
-       GPU telemetry (6); seed 000's 13 charts as bars */
-    cr_assert_eq(charts, 8 + 4 + 4 + 6 + 13, "%ld charts", charts);
+       start stamps (the 4 rounds and the telemetry run; seed 001 has none); per run with /metrics scraped
+       (the same 5) server vs client tokens/s and running/waiting/KV usage over time (10); the telemetry
+       run's GPU utilization, power, SM clock and temperature over time (4); the sweep's load curve (4)
+       and seed 002's with its GPU telemetry (6); seed 000's 13 charts as bars */
+    cr_assert_eq(charts, 8 + 5 + 10 + 4 + 4 + 6 + 13, "%ld charts", charts);
+    /* each new chart by its title, drawn (the script's own text holds the titles too) */
+#define DRAWN "\" data-drawn=\"1\""
+    cr_assert_eq(count(dom, "vs client" DRAWN), 5, "server vs client output tokens/s per scraped run");
+    cr_assert_eq(count(dom, "KV cache usage (%)" DRAWN), 5);
+    const char *gpu[] = {"GPU utilization and host CPU (%)" DRAWN, "GPU power (W)" DRAWN,
+                         "GPU SM clock (MHz)" DRAWN, "GPU temperature (°C)" DRAWN};
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(count(dom, gpu[i]), 1, "%s", gpu[i]);
     cr_assert_eq(count(dom, "data-chart=\""), charts);
+    cr_assert_eq(count(dom, "<div class=\"def\">"), charts, "every chart has its one-line definition");
     cr_assert_eq(drawn, charts, "%ld of %ld charts drawn: %.400s", drawn, charts, st);
     cr_assert_eq(count(dom, "data-drawn=\"1\""), charts);
     cr_assert_eq(errors, 0, "%.400s", st);
