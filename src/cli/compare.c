@@ -44,8 +44,9 @@ static int add_side(void *cfg, const char *arg)
 static void usage(FILE *out)
 {
     fprintf(out, "usage: anvil compare A B [flags]\n"
-            "Compares two sets of rounds: each of A and B is a benchmark/v1 artifact (anvil run) or a\n"
-            "directory searched for them (a sweep's --out-dir, a folder of rounds). Cases are matched\n"
+            "Compares two sets of rounds: each of A and B is a benchmark/v1 artifact (anvil run), a\n"
+            "directory searched for them (a sweep's --out-dir, a folder of rounds), or a matrix (a\n"
+            "sweep's matrix.json, seed 003's shape: each row is a round). Cases are matched\n"
             "by their sweep target and case id; per metric it prints both medians, B - A, B / A and\n"
             "whether B is better, worse or within noise (the rounds' spread: a bootstrap 95%% interval\n"
             "of the median with 3 or more rounds, else their min-max).\n\n");

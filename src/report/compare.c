@@ -14,6 +14,7 @@
 
 #include "artifact/any.h"
 #include "artifact/json.h"
+#include "artifact/matrix.h"
 #include "core/file.h"
 
 #define BOOTSTRAP_RESAMPLES 2000
@@ -119,6 +120,63 @@ oom:
     return -1;
 }
 
+/* Groups rows[0..n) into cases by engine and case id, in order of first
+ * appearance (rows borrowed). */
+static int group_rows(struct cmp_side *s, const struct matrix_row *rows, size_t n, char *err, size_t errlen)
+{
+    s->of_rows = true;
+    s->cases = calloc(n ? n : 1, sizeof *s->cases);
+    if (!s->cases)
+        goto oom;
+    for (size_t i = 0; i < n; i++) {
+        size_t c = 0;
+        while (c < s->n_cases && (strcmp(s->cases[c].id, rows[i].case_id) ||
+                                  strcmp(s->cases[c].target, rows[i].engine)))
+            c++;
+        if (c == s->n_cases) {
+            s->n_cases++;
+            if (!(s->cases[c].id = strdup(rows[i].case_id)) || !(s->cases[c].target = strdup(rows[i].engine)))
+                goto oom;
+        }
+        const struct matrix_row **v = realloc(s->cases[c].rows, (s->cases[c].n + 1) * sizeof *v);
+        if (!v)
+            goto oom;
+        s->cases[c].rows = v;
+        v[s->cases[c].n++] = &rows[i];
+    }
+    return 0;
+oom:
+    snprintf(err, errlen, "%s: out of memory", s->label);
+    return -1;
+}
+
+/* A file: a matrix (its rows are the side's rounds) or a round. */
+static int read_file(struct cmp_side *s, const char *path, char *err, size_t errlen)
+{
+    size_t len;
+    char *text = file_read_all(path, &len);
+    if (!text) {
+        snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        return -1;
+    }
+    cJSON *j = cJSON_ParseWithLength(text, len);
+    enum artifact_kind k = j ? artifact_kind_of(j) : AK_BENCHMARK;   /* not JSON: the reader says so */
+    cJSON_Delete(j);
+    int rc;
+    if (k == AK_MATRIX)
+        rc = matrix_read(text, len, path, &s->matrix, err, errlen) == 0 ?
+             group_rows(s, s->matrix.rows, s->matrix.n_rows, err, errlen) : -1;
+    else if (k == AK_BENCHMARK || k == AK_UNKNOWN)
+        rc = add_round(s, path, err, errlen);
+    else {
+        snprintf(err, errlen, "%s: a %s cannot be compared (compare takes benchmark/v1 rounds, directories "
+                 "of them, or matrices)", path, artifact_kind_name(k));
+        rc = -1;
+    }
+    free(text);
+    return rc;
+}
+
 int cmp_side_read(const char *path, struct cmp_side *out, char *err, size_t errlen)
 {
     *out = (struct cmp_side){0};
@@ -131,12 +189,12 @@ int cmp_side_read(const char *path, struct cmp_side *out, char *err, size_t errl
         snprintf(err, errlen, "%s: out of memory", path);
         return -1;
     }
-    int rc = S_ISDIR(st.st_mode) ? walk(out, path, err, errlen) : add_round(out, path, err, errlen);
-    if (rc == 0 && out->n_all == 0) {
+    int rc = S_ISDIR(st.st_mode) ? walk(out, path, err, errlen) : read_file(out, path, err, errlen);
+    if (rc == 0 && !out->of_rows && out->n_all == 0) {
         snprintf(err, errlen, "%s: no benchmark/v1 artifact (round) under it", path);
         rc = -1;
     }
-    if (rc == 0)
+    if (rc == 0 && !out->of_rows)
         rc = group(out, err, errlen);
     if (rc != 0)
         cmp_side_free(out);
@@ -152,10 +210,39 @@ void cmp_side_free(struct cmp_side *s)
         free(s->cases[i].id);
         free(s->cases[i].target);
         free(s->cases[i].rounds);
+        free(s->cases[i].rows);
     }
     free(s->cases);
     free(s->label);
+    matrix_free(&s->matrix);
+    for (size_t i = 0; i < s->n_own_rows; i++)
+        matrix_row_free(&s->own_rows[i]);
+    free(s->own_rows);
     *s = (struct cmp_side){0};
+}
+
+int cmp_side_as_rows(const struct cmp_side *s, struct cmp_side *out, char *err, size_t errlen)
+{
+    *out = (struct cmp_side){0};
+    if (!(out->label = strdup(s->label)) || !(out->own_rows = calloc(s->n_all ? s->n_all : 1, sizeof *out->own_rows))) {
+        snprintf(err, errlen, "%s: out of memory", s->label);
+        cmp_side_free(out);
+        return -1;
+    }
+    char why[512];
+    for (size_t i = 0; i < s->n_all; i++, out->n_own_rows++) {
+        struct matrix_row *r = &out->own_rows[i];
+        if (matrix_row_of(&s->all[i], NULL, r, why, sizeof why) != 0) {
+            snprintf(err, errlen, "%s: round %zu: %s", s->label, i + 1, why);
+            cmp_side_free(out);
+            return -1;
+        }
+    }
+    if (group_rows(out, out->own_rows, out->n_own_rows, err, errlen) != 0) {
+        cmp_side_free(out);
+        return -1;
+    }
+    return 0;
 }
 
 /* ---- noise and verdicts ---- */
@@ -263,6 +350,36 @@ bool cmp_workload_differs(const struct benchmark *a, const struct benchmark *b, 
     return n > 0;
 }
 
+bool cmp_row_workload_differs(const struct matrix_row *a, const struct matrix_row *b, char *why, size_t whylen)
+{
+    size_t n = 0;
+    why[0] = '\0';
+#define DIFF(...) (n += (size_t)snprintf(why + n, n < whylen ? whylen - n : 0, "%s", n ? "; " : ""), \
+                   n += (size_t)snprintf(why + n, n < whylen ? whylen - n : 0, __VA_ARGS__))
+    if (a->input_tokens != b->input_tokens)
+        DIFF("input lengths differ (%ld vs %ld tokens)", a->input_tokens, b->input_tokens);
+    if (a->output_tokens != b->output_tokens)
+        DIFF("output lengths differ (%ld vs %ld tokens)", a->output_tokens, b->output_tokens);
+    double ra = a->has_request_rate ? a->request_rate : NAN, rb = b->has_request_rate ? b->request_rate : NAN;
+    if (isnan(ra) != isnan(rb))
+        DIFF("load modes differ (%s vs %s)", isnan(ra) ? "closed loop" : "open loop",
+             isnan(rb) ? "closed loop" : "open loop");
+    else if (!same_num(ra, rb))
+        DIFF("request rates differ (%g vs %g req/s)", ra, rb);
+    if (a->concurrency != b->concurrency)
+        DIFF("concurrency differs (%ld vs %ld)", a->concurrency, b->concurrency);
+#undef DIFF
+    return n > 0;
+}
+
+/* What differs between the workloads of the first rounds of cases a and b. */
+static bool case_workload_differs(const struct cmp_case *a, const struct cmp_case *b, char *why, size_t whylen)
+{
+    if (a->rows)
+        return cmp_row_workload_differs(a->rows[0], b->rows[0], why, whylen);
+    return cmp_workload_differs(a->rounds[0], b->rounds[0], why, whylen);
+}
+
 /* ---- the comparison ---- */
 
 /* "target/case", or the case alone. */
@@ -279,6 +396,7 @@ struct cmp_metric {
     bool higher_better;
     int prec;
     double (*get)(const struct benchmark *b, const struct cost *c);
+    int mm;                     /* the matrix row's metric (enum matrix_metric); -1 = rows lack it */
 };
 
 static double m_out_tps(const struct benchmark *b, const struct cost *c) { (void)c; return bench_output_tps(b); }
@@ -295,18 +413,18 @@ static double m_e2e99(const struct benchmark *b, const struct cost *c) { (void)c
 static double m_cost(const struct benchmark *b, const struct cost *c) { return cost_per_mtok(c, bench_output_tps(b)); }
 
 static const struct cmp_metric metrics[] = {
-    {"output throughput (tok/s)", true, 2, m_out_tps},
-    {"request throughput (req/s)", true, 3, m_req_tps},
-    {"goodput (req/s)", true, 3, m_goodput},
-    {"TTFT p50 (ms)", false, 2, m_ttft50},
-    {"TTFT p99 (ms)", false, 2, m_ttft99},
-    {"TPOT p50 (ms)", false, 3, m_tpot50},
-    {"TPOT p99 (ms)", false, 3, m_tpot99},
-    {"ITL p50 (ms)", false, 3, m_itl50},
-    {"ITL p99 (ms)", false, 3, m_itl99},
-    {"E2E p50 (ms)", false, 2, m_e2e50},
-    {"E2E p99 (ms)", false, 2, m_e2e99},
-    {"cost (USD per million output tokens)", false, 4, m_cost},
+    {"output throughput (tok/s)", true, 2, m_out_tps, MM_OUTPUT_THROUGHPUT},
+    {"request throughput (req/s)", true, 3, m_req_tps, MM_REQUEST_THROUGHPUT},
+    {"goodput (req/s)", true, 3, m_goodput, -1},
+    {"TTFT p50 (ms)", false, 2, m_ttft50, MM_P50_TTFT_MS},
+    {"TTFT p99 (ms)", false, 2, m_ttft99, MM_P99_TTFT_MS},
+    {"TPOT p50 (ms)", false, 3, m_tpot50, MM_P50_TPOT_MS},
+    {"TPOT p99 (ms)", false, 3, m_tpot99, MM_P99_TPOT_MS},
+    {"ITL p50 (ms)", false, 3, m_itl50, MM_P50_ITL_MS},
+    {"ITL p99 (ms)", false, 3, m_itl99, MM_P99_ITL_MS},
+    {"E2E p50 (ms)", false, 2, m_e2e50, MM_P50_E2EL_MS},
+    {"E2E p99 (ms)", false, 2, m_e2e99, MM_P99_E2EL_MS},
+    {"cost (USD per million output tokens)", false, 4, m_cost, MM_OUTPUT_THROUGHPUT},
 };
 
 static void noise_of_case(const struct cmp_case *c, const struct cmp_metric *m, const struct cost *cost,
@@ -317,8 +435,16 @@ static void noise_of_case(const struct cmp_case *c, const struct cmp_metric *m, 
         *out = (struct cmp_noise){NAN, NAN, NAN, "out of memory"};
         return;
     }
-    for (size_t i = 0; i < c->n; i++)
-        v[i] = m->get(c->rounds[i], cost);
+    for (size_t i = 0; i < c->n; i++) {
+        if (!c->rows)
+            v[i] = m->get(c->rounds[i], cost);
+        else if (m->mm < 0)
+            v[i] = NAN;
+        else if (m->get == m_cost)
+            v[i] = cost_per_mtok(cost, c->rows[i]->metric[m->mm]);
+        else
+            v[i] = c->rows[i]->metric[m->mm];
+    }
     cmp_noise_of(v, c->n, BOOTSTRAP_SEED, out);
     free(v);
 }
@@ -366,7 +492,8 @@ static int case_consistent(const struct cmp_side *s, const struct cmp_case *c, c
 {
     char why[512];
     for (size_t i = 1; i < c->n; i++)
-        if (cmp_workload_differs(c->rounds[0], c->rounds[i], why, sizeof why)) {
+        if (c->rows ? cmp_row_workload_differs(c->rows[0], c->rows[i], why, sizeof why)
+                    : cmp_workload_differs(c->rounds[0], c->rounds[i], why, sizeof why)) {
             char name[512];
             snprintf(err, errlen, "%s: the rounds of case %s were measured under different workloads: %s",
                      s->label, case_name(c, name, sizeof name), why);
@@ -406,6 +533,18 @@ struct cmp_pair {
 int cmp_compare(const struct cmp_side *a, const struct cmp_side *b, bool force, const struct cost *cost,
                 struct rdoc *doc, char *err, size_t errlen)
 {
+    if (a->of_rows != b->of_rows) {     /* rounds against a matrix: the rounds as rows */
+        struct cmp_side conv;
+        const struct cmp_side *rounds = a->of_rows ? b : a;
+        if (cmp_side_as_rows(rounds, &conv, err, errlen) != 0)
+            return -1;
+        int rc = cmp_compare(a->of_rows ? a : &conv, a->of_rows ? &conv : b, force, cost, doc, err, errlen);
+        cmp_side_free(&conv);
+        if (rc == 0)
+            rdoc_note(doc, "%s holds rounds and %s a matrix: the rounds were compared as a matrix's rows",
+                      rounds->label, a->of_rows ? a->label : b->label);
+        return rc;
+    }
     for (size_t i = 0; i < a->n_cases; i++)
         if (case_consistent(a, &a->cases[i], err, errlen))
             return -1;
@@ -433,7 +572,7 @@ int cmp_compare(const struct cmp_side *a, const struct cmp_side *b, bool force, 
     }
     char why[1024];
     for (size_t i = 0; i < pairs; i++) {
-        if (!cmp_workload_differs(pair[i].a->rounds[0], pair[i].b->rounds[0], why, sizeof why))
+        if (!case_workload_differs(pair[i].a, pair[i].b, why, sizeof why))
             continue;
         if (!force) {
             snprintf(err, errlen, "refusing to compare %s with %s: %s (--force compares anyway)",
@@ -454,6 +593,9 @@ int cmp_compare(const struct cmp_side *a, const struct cmp_side *b, bool force, 
     rdoc_note(doc, "A = %s, B = %s; values are medians across rounds; verdict says whether B is better "
               "or worse than A: lower is better for latencies and cost, higher for throughput and goodput",
               a->label, b->label);
+    if (a->of_rows)
+        rdoc_note(doc, "matrices: each row is a round; a row has no goodput, endpoint or prompt source, so "
+                  "workloads are told apart by lengths, concurrency and rate only");
     rdoc_note(doc, "noise: with 3 or more rounds a side's interval is a bootstrap 95%% interval of the "
               "median (%d resamples, seed %d); with 2 the min–max of the rounds; with 1 there is no noise "
               "estimate and any difference counts; within noise = the intervals overlap",

@@ -273,6 +273,42 @@ Test(results_e2e, show_and_compare_what_anvil_writes, .timeout = 180)
                                               "markdown", NULL}, out, sizeof out, err, sizeof err, &status), 0);
     cr_assert_eq(status, 0, "%s", err);
     cr_assert(strstr(out, "compared despite different workloads"), "%s", out);
+    /* the two sweeps' matrices: the same verdicts from their rows */
+    char ma[128], mb[128], mc[128];
+    snprintf(ma, sizeof ma, "%s/matrix.json", a);
+    snprintf(mb, sizeof mb, "%s/matrix.json", b);
+    cr_assert_eq(run_cmd_err((const char *[]){harness_anvil_bin(), "compare", ma, mb, "--format", "csv", NULL}, out,
+                             sizeof out, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 0, "%s", err);
+    cr_assert(strstr(out, "# A sim/short-16-4-c2 (rounds: 3) vs B sim/short-16-4-c2 (rounds: 3)"), "%s", out);
+    row = strstr(out, "TTFT p50 (ms),");
+    cr_assert(row && strstr(row, ",worse,") && strstr(row, "bootstrap 95% CI of the median"), "%s", out);
+    cr_assert(strstr(out, "matrices: each row is a round"), "%s", out);
+    /* a matrix against a sweep directory: the rounds compared as rows */
+    cr_assert_eq(run_cmd_err((const char *[]){harness_anvil_bin(), "compare", ma, b, "--format", "markdown", NULL},
+                             out, sizeof out, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 0, "%s", err);
+    cr_assert(strstr(out, "compared as a matrix's rows"), "%s", out);
+    row = strstr(out, "| TTFT p50 (ms) |");
+    cr_assert(row && strstr(row, "| worse |"), "%s", out);
+    /* B's matrix with other output lengths: refused, then forced */
+    cJSON *m = harness_load_json(mb);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(m, "rows"))
+        cJSON_SetNumberValue(cJSON_GetObjectItem(it, "output_tokens"), 8);
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(m, "aggregates"))
+        cJSON_SetNumberValue(cJSON_GetObjectItem(it, "output_tokens"), 8);
+    snprintf(mc, sizeof mc, "%s/other.json", b);
+    write_json(mc, m);
+    cJSON_Delete(m);
+    cr_assert_eq(run_cmd_err((const char *[]){harness_anvil_bin(), "compare", ma, mc, NULL}, out, sizeof out, err,
+                             sizeof err, &status), 0);
+    cr_assert_eq(status, 1, "%s", out);
+    cr_assert(strstr(err, "refusing to compare") && strstr(err, "output lengths differ (4 vs 8 tokens)"), "%s", err);
+    cr_assert_eq(run_cmd_err((const char *[]){harness_anvil_bin(), "compare", ma, mc, "--force", NULL}, out,
+                             sizeof out, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 0, "%s", err);
+    cr_assert(strstr(out, "compared despite different workloads"), "%s", out);
     rmtree(a);
     rmtree(b);
 }

@@ -159,3 +159,58 @@ Test(compare, cost_row_when_priced)
     cr_assert_float_eq(tb->cells[r * tb->ncols + 2].num, 1.0, 1e-12);
     rdoc_free(&d);
 }
+
+/* A side of n matrix rows (one case) whose p50 TTFT are ttft[i]. */
+struct row_fixture {
+    struct matrix_row r[MAXR];
+    const struct matrix_row *p[MAXR];
+    struct cmp_case c;
+    struct cmp_side s;
+};
+
+static void row_side(struct row_fixture *f, const char *label, size_t n, const double *ttft, long output_tokens)
+{
+    memset(f, 0, sizeof *f);
+    for (size_t i = 0; i < n; i++) {
+        f->r[i] = (struct matrix_row){.engine = (char *)"vllm", .case_id = (char *)"short-128-64-c4",
+                                      .repeat = (long)i + 1, .input_tokens = 128, .output_tokens = output_tokens,
+                                      .concurrency = 4, .request_rate = NAN, .completed = 32};
+        for (int m = 0; m < MATRIX_N_METRICS; m++)
+            f->r[i].metric[m] = NAN;
+        f->r[i].metric[MM_P50_TTFT_MS] = ttft[i];
+        f->r[i].metric[MM_OUTPUT_THROUGHPUT] = 1000;
+        f->p[i] = &f->r[i];
+    }
+    f->c = (struct cmp_case){.target = (char *)"vllm", .id = (char *)"short-128-64-c4", .rows = f->p, .n = n};
+    f->s = (struct cmp_side){.label = (char *)label, .cases = &f->c, .n_cases = 1, .of_rows = true};
+}
+
+Test(compare, matrix_rows_are_rounds)
+{
+    static struct row_fixture a, b;
+    const double slow[] = {100, 104, 101}, fast[] = {50, 53, 51};
+    row_side(&a, "a/matrix.json", 3, slow, 64);
+    row_side(&b, "b/matrix.json", 3, fast, 64);
+    struct rdoc d = {0};
+    char err[512];
+    struct cost c = {2, 1};
+    cr_assert_eq(cmp_compare(&a.s, &b.s, false, &c, &d, err, sizeof err), 0, "%s", err);
+    cr_assert_str_eq(verdict(&d, "TTFT p50 (ms)"), "better");
+    cr_assert_str_eq(verdict(&d, "output throughput (tok/s)"), "within noise");
+    cr_assert_str_eq(verdict(&d, "cost (USD per million output tokens)"), "within noise");
+    const struct rtable *t = d.tables[0];
+    for (size_t r = 0; r < t->ncells / t->ncols; r++)
+        cr_assert_str_neq(t->cells[r * t->ncols].text, "goodput (req/s)", "a row has no goodput");
+    rdoc_free(&d);
+    /* other output lengths: refused with the reason, unless forced */
+    row_side(&b, "b/matrix.json", 3, fast, 256);
+    struct rdoc e = {0};
+    cr_assert_eq(cmp_compare(&a.s, &b.s, false, NULL, &e, err, sizeof err), 1);
+    cr_assert(strstr(err, "output lengths differ (64 vs 256 tokens)"), "%s", err);
+    rdoc_free(&e);
+    char why[256];
+    b.r[0].has_request_rate = true;
+    b.r[0].request_rate = 2;
+    cr_assert(cmp_row_workload_differs(&a.r[0], &b.r[0], why, sizeof why));
+    cr_assert(strstr(why, "load modes differ (closed loop vs open loop)"), "%s", why);
+}
