@@ -222,7 +222,7 @@ static cJSON *run_json(const struct artifact_any *a, const struct cost *cost, ch
 
 /* ---- load curves, matrices, decode matrices, graph data ---- */
 
-static cJSON *curve_json(const struct artifact_any *a, size_t t)
+static cJSON *curve_json(const struct artifact_any *a, size_t t, const struct cost *cost)
 {
     const struct load_curve *c = &a->u.curve;
     const struct load_curve_target *lt = &c->load[t];
@@ -230,13 +230,14 @@ static cJSON *curve_json(const struct artifact_any *a, size_t t)
     cJSON *x = cJSON_AddArrayToObject(o, "x"), *tps = cJSON_AddArrayToObject(o, "tps"),
           *ttft = cJSON_AddArrayToObject(o, "ttft_p99"), *tpot = cJSON_AddArrayToObject(o, "tpot_p99"),
           *good = cJSON_AddArrayToObject(o, "goodput"), *sm = cJSON_AddArrayToObject(o, "sm_mhz"),
-          *temp = cJSON_AddArrayToObject(o, "max_temp_c");
+          *temp = cJSON_AddArrayToObject(o, "max_temp_c"), *usd = cJSON_AddArrayToObject(o, "cost");
     bool gpu = false;
     cJSON_AddStringToObject(o, "name", lt->name);
     for (size_t p = 0; p < lt->n_points; p++) {
         const struct load_curve_range *m = lt->points[p].metric;
         cJSON_AddItemToArray(x, num(lt->points[p].x));
         cJSON_AddItemToArray(tps, num(m[LC_OUTPUT_THROUGHPUT].median));
+        cJSON_AddItemToArray(usd, num(cost_per_mtok(cost, m[LC_OUTPUT_THROUGHPUT].median)));
         cJSON_AddItemToArray(ttft, num(m[LC_P99_TTFT_MS].median));
         cJSON_AddItemToArray(tpot, num(m[LC_P99_TPOT_MS].median));
         cJSON_AddItemToArray(good, num(m[LC_GOODPUT_RPS].median));
@@ -249,7 +250,7 @@ static cJSON *curve_json(const struct artifact_any *a, size_t t)
     return o;
 }
 
-static cJSON *curves_json(const struct artifact_any *a)
+static cJSON *curves_json(const struct artifact_any *a, const struct cost *cost)
 {
     const struct load_curve *c = &a->u.curve;
     cJSON *o = cJSON_CreateObject();
@@ -259,7 +260,8 @@ static cJSON *curves_json(const struct artifact_any *a)
     add_num(o, "slo_tpot_ms", c->slo_tpot_ms);
     cJSON *targets = cJSON_AddArrayToObject(o, "targets");
     for (size_t t = 0; t < c->n_load; t++)
-        cJSON_AddItemToArray(targets, curve_json(a, t));
+        cJSON_AddItemToArray(targets, curve_json(a, t, cost));
+    cJSON_AddBoolToObject(o, "priced", cost && isfinite(cost->gpu_hour_usd));
     return o;
 }
 
@@ -271,7 +273,7 @@ static cJSON *strings(const char *const *v, size_t n)
     return a;
 }
 
-static cJSON *matrix_json(const struct artifact_any *a)
+static cJSON *matrix_json(const struct artifact_any *a, const struct cost *cost)
 {
     const struct matrix *m = &a->u.matrix;
     static const char *const head[] = {"engine", "case", "req/s", "out tok/s", "TTFT p50 ms", "TTFT p99 ms",
@@ -281,7 +283,11 @@ static cJSON *matrix_json(const struct artifact_any *a)
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", base_name(a->path));
     cJSON_AddStringToObject(o, "status", m->status ? m->status : "n/a");
-    cJSON_AddItemToObject(o, "head", strings(head, sizeof head / sizeof *head));
+    bool priced = cost && isfinite(cost->gpu_hour_usd);
+    cJSON *h = strings(head, sizeof head / sizeof *head);
+    if (priced)
+        cJSON_AddItemToArray(h, cJSON_CreateString("USD / M out tok"));
+    cJSON_AddItemToObject(o, "head", h);
     cJSON *rows = cJSON_AddArrayToObject(o, "rows");
     for (size_t i = 0; i < m->n_aggregates; i++) {
         const struct matrix_aggregate *g = &m->aggregates[i];
@@ -290,6 +296,8 @@ static cJSON *matrix_json(const struct artifact_any *a)
         cJSON_AddItemToArray(r, cJSON_CreateString(g->case_id));
         for (size_t c = 0; c < sizeof col / sizeof *col; c++)
             cJSON_AddItemToArray(r, num(g->metric[col[c]].median));
+        if (priced)
+            cJSON_AddItemToArray(r, num(cost_per_mtok(cost, g->metric[MM_OUTPUT_THROUGHPUT].median)));
         cJSON_AddItemToArray(rows, r);
     }
     return o;
@@ -316,7 +324,7 @@ static size_t distinct(const long *v, size_t n, long *u)
     return k;
 }
 
-static cJSON *decode_json(const struct artifact_any *a)
+static cJSON *decode_json(const struct artifact_any *a, const struct cost *cost)
 {
     const struct decode_matrix *m = &a->u.decode;
     size_t n = m->n_cells;
@@ -334,12 +342,15 @@ static cJSON *decode_json(const struct artifact_any *a)
     cJSON *cc = cJSON_AddArrayToObject(o, "concurrency");
     for (size_t j = 0; j < nconc; j++)
         cJSON_AddItemToArray(cc, cJSON_CreateNumber((double)un[j]));
+    bool priced = cost && isfinite(cost->gpu_hour_usd);
     cJSON *rows = cJSON_AddArrayToObject(o, "rows"), *flags = cJSON_AddArrayToObject(o, "flags");
+    cJSON *cost_rows = priced ? cJSON_AddArrayToObject(o, "cost_rows") : NULL;
     for (size_t i = 0; i < nctx; i++) {
-        cJSON *r = cJSON_CreateArray(), *f = cJSON_CreateArray();
+        cJSON *r = cJSON_CreateArray(), *f = cJSON_CreateArray(), *cr = cJSON_CreateArray();
         char label[32];
         snprintf(label, sizeof label, "%ld", uc[i]);     /* a row label, not a value to shade */
         cJSON_AddItemToArray(r, cJSON_CreateString(label));
+        cJSON_AddItemToArray(cr, cJSON_CreateString(label));
         cJSON_AddItemToArray(f, cJSON_CreateFalse());
         for (size_t j = 0; j < nconc; j++) {
             const struct decode_cell *cell = NULL;
@@ -347,10 +358,15 @@ static cJSON *decode_json(const struct artifact_any *a)
                 if (m->cells[k].context_tokens == uc[i] && m->cells[k].concurrency == un[j])
                     cell = &m->cells[k];
             cJSON_AddItemToArray(r, cell ? num(cell->aggregate_tps) : cJSON_CreateNull());
+            cJSON_AddItemToArray(cr, cell ? num(cost_per_mtok(cost, cell->aggregate_tps)) : cJSON_CreateNull());
             cJSON_AddItemToArray(f, cJSON_CreateBool(cell && (cell->capacity_limited || cell->underfilled)));
         }
         cJSON_AddItemToArray(rows, r);
         cJSON_AddItemToArray(flags, f);
+        if (cost_rows)
+            cJSON_AddItemToArray(cost_rows, cr);
+        else
+            cJSON_Delete(cr);
     }
 out:
     free(ctx);
@@ -425,6 +441,8 @@ static cJSON *definitions(void)
     /* docs/METHODOLOGY.md, "Client self-check" and "Goodput" */
     cJSON_AddStringToObject(d, "lateness", "send lateness: per request `send_lateness_ms` (open loop): "
                             "scheduled → actual send.");
+    cJSON_AddStringToObject(d, "cost", "cost: USD per GPU-hour × GPUs / (output tokens/s × 3600) × 10⁶, from "
+                            "--gpu-hour-cost and --gpus.");
     cJSON_AddStringToObject(d, "goodput", "goodput: `goodput_rps` = good requests / duration; a completed "
                             "request is good when it meets every bound given.");
     /* docs/METHODOLOGY.md, "Server metrics and telemetry over time" */
@@ -464,9 +482,9 @@ static cJSON *data_json(const struct artifact_any *a, size_t n, const struct cos
             cJSON_AddItemToArray(runs, r);
             break;
         }
-        case AK_LOAD_CURVE: cJSON_AddItemToArray(curves, curves_json(&a[i])); break;
-        case AK_MATRIX: cJSON_AddItemToArray(matrices, matrix_json(&a[i])); break;
-        case AK_DECODE_MATRIX: cJSON_AddItemToArray(decode, decode_json(&a[i])); break;
+        case AK_LOAD_CURVE: cJSON_AddItemToArray(curves, curves_json(&a[i], cost)); break;
+        case AK_MATRIX: cJSON_AddItemToArray(matrices, matrix_json(&a[i], cost)); break;
+        case AK_DECODE_MATRIX: cJSON_AddItemToArray(decode, decode_json(&a[i], cost)); break;
         case AK_GRAPH: cJSON_AddItemToArray(graphs, graph_json(&a[i])); break;
         case AK_UNKNOWN: break;
         }

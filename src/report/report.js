@@ -393,6 +393,7 @@
       curveChart(c, "ttft_p99", "TTFT p99, median across repeats", "ms", c.slo_ttft_ms, d.ttft);
       curveChart(c, "tpot_p99", "TPOT p99, median across repeats", "ms", c.slo_tpot_ms, d.tpot);
       curveChart(c, "goodput", "goodput (the knee: most good requests/s)", "requests/s", null, d.goodput);
+      if (c.priced) curveChart(c, "cost", "cost per million output tokens", "USD", null, d.cost);
       if (c.targets.some(function (t) { return t.gpu; })) {
         curveChart(c, "sm_mhz", "GPU SM clock, median across repeats", "MHz", null,
                    "the GPUs' SM clock sampled during the point's rounds (a falling clock: power or thermal limits)");
@@ -408,6 +409,8 @@
       el("h2", null, "Decode matrix: " + m.name, root);
       var head = ["context \\ concurrency"].concat(m.concurrency.map(String));
       heat(root, "aggregate output tokens/s of each cell; * = capacity-limited or underfilled", head, m.rows, head.map(function (_, c) { return c > 0; }), m.flags);
+      if (m.cost_rows)
+        heat(root, "USD per million output tokens of each cell (" + d.cost + ")", head, m.cost_rows, head.map(function (_, c) { return c > 0; }), m.flags);
     });
     data.graphs.forEach(function (g) {
       el("h2", null, "Graph data: " + g.title, root);

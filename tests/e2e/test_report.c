@@ -19,6 +19,9 @@
 
 #define OUT_DIR "build/report-test"
 
+/* Ends a chart's title in the DOM when the page found it drawn. */
+#define DRAWN "\" data-drawn=\"1\""
+
 static const char *chromium(void)
 {
     const char *c = getenv("ANVIL_CHROMIUM");
@@ -214,10 +217,11 @@ Test(report_e2e, opens_offline_in_chromium_with_every_chart_drawn, .timeout = 18
        start stamps (the 4 rounds and the telemetry run; seed 001 has none); per run with /metrics scraped
        (the same 5) server vs client tokens/s and running/waiting/KV usage over time (10); the telemetry
        run's GPU utilization, power, SM clock and temperature over time (4); the sweep's load curve (4)
-       and seed 002's with its GPU telemetry (6); seed 000's 13 charts as bars */
-    cr_assert_eq(charts, 8 + 5 + 10 + 4 + 4 + 6 + 13, "%ld charts", charts);
+       and seed 002's with its GPU telemetry (6), each with its cost per million tokens (--gpu-hour-cost:
+       2); seed 000's 13 charts as bars */
+    cr_assert_eq(charts, 8 + 5 + 10 + 4 + 4 + 6 + 2 + 13, "%ld charts", charts);
+    cr_assert_eq(count(dom, ": cost per million output tokens (USD)" DRAWN), 2);
     /* each new chart by its title, drawn (the script's own text holds the titles too) */
-#define DRAWN "\" data-drawn=\"1\""
     cr_assert_eq(count(dom, "vs client" DRAWN), 5, "server vs client output tokens/s per scraped run");
     cr_assert_eq(count(dom, "KV cache usage (%)" DRAWN), 5);
     const char *gpu[] = {"GPU utilization and host CPU (%)" DRAWN, "GPU power (W)" DRAWN,
@@ -229,7 +233,8 @@ Test(report_e2e, opens_offline_in_chromium_with_every_chart_drawn, .timeout = 18
     cr_assert_eq(drawn, charts, "%ld of %ld charts drawn: %.400s", drawn, charts, st);
     cr_assert_eq(count(dom, "data-drawn=\"1\""), charts);
     cr_assert_eq(errors, 0, "%.400s", st);
-    cr_assert_geq(count(dom, "<table class=\"heat\""), 3, "heat tables: matrix, seed 003, seed 004");
+    cr_assert_eq(count(dom, "<table class=\"heat\""), 4, "heat tables: matrix, seed 003, seed 004 and its cost");
+    cr_assert_eq(count(dom, "<th>USD / M out tok</th>"), 2, "the matrices' cost column");
     cr_assert(strstr(dom, "cost, USD per million output tokens"), "the cost card");
     const char *shot[] = {chromium(), BROWSER_FLAGS, "--window-size=1280,2400", "--screenshot=" OUT_DIR "/report.png",
                           url, NULL};
