@@ -33,7 +33,7 @@ static double median_of(const struct point *p, double (*get)(const struct benchm
     return z.median;
 }
 
-static double g_tps(const struct benchmark *b) { return bench_output_tps(b); }
+static double g_tps(const struct benchmark *b) { return matrix_round_output_tps(b); }
 static double g_ttft50(const struct benchmark *b) { return b->metrics.dist.ttft.p50; }
 static double g_ttft99(const struct benchmark *b) { return b->metrics.dist.ttft.p99; }
 static double g_tpot50(const struct benchmark *b) { return b->metrics.dist.tpot.p50; }
@@ -183,7 +183,14 @@ int report_sweep_results(FILE *out, const char *dir, const char *slo, enum rform
     }
     if (rc == 0) {
         const char *status = m.status ? m.status : "n/a";
-        if (!strcmp(status, "PASS"))
+        size_t limited = 0;
+        for (size_t i = 0; i < m.n_rows; i++)
+            limited += m.rows[i].capacity_limited;
+        if (!strcmp(status, "PASS") && limited)
+            fprintf(out, "requests: PASS (no request failed; %zu duration-mode round%s capacity-limited: every "
+                    "request still running when the window closed, throughput counted inside the window)\n",
+                    limited, limited == 1 ? "" : "s");
+        else if (!strcmp(status, "PASS"))
             fprintf(out, "requests: PASS (every request of every round completed)\n");
         else
             fprintf(out, "requests: %s (%ld failed requests in %ld rounds%s%s)\n", status, failed, failed_rounds,
