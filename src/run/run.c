@@ -105,6 +105,9 @@ int run_config_check(const struct run_config *c, char *err, size_t errlen)
                                          c->agentic_sessions > 0))
         snprintf(err, errlen, "--prefix-hit-rate builds its own shared prefixes: it takes synthetic prompts, "
                  "without --dataset, agentic sessions or --shared-prefix-len");
+    else if (c->prefix_hit_rate > 0 && c->input_len == 0)
+        snprintf(err, errlen, "--prefix-hit-rate shares part of each prompt: it needs --input-len of at least 1 "
+                 "(0 is the minimal prompt, with nothing to share)");
     else if (c->prefix_groups > 1 && c->prefix_hit_rate <= 0)
         snprintf(err, errlen, "--prefix-groups goes with --prefix-hit-rate");
     else if (c->warmup_s > 0 && c->duration_s <= 0)
