@@ -86,3 +86,46 @@ Test(burst_e2e, bursts_per_context_and_concurrency, .timeout = 60)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_assert_eq(system(cmd), 0);
 }
+
+/* A burst whose requests all fail is recorded, not lost: sent, every
+ * request an error, the first one's cause in the cell's error, the cell
+ * rendered with zeros. */
+Test(burst_e2e, a_failing_burst_says_why, .timeout = 30)
+{
+    char dir[] = "/tmp/anvil-burst-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    const char *sim_args[] = {"--ttft-ms", "1", "--itl-ms", "1", "--fail-rate", "1", "--fail-status", "500", NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    struct run_config base;
+    run_config_defaults(&base);
+    base.base_url = sim.base_url;
+    base.output_len = 4;
+    base.telemetry = OBS_MODE_OFF;
+    base.calib = CALIB_NONE;    /* the simulator refuses every POST, calibration probes too */
+    base.log = tmpfile();
+    const long conc[] = {1}, ctx[] = {16};
+    struct burst_config c;
+    char err[256];
+    cr_assert_eq(burst_config_from_run(&c, &base, conc, 1, ctx, 1, err, sizeof err), 0, "%s", err);
+    c.requests_per_concurrency = 2;
+    c.out_dir = dir;
+    struct burst_result r;
+    cr_assert_eq(burst_run(&c, &r), -1);
+    cr_assert_eq(sim_stop(&sim), 0);
+    cr_assert_eq(r.n, 1);
+    const struct burst_cell *x = &r.cells[0];
+    cr_assert(x->sent);
+    cr_assert_eq(x->num_errors, 2);
+    cr_assert_eq(x->num_completed, 0);
+    cr_assert(strstr(x->error, "2 of 2 requests failed (first: http"), "%s", x->error);
+    cJSON *j = burst_cell_json(x);
+    cr_assert_eq(cJSON_GetObjectItem(j, "aggregate_tps")->valuedouble, 0);
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "request_samples")), 0);
+    cJSON_Delete(j);
+    burst_result_free(&r);
+    fclose(base.log);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
