@@ -25,7 +25,7 @@ static double figure(const struct benchmark *b, int m)
 {
     const struct bench_metrics *x = &b->metrics;
     switch (m) {
-    case LC_OUTPUT_THROUGHPUT: return x->output_throughput;
+    case LC_OUTPUT_THROUGHPUT: return matrix_round_output_tps(b);     /* a duration round's window */
     case LC_MEDIAN_TTFT_MS: return x->dist.ttft.p50;
     case LC_P99_TTFT_MS: return x->dist.ttft.p99;
     case LC_MEDIAN_TPOT_MS: return x->dist.tpot.p50;

@@ -57,8 +57,10 @@ struct matrix_row {
     char *engine, *case_id;     /* non-empty */
     long repeat;                /* ≥ 1; ARTIFACT_NONE = null: not numbered yet */
     long input_tokens, output_tokens, concurrency;
-    bool has_request_rate;      /* anvil's rows carry request_rate; seed 003's do not */
+    bool has_request_rate;      /* anvil's rows carry request_rate and capacity_limited; seed 003's do not */
     double request_rate;        /* requests/s of an open-loop round; NaN = null (closed loop) */
+    bool capacity_limited;      /* matrix_round_capacity_limited: nothing completed, the window
+                                   counted tokens; not a reason to FAIL */
     long completed, failed;
     long total_output_tokens;
     char *source_sha256;        /* hex SHA-256 of the round artifact's bytes */
@@ -106,11 +108,30 @@ int matrix_round_read(const cJSON *art, const char *name, struct benchmark *out,
  * artifact's `sweep` when present; else engine is the artifact's `engine`,
  * case_id "run-<context_tokens>-<max_tokens>-c<concurrency>" and repeat
  * none (matrix_assemble numbers it). A metric the artifact lacks is NaN;
- * output_throughput falls back to metrics.throughput_tok_s. Returns 0, or
+ * output_throughput is matrix_round_output_tps (a duration-mode round's
+ * window) and capacity_limited matrix_round_capacity_limited. Returns 0, or
  * -1 with a message in err when context_tokens is not a whole number (a
  * dataset round) or memory runs out. Release with matrix_row_free. */
 int matrix_row_of(const struct benchmark *b, const char *sha256_hex, struct matrix_row *out,
                   char *err, size_t errlen);
+
+/* A round's output throughput in tokens/s as a matrix row, a load-curve
+ * point and the sweep's table report it. A duration-mode round's is its
+ * window's, duration_mode.aggregate_tps: output tokens counted by arrival
+ * time inside the window, whichever request they belong to, over the
+ * window's length (docs/METHODOLOGY.md, duration mode); metrics.
+ * output_throughput counts completed requests only, so it undercounts a
+ * window (and is 0 when every request was still running at its end).
+ * Otherwise metrics.output_throughput, else seed 001's throughput_tok_s.
+ * NaN when the round has none. */
+double matrix_round_output_tps(const struct benchmark *b);
+
+/* Whether a round is capacity-limited: a duration-mode round in which no
+ * request completed though the window counted output tokens (every request
+ * was still running when the window closed: replies longer than the window,
+ * or a server too loaded to finish one in it). Such a round is measured, not
+ * failed: it does not make the matrix FAIL (docs/MATRIX.md). */
+bool matrix_round_capacity_limited(const struct benchmark *b);
 
 /* Whether a round was cut short (`incomplete`, or requests `not_sent`);
  * when so, writes why into why (a short phrase). Such a round makes the
@@ -133,7 +154,8 @@ int matrix_meta_of(const struct benchmark *const *b, size_t n, struct matrix_met
  * incomplete rounds; copied first into status_reasons). Rows are ordered by
  * engine × case (in order of first appearance) and repeat; adds
  * `aggregates`, `status` (PASS only when no round has a failed request,
- * every round completed at least one request and there is no reason),
+ * every round completed at least one request or is capacity_limited, and
+ * there is no reason),
  * `counted_rounds`, `counted_requests`, `statistics` and `schema`;
  * provenance stays empty (the caller sets it). Returns 0, or -1 with a
  * message in err when n is 0, two rows share engine, case_id and repeat, the
@@ -203,7 +225,8 @@ bool matrix_round_incomplete(const cJSON *art, char *why, size_t whylen);
  * input_tokens, output_tokens, concurrency, completed, failed whole numbers
  * (repeat ≥ 1, or null when allow_unnumbered); total_output_tokens a whole
  * number or null; source_sha256 a string or null; request_rate (optional)
- * and every matrix metric a number or null. Returns 0, or -1 with what is
+ * and every matrix metric a number or null; capacity_limited (optional) a
+ * boolean. Returns 0, or -1 with what is
  * wrong in err. */
 int matrix_check_row(const cJSON *row, bool allow_unnumbered, char *err, size_t errlen);
 

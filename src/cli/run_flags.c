@@ -170,8 +170,9 @@ static const struct flag_spec flags[] = {
      "measuring loops, one thread each, the load split over them (default: the online cores, at "
      "most one per 64 streams; never more than --concurrency)", .min = 1, .max = 1024},
     {"input-len", "random-input-len", FLAG_LONG, AT(input_len), "N", "1024",
-     "prompt length in tokens, as the server counts them", .section = "Workload",
-     .min = 1, .max = 100000000},
+     "prompt length in tokens, as the server counts them; 0 = a minimal prompt (the request's unique "
+     "head and the chat template, no filler)", .section = "Workload",
+     .min = 0, .max = 100000000},
     {"output-len", "random-output-len", FLAG_LONG, AT(output_len), "N", "128",
      "max_tokens per request, in tokens", .min = 1, .max = 100000000},
     {"sharegpt-output-len", NULL, FLAG_LONG, AT(output_len), "N", NULL,

@@ -54,7 +54,7 @@ static const struct flag_spec flags[] = {
      "closed-loop load points, e.g. 1,4,8,16,32 (default 1)", .section = "Cases (the cross product of the lists)"},
     {"request-rate", NULL, FLAG_STRING, AT(rate_list), "LIST", NULL,
      "open-loop load points in requests/s, e.g. 1,2,4,8 (instead of --concurrency)"},
-    {"input-len", NULL, FLAG_STRING, AT(in_list), "LIST", "128", "prompt tokens, e.g. 128,4096"},
+    {"input-len", NULL, FLAG_STRING, AT(in_list), "LIST", "128", "prompt tokens, e.g. 0,128,4096 (0 = a minimal prompt)"},
     {"output-len", NULL, FLAG_STRING, AT(out_list), "LIST", "64", "max_tokens, e.g. 64"},
     {"plan", NULL, FLAG_STRING, AT(plan_file), "FILE", NULL,
      "a JSON or YAML plan instead: {\"cases\": [{\"input_len\": N, \"output_len\": N, \"concurrency\": N "
@@ -101,8 +101,9 @@ static void usage(FILE *out)
 "nothing could run; 2 usage error (a bad flag, plan or round flags).\n", "-- FLAGS", "", "-h, --help");
 }
 
-/* Splits "a,b,c" into numbers; "inf" allowed when rates. Returns the count or -1. */
-static int parse_list(const char *flag, const char *s, double *out, bool rates)
+/* Splits "a,b,c" into numbers; "inf" allowed when rates, whole numbers from
+ * min otherwise. Returns the count or -1. */
+static int parse_list(const char *flag, const char *s, double *out, bool rates, long min)
 {
     char buf[512];
     snprintf(buf, sizeof buf, "%s", s);
@@ -113,7 +114,7 @@ static int parse_list(const char *flag, const char *s, double *out, bool rates)
             return -1;
         double v;
         long l;
-        if (rates ? flag_rate("sweep", flag, tok, &v) : flag_long("sweep", flag, tok, 1, 100000000, &l))
+        if (rates ? flag_rate("sweep", flag, tok, &v) : flag_long("sweep", flag, tok, min, 100000000, &l))
             return -1;
         out[n++] = rates ? v : (double)l;
     }
@@ -199,10 +200,10 @@ static int cases_from_flags(const struct sweep_opts *o, struct sweep_case **out,
     double ins[MAX_LIST] = {128}, outs[MAX_LIST] = {64}, loads[MAX_LIST] = {1};
     int ni = 1, no = 1, nl = 1;
     bool open = o->rate_list != NULL;
-    if ((o->in_list && (ni = parse_list("input-len", o->in_list, ins, false)) < 0) ||
-        (o->out_list && (no = parse_list("output-len", o->out_list, outs, false)) < 0) ||
-        (open && (nl = parse_list("request-rate", o->rate_list, loads, true)) < 0) ||
-        (!open && o->conc_list && (nl = parse_list("concurrency", o->conc_list, loads, false)) < 0))
+    if ((o->in_list && (ni = parse_list("input-len", o->in_list, ins, false, 0)) < 0) ||
+        (o->out_list && (no = parse_list("output-len", o->out_list, outs, false, 1)) < 0) ||
+        (open && (nl = parse_list("request-rate", o->rate_list, loads, true, 1)) < 0) ||
+        (!open && o->conc_list && (nl = parse_list("concurrency", o->conc_list, loads, false, 1)) < 0))
         return -1;
     if (open && o->conc_list) {
         fprintf(stderr, "anvil sweep: give --concurrency or --request-rate load points, not both "

@@ -282,7 +282,7 @@ static const char *calibrate_workload(struct run_ctx *x, char *err, size_t errle
     }
     if (c->images_per_request > 0 && x->cal.n_steps && x->cal.steps[0].words == 0 && x->cal.steps[0].tokens >= 0) {
         measure_image_tokens(x, x->cal.steps[0].tokens);
-        if (x->cal.steps[0].tokens > c->input_len + x->cal.tolerance_tokens) {
+        if (c->input_len > 0 && x->cal.steps[0].tokens > c->input_len + x->cal.tolerance_tokens) {
             snprintf(err, errlen, "the images and the chat template alone are %ld tokens, more than --input-len "
                      "%ld: raise --input-len, or lower --image-size or --images-per-request",
                      x->cal.steps[0].tokens, c->input_len);

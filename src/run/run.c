@@ -105,6 +105,9 @@ int run_config_check(const struct run_config *c, char *err, size_t errlen)
                                          c->agentic_sessions > 0))
         snprintf(err, errlen, "--prefix-hit-rate builds its own shared prefixes: it takes synthetic prompts, "
                  "without --dataset, agentic sessions or --shared-prefix-len");
+    else if (c->prefix_hit_rate > 0 && c->input_len == 0)
+        snprintf(err, errlen, "--prefix-hit-rate shares part of each prompt: it needs --input-len of at least 1 "
+                 "(0 is the minimal prompt, with nothing to share)");
     else if (c->prefix_groups > 1 && c->prefix_hit_rate <= 0)
         snprintf(err, errlen, "--prefix-groups goes with --prefix-hit-rate");
     else if (c->warmup_s > 0 && c->duration_s <= 0)
@@ -430,6 +433,23 @@ static void check_hit_rate(const struct run_ctx *x)
         run_say(x, "prefix hit rate %.3f (asked for %g)", got, p);
 }
 
+/* Whether the run measured something: a request completed or, in duration
+ * mode, output tokens arrived inside the window (every request may outlast
+ * it: the window's throughput is then the figure, and the run is
+ * capacity-limited, not failed; said once). */
+static bool measured(const struct run_ctx *x)
+{
+    const struct run_summary *s = &x->res->summary;
+    if (s->completed > 0)
+        return true;
+    if (x->c->duration_s <= 0 || !(s->window_tokens > 0))
+        return false;
+    run_say(x, "no request completed inside the %g s window (all %d outlasted it): the window's %.0f output "
+            "tokens are the measurement (%.1f tok/s); capacity-limited, not failed", x->c->duration_s, s->cut,
+            s->window_tokens, s->aggregate_tps);
+    return true;
+}
+
 enum run_status run_execute(const struct run_config *c, struct run_result *out)
 {
     *out = (struct run_result){.status = RUN_FAILED};
@@ -452,7 +472,7 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
         if (c->prefix_hit_rate > 0 && out->summarized)
             check_hit_rate(&x);
         if (written == 0)
-            out->status = out->incomplete || out->summary.completed == 0 ? RUN_INCOMPLETE : RUN_OK;
+            out->status = out->incomplete || !measured(&x) ? RUN_INCOMPLETE : RUN_OK;
         driver_result_free(&dr);
     }
     if (x.requests_log)

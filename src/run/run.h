@@ -141,8 +141,9 @@ int run_config_check(const struct run_config *c, char *err, size_t errlen);
 
 /* How a run ended, from best to worst; the command maps it to an exit code. */
 enum run_status {
-    RUN_OK,             /* complete, at least one request completed, artifact written */
-    RUN_INCOMPLETE,     /* artifact written, but cut short or nothing completed */
+    RUN_OK,             /* complete, at least one request completed (duration mode: or output
+                           tokens arrived inside the window), artifact written */
+    RUN_INCOMPLETE,     /* artifact written, but cut short or nothing measured */
     RUN_FAILED,         /* nothing measured (server absent, calibration failed) or the
                            artifact could not be written; see error */
 };

@@ -81,7 +81,7 @@ static int read_case(struct jread *r, const cJSON *c, struct sweep_case *k)
     double rate;
     char *name = NULL, **args = NULL;
     size_t n_args = 0;
-    jread_whole(r, c, "input_len", JR_OPTIONAL, 1, &in);
+    jread_whole(r, c, "input_len", JR_OPTIONAL, 0, &in);     /* 0: a minimal prompt */
     jread_whole(r, c, "output_len", JR_OPTIONAL, 1, &out);
     jread_whole(r, c, "concurrency", JR_OPTIONAL, 1, &conc);
     jread_number(r, c, "request_rate", JR_OPTIONAL, &rate);

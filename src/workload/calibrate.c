@@ -224,6 +224,11 @@ int calibrate(long target, long limit, calib_count_fn count, void *ud, struct ca
         } else {
             hi = w < hi ? w : hi;
         }
+        if (i == 0 && target == 0) {    /* context 0: the minimal prompt, whatever it counts */
+            choose(out);
+            out->converged = 1;
+            return 0;
+        }
         if (i == 0 && t > target)       /* the 0-word prompt is already too long */
             break;
         bool unfit = false;

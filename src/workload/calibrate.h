@@ -50,7 +50,10 @@ struct calibration {
  * and the next probes bisect below that bound. No probe aims past
  * limit_tokens (the longest prompt the server takes; -1 = unknown) or past
  * twice the word count the first fit gives for the target. At most
- * CALIB_MAX_STEPS calls; out gets every step.
+ * CALIB_MAX_STEPS calls; out gets every step. A target of 0 is the
+ * minimal prompt (the head and the template, no filler words): one count of
+ * 0 words, which is then the target met (converged, tokens what the server
+ * counted).
  * Returns 0 (converged, or the closest count found: see out->converged),
  * -1 when count failed (err holds its message), or CALIB_CANNOT_FIT when a
  * prompt of target tokens is longer than the server takes (target above

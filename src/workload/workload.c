@@ -273,7 +273,7 @@ static char *image_body(const struct workload *w, long seq, long *planned, long 
     long tokens, words = request_words(w, seq, &tokens);
     struct request_opts ro = w->cfg.ro;
     ro.max_tokens = *max_tokens = draw_len(w->cfg.output_len, w->cfg.output_range, w->cfg.seed, seq, 2);
-    *planned = tokens;
+    *planned = w->cfg.input_len == 0 ? -1 : tokens;    /* a minimal prompt has no target */
     struct buf text, *img = calloc((size_t)w->cfg.images, sizeof *img);
     const char **urls = calloc((size_t)w->cfg.images, sizeof *urls);
     buf_init(&text, 1u << 30);
@@ -322,7 +322,7 @@ char *workload_body(const struct workload *w, long seq, long *planned, long *max
     long words = w->words + (long)llround((double)(tokens - w->cfg.input_len) / w->tokens_per_word);
     words = words < 0 ? 0 : words > w->max_words ? w->max_words : words;
     *max_tokens = draw_len(w->cfg.output_len, w->cfg.output_range, w->cfg.seed, seq, 2);
-    *planned = tokens;
+    *planned = w->cfg.input_len == 0 ? -1 : tokens;    /* a minimal prompt has no target */
     char *tail = w->tail, *own_tail = NULL;
     if (*max_tokens != w->cfg.output_len && frame(w, *max_tokens, NULL, &own_tail) == 0)
         tail = own_tail;

@@ -69,8 +69,9 @@ void workload_set_template_lead(struct workload *w, long tokens);
 int workload_fit(struct workload *w, long words, double tokens_per_word);
 
 /* Body of request seq (a malloc'd string the caller frees, or NULL), its
- * planned prompt tokens (-1 when unknown: dataset prompts) and its
- * max_tokens. A trace request's prompt is its blocks in order, each
+ * planned prompt tokens (-1 when unknown: dataset prompts, and a synthetic
+ * input_len of 0, the minimal prompt whose tokens the template decides) and
+ * its max_tokens. A trace request's prompt is its blocks in order, each
  * TRACE_BLOCK_TOKENS tokens as the calibration's slope gives them (block
  * text from prompt_block: the block id and a per-run salt, so requests with
  * equal hash_ids share exactly those blocks), then blocks unique to the

@@ -454,3 +454,47 @@ Test(calibration_e2e, sweep_calibrates_once, .timeout = 120)
     cr_assert_eq(system(cmd), 0);
     unlink(trace);
 }
+
+/* --input-len 0 is a minimal prompt: the request's head and the chat
+ * template (the simulator's 4 + 6 tokens), counted once by calibration,
+ * with no prompt-token warning; --calibration none sends the same. Failed
+ * before: --input-len 0 was a usage error. */
+Test(calibration_e2e, input_len_0_sends_a_minimal_prompt, .timeout = 60)
+{
+    char art[64], trace[64];
+    cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
+    cr_assert_eq(harness_tmpfile(trace, sizeof trace), 0);
+    const char *sim_args[] = {"--ttft-ms", "1", "--itl-ms", "1", "--trace", trace, NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    const char *calib[] = {"auto", "none"};
+    for (int k = 0; k < 2; k++) {
+        const char *args[] = {"--num-prompts", "3", "--input-len", "0", "--output-len", "2",
+                              "--calibration", calib[k], NULL};
+        static char out[16384], err[8192];
+        int status = anvil_run(&sim, args, art, out, sizeof out, err, sizeof err);
+        cr_assert_eq(status, 0, "%s%s", out, err);
+        cr_assert_null(strstr(out, "warning"), "%s", out);
+        cr_assert_null(strstr(err, "warning"), "%s", err);
+        cJSON *a = harness_load_json(art);
+        cr_assert_eq(harness_num(a, "completed"), 3);
+        cr_assert_eq(harness_num(a, "context_tokens"), 0);
+        cr_assert_eq(harness_num(a, "context_tokens_measured"), 10);
+        cr_assert_eq(harness_num(a, "prompt_token_mismatches"), 0);
+        const cJSON *cal = cJSON_GetObjectItem(a, "calibration");
+        if (k == 0) {
+            cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(cal, "converged")));
+            cr_assert_eq(harness_num(cal, "measured_tokens"), 10);
+            cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(cal, "steps")), 1, "one count");
+        }
+        cJSON_Delete(a);
+    }
+    cr_assert_eq(sim_stop(&sim), 0);
+    struct traced t[MAX_TRACE];
+    int n = read_trace(trace, t, MAX_TRACE);
+    cr_assert_eq(count_measured(t, n), 6);
+    for (int i = 0; i < n; i++)
+        cr_assert_eq(t[i].prompt_tokens, 10, "request %d", i);
+    unlink(art);
+    unlink(trace);
+}

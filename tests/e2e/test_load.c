@@ -132,6 +132,25 @@ Test(load_e2e, duration_mode_counts_tokens_inside_the_window, .timeout = 60)
     cJSON_Delete(a);
 }
 
+/* Every reply outlasts the window (2,000 tokens at 2 ms against 0.5 s): the
+ * run measured the window's tokens and is complete, exit 0, with a note
+ * that it is capacity-limited. Failed before: exit 1, as if nothing had
+ * been measured. */
+Test(load_e2e, duration_run_whose_replies_outlast_the_window_is_complete, .timeout = 60)
+{
+    const char *sim_args[] = {"--ttft-ms", "5", "--itl-ms", "2", NULL};
+    const char *run_args[] = {"--duration", "0.5", "--concurrency", "2", "--input-len", "16",
+                              "--output-len", "2000", NULL};
+    cJSON *a = run_against(sim_args, run_args, NULL);
+    cr_assert_eq(harness_num(a, "completed"), 0);
+    cr_assert_eq(harness_num(a, "failed"), 0);
+    const cJSON *dm = cJSON_GetObjectItem(a, "duration_mode");
+    cr_assert_gt(harness_num(dm, "tokens_in_window"), 0);
+    cr_assert_eq(harness_num(dm, "incomplete_requests"), 2);
+    cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(a, "incomplete")));
+    cJSON_Delete(a);
+}
+
 #define MAX_TURN_REQ 1024
 
 /* 4 conversations × 3 user turns, expanded by --multi-turn into entries

@@ -82,6 +82,49 @@ Test(sweep_e2e, two_cases_two_rounds_matrix_and_load_curve, .timeout = 120)
     rmtree(dir);
 }
 
+/* A duration-mode sweep whose replies outlast the window (2,000 tokens at
+ * 2 ms each against a 0.5 s window): the matrix reports the window's
+ * throughput (tokens by arrival time inside it) and marks the rounds
+ * capacity-limited instead of failing them; --input-len 0 (a minimal
+ * prompt) is a case like any other. Failed before: --input-len 0 was a
+ * usage error, and the rounds were FAIL with output_throughput 0. */
+Test(sweep_e2e, duration_rounds_report_the_window_and_are_capacity_limited, .timeout = 60)
+{
+    const char *sim_args[] = {"--ttft-ms", "5", "--itl-ms", "2", NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    char dir[64];
+    tmpdir(dir, sizeof dir);
+    const char *argv[] = {harness_anvil_bin(), "sweep", "--base-url", sim.base_url, "--concurrency", "2",
+                          "--input-len", "0,16", "--output-len", "2000", "--rounds", "1", "--out-dir", dir,
+                          "--", "--duration", "0.5", NULL};
+    static char out[8192];
+    int status;
+    cr_assert_eq(run_cmd(argv, out, sizeof out, &status), 0);
+    sim_stop(&sim);
+    cr_assert_eq(status, 0, "%s", out);
+    cr_assert(strstr(out, "capacity-limited"), "%s", out);
+    cJSON *m = load(dir, "matrix.json");
+    cr_assert_str_eq(cJSON_GetObjectItem(m, "status")->valuestring, "PASS");
+    const cJSON *rows = cJSON_GetObjectItem(m, "rows");
+    cr_assert_eq(cJSON_GetArraySize(rows), 2);
+    for (int i = 0; i < 2; i++) {
+        const cJSON *r = cJSON_GetArrayItem(rows, i);
+        cr_assert_eq(cJSON_GetObjectItem(r, "input_tokens")->valuedouble, i ? 16 : 0);
+        cr_assert_eq(cJSON_GetObjectItem(r, "completed")->valuedouble, 0);
+        cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(r, "capacity_limited")));
+        char path[600];
+        snprintf(path, sizeof path, "rounds/target/%s/round-1.json", cJSON_GetObjectItem(r, "case_id")->valuestring);
+        cJSON *round = load(dir, path);
+        double window_tps = cJSON_GetObjectItem(cJSON_GetObjectItem(round, "duration_mode"), "aggregate_tps")->valuedouble;
+        cr_assert_gt(window_tps, 0);
+        cr_assert_eq(cJSON_GetObjectItem(r, "output_throughput")->valuedouble, window_tps);
+        cJSON_Delete(round);
+    }
+    cJSON_Delete(m);
+    rmtree(dir);
+}
+
 Test(sweep_e2e, interrupted_sweep_keeps_rounds_and_resumes, .timeout = 120)
 {
     const char *sim_args[] = {"--ttft-ms", "5", "--itl-ms", "25", NULL};
@@ -321,7 +364,7 @@ Test(sweep_e2e, plan_file_with_a_mistyped_key_names_file_and_key)
     tmpdir(dir, sizeof dir);
     snprintf(plan, sizeof plan, "%s/plan.json", dir);
     struct { const char *text, *want; } cases[] = {
-        {"{\"cases\": [{\"input_len\": \"128\"}]}", "plan.json: cases[0].input_len: expected a whole number ≥ 1, got a string"},
+        {"{\"cases\": [{\"input_len\": \"128\"}]}", "plan.json: cases[0].input_len: expected a whole number ≥ 0, got a string"},
         {"{\"rounds\": \"3\", \"cases\": [{}]}", "plan.json: rounds: expected a whole number ≥ 1, got a string"},
         {"{\"cases\": [{}, {\"request_rate\": \"fast\"}]}", "plan.json: cases[1].request_rate: expected a number, got a string"},
         {"{\"cases\": [{\"name\": 7}]}", "plan.json: cases[0].name: expected a non-empty string, got a number"},

@@ -137,7 +137,7 @@ Test(sweep_checks, bad_round_flags_plan_keys_labels_and_targets_stop_before_the_
     fclose(f);
     struct { const char *args[12]; int status; const char *want; } cases[] = {
         {{"--base-url", sim.base_url, "--out-dir", dir, "--", "--bogus-flag"}, 2, "unknown flag '--bogus-flag'"},
-        {{"--base-url", sim.base_url, "--out-dir", dir, "--", "--input-len", "0"}, 2, "--input-len"},
+        {{"--base-url", sim.base_url, "--out-dir", dir, "--", "--input-len", "-1"}, 2, "--input-len"},
         {{"--base-url", sim.base_url, "--out-dir", dir, "--plan", plan}, 2, "unknown flag '--warmpu'"},
         {{"--targets", labels, "--out-dir", dir}, 2, "label 'a' is given twice"},
         {{"--base-url", "http://127.0.0.1:1/v1", "--out-dir", dir}, 1, "does not answer"},

@@ -205,3 +205,22 @@ Test(calibrate, refusal_messages_are_classified_and_never_end_in_a_colon)
     cr_assert_not(calib_error_is_too_long(refused, sizeof refused));
     cr_assert_str_eq(refused, "cannot reach http://h/v1: Connection refused");
 }
+
+/* Context 0 is the minimal prompt (the request's head and the chat template,
+ * no filler): one count says what it is, and that is the target met. Failed
+ * before: a target of 0 ended "closest reachable", not converged. */
+Test(calibrate, target_0_is_the_minimal_prompt_counted_once)
+{
+    struct fake f = {1.3, 10, 0};
+    struct calibration c;
+    char err[64];
+    cr_assert_eq(calibrate(0, -1, fake_count, &f, &c, err, sizeof err), 0);
+    cr_assert_eq(f.calls, 1);
+    cr_assert_eq(c.n_steps, 1);
+    cr_assert_eq(c.steps[0].words, 0);
+    cr_assert_eq(c.words, 0);
+    cr_assert_eq(c.tokens, 10);
+    cr_assert_eq(c.target_tokens, 0);
+    cr_assert(c.converged);
+    cr_assert_eq(calibrate(0, -1, failing_count, &f, &c, err, sizeof err), -1, "a failed count is still an error");
+}

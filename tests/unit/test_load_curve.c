@@ -243,3 +243,28 @@ Test(load_curve, point_from_rounds)
     for (int i = 0; i < 3; i++)
         benchmark_free(&r[i]);
 }
+
+/* Failed before: a duration-mode round's point took the completed requests'
+ * output_throughput (0 when every request was still running at the window's
+ * end) instead of the tokens counted inside the window. */
+Test(load_curve, duration_round_point_takes_the_window_throughput)
+{
+    struct benchmark r[2];
+    const double t[] = {1};
+    round_of(&r[0], 3.0, 7.0, t, 1);
+    round_of(&r[1], 3.0, 7.0, t, 1);
+    for (int i = 0; i < 2; i++)
+        r[i].duration_mode = (struct bench_duration_mode){.present = true, .duration_s = 10, .window_s = 10,
+                                                          .tokens_in_window = 4270.0 + 100 * i,
+                                                          .aggregate_tps = 427.0 + 10 * i};
+    r[1].completed = 0;
+    r[1].metrics.output_throughput = 0;
+    const struct benchmark *rounds[] = {&r[0], &r[1]};
+    struct load_curve_point p;
+    cr_assert_eq(load_curve_point_of(rounds, 2, 1.0, &p), 0);
+    const struct load_curve_range *tps = &p.metric[LC_OUTPUT_THROUGHPUT];
+    cr_assert(tps->min == 427.0 && tps->max == 437.0 && tps->n == 2, "min %g max %g n %ld", tps->min, tps->max, tps->n);
+    load_curve_point_free(&p);
+    for (int i = 0; i < 2; i++)
+        benchmark_free(&r[i]);
+}

@@ -260,7 +260,9 @@ Test(matrix, row_maps_benchmark_fields_to_vllm_names)
     cr_assert_eq(num(row, "p50_itl_ms"), 2.01);
     cr_assert_eq(num(row, "p99_e2el_ms"), 22.0);
     cr_assert(cJSON_IsNull(get(row, "request_rate")), "a closed-loop round has no request rate");
-    cr_assert_eq(cJSON_GetArraySize(row), 11 + MATRIX_N_METRICS, "seed 003's 30 row fields and request_rate");
+    cr_assert_eq(cJSON_GetArraySize(row), 12 + MATRIX_N_METRICS,
+                 "seed 003's 30 row fields, request_rate and capacity_limited");
+    cr_assert(cJSON_IsFalse(get(row, "capacity_limited")), "not a duration-mode round");
     cJSON *seed = load("tests/data/seed-003.json");
     const cJSON *k;
     cJSON_ArrayForEach(k, cJSON_GetArrayItem(get(seed, "rows"), 0))
@@ -302,6 +304,84 @@ Test(matrix, row_missing_metrics_are_null_and_old_throughput_name_is_used)
     cr_assert(cJSON_IsNull(get(row, "duration")));
     cr_assert_eq(num(row, "output_throughput"), 26.5);
     cJSON_Delete(row);
+    cJSON_Delete(art);
+}
+
+/* A duration-mode round (issue 12's figures): 286.6 tok/s from completed
+ * requests, 427 tok/s counted by arrival time inside the window. */
+static cJSON *duration_art(long completed, double tokens_in_window)
+{
+    cJSON *art = round_art();
+    cJSON_ReplaceItemInObject(art, "completed", cJSON_CreateNumber((double)completed));
+    cJSON *m = cJSON_GetObjectItem(art, "metrics");
+    cJSON_ReplaceItemInObject(m, "output_throughput", cJSON_CreateNumber(completed ? 286.6 : 0));
+    cJSON *d = cJSON_AddObjectToObject(art, "duration_mode");
+    cJSON_AddNumberToObject(d, "duration_s", 10);
+    cJSON_AddNumberToObject(d, "warmup_s", 0);
+    cJSON_AddNumberToObject(d, "window_s", 10);
+    cJSON_AddNumberToObject(d, "tokens_in_window", tokens_in_window);
+    cJSON_AddNumberToObject(d, "aggregate_tps", tokens_in_window / 10);
+    cJSON_AddNumberToObject(d, "requests_started_in_window", 2);
+    cJSON_AddNumberToObject(d, "incomplete_requests", 2 - completed);
+    cJSON_AddNumberToObject(d, "warmup_requests", 0);
+    return art;
+}
+
+/* Failed before: output_throughput was 286.6 (completed requests only), and a
+ * round whose requests were all still running at the window's end made the
+ * matrix FAIL with 0 tok/s. */
+Test(matrix, duration_round_reports_the_window_throughput)
+{
+    cJSON *art = duration_art(1, 4270);
+    cJSON *row = row_of(art);
+    cr_assert_eq(num(row, "output_throughput"), 427.0, "the window's throughput, not the completed requests'");
+    cr_assert(cJSON_IsFalse(get(row, "capacity_limited")));
+    cJSON_Delete(row);
+    cJSON_Delete(art);
+}
+
+Test(matrix, duration_round_with_nothing_completed_is_capacity_limited_not_failed)
+{
+    cJSON *art = duration_art(0, 1271);
+    cJSON *rows = cJSON_CreateArray();
+    cJSON *row = row_of(art);
+    cr_assert_eq(num(row, "output_throughput"), 127.1);
+    cr_assert(cJSON_IsTrue(get(row, "capacity_limited")));
+    cJSON_AddItemToArray(rows, row);
+    char err[256] = "";
+    cJSON *doc = matrix_build(rows, NULL, NULL, err, sizeof err);
+    cr_assert(doc, "%s", err);
+    cr_assert_str_eq(str(doc, "status"), "PASS");
+    cr_assert_eq(cJSON_GetArraySize(get(doc, "status_reasons")), 0);
+    const cJSON *r0 = cJSON_GetArrayItem(get(doc, "rows"), 0);
+    cr_assert(cJSON_IsTrue(get(r0, "capacity_limited")), "kept in the written row");
+    const cJSON *tps = get(get(cJSON_GetArrayItem(get(doc, "aggregates"), 0), "metrics"), "output_throughput");
+    cr_assert_eq(num(tps, "median"), 127.1);
+    char *text = cJSON_PrintUnformatted(doc);
+    cJSON *back = matrix_parse(text, strlen(text), err, sizeof err);
+    cr_assert(back, "%s", err);
+    cr_assert(cJSON_IsTrue(get(cJSON_GetArrayItem(get(back, "rows"), 0), "capacity_limited")), "read back");
+    cJSON_Delete(back);
+    free(text);
+    cJSON_Delete(doc);
+    cJSON_Delete(rows);
+    cJSON_Delete(art);
+}
+
+Test(matrix, duration_round_whose_window_counted_nothing_still_fails)
+{
+    cJSON *art = duration_art(0, 0);
+    cJSON *rows = cJSON_CreateArray();
+    cJSON *row = row_of(art);
+    cr_assert(cJSON_IsFalse(get(row, "capacity_limited")), "no token arrived: not a capacity limit");
+    cJSON_AddItemToArray(rows, row);
+    char err[256] = "";
+    cJSON *doc = matrix_build(rows, NULL, NULL, err, sizeof err);
+    cr_assert(doc, "%s", err);
+    cr_assert_str_eq(str(doc, "status"), "FAIL");
+    cr_assert(strstr(cJSON_GetArrayItem(get(doc, "status_reasons"), 0)->valuestring, "no request completed"));
+    cJSON_Delete(doc);
+    cJSON_Delete(rows);
     cJSON_Delete(art);
 }
 

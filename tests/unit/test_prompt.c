@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 
 #include "core/buf.h"
@@ -89,6 +90,35 @@ Test(prompt, measured_and_calibration_prompts_have_one_length)
     free(body);
     buf_free(&m);
     buf_free(&c);
+    workload_free(w);
+}
+
+/* --input-len 0: the request's head alone, no filler, and no planned count
+ * to hold usage.prompt_tokens to (the template decides it). */
+Test(prompt, input_len_0_is_the_head_alone)
+{
+    struct workload_cfg cfg = {.ro = {.endpoint = EP_CHAT, .model = "m"}, .salt = 7, .seed = 3,
+                               .input_len = 0, .output_len = 4};
+    struct workload *w = workload_new(&cfg);
+    cr_assert(w);
+    cr_assert_eq(workload_fit(w, 0, 1), 0);
+    struct buf m;
+    buf_init(&m, 1 << 20);
+    cr_assert_eq(workload_prompt(w, 3, 0, &m), 0);
+    char head[PROMPT_HEAD_MAX + 1];
+    prompt_head(head, sizeof head, 7, PROMPT_MEASURED, 3);
+    cr_assert_str_eq(m.data, head);
+    long planned = 0, max_tokens = 0;
+    char *body = workload_body(w, 3, &planned, &max_tokens);
+    cr_assert(body);
+    cJSON *j = cJSON_Parse(body);
+    const cJSON *msg = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "messages"), 0);
+    cr_assert_str_eq(cJSON_GetObjectItem(msg, "content")->valuestring, head);
+    cr_assert_eq(planned, -1);
+    cr_assert_eq(max_tokens, 4);
+    cJSON_Delete(j);
+    free(body);
+    buf_free(&m);
     workload_free(w);
 }
 

@@ -1,0 +1,131 @@
+/* test_burst.c — finite bursts per context and concurrency
+ * (decode/burst.h) against `anvil sim`: every request of every burst sent
+ * at its concurrency and completed, Σ completion tokens over the profiling
+ * wall time, the samples' figures from the requests' own times, context 0
+ * as a minimal prompt, and the seed-shaped results and summary table. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+
+#include "decode/burst.h"
+#include "harness.h"
+
+Test(burst_e2e, bursts_per_context_and_concurrency, .timeout = 60)
+{
+    char dir[] = "/tmp/anvil-burst-XXXXXX", trace[64];
+    cr_assert(mkdtemp(dir));
+    cr_assert_eq(harness_tmpfile(trace, sizeof trace), 0);
+    const char *sim_args[] = {"--ttft-ms", "5", "--itl-ms", "2", "--trace", trace, NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    struct run_config base;
+    run_config_defaults(&base);
+    base.base_url = sim.base_url;
+    base.output_len = 8;
+    base.telemetry = OBS_MODE_OFF;
+    base.log = tmpfile();
+    const long conc[] = {1, 2}, ctx[] = {0, 64};
+    struct burst_config c;
+    char err[256];
+    cr_assert_eq(burst_config_from_run(&c, &base, conc, 2, ctx, 2, err, sizeof err), 0, "%s", err);
+    c.requests_per_concurrency = 2;
+    c.out_dir = dir;
+    struct burst_result r;
+    int rc = burst_run(&c, &r);
+    cr_assert_eq(sim_stop(&sim), 0);
+    cr_assert_eq(rc, 0, "%s", r.n ? r.cells[0].error : "");
+    cr_assert_eq(r.n, 4);
+    for (size_t i = 0; i < r.n; i++) {
+        const struct burst_cell *x = &r.cells[i];
+        cr_assert_eq(x->context_tokens, ctx[i / 2]);
+        cr_assert_eq(x->concurrency, conc[i % 2]);
+        cr_assert_eq(x->request_count_target, 2 * x->concurrency);
+        cr_assert_eq(x->request_count, x->request_count_target);
+        cr_assert_eq(x->num_completed, x->request_count, "%s", x->error);
+        cr_assert_eq(x->client_output_tokens, 8 * x->request_count);
+        cr_assert_str_eq(x->aggregate_source, "openai_usage");
+        cr_assert_eq(x->aggregate_tps, (double)x->client_output_tokens / x->measurement_s);
+        cr_assert_eq(x->n_samples, (size_t)x->request_count);
+        cr_assert_gt(x->wall_time_s, x->measurement_s, "the run took longer than its burst");
+        for (size_t k = 0; k < x->n_samples; k++) {
+            const struct burst_sample *s = &x->samples[k];
+            cr_assert(s->completed && s->output_tokens == 8);
+            cr_assert(s->ttft_s > 0 && s->latency_s > s->ttft_s);
+            cr_assert_eq(s->output_tps_per_user, 7 / (s->latency_s - s->ttft_s));
+            cr_assert_eq(s->e2e_output_tps_per_user, 8 / s->latency_s);
+            if (x->context_tokens == 64)
+                cr_assert_leq(labs(s->input_tokens - 64), 4, "%ld", s->input_tokens);
+            else
+                cr_assert_lt(s->input_tokens, 32, "a minimal prompt: %ld tokens", s->input_tokens);
+        }
+        cr_assert(access(x->artifact_path, F_OK) == 0, "%s", x->artifact_path);
+    }
+    cJSON *doc = cJSON_CreateObject();
+    cr_assert_eq(burst_add_json(doc, r.cells, r.n), 0);
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "burst_results")), 4);
+    const cJSON *row = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "burst_summary_table"), "64");
+    cr_assert_eq(cJSON_GetObjectItem(row, "2")->valuedouble, r.cells[3].aggregate_tps);
+    cJSON_Delete(doc);
+    burst_result_free(&r);
+    /* the server saw 2 + 4 requests per context, no more */
+    cJSON *lines[64];
+    int n = harness_read_jsonl(trace, lines, 64), measured = 0;
+    for (int i = 0; i < n; i++) {
+        measured += cJSON_IsString(cJSON_GetObjectItem(lines[i], "request_id"));
+        cJSON_Delete(lines[i]);
+    }
+    cr_assert_eq(measured, 12);
+    fclose(base.log);
+    unlink(trace);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+/* A burst whose requests all fail is recorded, not lost: sent, every
+ * request an error, the first one's cause in the cell's error, the cell
+ * rendered with zeros. */
+Test(burst_e2e, a_failing_burst_says_why, .timeout = 30)
+{
+    char dir[] = "/tmp/anvil-burst-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    const char *sim_args[] = {"--ttft-ms", "1", "--itl-ms", "1", "--fail-rate", "1", "--fail-status", "500", NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    struct run_config base;
+    run_config_defaults(&base);
+    base.base_url = sim.base_url;
+    base.output_len = 4;
+    base.telemetry = OBS_MODE_OFF;
+    base.calib = CALIB_NONE;    /* the simulator refuses every POST, calibration probes too */
+    base.log = tmpfile();
+    const long conc[] = {1}, ctx[] = {16};
+    struct burst_config c;
+    char err[256];
+    cr_assert_eq(burst_config_from_run(&c, &base, conc, 1, ctx, 1, err, sizeof err), 0, "%s", err);
+    c.requests_per_concurrency = 2;
+    c.out_dir = dir;
+    struct burst_result r;
+    cr_assert_eq(burst_run(&c, &r), -1);
+    cr_assert_eq(sim_stop(&sim), 0);
+    cr_assert_eq(r.n, 1);
+    const struct burst_cell *x = &r.cells[0];
+    cr_assert(x->sent);
+    cr_assert_eq(x->num_errors, 2);
+    cr_assert_eq(x->num_completed, 0);
+    cr_assert(strstr(x->error, "2 of 2 requests failed (first: http"), "%s", x->error);
+    cJSON *j = burst_cell_json(x);
+    cr_assert_eq(cJSON_GetObjectItem(j, "aggregate_tps")->valuedouble, 0);
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "request_samples")), 0);
+    cJSON_Delete(j);
+    burst_result_free(&r);
+    fclose(base.log);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}

@@ -1,0 +1,232 @@
+/* test_burst.c — a burst cell's formulas checked against seed 004's own
+ * numbers (its results[] cells share burst_results' client-side keys: the
+ * per-request figures from each request sample, every cell figure from its
+ * samples), the JSON shape against the seed's keys and types, the summary
+ * table and the methodology entry. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "decode/burst.h"
+#include "testutil.h"
+
+static cJSON *seed(void)
+{
+    size_t len;
+    char *text = tu_read_file("tests/data/seed-004.json", &len);
+    cJSON *j = cJSON_ParseWithLength(text, len);
+    free(text);
+    cr_assert(j, "seed 004 is not JSON");
+    return j;
+}
+
+static double num(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    cr_assert(cJSON_IsNumber(v), "'%s' is not a number", k);
+    return v->valuedouble;
+}
+
+/* a and b equal to 12 significant digits (the seed's numbers went through
+ * Python's float formatting and its own summation order) */
+static void assert_close(double a, double b, const char *what)
+{
+    cr_assert_leq(fabs(a - b), 1e-12 * fmax(1, fabs(b)), "%s: %.17g, the seed's %.17g", what, a, b);
+}
+
+/* The samples of a seed cell, as the seed holds them. */
+static struct burst_sample *samples_of(const cJSON *cell, size_t *n)
+{
+    const cJSON *s = cJSON_GetObjectItem(cell, "request_samples");
+    *n = (size_t)cJSON_GetArraySize(s);
+    struct burst_sample *v = calloc(*n, sizeof *v);
+    size_t i = 0;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, s) {
+        v[i++] = (struct burst_sample){
+            .ttft_s = num(x, "ttft"), .time_to_second_token_s = num(x, "time_to_second_token"),
+            .latency_s = num(x, "latency"), .inter_token_latency_avg_s = num(x, "inter_token_latency_avg"),
+            .chunk_inter_token_latency_avg_s = num(x, "chunk_inter_token_latency_avg"),
+            .input_tokens = (long)num(x, "input_tokens"), .output_tokens = (long)num(x, "output_tokens"),
+            .output_tps_per_user = num(x, "output_tps_per_user"),
+            .e2e_output_tps_per_user = num(x, "e2e_output_tps_per_user"),
+            .completed = cJSON_IsTrue(cJSON_GetObjectItem(x, "completed")),
+        };
+    }
+    return v;
+}
+
+/* (n − 1) / (L − t), (L − t) / (n − 1) and n / L reproduce every completed
+ * sample of the seed. */
+Test(burst, per_request_formulas_reproduce_the_seeds_samples)
+{
+    cJSON *s = seed();
+    int checked = 0;
+    const cJSON *cell;
+    cJSON_ArrayForEach(cell, cJSON_GetObjectItem(s, "results")) {
+        size_t n;
+        struct burst_sample *v = samples_of(cell, &n);
+        for (size_t i = 0; i < n; i++) {
+            if (!v[i].completed)
+                continue;
+            struct burst_sample x = v[i];
+            burst_sample_figures(&x);
+            assert_close(x.output_tps_per_user, v[i].output_tps_per_user, "output_tps_per_user");
+            assert_close(x.inter_token_latency_avg_s, v[i].inter_token_latency_avg_s, "inter_token_latency_avg");
+            assert_close(x.e2e_output_tps_per_user, v[i].e2e_output_tps_per_user, "e2e_output_tps_per_user");
+            checked++;
+        }
+        free(v);
+    }
+    cr_assert_eq(checked, 26, "every completed sample of the seed's six cells");
+    cJSON_Delete(s);
+}
+
+/* Every mean and percentile of every seed cell from its samples: TTFT,
+ * second token, ITL, per-user tok/s and chunk ITL over all samples; latency,
+ * E2E tok/s and output length over completed ones; linear percentiles. */
+Test(burst, cell_figures_reproduce_the_seeds_cells)
+{
+    static const char *const stats[] = {"ttft", "time_to_second_token", "request_latency", "inter_token_latency",
+                                        "output_tps_per_user", "e2e_output_tps_per_user",
+                                        "chunk_inter_token_latency", "output_seq_len"};
+    static const char *const suffix[] = {"avg", "p50", "p90", "p99"};
+    cJSON *s = seed();
+    const cJSON *cell;
+    int cells = 0;
+    cJSON_ArrayForEach(cell, cJSON_GetObjectItem(s, "results")) {
+        struct burst_cell c = {.concurrency = (long)num(cell, "concurrency"),
+                               .client_output_tokens = (long)num(cell, "client_output_tokens"),
+                               .measurement_s = num(cell, "measurement_seconds")};
+        c.samples = samples_of(cell, &c.n_samples);
+        cr_assert_eq(burst_cell_aggregate(&c), 0);
+        const struct burst_stat *got[] = {&c.ttft, &c.time_to_second_token, &c.request_latency,
+                                          &c.inter_token_latency, &c.output_tps_per_user,
+                                          &c.e2e_output_tps_per_user, &c.chunk_inter_token_latency,
+                                          &c.output_seq_len};
+        for (int k = 0; k < 8; k++) {
+            const double v[] = {got[k]->avg, got[k]->p50, got[k]->p90, got[k]->p99};
+            for (int p = 0; p < 4; p++) {
+                char key[96];
+                snprintf(key, sizeof key, "%s_%s", stats[k], suffix[p]);
+                assert_close(v[p], num(cell, key), key);
+            }
+        }
+        assert_close(c.input_seq_len_avg, num(cell, "input_seq_len_avg"), "input_seq_len_avg");
+        /* the seed divides by a window a few µs longer than measurement_seconds: tokens / time to
+         * 1e-7; its last cell took its tokens from Prometheus, not the client's count */
+        bool client = !strcmp(cJSON_GetObjectItem(cell, "aggregate_source")->valuestring, "openai_continuous_usage");
+        cr_assert(client || c.client_output_tokens == 0);
+        if (client)
+                cr_assert_leq(fabs(c.aggregate_tps - num(cell, "aggregate_tps")), 1e-7 * num(cell, "aggregate_tps"),
+                          "aggregate_tps %.17g, the seed's %.17g", c.aggregate_tps, num(cell, "aggregate_tps"));
+        assert_close(num(cell, "aggregate_tps") / (double)c.concurrency, num(cell, "per_request_avg_tps"),
+                     "per_request_avg_tps = aggregate_tps / concurrency");
+        assert_close(c.per_request_avg_tps, c.aggregate_tps / (double)c.concurrency, "per_request_avg_tps");
+        burst_cell_free(&c);
+        cells++;
+    }
+    cr_assert_eq(cells, 6);
+    cJSON_Delete(s);
+}
+
+/* A cell's keys are the seed results[] cell's client-side keys, in the
+ * seed's order and with its types; request_samples entries have exactly the
+ * seed's keys. */
+Test(burst, cell_json_has_the_seeds_keys_in_order)
+{
+    cJSON *s = seed();
+    const cJSON *want = cJSON_GetArrayItem(cJSON_GetObjectItem(s, "results"), 0);
+    struct burst_cell c = {.concurrency = 2, .context_tokens = 0, .request_count_target = 10,
+                           .client_output_tokens = 2048, .measurement_s = 4.0, .measurement_wall_s = 4.0,
+                           .aggregate_source = "openai_usage", .request_count = 10, .completed_request_count = 2,
+                           .total_tokens = 2048, .wall_time_s = 5.5, .num_completed = 2, .num_errors = 8,
+                           .sent = true};
+    c.samples = samples_of(want, &c.n_samples);
+    cr_assert_eq(burst_cell_aggregate(&c), 0);
+    cJSON *got = burst_cell_json(&c);
+    cr_assert(got);
+    const cJSON *w = want->child;
+    int matched = 0;
+    for (const cJSON *g = got->child; g; g = g->next) {
+        while (w && strcmp(w->string, g->string))
+            w = w->next;
+        cr_assert(w, "'%s' is not a key of the seed's cells, or out of the seed's order", g->string);
+        cr_assert_eq(g->type & 0xff, w->type & 0xff, "'%s': not the seed's type", g->string);
+        matched++;
+    }
+    cr_assert_eq(matched, 51, "%d keys", matched);
+    cr_assert_str_eq(cJSON_GetObjectItem(got, "benchmark_mode")->valuestring, "burst");
+    cr_assert_eq(num(got, "aggregate_tps"), 512);
+    cr_assert_eq(num(got, "per_request_avg_tps"), 256);
+    const cJSON *gs = cJSON_GetArrayItem(cJSON_GetObjectItem(got, "request_samples"), 0);
+    const cJSON *ws = cJSON_GetArrayItem(cJSON_GetObjectItem(want, "request_samples"), 0);
+    const cJSON *a = gs->child, *b = ws->child;
+    for (; a && b; a = a->next, b = b->next) {
+        cr_assert_str_eq(a->string, b->string);
+        cr_assert_eq(a->type & 0xff, b->type & 0xff, "request_samples[0].%s", a->string);
+    }
+    cr_assert(!a && !b, "request_samples entries have the seed's keys");
+    cJSON_Delete(got);
+    burst_cell_free(&c);
+    cJSON_Delete(s);
+}
+
+Test(burst, summary_table_is_context_then_concurrency)
+{
+    cJSON *s = seed();
+    const cJSON *shape = cJSON_GetObjectItem(s, "summary_table");   /* the seed's burst table is empty: its */
+    struct burst_cell c[3] = {                                       /* decode table has the same shape */
+        {.concurrency = 1, .context_tokens = 0, .aggregate_tps = 120.5, .sent = true},
+        {.concurrency = 2, .context_tokens = 0, .aggregate_tps = 230.25, .sent = true},
+        {.concurrency = 1, .context_tokens = 65536, .aggregate_tps = NAN, .sent = true},
+    };
+    cJSON *doc = cJSON_CreateObject();
+    cr_assert_eq(burst_add_json(doc, c, 3), 0);
+    const cJSON *t = cJSON_GetObjectItem(doc, "burst_summary_table");
+    cr_assert_eq(cJSON_GetArraySize(t), 2);
+    cr_assert_eq(num(cJSON_GetObjectItem(t, "0"), "2"), 230.25);
+    cr_assert_eq(num(cJSON_GetObjectItem(t, "65536"), "1"), 0, "no figure: 0, as the seed writes it");
+    cr_assert_eq(cJSON_GetObjectItem(shape, "0")->type & 0xff, cJSON_GetObjectItem(t, "0")->type & 0xff);
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "burst_results")), 3);
+    cJSON_Delete(doc);
+    cJSON_Delete(s);
+}
+
+Test(burst, methodology_entry_has_the_seeds_keys)
+{
+    cJSON *s = seed();
+    const cJSON *want = cJSON_GetObjectItem(cJSON_GetObjectItem(s, "methodology"), "burst_e2e_decode");
+    cJSON *got = burst_methodology_json(false);
+    const cJSON *a = got->child, *b = want->child;
+    for (; a && b; a = a->next, b = b->next) {
+        cr_assert_str_eq(a->string, b->string);
+        cr_assert_eq(a->type & 0xff, b->type & 0xff, "%s", a->string);
+        if (cJSON_IsString(b))
+            cr_assert_str_eq(a->valuestring, b->valuestring, "%s", a->string);
+    }
+    cr_assert(!a && !b);
+    cJSON_Delete(got);
+    got = burst_methodology_json(true);
+    cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(got, "present")));
+    cJSON_Delete(got);
+    cJSON_Delete(s);
+}
+
+Test(burst, config_rejects_empty_lists_and_bad_values)
+{
+    struct run_config base;
+    run_config_defaults(&base);
+    struct burst_config c;
+    char err[256];
+    const long conc[] = {1, 2}, bad_conc[] = {0}, ctx[] = {0, 4096}, bad_ctx[] = {-1};
+    cr_assert_eq(burst_config_from_run(&c, &base, conc, 2, ctx, 2, err, sizeof err), 0);
+    cr_assert_eq(c.requests_per_concurrency, 5);
+    cr_assert_eq(burst_config_from_run(&c, &base, bad_conc, 1, ctx, 2, err, sizeof err), -1);
+    cr_assert(strstr(err, "concurrency 0"), "%s", err);
+    cr_assert_eq(burst_config_from_run(&c, &base, conc, 2, bad_ctx, 1, err, sizeof err), -1);
+    cr_assert_eq(burst_config_from_run(&c, &base, conc, 0, ctx, 2, err, sizeof err), -1);
+}
