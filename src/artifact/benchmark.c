@@ -477,8 +477,10 @@ int benchmark_from_run(const struct bench_meta *meta, const struct req_record *r
     requests_of(&b, recs, n, out);
     if (meta->trace)
         trace_of(&b, meta->trace, recs, n, s, &out->workload.trace);
-    if (meta->images)
+    if (meta->images) {
         out->workload.images = *meta->images;
+        out->workload.images.format = copy(&b, meta->images->format);
+    }
     if (meta->agentic)
         agentic_of(&b, meta, recs, n, &out->workload.agentic);
     if (meta->prefix_cache)

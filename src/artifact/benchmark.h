@@ -194,6 +194,7 @@ struct bench_images {
     bool present;
     long per_request, width, height;    /* pixels */
     double tokens_per_image;            /* as the server counted them (calibration probes); NaN = null */
+    char *format;                       /* "png" or "jpeg" (borrowed when built, owned when read) */
 };
 
 struct bench_workload {

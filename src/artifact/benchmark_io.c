@@ -638,7 +638,7 @@ static void workload_write(cJSON *o, const struct bench_workload *w)
         artifact_add_whole(k, "per_request", im->per_request);
         artifact_add_whole(k, "width", im->width);
         artifact_add_whole(k, "height", im->height);
-        artifact_add_string(k, "format", "png");
+        artifact_add_string(k, "format", im->format ? im->format : "png");
         artifact_add_number(k, "tokens_per_image", im->tokens_per_image);
     }
     const struct bench_agentic *ag = &w->agentic;
@@ -706,6 +706,7 @@ static void images_read(struct jread *r, const cJSON *o, struct bench_images *im
     jread_whole(r, k, "per_request", 0, 0, &im->per_request);
     jread_whole(r, k, "width", 0, 0, &im->width);
     jread_whole(r, k, "height", 0, 0, &im->height);
+    jread_string(r, k, "format", 0, &im->format);
     jread_number(r, k, "tokens_per_image", JR_NULLABLE, &im->tokens_per_image);
     jread_leave(r, mark);
 }
@@ -1202,7 +1203,7 @@ void benchmark_free(struct benchmark *b)
         &b->calibration.cache_file, &b->calibration.cache_key, &b->calibration.shared_prefix_method,
         &b->workload.dataset, &b->workload.trace.format, &b->workload.prefix_cache.flush,
         &b->workload.prefix_cache.flush_endpoint, &b->workload.agentic.source,
-        &b->sweep.target, &b->sweep.case_id,
+        &b->workload.images.format, &b->sweep.target, &b->sweep.case_id,
     };
     for (size_t i = 0; i < sizeof strings / sizeof *strings; i++)
         free(*strings[i]);

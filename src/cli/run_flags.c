@@ -254,11 +254,13 @@ static const struct flag_spec flags[] = {
     {"extra-body", NULL, FLAG_CUSTOM, 0, "JSON", NULL,
      "a JSON object whose keys are added to every request body", .parse = set_extra_body},
     {"images-per-request", NULL, FLAG_LONG, AT(images_per_request), "N", NULL,
-     "chat: N synthetic PNG images (seeded, unique per request and run) after each prompt's text, "
+     "chat: N synthetic PNG or JPEG images (seeded, unique per request and run) after each prompt's text, "
      "base64 in image_url parts; calibration probes with them, so --input-len counts their tokens",
      .min = 1, .max = 64},
     {"image-size", NULL, FLAG_STRING, AT(image_size), "WxH", NULL,
      "size of the --images-per-request images, pixels (default 512x512)"},
+    {"image-format", NULL, FLAG_STRING, AT(image_format), "png|jpeg", NULL,
+     "encoding of the --images-per-request images (default png; jpeg: baseline, quality 90)"},
     {"tools", NULL, FLAG_STRING, AT(tools_file), "FILE", NULL,
      "tool definitions sent with every chat request: a JSON array of {\"type\": \"function\", "
      "\"function\": {...}} (or an object with it in \"tools\"); calibration then probes with them"},

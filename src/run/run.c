@@ -95,6 +95,8 @@ int run_config_check(const struct run_config *c, char *err, size_t errlen)
                                             c->agentic_sessions > 0))
         snprintf(err, errlen, "--images-per-request goes with synthetic chat prompts (not completions, "
                  "--dataset or agentic sessions)");
+    else if (c->image_format && c->images_per_request <= 0)
+        snprintf(err, errlen, "--image-format goes with --images-per-request");
     else if (c->images_per_request > 0 && c->calib == CALIB_TOKENIZE)
         snprintf(err, errlen, "--calibration tokenize cannot count image tokens: use probe or auto (which "
                  "probes with the images)");

@@ -105,6 +105,7 @@ struct run_config {
     const cJSON *extra_body;            /* keys added to every request body (object), or NULL */
     long images_per_request;            /* --images-per-request N (chat, synthetic prompts); 0 = none */
     const char *image_size;             /* --image-size WxH (default 512x512) */
+    const char *image_format;           /* --image-format png|jpeg (default png) */
     const char *tools_file;             /* --tools: JSON tool definitions sent with every chat
                                            request (workload/tools.h); NULL = none */
     const char *tool_choice;            /* --tool-choice: auto|none|required|NAME|JSON; NULL = not sent */

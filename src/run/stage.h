@@ -36,6 +36,7 @@ struct run_ctx {
     struct bench_prefix_cache prefix_meta;
     struct agentic agentic;
     int image_w, image_h;           /* --image-size */
+    enum image_format image_format; /* --image-format */
     struct buf *calib_images;       /* owned: images of the calibration probes (a space of their own) */
     const char **calib_urls;        /* their data: URLs (into calib_images) */
     struct bench_images images_meta;/* for the artifact */

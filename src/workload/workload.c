@@ -284,7 +284,7 @@ static char *image_body(const struct workload *w, long seq, long *planned, long 
     for (int k = 0; rc == 0 && k < w->cfg.images; k++) {
         buf_init(&img[k], 1u << 30);
         uint64_t s = w->cfg.salt ^ ((uint64_t)seq * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)k << 48);
-        rc = image_png_data_url(splitmix64_next(&s), w->cfg.image_w, w->cfg.image_h, &img[k]);
+        rc = image_data_url(w->cfg.image_format, splitmix64_next(&s), w->cfg.image_w, w->cfg.image_h, &img[k]);
         urls[k] = img[k].data;
     }
     if (rc == 0) {

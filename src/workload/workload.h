@@ -13,6 +13,7 @@
 #include "core/buf.h"
 #include "openai/request.h"
 #include "workload/dataset.h"
+#include "workload/image.h"
 #include "workload/trace.h"
 
 struct workload_cfg {
@@ -30,7 +31,8 @@ struct workload_cfg {
                                    shared_prefix_len tokens after the template, the same every run */
     const struct dataset *ds;   /* prompts from a file (not owned), or NULL for synthetic */
     int images;                 /* chat, synthetic prompts: images per request (after the text), 0 = none */
-    int image_w, image_h;       /* their size, pixels (image.h: seeded PNGs, unique per run and request) */
+    int image_w, image_h;       /* their size, pixels (image.h: seeded images, unique per run and request) */
+    enum image_format image_format; /* PNG or JPEG */
     const struct trace *trace;  /* a trace to replay (not owned), or NULL: request seq is its
                                    entry seq; prompts are built of its blocks (workload_body) */
 };

@@ -59,3 +59,40 @@ Test(images, images_that_cannot_fit_stop_before_sending, .timeout = 60)
     cr_assert(strstr(err, "the images and the chat template alone are 1381 tokens"), "%s", err);
     unlink("/tmp/anvil-images-unused.json");
 }
+
+/* JPEG images: the simulator reads their size from the frame header and
+ * counts them as it counts a PNG of that size. */
+Test(images, jpeg_images_counted_like_png, .timeout = 60)
+{
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, NULL), 0);
+    char art[64];
+    cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--num-prompts", "3",
+                          "--input-len", "600", "--output-len", "4", "--images-per-request", "1",
+                          "--image-size", "300x200", "--image-format", "jpeg", "--out", art, NULL};
+    static char out[16384], err[16384];
+    int status;
+    cr_assert_eq(run_cmd_err(argv, out, sizeof out, err, sizeof err, &status), 0);
+    sim_stop(&sim);
+    cr_assert_eq(status, 0, "%s", err);
+    cJSON *a = harness_load_json(art);
+    unlink(art);
+    const cJSON *im = harness_json_path(a, "workload.images");
+    cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(im, "format")), "jpeg");
+    cr_assert_eq(harness_num(im, "tokens_per_image"), 11 * 8 + 2, "300x200: 11 x 8 patches and two markers");
+    cr_assert_eq(harness_num(a, "completed"), 3);
+    cr_assert_eq(harness_num(a, "prompt_token_mismatches"), 0);
+    cJSON_Delete(a);
+}
+
+Test(images, image_format_alone_is_refused)
+{
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", "http://127.0.0.1:9/v1", "--image-format",
+                          "jpeg", NULL};
+    static char out[4096], err[4096];
+    int status;
+    cr_assert_eq(run_cmd_err(argv, out, sizeof out, err, sizeof err, &status), 0);
+    cr_assert_neq(status, 0);
+    cr_assert(strstr(err, "--image-format goes with --images-per-request"), "%s", err);
+}

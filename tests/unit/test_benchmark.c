@@ -167,7 +167,7 @@ static void fill(struct benchmark *b)
                                                  calloc(2, sizeof(struct bench_agentic_turn)), 2};
     for (int i = 0; i < 2; i++)
         b->workload.agentic.per_turn[i] = (struct bench_agentic_turn){whole(), whole(), num(), num(), num(), NAN};
-    b->workload.images = (struct bench_images){true, whole(), whole(), whole(), num()};
+    b->workload.images = (struct bench_images){true, whole(), whole(), whole(), num(), str()};
     fill_counts(&b->context_distribution, 3);
     fill_invariants(&b->invariants);
     fill_counts(&b->failed_by_category, 2);
