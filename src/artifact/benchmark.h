@@ -176,13 +176,18 @@ struct bench_prefix_cache {
 struct bench_agentic_turn {
     long turn, requests;
     double time_to_first_output_ms, ttft_ms, prompt_tokens, cached_tokens;
+    double think_time_ms;           /* the think time planned before the turn */
+    double gap_ms;                  /* measured: send − end of the last request it waited for */
+    long sub_agent_requests;        /* completed sub-agent requests the turn spawned */
+    double sub_agent_time_to_first_output_ms, sub_agent_prompt_tokens, sub_agent_cached_tokens;
 };
 
 /* Agentic sessions (workload.agentic; absent for other workloads). */
 struct bench_agentic {
     bool present;
     char *source;               /* "file:PATH" or the generator's settings */
-    long sessions, turns;       /* sessions and turns sent */
+    long sessions, turns;       /* sessions and turns sent (the agents' requests) */
+    long sub_agent_requests;    /* sub-agent requests sent */
     long sessions_completed;    /* sessions whose every turn completed */
     double session_wall_ms_mean, session_wall_ms_p50, session_wall_ms_max;  /* first send → last end */
     struct bench_agentic_turn *per_turn;    /* owned, by turn index */

@@ -647,6 +647,7 @@ static void workload_write(cJSON *o, const struct bench_workload *w)
         artifact_add_string(k, "source", ag->source);
         artifact_add_whole(k, "sessions", ag->sessions);
         artifact_add_whole(k, "turns", ag->turns);
+        artifact_add_whole(k, "sub_agent_requests", ag->sub_agent_requests);
         artifact_add_whole(k, "sessions_completed", ag->sessions_completed);
         artifact_add_number(k, "session_wall_ms_mean", ag->session_wall_ms_mean);
         artifact_add_number(k, "session_wall_ms_p50", ag->session_wall_ms_p50);
@@ -662,6 +663,12 @@ static void workload_write(cJSON *o, const struct bench_workload *w)
             artifact_add_number(e, "ttft_ms", t->ttft_ms);
             artifact_add_number(e, "prompt_tokens", t->prompt_tokens);
             artifact_add_number(e, "cached_tokens", t->cached_tokens);
+            artifact_add_number(e, "think_time_ms", t->think_time_ms);
+            artifact_add_number(e, "gap_ms", t->gap_ms);
+            artifact_add_whole(e, "sub_agent_requests", t->sub_agent_requests);
+            artifact_add_number(e, "sub_agent_time_to_first_output_ms", t->sub_agent_time_to_first_output_ms);
+            artifact_add_number(e, "sub_agent_prompt_tokens", t->sub_agent_prompt_tokens);
+            artifact_add_number(e, "sub_agent_cached_tokens", t->sub_agent_cached_tokens);
         }
     }
     const struct bench_prefix_cache *pc = &w->prefix_cache;
@@ -722,6 +729,7 @@ static void agentic_read(struct jread *r, const cJSON *o, struct bench_agentic *
     jread_string(r, k, "source", JR_NULLABLE, &a->source);
     jread_whole(r, k, "sessions", 0, 0, &a->sessions);
     jread_whole(r, k, "turns", 0, 0, &a->turns);
+    jread_whole(r, k, "sub_agent_requests", 0, 0, &a->sub_agent_requests);
     jread_whole(r, k, "sessions_completed", 0, 0, &a->sessions_completed);
     jread_number(r, k, "session_wall_ms_mean", 0, &a->session_wall_ms_mean);
     jread_number(r, k, "session_wall_ms_p50", 0, &a->session_wall_ms_p50);
@@ -740,6 +748,12 @@ static void agentic_read(struct jread *r, const cJSON *o, struct bench_agentic *
             jread_number(r, e, "ttft_ms", 0, &t->ttft_ms);
             jread_number(r, e, "prompt_tokens", 0, &t->prompt_tokens);
             jread_number(r, e, "cached_tokens", 0, &t->cached_tokens);
+            jread_number(r, e, "think_time_ms", 0, &t->think_time_ms);
+            jread_number(r, e, "gap_ms", 0, &t->gap_ms);
+            jread_whole(r, e, "sub_agent_requests", 0, 0, &t->sub_agent_requests);
+            jread_number(r, e, "sub_agent_time_to_first_output_ms", 0, &t->sub_agent_time_to_first_output_ms);
+            jread_number(r, e, "sub_agent_prompt_tokens", 0, &t->sub_agent_prompt_tokens);
+            jread_number(r, e, "sub_agent_cached_tokens", 0, &t->sub_agent_cached_tokens);
         }
         jread_leave(r, em);
     }

@@ -23,6 +23,18 @@ long run_follows(void *ud, long seq)
     return workload_follows(x->wl, seq);
 }
 
+int run_waits(void *ud, long seq, long *out, int cap)
+{
+    struct run_ctx *x = ud;
+    return workload_waits(x->wl, seq, out, cap);
+}
+
+int64_t run_think_ns(void *ud, long seq)
+{
+    struct run_ctx *x = ud;
+    return workload_think_ns(x->wl, seq);
+}
+
 /* Appends one line to f, flushed (measured results survive a crash or
  * kill). Returns 0 or -1. */
 static int append_line(FILE *f, const cJSON *line)

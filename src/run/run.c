@@ -89,6 +89,9 @@ int run_config_check(const struct run_config *c, char *err, size_t errlen)
     else if ((c->agentic_file || c->agentic_sessions > 0) && (c->dataset || c->multi_turn))
         snprintf(err, errlen, "--agentic and --agentic-sessions make their own turns: without --dataset "
                  "or --multi-turn");
+    else if ((c->think_time || c->sub_agents > 0) && c->agentic_sessions <= 0)
+        snprintf(err, errlen, "--think-time and --sub-agents go with --agentic-sessions (an --agentic file "
+                 "gives them per turn: think_time_s, sub_agents)");
     else if (c->agentic_file && c->agentic_sessions > 0)
         snprintf(err, errlen, "--agentic FILE and --agentic-sessions N both say what the sessions are: give one");
     else if (c->images_per_request > 0 && (c->endpoint != EP_CHAT || c->dataset || c->agentic_file ||
@@ -200,7 +203,8 @@ static int drive(struct run_ctx *x, struct driver_result *dr)
         .timeout_ms = (long)(c->timeout_s * 1000), .idle_timeout_s = c->idle_timeout_s,
         .grace_s = c->grace_s, .secret = x->secret, .progress = c->progress,
         .make_body = run_make_body, .on_record = run_log_record, .ud = x,
-        .follows = c->multi_turn ? run_follows : NULL, .prewarm_url = models_url,
+        .follows = c->multi_turn && !x->agentic.n ? run_follows : NULL, .prewarm_url = models_url,
+        .waits_for = x->agentic.n ? run_waits : NULL, .think_ns = x->agentic.n ? run_think_ns : NULL,
         .samplers = x->samplers ? x->samplers : c->samplers,
         .n_samplers = x->samplers ? x->n_samplers : c->n_samplers, .send_ns = x->trace_due,
         .prebuild_bodies = c->dataset != NULL || c->multi_turn || x->trace_due != NULL ||
@@ -350,10 +354,13 @@ static int plan_agentic(struct run_ctx *x)
     } else {
         struct agentic_gen g = {.sessions = c->agentic_sessions, .user_len = c->agentic_user_len,
                                 .tool_result_len = c->tool_result_len, .system_len = c->agentic_system_len,
-                                .seed = (uint64_t)c->seed};
+                                .sub_agents = c->sub_agents, .seed = (uint64_t)c->seed};
         rc = agentic_parse_range(c->agentic_turns ? c->agentic_turns : "3..6", &g.turns_min, &g.turns_max);
         if (rc != 0)
             snprintf(err, sizeof err, "--turns: expected A..B with 1 <= A <= B <= 10000, got '%s'", c->agentic_turns);
+        else if ((rc = agentic_parse_think(c->think_time ? c->think_time : "0", &g.think_min_s, &g.think_max_s)))
+            snprintf(err, sizeof err, "--think-time: expected A..B seconds with 0 <= A <= B <= 86400, got '%s'",
+                     c->think_time);
         else
             rc = agentic_generate(&g, &x->agentic, err, sizeof err);
     }

@@ -101,6 +101,11 @@ double run_record_tokens(const struct req_record *r);
  * per-request log line (ud is the run_ctx). */
 char *run_make_body(void *ud, long seq, long *planned, long *max_tokens);
 long run_follows(void *ud, long seq);
+
+/* driver_cfg.waits_for and think_ns of agentic sessions: workload_waits and
+ * workload_think_ns of x->wl (ud is the run_ctx). */
+int run_waits(void *ud, long seq, long *out, int cap);
+int64_t run_think_ns(void *ud, long seq);
 void run_log_record(void *ud, const struct req_record *r);
 
 /* Opens the journal next to the artifact (docs/ARTIFACTS.md, "The

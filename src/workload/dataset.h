@@ -16,6 +16,9 @@ struct dataset_entry {
     long conversation;  /* index of the conversation it came from (prefix-cache salt) */
     long turn;          /* its turn in the conversation, from 0 */
     char *reply;        /* owned: the recorded assistant reply that followed, or NULL */
+    long agent;         /* agentic: 0 = the session's agent; k >= 1 = the k-th sub-agent its
+                           turn `turn` spawned (sent after that turn, before the next) */
+    double think_s;     /* agentic: held this long after what it waits for ended, s (0 = none) */
 };
 
 struct dataset {

@@ -218,6 +218,29 @@ long workload_follows(const struct workload *w, long seq)
     return ds->entries[i].conversation == ds->entries[i - 1].conversation ? seq - 1 : -1;
 }
 
+int workload_waits(const struct workload *w, long seq, long *out, int cap)
+{
+    const struct dataset *ds = w->cfg.ds;
+    if (!ds || seq < 1 || cap < 1)
+        return 0;
+    long i = (long)((size_t)seq % ds->n), base = seq - i, n = 0;
+    const struct dataset_entry *e = ds->entries;
+    for (long j = i - 1; j >= 0 && e[j].conversation == e[i].conversation && n < cap; j--) {
+        if (e[i].agent > 0 && e[j].agent > 0)
+            continue;           /* a sub-agent waits for its parent turn only */
+        out[n++] = base + j;
+        if (e[j].agent == 0)
+            break;              /* the previous turn: what came before it ended before it */
+    }
+    return (int)n;
+}
+
+int64_t workload_think_ns(const struct workload *w, long seq)
+{
+    const struct dataset *ds = w->cfg.ds;
+    return ds ? (int64_t)llround(ds->entries[(size_t)seq % ds->n].think_s * 1e9) : 0;
+}
+
 /* The words of a trace request's prompt, block by block, into text. */
 static int trace_text(const struct workload *w, const struct trace_req *t, long seq, struct buf *text)
 {

@@ -85,6 +85,16 @@ char *workload_body(const struct workload *w, long seq, long *planned_prompt_tok
  * conversation in the same pass over a multi-turn dataset — or -1. */
 long workload_follows(const struct workload *w, long seq);
 
+/* The requests request seq waits for in its pass over the dataset (each
+ * before it), written to out (up to cap); returns their count. A turn of
+ * the agent (agent 0) waits for its previous turn and the sub-agents that
+ * turn spawned; a sub-agent for the turn that spawned it; otherwise as
+ * workload_follows. */
+int workload_waits(const struct workload *w, long seq, long *out, int cap);
+
+/* Request seq's think time when it waits for others, ns; else 0. */
+int64_t workload_think_ns(const struct workload *w, long seq);
+
 /* Frees the workload. */
 void workload_free(struct workload *w);
 

@@ -163,10 +163,11 @@ static void fill(struct benchmark *b)
         .client = {true, num(), num(), whole(), num(), num(), num(), num(), num(), whole(), num(), whole(), whole()},
         .client_bound = true,
     };
-    b->workload.agentic = (struct bench_agentic){true, str(), whole(), whole(), whole(), num(), num(), num(),
-                                                 calloc(2, sizeof(struct bench_agentic_turn)), 2};
+    b->workload.agentic = (struct bench_agentic){true, str(), whole(), whole(), whole(), whole(), num(), num(),
+                                                 num(), calloc(2, sizeof(struct bench_agentic_turn)), 2};
     for (int i = 0; i < 2; i++)
-        b->workload.agentic.per_turn[i] = (struct bench_agentic_turn){whole(), whole(), num(), num(), num(), NAN};
+        b->workload.agentic.per_turn[i] = (struct bench_agentic_turn){whole(), whole(), num(), num(), num(), NAN,
+                                                                      num(), num(), whole(), num(), NAN, num()};
     b->workload.images = (struct bench_images){true, whole(), whole(), whole(), num(), str()};
     fill_counts(&b->context_distribution, 3);
     fill_invariants(&b->invariants);
