@@ -322,6 +322,10 @@ int run_prepare_workload(struct run_ctx *x)
         snprintf(err, errlen, "--dataset: %s", why);
         return -1;
     }
+    if (x->ds.images && c->endpoint != EP_CHAT) {
+        snprintf(err, errlen, "--dataset %s names images: they go with the chat endpoint", c->dataset);
+        return -1;
+    }
     if (c->tools_file && !(x->tools = tools_load(c->tools_file, why, sizeof why))) {
         snprintf(err, errlen, "--tools: %s", why);
         return -1;

@@ -2,6 +2,7 @@
  * through libcrypto. */
 #include "workload/image.h"
 
+#include <errno.h>
 #include <png.h>
 #include <setjmp.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 
 #include <openssl/evp.h>
 
+#include "core/file.h"
 #include "core/rand.h"
 
 #define TILE 16
@@ -157,6 +159,28 @@ int image_jpeg_data_url(uint64_t seed, int w, int h, struct buf *out)
     if (rc == 0)
         rc = append_data_url("image/jpeg", jpg, n, out);
     free(jpg);
+    return rc;
+}
+
+int image_file_data_url(const char *path, struct buf *out, char *err, size_t errlen)
+{
+    size_t n = 0;
+    unsigned char *bytes = (unsigned char *)file_read_all(path, &n);
+    const char *mime = NULL;
+    if (!bytes)
+        snprintf(err, errlen, "image %s cannot be read: %s", path, strerror(errno));
+    else if (n > (size_t)IMAGE_MAX_FILE_BYTES)
+        snprintf(err, errlen, "image %s is %zu bytes, more than the %ld accepted", path, n, IMAGE_MAX_FILE_BYTES);
+    else if (n >= 8 && !memcmp(bytes, "\x89PNG\r\n\x1a\n", 8))
+        mime = "image/png";
+    else if (n >= 3 && bytes[0] == 0xff && bytes[1] == 0xd8 && bytes[2] == 0xff)
+        mime = "image/jpeg";
+    else
+        snprintf(err, errlen, "image %s is neither a PNG nor a JPEG", path);
+    int rc = mime ? append_data_url(mime, bytes, n, out) : -1;
+    if (mime && rc != 0)
+        snprintf(err, errlen, "image %s: out of memory", path);
+    free(bytes);
     return rc;
 }
 

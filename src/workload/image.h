@@ -36,6 +36,15 @@ int image_parse_format(const char *s, enum image_format *f);
 /* "png" or "jpeg". */
 const char *image_format_name(enum image_format f);
 
+/* Appends "data:image/png;base64,..." or "data:image/jpeg;base64,..." of
+ * the file at path (a dataset's image), its type from its first bytes.
+ * Returns 0, or -1 with err naming the file and the reason (cannot read,
+ * not a PNG or JPEG, too large, memory). */
+int image_file_data_url(const char *path, struct buf *out, char *err, size_t errlen);
+
+/* Largest image file accepted, bytes. */
+#define IMAGE_MAX_FILE_BYTES (64L << 20)
+
 /* image_png_data_url or image_jpeg_data_url, as f says. */
 int image_data_url(enum image_format f, uint64_t seed, int w, int h, struct buf *out);
 

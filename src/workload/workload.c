@@ -188,7 +188,17 @@ static cJSON *salted(const struct workload *w, const struct dataset_entry *e, lo
 {
     cJSON *msgs = cJSON_Duplicate(e->messages, 1);
     cJSON *first = cJSON_GetArrayItem(msgs, 0);
-    const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(first, "content"));
+    cJSON *content = cJSON_GetObjectItemCaseSensitive(first, "content");
+    const char *key = "content";
+    if (cJSON_IsArray(content)) {   /* parts (images): the head goes before the first text part's text */
+        cJSON *p;
+        cJSON_ArrayForEach(p, content)
+            if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(p, "text")))
+                break;
+        first = p;
+        key = "text";
+    }
+    const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(first, key));
     char head[PROMPT_HEAD_MAX + 1];
     /* conversation ids are below the entry count: one index per (conversation, pass) */
     prompt_head(head, sizeof head, w->cfg.salt, PROMPT_MEASURED,
@@ -196,7 +206,7 @@ static cJSON *salted(const struct workload *w, const struct dataset_entry *e, lo
     struct buf b;
     buf_init(&b, 1u << 30);
     if (msgs && text && buf_printf(&b, "%s %s", head, text) == 0)
-        cJSON_ReplaceItemInObjectCaseSensitive(first, "content", cJSON_CreateString(b.data));
+        cJSON_ReplaceItemInObjectCaseSensitive(first, key, cJSON_CreateString(b.data));
     buf_free(&b);
     return msgs;
 }
