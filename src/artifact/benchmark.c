@@ -75,6 +75,7 @@ static void trace_of(struct builder *b, const struct bench_trace *t, const struc
     *out = *t;
     out->present = true;
     out->format = copy(b, t->format);
+    out->server_prefix_hit_rate_source = copy(b, t->server_prefix_hit_rate_source);
     out->measured_prefix_hit_rate = s->cached_reports && s->prompt_tokens
                                     ? (double)s->cached_tokens / (double)s->prompt_tokens : NAN;
     out->late_send_threshold_ms = TRACE_LATE_MS;
@@ -96,6 +97,9 @@ static void prefix_cache_of(struct builder *b, const struct bench_prefix_cache *
                              ? (double)s->cached_tokens / (double)s->prompt_tokens : NAN;
     out->met = !isnan(p->target_hit_rate) && !isnan(out->achieved_hit_rate) &&
                fabs(out->achieved_hit_rate - p->target_hit_rate) <= p->tolerance * p->target_hit_rate;
+    out->server_hit_rate_source = copy(b, p->server_hit_rate_source);
+    out->server_met = isnan(p->target_hit_rate) || isnan(p->server_hit_rate)
+                      ? -1 : fabs(p->server_hit_rate - p->target_hit_rate) <= p->tolerance * p->target_hit_rate;
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -155,6 +155,8 @@ struct bench_trace {
     double measured_prefix_hit_rate;    /* Σ cached_tokens / Σ prompt_tokens; NaN = null (not reported) */
     long late_sends;            /* measured requests sent more than late_send_threshold_ms after their time */
     double late_send_threshold_ms;
+    double server_prefix_hit_rate;      /* from the server's counters over the load (run_delta); NaN = null */
+    char *server_prefix_hit_rate_source;/* the counters (or gauge) it came from; NULL = null */
 };
 
 /* Prefix-cache control (workload.prefix_cache; absent when neither
@@ -169,6 +171,9 @@ struct bench_prefix_cache {
     double achieved_hit_rate;   /* Σ cached_tokens / Σ prompt_tokens of measured requests; NaN = null */
     double tolerance;           /* relative: met when |achieved − target| ≤ tolerance · target */
     bool met;
+    double server_hit_rate;     /* from the server's counters over the load (run_delta); NaN = null */
+    char *server_hit_rate_source;   /* the counters (or gauge) it came from; NULL = null */
+    int server_met;             /* server_hit_rate within tolerance of the target: 1, 0; -1 = null */
 };
 
 /* One turn index of agentic sessions: means over the completed requests

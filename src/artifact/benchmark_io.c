@@ -683,6 +683,12 @@ static void workload_write(cJSON *o, const struct bench_workload *w)
         artifact_add_number(k, "achieved_hit_rate", pc->achieved_hit_rate);
         artifact_add_number(k, "tolerance", pc->tolerance);
         cJSON_AddBoolToObject(k, "met", pc->met);
+        artifact_add_number(k, "server_hit_rate", pc->server_hit_rate);
+        artifact_add_string(k, "server_hit_rate_source", pc->server_hit_rate_source);
+        if (pc->server_met < 0)
+            cJSON_AddNullToObject(k, "server_met");
+        else
+            cJSON_AddBoolToObject(k, "server_met", pc->server_met);
     }
     const struct bench_trace *t = &w->trace;
     if (!t->present)
@@ -698,6 +704,8 @@ static void workload_write(cJSON *o, const struct bench_workload *w)
     artifact_add_number(k, "span_s", t->span_s);
     artifact_add_number(k, "theoretical_prefix_hit_rate", t->theoretical_prefix_hit_rate);
     artifact_add_number(k, "measured_prefix_hit_rate", t->measured_prefix_hit_rate);
+    artifact_add_number(k, "server_prefix_hit_rate", t->server_prefix_hit_rate);
+    artifact_add_string(k, "server_prefix_hit_rate_source", t->server_prefix_hit_rate_source);
     artifact_add_whole(k, "late_sends", t->late_sends);
     artifact_add_number(k, "late_send_threshold_ms", t->late_send_threshold_ms);
 }
@@ -777,6 +785,12 @@ static void prefix_cache_read(struct jread *r, const cJSON *o, struct bench_pref
     jread_number(r, k, "achieved_hit_rate", JR_NULLABLE, &p->achieved_hit_rate);
     jread_number(r, k, "tolerance", 0, &p->tolerance);
     jread_bool(r, k, "met", 0, &p->met);
+    jread_number(r, k, "server_hit_rate", JR_NULLABLE, &p->server_hit_rate);
+    jread_string(r, k, "server_hit_rate_source", JR_NULLABLE, &p->server_hit_rate_source);
+    const cJSON *sm = jread_item(r, k, "server_met", 0);
+    p->server_met = cJSON_IsTrue(sm) ? 1 : cJSON_IsFalse(sm) ? 0 : -1;
+    if (sm && !cJSON_IsBool(sm) && !cJSON_IsNull(sm))
+        jread_fail(r, "server_met", "expected true, false or null");
     jread_leave(r, mark);
 }
 
@@ -800,6 +814,8 @@ static void trace_read(struct jread *r, const cJSON *o, struct bench_trace *t)
     jread_number(r, k, "measured_prefix_hit_rate", JR_NULLABLE, &t->measured_prefix_hit_rate);
     jread_whole(r, k, "late_sends", 0, 0, &t->late_sends);
     jread_number(r, k, "late_send_threshold_ms", 0, &t->late_send_threshold_ms);
+    jread_number(r, k, "server_prefix_hit_rate", JR_NULLABLE, &t->server_prefix_hit_rate);
+    jread_string(r, k, "server_prefix_hit_rate_source", JR_NULLABLE, &t->server_prefix_hit_rate_source);
     jread_leave(r, mark);
 }
 
@@ -1217,7 +1233,8 @@ void benchmark_free(struct benchmark *b)
         &b->calibration.cache_file, &b->calibration.cache_key, &b->calibration.shared_prefix_method,
         &b->workload.dataset, &b->workload.trace.format, &b->workload.prefix_cache.flush,
         &b->workload.prefix_cache.flush_endpoint, &b->workload.agentic.source,
-        &b->workload.images.format, &b->sweep.target, &b->sweep.case_id,
+        &b->workload.images.format, &b->workload.trace.server_prefix_hit_rate_source,
+        &b->workload.prefix_cache.server_hit_rate_source, &b->sweep.target, &b->sweep.case_id,
     };
     for (size_t i = 0; i < sizeof strings / sizeof *strings; i++)
         free(*strings[i]);
