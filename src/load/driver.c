@@ -478,11 +478,14 @@ static long next_sendable_locked(struct shared *sh, int64_t *after)
     return -1;
 }
 
-/* When the first held request's think time ends (0 = none thinks). */
+/* When the first held request's think time ends: 0 when none thinks, or
+ * when the global cap leaves no room to send it then (a request ending
+ * pumps again: no timer spins on a full cap). */
 static int64_t next_think_end(struct shared *sh)
 {
     lock(sh);
-    int64_t t = sh->n_thinking ? sh->go_ns[sh->thinking[0]] : 0;
+    int cap = sh->plan.open_loop ? sh->plan.concurrency : 0;
+    int64_t t = sh->n_thinking && (cap <= 0 || sh->in_flight < cap) ? sh->go_ns[sh->thinking[0]] : 0;
     unlock(sh);
     return t;
 }

@@ -246,3 +246,26 @@ Test(agentic, think_time_needs_generated_sessions)
     cr_assert_neq(status, 0);
     cr_assert(strstr(err, "--think-time and --sub-agents go with --agentic-sessions"), "%s", err);
 }
+
+/* Open loop with a cap of 2 over two loops (two slots each): a turn whose
+ * think time ends while two long replies fill the cap waits for the next
+ * end without a timer spinning meanwhile on a loop with free slots (the
+ * long replies take about 2 s; a spinning loop would burn that much CPU). */
+Test(agentic, a_think_time_under_a_full_cap_waits_without_spinning, .timeout = 60)
+{
+    const char *extra[] = {"--agentic", "tests/data/workloads/agentic_think_capped.json", "--request-rate", "1000",
+                           "--concurrency", "2", "--threads", "2", NULL};
+    int status;
+    cJSON *a = run_agentic(extra, &status);
+    cr_assert_eq(status, 0, "%s", err_text);
+    struct timing t[4];
+    cr_assert_eq(timings_of(a, t, 4), 4);
+    /* requests: session 0 turns 0 and 1, sessions 1 and 2 (long) */
+    double first_long_end = fmin(t[2].end, t[3].end);
+    cr_assert_geq(t[1].start, first_long_end, "the full cap held the thought-out turn until a long reply ended");
+    double cpu = harness_num(harness_json_path(a, "client"), "cpu_user_s") +
+                 harness_num(harness_json_path(a, "client"), "cpu_sys_s");
+    cr_assert_lt(cpu, 0.15 * (first_long_end - t[0].end) / 1000, "%.3f s of CPU over a %.0f ms wait", cpu,
+                 first_long_end - t[0].end);
+    cJSON_Delete(a);
+}
