@@ -12,7 +12,7 @@
 #             libnvidia-ml with dlopen at run time, so building it needs no package
 
 CC      ?= cc
-PKGS    := libcurl libevent libcjson libcrypto gsl yaml-0.1 libpng
+PKGS    := libcurl libevent libcjson libcrypto gsl yaml-0.1 libpng libjpeg
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
 # pkg-config runs once deps are installed; a missing .pc file stops the build with its name
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) || echo PKG_CONFIG_FAILED)

@@ -75,6 +75,7 @@ static void trace_of(struct builder *b, const struct bench_trace *t, const struc
     *out = *t;
     out->present = true;
     out->format = copy(b, t->format);
+    out->server_prefix_hit_rate_source = copy(b, t->server_prefix_hit_rate_source);
     out->measured_prefix_hit_rate = s->cached_reports && s->prompt_tokens
                                     ? (double)s->cached_tokens / (double)s->prompt_tokens : NAN;
     out->late_send_threshold_ms = TRACE_LATE_MS;
@@ -96,6 +97,9 @@ static void prefix_cache_of(struct builder *b, const struct bench_prefix_cache *
                              ? (double)s->cached_tokens / (double)s->prompt_tokens : NAN;
     out->met = !isnan(p->target_hit_rate) && !isnan(out->achieved_hit_rate) &&
                fabs(out->achieved_hit_rate - p->target_hit_rate) <= p->tolerance * p->target_hit_rate;
+    out->server_hit_rate_source = copy(b, p->server_hit_rate_source);
+    out->server_met = isnan(p->target_hit_rate) || isnan(p->server_hit_rate)
+                      ? -1 : fabs(p->server_hit_rate - p->target_hit_rate) <= p->tolerance * p->target_hit_rate;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -106,8 +110,8 @@ static int cmp_double(const void *a, const void *b)
 
 /* Sums of one turn index over its completed requests. */
 struct turn_sum {
-    long n, n_ttft, n_prompt, n_cached;
-    double ttfo, ttft, prompt, cached;
+    long n, n_ttft, n_prompt, n_cached, n_gap;
+    double ttfo, ttft, prompt, cached, think, gap;
 };
 
 static void add_to_turn(struct turn_sum *t, const struct req_record *r)
@@ -178,6 +182,27 @@ static void session_walls(const struct dataset *ds, int warmup, const struct req
     free(walls);
 }
 
+/* An agent's turn (record i, dataset entry di): send − the end of the last
+ * request it waited for (the turn before it and that turn's sub-agents,
+ * the entries just before it), added to t; nothing for a first turn. */
+static void add_gap(struct turn_sum *t, const struct dataset *ds, size_t di, const struct req_record *recs, int i)
+{
+    int64_t last = 0;
+    for (int j = i - 1; j >= 0 && di >= (size_t)(i - j) &&
+                        ds->entries[di - (size_t)(i - j)].conversation == ds->entries[di].conversation; j--) {
+        if (!recs[j].t_end)
+            return;     /* not sent or not ended: no gap to measure */
+        if (recs[j].t_end > last)
+            last = recs[j].t_end;
+        if (ds->entries[di - (size_t)(i - j)].agent == 0)
+            break;
+    }
+    if (last && recs[i].t_start >= last) {
+        t->gap += ns_to_ms(recs[i].t_start - last);
+        t->n_gap++;
+    }
+}
+
 static void agentic_of(struct builder *b, const struct bench_meta *m, const struct req_record *recs, int n,
                        struct bench_agentic *out)
 {
@@ -189,10 +214,13 @@ static void agentic_of(struct builder *b, const struct bench_meta *m, const stru
     for (size_t i = 0; i < ds->n; i++)
         turns = ds->entries[i].turn + 1 > turns ? ds->entries[i].turn + 1 : turns;
     out->sessions = ds->n ? ds->entries[ds->n - 1].conversation + 1 : 0;
+    /* sum: the agents' turns; sub: the sub-agents by the turn that spawned them */
     struct turn_sum *sum = calloc((size_t)(turns ? turns : 1), sizeof *sum);
+    struct turn_sum *sub = calloc((size_t)(turns ? turns : 1), sizeof *sub);
     out->per_turn = calloc((size_t)(turns ? turns : 1), sizeof *out->per_turn);
-    if (!sum || !out->per_turn) {
+    if (!sum || !sub || !out->per_turn) {
         free(sum);
+        free(sub);
         b->oom = true;
         return;
     }
@@ -200,17 +228,29 @@ static void agentic_of(struct builder *b, const struct bench_meta *m, const stru
         const struct req_record *r = &recs[i];
         if (!r->t_start || r->warmup)
             continue;
-        out->turns++;
-        if (r->fail == FAIL_NONE && !r->cut)
-            add_to_turn(&sum[ds->entries[(size_t)(m->warmup + r->index) % ds->n].turn], r);
+        size_t di = (size_t)(m->warmup + r->index) % ds->n;
+        const struct dataset_entry *e = &ds->entries[di];
+        bool agent = e->agent == 0;
+        out->turns += agent;
+        out->sub_agent_requests += !agent;
+        if (r->fail != FAIL_NONE || r->cut)
+            continue;
+        add_to_turn(agent ? &sum[e->turn] : &sub[e->turn], r);
+        if (agent) {
+            sum[e->turn].think += e->think_s * 1000;
+            add_gap(&sum[e->turn], ds, di, recs, i);
+        }
     }
     for (long k = 0; k < turns; k++, out->n_per_turn++) {
-        const struct turn_sum *t = &sum[k];
+        const struct turn_sum *t = &sum[k], *s = &sub[k];
         out->per_turn[k] = (struct bench_agentic_turn){
             k, t->n, mean_or_nan(t->ttfo, t->n), mean_or_nan(t->ttft, t->n_ttft),
-            mean_or_nan(t->prompt, t->n_prompt), mean_or_nan(t->cached, t->n_cached)};
+            mean_or_nan(t->prompt, t->n_prompt), mean_or_nan(t->cached, t->n_cached),
+            mean_or_nan(t->think, t->n), mean_or_nan(t->gap, t->n_gap), s->n, mean_or_nan(s->ttfo, s->n),
+            mean_or_nan(s->prompt, s->n_prompt), mean_or_nan(s->cached, s->n_cached)};
     }
     free(sum);
+    free(sub);
     session_walls(ds, m->warmup, recs, n, out);
 }
 
@@ -477,8 +517,10 @@ int benchmark_from_run(const struct bench_meta *meta, const struct req_record *r
     requests_of(&b, recs, n, out);
     if (meta->trace)
         trace_of(&b, meta->trace, recs, n, s, &out->workload.trace);
-    if (meta->images)
+    if (meta->images) {
         out->workload.images = *meta->images;
+        out->workload.images.format = copy(&b, meta->images->format);
+    }
     if (meta->agentic)
         agentic_of(&b, meta, recs, n, &out->workload.agentic);
     if (meta->prefix_cache)

@@ -155,6 +155,8 @@ struct bench_trace {
     double measured_prefix_hit_rate;    /* Σ cached_tokens / Σ prompt_tokens; NaN = null (not reported) */
     long late_sends;            /* measured requests sent more than late_send_threshold_ms after their time */
     double late_send_threshold_ms;
+    double server_prefix_hit_rate;      /* from the server's counters over the load (run_delta); NaN = null */
+    char *server_prefix_hit_rate_source;/* the counters (or gauge) it came from; NULL = null */
 };
 
 /* Prefix-cache control (workload.prefix_cache; absent when neither
@@ -169,6 +171,9 @@ struct bench_prefix_cache {
     double achieved_hit_rate;   /* Σ cached_tokens / Σ prompt_tokens of measured requests; NaN = null */
     double tolerance;           /* relative: met when |achieved − target| ≤ tolerance · target */
     bool met;
+    double server_hit_rate;     /* from the server's counters over the load (run_delta); NaN = null */
+    char *server_hit_rate_source;   /* the counters (or gauge) it came from; NULL = null */
+    int server_met;             /* server_hit_rate within tolerance of the target: 1, 0; -1 = null */
 };
 
 /* One turn index of agentic sessions: means over the completed requests
@@ -176,13 +181,18 @@ struct bench_prefix_cache {
 struct bench_agentic_turn {
     long turn, requests;
     double time_to_first_output_ms, ttft_ms, prompt_tokens, cached_tokens;
+    double think_time_ms;           /* the think time planned before the turn */
+    double gap_ms;                  /* measured: send − end of the last request it waited for */
+    long sub_agent_requests;        /* completed sub-agent requests the turn spawned */
+    double sub_agent_time_to_first_output_ms, sub_agent_prompt_tokens, sub_agent_cached_tokens;
 };
 
 /* Agentic sessions (workload.agentic; absent for other workloads). */
 struct bench_agentic {
     bool present;
     char *source;               /* "file:PATH" or the generator's settings */
-    long sessions, turns;       /* sessions and turns sent */
+    long sessions, turns;       /* sessions and turns sent (the agents' requests) */
+    long sub_agent_requests;    /* sub-agent requests sent */
     long sessions_completed;    /* sessions whose every turn completed */
     double session_wall_ms_mean, session_wall_ms_p50, session_wall_ms_max;  /* first send → last end */
     struct bench_agentic_turn *per_turn;    /* owned, by turn index */
@@ -194,6 +204,7 @@ struct bench_images {
     bool present;
     long per_request, width, height;    /* pixels */
     double tokens_per_image;            /* as the server counted them (calibration probes); NaN = null */
+    char *format;                       /* "png" or "jpeg" (borrowed when built, owned when read) */
 };
 
 struct bench_workload {

@@ -638,7 +638,7 @@ static void workload_write(cJSON *o, const struct bench_workload *w)
         artifact_add_whole(k, "per_request", im->per_request);
         artifact_add_whole(k, "width", im->width);
         artifact_add_whole(k, "height", im->height);
-        artifact_add_string(k, "format", "png");
+        artifact_add_string(k, "format", im->format ? im->format : "png");
         artifact_add_number(k, "tokens_per_image", im->tokens_per_image);
     }
     const struct bench_agentic *ag = &w->agentic;
@@ -647,6 +647,7 @@ static void workload_write(cJSON *o, const struct bench_workload *w)
         artifact_add_string(k, "source", ag->source);
         artifact_add_whole(k, "sessions", ag->sessions);
         artifact_add_whole(k, "turns", ag->turns);
+        artifact_add_whole(k, "sub_agent_requests", ag->sub_agent_requests);
         artifact_add_whole(k, "sessions_completed", ag->sessions_completed);
         artifact_add_number(k, "session_wall_ms_mean", ag->session_wall_ms_mean);
         artifact_add_number(k, "session_wall_ms_p50", ag->session_wall_ms_p50);
@@ -662,6 +663,12 @@ static void workload_write(cJSON *o, const struct bench_workload *w)
             artifact_add_number(e, "ttft_ms", t->ttft_ms);
             artifact_add_number(e, "prompt_tokens", t->prompt_tokens);
             artifact_add_number(e, "cached_tokens", t->cached_tokens);
+            artifact_add_number(e, "think_time_ms", t->think_time_ms);
+            artifact_add_number(e, "gap_ms", t->gap_ms);
+            artifact_add_whole(e, "sub_agent_requests", t->sub_agent_requests);
+            artifact_add_number(e, "sub_agent_time_to_first_output_ms", t->sub_agent_time_to_first_output_ms);
+            artifact_add_number(e, "sub_agent_prompt_tokens", t->sub_agent_prompt_tokens);
+            artifact_add_number(e, "sub_agent_cached_tokens", t->sub_agent_cached_tokens);
         }
     }
     const struct bench_prefix_cache *pc = &w->prefix_cache;
@@ -676,6 +683,12 @@ static void workload_write(cJSON *o, const struct bench_workload *w)
         artifact_add_number(k, "achieved_hit_rate", pc->achieved_hit_rate);
         artifact_add_number(k, "tolerance", pc->tolerance);
         cJSON_AddBoolToObject(k, "met", pc->met);
+        artifact_add_number(k, "server_hit_rate", pc->server_hit_rate);
+        artifact_add_string(k, "server_hit_rate_source", pc->server_hit_rate_source);
+        if (pc->server_met < 0)
+            cJSON_AddNullToObject(k, "server_met");
+        else
+            cJSON_AddBoolToObject(k, "server_met", pc->server_met);
     }
     const struct bench_trace *t = &w->trace;
     if (!t->present)
@@ -691,6 +704,8 @@ static void workload_write(cJSON *o, const struct bench_workload *w)
     artifact_add_number(k, "span_s", t->span_s);
     artifact_add_number(k, "theoretical_prefix_hit_rate", t->theoretical_prefix_hit_rate);
     artifact_add_number(k, "measured_prefix_hit_rate", t->measured_prefix_hit_rate);
+    artifact_add_number(k, "server_prefix_hit_rate", t->server_prefix_hit_rate);
+    artifact_add_string(k, "server_prefix_hit_rate_source", t->server_prefix_hit_rate_source);
     artifact_add_whole(k, "late_sends", t->late_sends);
     artifact_add_number(k, "late_send_threshold_ms", t->late_send_threshold_ms);
 }
@@ -706,6 +721,7 @@ static void images_read(struct jread *r, const cJSON *o, struct bench_images *im
     jread_whole(r, k, "per_request", 0, 0, &im->per_request);
     jread_whole(r, k, "width", 0, 0, &im->width);
     jread_whole(r, k, "height", 0, 0, &im->height);
+    jread_string(r, k, "format", 0, &im->format);
     jread_number(r, k, "tokens_per_image", JR_NULLABLE, &im->tokens_per_image);
     jread_leave(r, mark);
 }
@@ -721,6 +737,7 @@ static void agentic_read(struct jread *r, const cJSON *o, struct bench_agentic *
     jread_string(r, k, "source", JR_NULLABLE, &a->source);
     jread_whole(r, k, "sessions", 0, 0, &a->sessions);
     jread_whole(r, k, "turns", 0, 0, &a->turns);
+    jread_whole(r, k, "sub_agent_requests", 0, 0, &a->sub_agent_requests);
     jread_whole(r, k, "sessions_completed", 0, 0, &a->sessions_completed);
     jread_number(r, k, "session_wall_ms_mean", 0, &a->session_wall_ms_mean);
     jread_number(r, k, "session_wall_ms_p50", 0, &a->session_wall_ms_p50);
@@ -739,6 +756,12 @@ static void agentic_read(struct jread *r, const cJSON *o, struct bench_agentic *
             jread_number(r, e, "ttft_ms", 0, &t->ttft_ms);
             jread_number(r, e, "prompt_tokens", 0, &t->prompt_tokens);
             jread_number(r, e, "cached_tokens", 0, &t->cached_tokens);
+            jread_number(r, e, "think_time_ms", 0, &t->think_time_ms);
+            jread_number(r, e, "gap_ms", 0, &t->gap_ms);
+            jread_whole(r, e, "sub_agent_requests", 0, 0, &t->sub_agent_requests);
+            jread_number(r, e, "sub_agent_time_to_first_output_ms", 0, &t->sub_agent_time_to_first_output_ms);
+            jread_number(r, e, "sub_agent_prompt_tokens", 0, &t->sub_agent_prompt_tokens);
+            jread_number(r, e, "sub_agent_cached_tokens", 0, &t->sub_agent_cached_tokens);
         }
         jread_leave(r, em);
     }
@@ -762,6 +785,12 @@ static void prefix_cache_read(struct jread *r, const cJSON *o, struct bench_pref
     jread_number(r, k, "achieved_hit_rate", JR_NULLABLE, &p->achieved_hit_rate);
     jread_number(r, k, "tolerance", 0, &p->tolerance);
     jread_bool(r, k, "met", 0, &p->met);
+    jread_number(r, k, "server_hit_rate", JR_NULLABLE, &p->server_hit_rate);
+    jread_string(r, k, "server_hit_rate_source", JR_NULLABLE, &p->server_hit_rate_source);
+    const cJSON *sm = jread_item(r, k, "server_met", 0);
+    p->server_met = cJSON_IsTrue(sm) ? 1 : cJSON_IsFalse(sm) ? 0 : -1;
+    if (sm && !cJSON_IsBool(sm) && !cJSON_IsNull(sm))
+        jread_fail(r, "server_met", "expected true, false or null");
     jread_leave(r, mark);
 }
 
@@ -785,6 +814,8 @@ static void trace_read(struct jread *r, const cJSON *o, struct bench_trace *t)
     jread_number(r, k, "measured_prefix_hit_rate", JR_NULLABLE, &t->measured_prefix_hit_rate);
     jread_whole(r, k, "late_sends", 0, 0, &t->late_sends);
     jread_number(r, k, "late_send_threshold_ms", 0, &t->late_send_threshold_ms);
+    jread_number(r, k, "server_prefix_hit_rate", JR_NULLABLE, &t->server_prefix_hit_rate);
+    jread_string(r, k, "server_prefix_hit_rate_source", JR_NULLABLE, &t->server_prefix_hit_rate_source);
     jread_leave(r, mark);
 }
 
@@ -1202,7 +1233,8 @@ void benchmark_free(struct benchmark *b)
         &b->calibration.cache_file, &b->calibration.cache_key, &b->calibration.shared_prefix_method,
         &b->workload.dataset, &b->workload.trace.format, &b->workload.prefix_cache.flush,
         &b->workload.prefix_cache.flush_endpoint, &b->workload.agentic.source,
-        &b->sweep.target, &b->sweep.case_id,
+        &b->workload.images.format, &b->workload.trace.server_prefix_hit_rate_source,
+        &b->workload.prefix_cache.server_hit_rate_source, &b->sweep.target, &b->sweep.case_id,
     };
     for (size_t i = 0; i < sizeof strings / sizeof *strings; i++)
         free(*strings[i]);

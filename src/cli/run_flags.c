@@ -222,9 +222,11 @@ static const struct flag_spec flags[] = {
      "before it, only after the previous turn's reply has ended"},
     {"agentic", NULL, FLAG_STRING, AT(agentic_file), "FILE", NULL,
      "agent sessions: JSON {\"sessions\": [{\"system_len\": N, \"turns\": [{\"user_len\": N, "
-     "\"tool_calls\": N, \"tool_result_len\": N, \"output_len\": N}]}]} (lengths in words); each turn "
-     "resends the session's whole history, its assistant tool calls and their results, after the "
-     "turn before it has ended; every turn is sent once (--num-prompts caps them)"},
+     "\"tool_calls\": N, \"tool_result_len\": N, \"output_len\": N, \"think_time_s\": S, "
+     "\"sub_agents\": K, \"sub_agent_len\": N, \"sub_agent_output_len\": N, \"sub_agent_result_len\": N}]}]} "
+     "(lengths in words); each turn resends the session's whole history, its assistant tool calls "
+     "and their results, think_time_s after the turn before it (and that turn's sub-agents, sent in "
+     "parallel) ended; every request is sent once (--num-prompts caps them)"},
     {"agentic-sessions", NULL, FLAG_LONG, AT(agentic_sessions), "N", NULL,
      "generated agent sessions (seeded by --seed): a user task, then a tool call and its result per "
      "turn", .min = 1, .max = 1000000},
@@ -236,6 +238,13 @@ static const struct flag_spec flags[] = {
      "with --agentic-sessions: words of a session's first user message", .min = 1, .max = 10000000},
     {"system-len", NULL, FLAG_LONG, AT(agentic_system_len), "N", "0",
      "with --agentic-sessions: words of a session's system prompt", .min = 0, .max = 10000000},
+    {"think-time", NULL, FLAG_STRING, AT(think_time), "A..B", NULL,
+     "with --agentic-sessions: seconds between a turn's reply and the next turn, uniform in [A, B], "
+     "seeded (default none)"},
+    {"sub-agents", NULL, FLAG_LONG, AT(sub_agents), "K", "0",
+     "with --agentic-sessions: sub-agents each turn but the last spawns, sent in parallel (each the "
+     "history plus a task of --user-len words); the next turn waits for them and carries their "
+     "results (--tool-result-len words each)", .min = 0, .max = 64},
     {"calibration", NULL, FLAG_CHOICE, AT(calib), "auto|tokenize|probe|none", "auto",
      "how prompt lengths are fitted to the server's tokenizer: POST /tokenize, probe requests with "
      "max_tokens 1, or none (--input-len filler words as they are); auto tries tokenize, then probe",
@@ -255,11 +264,13 @@ static const struct flag_spec flags[] = {
     {"extra-body", NULL, FLAG_CUSTOM, 0, "JSON", NULL,
      "a JSON object whose keys are added to every request body", .parse = set_extra_body},
     {"images-per-request", NULL, FLAG_LONG, AT(images_per_request), "N", NULL,
-     "chat: N synthetic PNG images (seeded, unique per request and run) after each prompt's text, "
+     "chat: N synthetic PNG or JPEG images (seeded, unique per request and run) after each prompt's text, "
      "base64 in image_url parts; calibration probes with them, so --input-len counts their tokens",
      .min = 1, .max = 64},
     {"image-size", NULL, FLAG_STRING, AT(image_size), "WxH", NULL,
      "size of the --images-per-request images, pixels (default 512x512)"},
+    {"image-format", NULL, FLAG_STRING, AT(image_format), "png|jpeg", NULL,
+     "encoding of the --images-per-request images (default png; jpeg: baseline, quality 90)"},
     {"tools", NULL, FLAG_STRING, AT(tools_file), "FILE", NULL,
      "tool definitions sent with every chat request: a JSON array of {\"type\": \"function\", "
      "\"function\": {...}} (or an object with it in \"tools\"); calibration then probes with them"},

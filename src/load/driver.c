@@ -65,12 +65,16 @@ struct shared {
     long done;                  /* requests finished, warm-ups included */
     long failed, out_tokens;    /* of them failed; output tokens they carried (progress line) */
     long in_flight;             /* claimed and not yet ended, over every loop */
-    /* With follows: when each request (seq) ended (0 = not yet); the request
-     * held back until it ends (follower + 1, 0 = none); held requests whose
-     * request ended, in the order they became sendable. */
+    /* With follows / waits_for: when each request (seq) ended (0 = not
+     * yet); of the requests each waits for, how many have not ended; when it
+     * may go (the last of them ended, plus its think time); held requests
+     * that may go now, in the order they became sendable; held requests
+     * whose think time runs, a min-heap on go_ns. */
     int64_t *ended_ns;
-    long *follower;
+    int *pending;
+    int64_t *go_ns;
     long *ready, ready_head, ready_tail;
+    long *thinking, n_thinking;
     bool measuring;             /* the measured phase has begun (t_measure set) */
     enum stop stop;
     bool answered;              /* some reply's headers arrived: the server was there */
@@ -104,6 +108,7 @@ struct loop {
     bool window_ended;          /* thread 0: the window-end boundary was given */
     int wake_fd;
     struct event *wake, *sigint, *sigterm, *grace, *progress, *arrival, *window, *window_open;
+    struct event *think;        /* a held request's think time ends; NULL when none waits */
     /* the lag probe, first of the samplers; the runner with cfg's after it on thread 0 */
     struct sampler lag;
     double *lag_ms;
@@ -237,6 +242,61 @@ static void end_window(struct loop *l)
 
 static void note_failure_locked(struct shared *sh, const struct req_record *r);
 
+/* The think-time heap (sh->thinking, on go_ns): push and pop-min. */
+static void think_push_locked(struct shared *sh, long seq)
+{
+    long i = sh->n_thinking++;
+    for (; i > 0 && sh->go_ns[sh->thinking[(i - 1) / 2]] > sh->go_ns[seq]; i = (i - 1) / 2)
+        sh->thinking[i] = sh->thinking[(i - 1) / 2];
+    sh->thinking[i] = seq;
+}
+
+static long think_pop_locked(struct shared *sh)
+{
+    long top = sh->thinking[0], last = sh->thinking[--sh->n_thinking], i = 0, n = sh->n_thinking;
+    for (long c; (c = 2 * i + 1) < n; i = c) {
+        if (c + 1 < n && sh->go_ns[sh->thinking[c + 1]] < sh->go_ns[sh->thinking[c]])
+            c++;
+        if (sh->go_ns[sh->thinking[c]] >= sh->go_ns[last])
+            break;
+        sh->thinking[i] = sh->thinking[c];
+    }
+    if (n)
+        sh->thinking[i] = last;
+    return top;
+}
+
+/* Under the lock: a held request (d < next_seq) whose waits are over goes
+ * now (ready) or when its think time ends (thinking). */
+static void hold_or_ready_locked(struct shared *sh, long d, int64_t now)
+{
+    if (sh->go_ns[d] > now) {
+        think_push_locked(sh, d);
+        if (sh->n_loops > 1)
+            wake_all(sh);   /* every loop arms its think timer */
+    } else {
+        sh->ready[sh->ready_tail++] = d;
+    }
+}
+
+/* Under the lock: request seq ended; the requests waiting for it count it,
+ * and those held with nothing left to wait for go (now or after their
+ * think time). */
+static void release_waiters_locked(struct shared *sh, long seq)
+{
+    int64_t now = clock_now_ns();
+    sh->ended_ns[seq] = now;
+    const struct load_plan *p = &sh->plan;
+    for (long i = p->waiters_at[seq]; i < p->waiters_at[seq + 1]; i++) {
+        long d = p->waiters[i];
+        int64_t go = now + p->entries[d].think_ns;
+        if (go > sh->go_ns[d])
+            sh->go_ns[d] = go;
+        if (--sh->pending[d] == 0 && d < sh->next_seq)
+            hold_or_ready_locked(sh, d, now);
+    }
+}
+
 /* The shared half of a request's end (under the lock): counts, multi-turn
  * bookkeeping, the server-gone streak, the caller's on_record, and the
  * start of the measured phase after the last warm-up. */
@@ -249,11 +309,8 @@ static void ended_locked(struct shared *sh, struct slot *s, bool warm)
     sh->in_flight--;
     if (!warm && s->rec->t_end > sh->last_measured_end)
         sh->last_measured_end = s->rec->t_end;
-    if (sh->ended_ns) {
-        sh->ended_ns[s->seq] = clock_now_ns();
-        if (sh->follower[s->seq])
-            sh->ready[sh->ready_tail++] = sh->follower[s->seq] - 1;
-    }
+    if (sh->ended_ns)
+        release_waiters_locked(sh, s->seq);
     if (warm && s->rec->fail != FAIL_NONE)
         sh->out->warmup_failed++;
     note_failure_locked(sh, s->rec);
@@ -376,13 +433,6 @@ static void launch(struct loop *l, struct slot *s, long seq, int64_t after)
         finish_slot(l, s);
 }
 
-/* When the request seq follows ended (0 = not yet), or -1 when it follows
- * none; *p gets the one it follows. */
-static int64_t followed_end(const struct shared *sh, long seq, long *p)
-{
-    *p = sh->plan.entries[seq].follows;
-    return *p >= 0 ? sh->ended_ns[*p] : -1;
-}
 
 /* Under the lock: the requests due by now. */
 static void update_arrived_locked(struct shared *sh)
@@ -395,30 +445,49 @@ static void update_arrived_locked(struct shared *sh)
 }
 
 /* Under the lock: the next request to send, or -1 — first a held turn whose
- * previous turn has ended (in the order they ended), else the next due
- * request, held instead when the turn before it is still running. Warm-ups
- * drain completely before the measured phase begins. *after gets when the
- * turn it follows ended (-1 none). */
+ * waits (and think time) are over (in the order they became so), else the
+ * next due request, held instead while a request it waits for is still
+ * running or its think time runs. Warm-ups drain completely before the
+ * measured phase begins. *after gets when it may go: the end of the last
+ * request it waited for plus its think time (-1: it waits for none). */
 static long next_sendable_locked(struct shared *sh, int64_t *after)
 {
-    long p;
+    int64_t now = sh->n_thinking || sh->ended_ns ? clock_now_ns() : 0;
+    while (sh->n_thinking && sh->go_ns[sh->thinking[0]] <= now)
+        sh->ready[sh->ready_tail++] = think_pop_locked(sh);
     if (sh->ready_head < sh->ready_tail) {
         long seq = sh->ready[sh->ready_head++];
-        *after = followed_end(sh, seq, &p);
+        *after = sh->go_ns[seq];
         return seq;
     }
     while (sh->next_seq < sh->arrived) {
         if (sh->next_seq == sh->cfg->warmup && !sh->measuring)
             return -1;
         long seq = sh->next_seq++;
-        int64_t e = followed_end(sh, seq, &p);
-        if (e != 0) {
-            *after = e;
+        if (!sh->ended_ns || sh->plan.entries[seq].n_waits == 0) {
+            *after = -1;
             return seq;
         }
-        sh->follower[p] = seq + 1;
+        if (sh->pending[seq] == 0 && sh->go_ns[seq] <= now) {
+            *after = sh->go_ns[seq];
+            return seq;
+        }
+        if (sh->pending[seq] == 0)
+            think_push_locked(sh, seq);
     }
     return -1;
+}
+
+/* When the first held request's think time ends: 0 when none thinks, or
+ * when the global cap leaves no room to send it then (a request ending
+ * pumps again: no timer spins on a full cap). */
+static int64_t next_think_end(struct shared *sh)
+{
+    lock(sh);
+    int cap = sh->plan.open_loop ? sh->plan.concurrency : 0;
+    int64_t t = sh->n_thinking && (cap <= 0 || sh->in_flight < cap) ? sh->go_ns[sh->thinking[0]] : 0;
+    unlock(sh);
+    return t;
 }
 
 /* Claims the next sendable request if this loop has a free slot and the
@@ -444,6 +513,14 @@ static void pump(struct loop *l)
     int64_t after = -1;
     while (!l->stopping && (seq = claim(l, &after)) >= 0)
         launch(l, &l->slots[l->free_slots[--l->n_free]], seq, after);
+    /* a think time ends later: a loop with a free slot sends it then (one
+     * without will pump when a request of its own ends) */
+    int64_t t = l->think && l->n_free > 0 && !l->stopping ? next_think_end(l->sh) : 0;
+    if (t) {
+        int64_t wait = t - clock_now_ns();
+        struct timeval tv = ns_to_timeval(wait > 0 ? wait : 0);
+        evtimer_add(l->think, &tv);
+    }
 }
 
 /* Under the lock: the measured phase begins. Closed loop makes every
@@ -522,6 +599,15 @@ static void on_arrival(evutil_socket_t fd, short what, void *arg)
     pump(l);
     schedule_next_arrival(l);
     maybe_stop_loop(l);     /* a launch that failed at once may have ended the run */
+}
+
+static void on_think_over(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct loop *l = arg;
+    pump(l);
+    maybe_stop_loop(l);
 }
 
 static void on_done(void *ud, int64_t t, CURLcode rc, const char *err)
@@ -855,6 +941,8 @@ static int setup_loop(struct shared *sh, struct loop *l, int id)
     l->grace = evtimer_new(l->base, on_grace_over, l);
     l->arrival = evtimer_new(l->base, on_arrival, l);
     l->window = evtimer_new(l->base, on_window_end, l);
+    if (sh->plan.any_follows && !(l->think = evtimer_new(l->base, on_think_over, l)))
+        return -1;
     if (!l->wake || !l->grace || !l->arrival || !l->window || make_samplers(l) != 0)
         return -1;
     event_add(l->wake, NULL);
@@ -882,7 +970,7 @@ static void teardown_loop(struct loop *l)
     free(l->sampler_list);
     http_client_free(l->http);
     struct event *evs[] = {l->wake, l->sigint, l->sigterm, l->grace, l->arrival, l->progress, l->window,
-                           l->window_open};
+                           l->window_open, l->think};
     for (size_t i = 0; i < sizeof evs / sizeof *evs; i++)
         if (evs[i])
             event_free(evs[i]);
@@ -926,7 +1014,8 @@ static int setup_shared(struct shared *sh)
     struct plan_cfg pc = {
         .warmup = c->warmup, .num_prompts = c->num_prompts, .concurrency = c->concurrency,
         .request_rate = c->request_rate, .burstiness = c->burstiness, .seed = c->seed,
-        .fixed_span = c->duration_s <= 0, .threads = threads, .follows = c->follows, .ud = c->ud,
+        .fixed_span = c->duration_s <= 0, .threads = threads, .follows = c->follows,
+        .waits_for = c->waits_for, .think_ns = c->think_ns, .ud = c->ud,
     };
     char err[256];
     if (c->send_ns)     /* open loop; the drawn times are replaced below */
@@ -941,9 +1030,13 @@ static int setup_shared(struct shared *sh)
     }
     sh->out->threads = threads;
     if (sh->plan.any_follows && (!(sh->ended_ns = calloc((size_t)n, sizeof *sh->ended_ns)) ||
-                                 !(sh->follower = calloc((size_t)n, sizeof *sh->follower)) ||
+                                 !(sh->pending = calloc((size_t)n, sizeof *sh->pending)) ||
+                                 !(sh->go_ns = calloc((size_t)n, sizeof *sh->go_ns)) ||
+                                 !(sh->thinking = calloc((size_t)n, sizeof *sh->thinking)) ||
                                  !(sh->ready = calloc((size_t)n, sizeof *sh->ready))))
         return -1;
+    for (long s = 0; sh->pending && s < n; s++)
+        sh->pending[s] = sh->plan.entries[s].n_waits;
     if (c->prebuild_bodies && prebuild(sh) != 0)
         return -1;
     if (!(sh->loops = calloc((size_t)threads, sizeof *sh->loops)))
@@ -966,7 +1059,9 @@ static void teardown_shared(struct shared *sh)
     free(sh->planned);
     free(sh->max_tokens);
     free(sh->ended_ns);
-    free(sh->follower);
+    free(sh->pending);
+    free(sh->go_ns);
+    free(sh->thinking);
     free(sh->ready);
     plan_free(&sh->plan);
 }

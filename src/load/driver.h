@@ -81,6 +81,15 @@ struct driver_cfg {
      * ended — a conversation's previous turn — or -1; NULL when none is.
      * At most one request may follow any request. */
     long (*follows)(void *ud, long seq);
+    /* Instead of follows, when set (plan.h): the requests request seq waits
+     * for until every one has ended — an agent's previous turn and the
+     * sub-agents it spawned; a sub-agent's parent turn — any number of
+     * requests may wait for one. Returns their count, written to out. */
+    int (*waits_for)(void *ud, long seq, long *out, int cap);
+    /* Think time: how long after the last request it waits for ended
+     * request seq is sent, ns; NULL = 0. The record's t_scheduled is that
+     * instant (or its arrival time, when later), so a late send shows. */
+    int64_t (*think_ns)(void *ud, long seq);
     /* Called as each request ends (warm-ups too), e.g. to append it to a log. */
     void (*on_record)(void *ud, const struct req_record *r);
     void *ud;

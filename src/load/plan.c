@@ -22,30 +22,86 @@ static int fail(struct load_plan *p, char *err, size_t errlen, const char *fmt, 
     return -1;
 }
 
-/* Multi-turn order: each request follows an earlier one, and no request has
- * two followers (the driver holds at most one turn per request). */
+/* The requests s waits for, into out (PLAN_MAX_WAITS): follows' one or
+ * waits_for's. Returns their count. */
+static int waits_of(const struct plan_cfg *c, long s, long *out)
+{
+    if (c->waits_for) {
+        int n = c->waits_for(c->ud, s, out, PLAN_MAX_WAITS);
+        return n < 0 ? 0 : n > PLAN_MAX_WAITS ? PLAN_MAX_WAITS : n;
+    }
+    long f = c->follows ? c->follows(c->ud, s) : -1;
+    out[0] = f;
+    return f >= 0;
+}
+
+/* The waiters lists (CSR) from each entry's waits: a second pass over the
+ * caller's callback, as the plan keeps only counts per entry. */
+static int set_waiters(const struct plan_cfg *c, struct load_plan *p, long *w)
+{
+    long total = 0;
+    for (long s = 0; s < p->n; s++)
+        total += p->entries[s].n_waits;
+    p->waiters_at = calloc((size_t)p->n + 2, sizeof *p->waiters_at);
+    p->waiters = malloc((size_t)(total ? total : 1) * sizeof *p->waiters);
+    if (!p->waiters_at || !p->waiters)
+        return -1;
+    for (long s = 0; s < p->n; s++) {
+        int k = waits_of(c, s, w);
+        for (int i = 0; i < k; i++)
+            p->waiters_at[w[i] + 2]++;
+    }
+    for (long s = 0; s <= p->n; s++)
+        p->waiters_at[s + 1] += p->waiters_at[s];
+    /* waiters_at[s + 1] is the fill position of s's list, then its end */
+    for (long s = 0; s < p->n; s++) {
+        int k = waits_of(c, s, w);
+        for (int i = 0; i < k; i++)
+            p->waiters[p->waiters_at[w[i] + 1]++] = s;
+    }
+    return 0;
+}
+
+/* Multi-turn and agent order: each request waits for earlier ones; with
+ * follows, no request has two followers (a conversation is a chain). */
 static int set_follows(const struct plan_cfg *c, struct load_plan *p, char *err, size_t errlen)
 {
     char *taken = calloc((size_t)p->n + 1, 1);
-    if (!taken)
+    long *w = malloc(PLAN_MAX_WAITS * sizeof *w);
+    if (!taken || !w) {
+        free(taken);
+        free(w);
         return fail(p, err, errlen, "out of memory for a plan of %ld requests", p->n);
-    for (long s = 0; s < p->n; s++) {
-        long f = c->follows ? c->follows(c->ud, s) : -1;
-        p->entries[s].follows = f < 0 ? -1 : f;
-        if (f < 0)
-            continue;
-        if (f >= s) {
-            free(taken);
-            return fail(p, err, errlen, "request %ld follows request %ld, which is not before it", s, f);
+    }
+    const char *bad = NULL;
+    long s = 0, f = -1;
+    for (; s < p->n && !bad; s++) {
+        int k = waits_of(c, s, w);
+        struct plan_entry *e = &p->entries[s];
+        e->follows = k ? w[0] : -1;
+        e->n_waits = k;
+        e->think_ns = k && c->think_ns ? c->think_ns(c->ud, s) : 0;
+        for (int i = 0; i < k && !bad; i++) {
+            f = w[i];
+            if (f < 0 || f >= s)
+                bad = "not before it";
+            else if (!c->waits_for && taken[f]++)
+                bad = "second";
         }
-        if (taken[f]++) {
-            free(taken);
-            return fail(p, err, errlen, "request %ld is the second to follow request %ld", s, f);
-        }
-        p->any_follows = true;
+        if (!bad && e->think_ns < 0)
+            bad = "think";
+        p->any_follows |= k > 0;
     }
     free(taken);
-    return 0;
+    int rc = !bad && p->any_follows ? set_waiters(c, p, w) : 0;
+    free(w);
+    if (bad && !strcmp(bad, "second"))
+        return fail(p, err, errlen, "request %ld is the second to follow request %ld", s - 1, f);
+    if (bad && !strcmp(bad, "think"))
+        return fail(p, err, errlen, "request %ld has a negative think time", s - 1);
+    if (bad)
+        return fail(p, err, errlen, "request %ld follows request %ld, which is not before it", s - 1, f);
+    return rc == 0 ? 0 : fail(p, err, errlen, "out of memory for a plan of %ld requests", p->n);
 }
 
 static int set_slots(const struct plan_cfg *c, struct load_plan *p)
@@ -137,6 +193,9 @@ void plan_free(struct load_plan *p)
 {
     free(p->entries);
     free(p->slots);
+    free(p->waiters);
+    free(p->waiters_at);
     p->entries = NULL;
     p->slots = NULL;
+    p->waiters = p->waiters_at = NULL;
 }

@@ -4,8 +4,9 @@
  * A plan lists every request of the run in the order it is offered: the
  * warm-ups first (closed loop, unmeasured), then the measured requests. Each
  * entry carries its send time (open loop: due this long after the measured
- * phase starts; arrivals.h), the request it must wait for (a conversation's
- * previous turn), and the loop that arms its arrival timer. The plan is then
+ * phase starts; arrivals.h), the requests it must wait for (a conversation's
+ * previous turn; an agent's sub-agents) and how long after they ended (think
+ * time), and the loop that arms its arrival timer. The plan is then
  * split across the driver's threads so the offered process is the one a
  * single thread would send:
  *   - closed loop: `concurrency` slots, split as evenly as can be over the
@@ -27,7 +28,9 @@
 /* One request of the plan. */
 struct plan_entry {
     int64_t send_ns;   /* open loop, measured: due this long (ns) after the measured phase starts; else 0 */
-    long follows;      /* seq of the request it is held back for until that one ended, or -1 */
+    long follows;      /* seq of the first request it is held back for until it ended, or -1 */
+    int n_waits;       /* requests it is held back for until every one has ended (waits_for) */
+    int64_t think_ns;  /* held this long after the last of them ended, ns (0 = none) */
     int thread;        /* open loop: the thread whose timer sends it when due; closed loop / warm-up: -1 (any) */
 };
 
@@ -42,6 +45,14 @@ struct plan_cfg {
     int threads;                /* loops to split over, ≥ 1 */
     /* The request (seq) that request seq follows, or -1; NULL = none follows any. */
     long (*follows)(void *ud, long seq);
+    /* Instead of follows, when set: the requests (seqs, each before seq)
+     * request seq waits for until all have ended, written to out (at most
+     * cap = PLAN_MAX_WAITS); returns their count (0 = none). Any number of
+     * requests may wait for one (an agent's sub-agents wait for its turn). */
+    int (*waits_for)(void *ud, long seq, long *out, int cap);
+    /* How long request seq is held after the last request it waits for
+     * ended, ns (think time); NULL = 0. Only requests that wait have one. */
+    int64_t (*think_ns)(void *ud, long seq);
     void *ud;
 };
 
@@ -57,13 +68,21 @@ struct load_plan {
      * concurrency, none empty). Open loop: the cap, or every request when
      * there is none (capped by the global count in the driver). */
     int *slots;
-    bool any_follows;           /* some entry follows another */
+    bool any_follows;           /* some entry waits for another */
+    /* Who waits for whom: the requests waiting for request s are
+     * waiters[waiters_at[s] .. waiters_at[s + 1]) (n + 1 offsets); owned,
+     * NULL when none waits. */
+    long *waiters, *waiters_at;
 };
+
+/* Most requests one request may wait for. */
+#define PLAN_MAX_WAITS 256
 
 /* Builds the plan. Errors (message in err, errlen bytes): threads < 1, a
  * closed loop with concurrency < 1, rate or burstiness ≤ 0, a request that
- * follows itself, a later request or one outside the plan, two requests
- * following the same one, or memory. Returns 0 or -1 (p left empty). */
+ * follows (or waits for) itself, a later request or one outside the plan,
+ * two requests following the same one (follows; waits_for allows it), a
+ * negative think time, or memory. Returns 0 or -1 (p left empty). */
 int plan_build(const struct plan_cfg *c, struct load_plan *p, char *err, size_t errlen);
 
 /* Replaces the measured requests' send times with the caller's (e.g. a

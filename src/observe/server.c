@@ -347,7 +347,7 @@ static void init_summary(struct srv_summary *o, const struct srv_client *c)
     for (size_t i = 0; i < sizeof nans / sizeof *nans; i++)
         *nans[i] = NAN;
     for (int v = 0; v < SV_N; v++)
-        o->delta[v] = NAN;
+        o->delta[v] = o->run_delta[v] = NAN;
     for (int h = 0; h < SVH_N; h++)
         o->hist[h] = (struct srv_hist_summary){NAN, NAN, NAN, NAN, NAN, NAN, NAN};
 }
@@ -361,10 +361,29 @@ static double last_value(const struct srv_series *s, enum srv_value v)
     return NAN;
 }
 
+/* o->run_delta: the last good post-run reading less the first good
+ * pre-run one, counter by counter. */
+static void run_deltas(const struct srv_series *s, struct srv_summary *o)
+{
+    const struct srv_reading *pre = NULL, *post = NULL;
+    for (size_t i = 0; i < s->n; i++) {
+        const struct srv_reading *r = &s->r[i];
+        if (r->ok && r->phase == OBS_PRE_RUN && !pre)
+            pre = r;
+        if (r->ok && r->phase == OBS_POST_RUN)
+            post = r;
+    }
+    for (int v = SV_GAUGE_END_; pre && post && pre->engine == post->engine && v < SV_N; v++) {
+        double d = post->v[v] - pre->v[v];
+        o->run_delta[v] = d >= 0 ? d : NAN;
+    }
+}
+
 int srv_summarize(const struct srv_series *s, const struct srv_client *c, const struct srv_info *info,
                   struct srv_summary *o)
 {
     init_summary(o, c);
+    run_deltas(s, o);
     if (scrape_stats(s, o) != 0) {
         snprintf(o->reason, sizeof o->reason, "the server's metrics changed engine during the run");
         return 0;

@@ -83,6 +83,11 @@ struct srv_summary {
     double start_lo_ms, start_hi_ms, start_w, end_lo_ms, end_hi_ms, end_w;
     double window_s;
     double delta[SV_N];         /* counters: change over the window; NaN = absent (gauges NaN) */
+    /* counters: change from the pre-run reading (observe_prepare, after
+     * anything the run sent before the load) to the post-run one (every
+     * request of the load ended): exactly the load's requests, warm-ups
+     * included; NaN = absent, either reading failed, or it went backwards */
+    double run_delta[SV_N];
     int n_pos;
     double pos_delta[SRV_MAX_POS];
     struct obs_gauge gauge[SV_GAUGE_END_];  /* gauges over the window */

@@ -76,9 +76,9 @@ static struct observe_client client_facts(const struct run_ctx *x, const struct 
     return oc;
 }
 
-int run_observe_attach(struct run_ctx *x, const struct driver_result *dr, cJSON *art)
+int run_observe_summarize(struct run_ctx *x, const struct driver_result *dr)
 {
-    if (!x->obs)
+    if (!x->obs || x->res->observe)
         return 0;
     struct observe_report *r = calloc(1, sizeof *r);
     struct observe_client oc = client_facts(x, dr);
@@ -94,7 +94,38 @@ int run_observe_attach(struct run_ctx *x, const struct driver_result *dr, cJSON 
     if (r->server_enabled && sv->available && !oc.duration_mode && !isnan(sv->token_excess))
         sv->other_traffic = sv->token_excess > fmax(0.01 * oc.output_tokens, 16) + x->warmup_output_tokens;
     x->res->observe = r;
-    return artifact_add_observe(art, r);
+    return 0;
+}
+
+int run_observe_attach(struct run_ctx *x, const struct driver_result *dr, cJSON *art)
+{
+    if (!x->obs)
+        return 0;
+    if (run_observe_summarize(x, dr) != 0)
+        return -1;
+    return artifact_add_observe(art, x->res->observe);
+}
+
+double run_server_prefix_hit_rate(const struct run_ctx *x, const char **source)
+{
+    const struct observe_report *r = x->res->observe;
+    *source = NULL;
+    if (!r || !r->server_enabled)
+        return NAN;
+    const struct srv_summary *sv = &r->server;
+    double q = sv->run_delta[SV_PREFIX_QUERIES], h = sv->run_delta[SV_PREFIX_HITS];
+    if (q > 0 && h >= 0) {
+        *source = sv->engine == SRV_SGLANG ? "sglang:cached_tokens_total / sglang:prompt_tokens_total, pre-run to post-run"
+                : sv->engine == SRV_VLLM ? "vllm:prefix_cache_hits_total / vllm:prefix_cache_queries_total, pre-run to post-run"
+                : "prefix cache hit / query counters, pre-run to post-run";
+        return h / q;
+    }
+    const struct obs_gauge *g = &sv->gauge[SV_CACHE_HIT_RATE];
+    if (g->samples > 0 && !isnan(g->time_weighted)) {
+        *source = "sglang:cache_hit_rate gauge, time-weighted over the window";
+        return g->time_weighted;
+    }
+    return NAN;
 }
 
 void run_observe_free(struct run_ctx *x)

@@ -23,6 +23,18 @@ long run_follows(void *ud, long seq)
     return workload_follows(x->wl, seq);
 }
 
+int run_waits(void *ud, long seq, long *out, int cap)
+{
+    struct run_ctx *x = ud;
+    return workload_waits(x->wl, seq, out, cap);
+}
+
+int64_t run_think_ns(void *ud, long seq)
+{
+    struct run_ctx *x = ud;
+    return workload_think_ns(x->wl, seq);
+}
+
 /* Appends one line to f, flushed (measured results survive a crash or
  * kill). Returns 0 or -1. */
 static int append_line(FILE *f, const cJSON *line)
@@ -203,6 +215,15 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
     res->incomplete = meta.incomplete;
     res->incomplete_reason = meta.incomplete_reason;
     res->cache_contaminated = meta.cache_contaminated;
+    /* the server's own prefix hit rate goes beside the one from cached_tokens */
+    if (run_observe_summarize(x, dr) != 0) {
+        snprintf(res->error, sizeof res->error, "out of memory summarizing the server's metrics");
+        return -1;
+    }
+    const char *source;
+    double srv_rate = run_server_prefix_hit_rate(x, &source);
+    x->trace_meta.server_prefix_hit_rate = x->prefix_meta.server_hit_rate = srv_rate;
+    x->trace_meta.server_prefix_hit_rate_source = x->prefix_meta.server_hit_rate_source = (char *)source;
     cJSON *art = artifact_benchmark(&meta, res->records, res->n_records, s);
     if (art && run_observe_attach(x, dr, art) != 0) {
         cJSON_Delete(art);

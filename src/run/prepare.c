@@ -86,8 +86,8 @@ static void cache_key(const struct run_ctx *x, char *out, size_t cap)
         snprintf(endpoint, sizeof endpoint, "%s+tools:%.16s", endpoint_name(c->endpoint), hex);
     if (c->images_per_request > 0) {   /* images are prompt too */
         size_t at = strlen(endpoint);
-        snprintf(endpoint + at, sizeof endpoint - at, "+images:%ldx%dx%d", c->images_per_request, x->image_w,
-                 x->image_h);
+        snprintf(endpoint + at, sizeof endpoint - at, "+images:%ldx%dx%d%s", c->images_per_request, x->image_w,
+                 x->image_h, x->image_format == IMAGE_JPEG ? "jpeg" : "");
     }
     buf_free(&t);
     free(tools);
@@ -198,17 +198,21 @@ static int make_calib_images(struct run_ctx *x, char *err, size_t errlen)
                  IMAGE_MAX_SIDE, x->c->image_size);
         return -1;
     }
+    if (image_parse_format(x->c->image_format ? x->c->image_format : "png", &x->image_format) != 0) {
+        snprintf(err, errlen, "--image-format: expected png or jpeg, got '%s'", x->c->image_format);
+        return -1;
+    }
     x->calib_images = calloc((size_t)n, sizeof *x->calib_images);
     x->calib_urls = calloc((size_t)n, sizeof *x->calib_urls);
     for (long i = 0; x->calib_images && x->calib_urls && i < n; i++) {
         buf_init(&x->calib_images[i], 1u << 30);
-        if (image_png_data_url(x->salt ^ 0x63616c696d67ull ^ (uint64_t)i, x->image_w, x->image_h,
-                               &x->calib_images[i]) != 0)
+        if (image_data_url(x->image_format, x->salt ^ 0x63616c696d67ull ^ (uint64_t)i, x->image_w, x->image_h,
+                           &x->calib_images[i]) != 0)
             break;
         x->calib_urls[i] = x->calib_images[i].data;
     }
     if (!x->calib_urls || !x->calib_urls[n - 1]) {
-        snprintf(err, errlen, "cannot make the calibration images (out of memory, or libpng failed)");
+        snprintf(err, errlen, "cannot make the calibration images (out of memory, or libpng or libjpeg failed)");
         return -1;
     }
     return 0;
@@ -318,6 +322,10 @@ int run_prepare_workload(struct run_ctx *x)
         snprintf(err, errlen, "--dataset: %s", why);
         return -1;
     }
+    if (x->ds.images && c->endpoint != EP_CHAT) {
+        snprintf(err, errlen, "--dataset %s names images: they go with the chat endpoint", c->dataset);
+        return -1;
+    }
     if (c->tools_file && !(x->tools = tools_load(c->tools_file, why, sizeof why))) {
         snprintf(err, errlen, "--tools: %s", why);
         return -1;
@@ -337,6 +345,7 @@ int run_prepare_workload(struct run_ctx *x)
         .prefix_groups = c->prefix_hit_rate > 0 ? (c->prefix_groups > 1 ? c->prefix_groups : 1) : 0,
         .trace = x->trace.n ? &x->trace : NULL,
         .images = (int)c->images_per_request, .image_w = x->image_w, .image_h = x->image_h,
+        .image_format = x->image_format,
     };
     if (!(x->wl = workload_new(&wc))) {
         snprintf(err, errlen, "out of memory");
@@ -344,7 +353,8 @@ int run_prepare_workload(struct run_ctx *x)
     }
     const char *method = calibrate_workload(x, why, sizeof why);
     if (c->images_per_request > 0)
-        x->images_meta = (struct bench_images){true, c->images_per_request, x->image_w, x->image_h, x->image_tokens};
+        x->images_meta = (struct bench_images){true, c->images_per_request, x->image_w, x->image_h,
+                                               x->image_tokens, (char *)image_format_name(x->image_format)};
     if (!(x->calibration_method = method)) {
         snprintf(err, errlen, "prompt calibration failed: %s", why);
         if (x->secret)

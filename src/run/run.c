@@ -89,12 +89,17 @@ int run_config_check(const struct run_config *c, char *err, size_t errlen)
     else if ((c->agentic_file || c->agentic_sessions > 0) && (c->dataset || c->multi_turn))
         snprintf(err, errlen, "--agentic and --agentic-sessions make their own turns: without --dataset "
                  "or --multi-turn");
+    else if ((c->think_time || c->sub_agents > 0) && c->agentic_sessions <= 0)
+        snprintf(err, errlen, "--think-time and --sub-agents go with --agentic-sessions (an --agentic file "
+                 "gives them per turn: think_time_s, sub_agents)");
     else if (c->agentic_file && c->agentic_sessions > 0)
         snprintf(err, errlen, "--agentic FILE and --agentic-sessions N both say what the sessions are: give one");
     else if (c->images_per_request > 0 && (c->endpoint != EP_CHAT || c->dataset || c->agentic_file ||
                                             c->agentic_sessions > 0))
         snprintf(err, errlen, "--images-per-request goes with synthetic chat prompts (not completions, "
                  "--dataset or agentic sessions)");
+    else if (c->image_format && c->images_per_request <= 0)
+        snprintf(err, errlen, "--image-format goes with --images-per-request");
     else if (c->images_per_request > 0 && c->calib == CALIB_TOKENIZE)
         snprintf(err, errlen, "--calibration tokenize cannot count image tokens: use probe or auto (which "
                  "probes with the images)");
@@ -201,7 +206,8 @@ static int drive(struct run_ctx *x, struct driver_result *dr)
         .timeout_ms = (long)(c->timeout_s * 1000), .idle_timeout_s = c->idle_timeout_s,
         .grace_s = c->grace_s, .secret = x->secret, .progress = c->progress,
         .make_body = run_make_body, .on_record = run_log_record, .ud = x,
-        .follows = c->multi_turn ? run_follows : NULL, .prewarm_url = models_url,
+        .follows = c->multi_turn && !x->agentic.n ? run_follows : NULL, .prewarm_url = models_url,
+        .waits_for = x->agentic.n ? run_waits : NULL, .think_ns = x->agentic.n ? run_think_ns : NULL,
         .samplers = x->samplers ? x->samplers : c->samplers,
         .n_samplers = x->samplers ? x->n_samplers : c->n_samplers, .send_ns = x->trace_due,
         .prebuild_bodies = c->dataset != NULL || c->multi_turn || x->trace_due != NULL ||
@@ -330,6 +336,7 @@ static int load_trace(struct run_ctx *x)
         .start_s = c->trace_start_s, .duration_s = c->trace_duration_s > 0 ? c->trace_duration_s : NAN,
         .span_s = (double)x->trace.reqs[n - 1].t_ns / 1e9,
         .theoretical_prefix_hit_rate = trace_theoretical_hit_rate(&x->trace),
+        .server_prefix_hit_rate = NAN,
     };
     x->eff = *c;
     x->eff.num_prompts = (long)n;
@@ -351,10 +358,13 @@ static int plan_agentic(struct run_ctx *x)
     } else {
         struct agentic_gen g = {.sessions = c->agentic_sessions, .user_len = c->agentic_user_len,
                                 .tool_result_len = c->tool_result_len, .system_len = c->agentic_system_len,
-                                .seed = (uint64_t)c->seed};
+                                .sub_agents = c->sub_agents, .seed = (uint64_t)c->seed};
         rc = agentic_parse_range(c->agentic_turns ? c->agentic_turns : "3..6", &g.turns_min, &g.turns_max);
         if (rc != 0)
             snprintf(err, sizeof err, "--turns: expected A..B with 1 <= A <= B <= 10000, got '%s'", c->agentic_turns);
+        else if ((rc = agentic_parse_think(c->think_time ? c->think_time : "0", &g.think_min_s, &g.think_max_s)))
+            snprintf(err, sizeof err, "--think-time: expected A..B seconds with 0 <= A <= B <= 86400, got '%s'",
+                     c->think_time);
         else
             rc = agentic_generate(&g, &x->agentic, err, sizeof err);
     }
@@ -373,9 +383,9 @@ static int plan_agentic(struct run_ctx *x)
 }
 
 /* --prefix-hit-rate P: every measured prompt starts with one of G prefixes
- * of P·input_len tokens (chat template included), which G unmeasured
- * requests put in the cache after it was emptied (x->c then points at
- * x->eff, with the prefix and the priming warm-ups). */
+ * of P·input_len tokens (chat template included), which G requests put in
+ * the cache after it was emptied (prime_groups; x->c then points at
+ * x->eff, with the prefix). */
 static void plan_prefix(struct run_ctx *x)
 {
     const struct run_config *c = x->c;
@@ -383,12 +393,44 @@ static void plan_prefix(struct run_ctx *x)
         x->eff = *c;
     long groups = c->prefix_groups > 1 ? c->prefix_groups : 1;
     x->eff.shared_prefix_len = (long)llround(c->prefix_hit_rate * (double)c->input_len);
-    x->eff.warmup += groups;
     x->c = &x->eff;
     x->prefix_meta = (struct bench_prefix_cache){
-        .target_hit_rate = c->prefix_hit_rate, .groups = groups, .primed_requests = groups,
+        .target_hit_rate = c->prefix_hit_rate, .groups = groups,
         .prefix_tokens = x->eff.shared_prefix_len, .tolerance = RUN_PREFIX_HIT_TOLERANCE,
+        .server_hit_rate = NAN, .server_met = -1,
     };
+}
+
+/* --prefix-hit-rate: one request per group puts its prefix in the emptied
+ * cache — non-streamed, max_tokens 1, the measured requests' body options
+ * (tools change the template's start), each prompt the group's prefix and
+ * a head of its own (request indexes past the run's, one per group: seq ≡
+ * g mod G). Sent before the server's pre-run reading, so its counters over
+ * the load count the measured requests alone. A failed one is warned of. */
+static void prime_groups(struct run_ctx *x)
+{
+    const struct run_config *c = x->c;
+    long groups = x->prefix_meta.groups, base = groups * ((c->warmup + c->num_prompts) / groups + 1);
+    char url[600], err[600];
+    snprintf(url, sizeof url, "%s%s", x->srv.base_url, endpoint_path(c->endpoint));
+    struct request_opts o = {.endpoint = c->endpoint, .model = x->srv.model, .max_tokens = 1,
+                             .sampling = c->sampling, .extra_body = c->extra_body, .tools = x->tools,
+                             .tool_choice = x->tool_choice};
+    for (long g = 0; g < groups; g++) {
+        struct buf p;
+        buf_init(&p, 1u << 30);
+        char *body = workload_prompt(x->wl, base + g, PROMPT_HEAD_WORDS, &p) == 0 ? request_body(&o, p.data) : NULL;
+        buf_free(&p);
+        long status = 0;
+        cJSON *reply = body ? server_fetch_json(url, x->headers, body, (long)(c->timeout_s * 1000), &status, err,
+                                                sizeof err) : NULL;
+        free(body);
+        if (reply && status == 200)
+            x->prefix_meta.primed_requests++;
+        else
+            run_say(x, "warning: priming prefix group %ld failed (%s)", g, reply ? "HTTP error" : err);
+        cJSON_Delete(reply);
+    }
 }
 
 /* --flush-cache, --prefix-hit-rate: empties the server's prefix cache after
@@ -400,7 +442,8 @@ static void flush_cache(struct run_ctx *x)
     if (!c->flush_cache && c->prefix_hit_rate <= 0)
         return;
     if (c->prefix_hit_rate <= 0)
-        x->prefix_meta = (struct bench_prefix_cache){.target_hit_rate = NAN, .tolerance = RUN_PREFIX_HIT_TOLERANCE};
+        x->prefix_meta = (struct bench_prefix_cache){.target_hit_rate = NAN, .tolerance = RUN_PREFIX_HIT_TOLERANCE,
+                                                     .server_hit_rate = NAN, .server_met = -1};
     char err[600];
     const char *path;
     enum cache_flush f = server_flush_prefix_cache(&x->srv, x->headers, (long)(fmin(c->timeout_s, 30) * 1000),
@@ -416,21 +459,31 @@ static void flush_cache(struct run_ctx *x)
 }
 
 /* The achieved prefix hit rate against --prefix-hit-rate, as the artifact
- * records it (workload.prefix_cache.met): a warning when it is not met. */
+ * records it (workload.prefix_cache.met, server_met): from cached_tokens,
+ * then from the server's counters; a warning when one is not met. */
 static void check_hit_rate(const struct run_ctx *x)
 {
     const struct run_summary *s = &x->res->summary;
-    double p = x->c->prefix_hit_rate;
+    double p = x->c->prefix_hit_rate, srv = x->prefix_meta.server_hit_rate;
     if (!s->cached_reports || !s->prompt_tokens) {
         run_say(x, "warning: --prefix-hit-rate %g not validated: the server reported no cached_tokens", p);
-        return;
+    } else {
+        double got = (double)s->cached_tokens / (double)s->prompt_tokens;
+        if (fabs(got - p) > RUN_PREFIX_HIT_TOLERANCE * p)
+            run_say(x, "warning: prefix hit rate %.3f, not the %g asked for (within %g%%)", got, p,
+                    RUN_PREFIX_HIT_TOLERANCE * 100);
+        else
+            run_say(x, "prefix hit rate %.3f (asked for %g)", got, p);
     }
-    double got = (double)s->cached_tokens / (double)s->prompt_tokens;
-    if (fabs(got - p) > RUN_PREFIX_HIT_TOLERANCE * p)
-        run_say(x, "warning: prefix hit rate %.3f, not the %g asked for (within %g%%)", got, p,
-                RUN_PREFIX_HIT_TOLERANCE * 100);
+    if (isnan(srv))
+        run_say(x, "note: no prefix hit rate from the server's counters (%s)",
+                x->c->server_metrics && !strcmp(x->c->server_metrics, "off") ? "--server-metrics off"
+                                                                              : "none reported");
+    else if (fabs(srv - p) > RUN_PREFIX_HIT_TOLERANCE * p)
+        run_say(x, "warning: the server's counters give a prefix hit rate of %.3f, not the %g asked for "
+                "(%s)", srv, p, x->prefix_meta.server_hit_rate_source);
     else
-        run_say(x, "prefix hit rate %.3f (asked for %g)", got, p);
+        run_say(x, "prefix hit rate %.3f by the server's counters (%s)", srv, x->prefix_meta.server_hit_rate_source);
 }
 
 /* Whether the run measured something: a request completed or, in duration
@@ -464,6 +517,8 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
                  (!agentic || plan_agentic(&x) == 0) && set_up(&x) == 0;
     if (ready) {
         flush_cache(&x);
+        if (x.c->prefix_hit_rate > 0)
+            prime_groups(&x);
         run_observe_start(&x);
     }
     if (ready && drive(&x, &dr) == 0) {

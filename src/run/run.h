@@ -88,6 +88,9 @@ struct run_config {
     long tool_result_len;               /* --tool-result-len: words of each tool result (default 200) */
     long agentic_user_len;              /* --user-len: words of a session's first user message (default 100) */
     long agentic_system_len;            /* --system-len: words of a session's system prompt (default 0) */
+    const char *think_time;             /* --think-time A..B: seconds before each turn after the first,
+                                           uniform, seeded; NULL = none */
+    long sub_agents;                    /* --sub-agents K: sub-agents each turn but the last spawns (0) */
     double prefix_hit_rate;             /* --prefix-hit-rate P in (0, 1): that share of every measured
                                            prompt is a prefix the cache holds; 0 = off */
     long prefix_groups;                 /* --prefix-groups G: prefixes the requests take in turn (default 1) */
@@ -105,6 +108,7 @@ struct run_config {
     const cJSON *extra_body;            /* keys added to every request body (object), or NULL */
     long images_per_request;            /* --images-per-request N (chat, synthetic prompts); 0 = none */
     const char *image_size;             /* --image-size WxH (default 512x512) */
+    const char *image_format;           /* --image-format png|jpeg (default png) */
     const char *tools_file;             /* --tools: JSON tool definitions sent with every chat
                                            request (workload/tools.h); NULL = none */
     const char *tool_choice;            /* --tool-choice: auto|none|required|NAME|JSON; NULL = not sent */

@@ -36,6 +36,7 @@ struct run_ctx {
     struct bench_prefix_cache prefix_meta;
     struct agentic agentic;
     int image_w, image_h;           /* --image-size */
+    enum image_format image_format; /* --image-format */
     struct buf *calib_images;       /* owned: images of the calibration probes (a space of their own) */
     const char **calib_urls;        /* their data: URLs (into calib_images) */
     struct bench_images images_meta;/* for the artifact */
@@ -90,6 +91,19 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr);
 void run_observe_start(struct run_ctx *x);
 void run_observe_finish(struct run_ctx *x, const struct driver_result *dr);
 int run_observe_attach(struct run_ctx *x, const struct driver_result *dr, cJSON *art);
+
+/* The observe report over the window into x->res->observe (run_observe_attach
+ * does it when it was not done). Returns 0 (also when nothing is observed),
+ * or -1 when memory runs out. */
+int run_observe_summarize(struct run_ctx *x, const struct driver_result *dr);
+
+/* The prefix-cache hit rate the server's counters give for the load's
+ * requests (srv_summary.run_delta: Δ hits / Δ queries from the pre-run to
+ * the post-run reading; vLLM prefix_cache_hits/queries_total, SGLang
+ * cached_tokens_total / prompt_tokens_total), else SGLang's cache_hit_rate
+ * gauge (time-weighted over the window); *source names which (static).
+ * NaN (*source NULL) when the server reports neither or was not scraped. */
+double run_server_prefix_hit_rate(const struct run_ctx *x, const char **source);
 void run_observe_free(struct run_ctx *x);
 
 /* Output tokens r received: usage's completion_tokens, else its chunks'
@@ -100,6 +114,11 @@ double run_record_tokens(const struct req_record *r);
  * per-request log line (ud is the run_ctx). */
 char *run_make_body(void *ud, long seq, long *planned, long *max_tokens);
 long run_follows(void *ud, long seq);
+
+/* driver_cfg.waits_for and think_ns of agentic sessions: workload_waits and
+ * workload_think_ns of x->wl (ud is the run_ctx). */
+int run_waits(void *ud, long seq, long *out, int cap);
+int64_t run_think_ns(void *ud, long seq);
 void run_log_record(void *ud, const struct req_record *r);
 
 /* Opens the journal next to the artifact (docs/ARTIFACTS.md, "The

@@ -168,6 +168,39 @@ static int png_size(const char *url, int64_t *w, int64_t *h)
     return *w > 0 && *h > 0 ? 0 : -1;
 }
 
+/* Bytes of a JPEG's start the simulator reads for its frame header: past
+ * the APPn segments (EXIF included, at most 64 KiB each) of most files. */
+#define SIM_JPEG_HEAD 196608
+
+/* Width and height of a base64 JPEG data: URL from its first SOFn segment
+ * (ITU T.81 B.2.2: after the marker and length, precision, height, width,
+ * big-endian), walking the segments after SOI. */
+static int jpeg_size(const char *url, int64_t *w, int64_t *h)
+{
+    static const char prefix[] = "data:image/jpeg;base64,";
+    size_t n = sizeof prefix - 1, len = strlen(url + n) & ~(size_t)3;
+    if (strncmp(url, prefix, n) != 0 || len < 8)
+        return -1;
+    if (len > SIM_JPEG_HEAD / 3 * 4)
+        len = SIM_JPEG_HEAD / 3 * 4;
+    unsigned char *b = malloc(len / 4 * 3);
+    int got = b ? EVP_DecodeBlock(b, (const unsigned char *)url + n, (int)len) : -1;
+    int rc = -1;
+    for (int at = 2; got > 4 && b[0] == 0xff && b[1] == 0xd8 && at + 9 <= got && b[at] == 0xff;) {
+        int marker = b[at + 1], seg = b[at + 2] << 8 | b[at + 3];
+        /* SOF0..SOF15 but DHT (c4), JPG (c8) and DAC (cc) */
+        if (marker >= 0xc0 && marker <= 0xcf && marker != 0xc4 && marker != 0xc8 && marker != 0xcc) {
+            *h = b[at + 5] << 8 | b[at + 6];
+            *w = b[at + 7] << 8 | b[at + 8];
+            rc = *w > 0 && *h > 0 ? 0 : -1;
+            break;
+        }
+        at += 2 + seg;
+    }
+    free(b);
+    return rc;
+}
+
 /* One image_url part: its tokens, with ids from the image's bytes, so the
  * same image is the same prefix. */
 static int walk_image(struct walk *w, const cJSON *part, size_t idx, struct sim_error *err)
@@ -175,9 +208,10 @@ static int walk_image(struct walk *w, const cJSON *part, size_t idx, struct sim_
     const char *url = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(part, "image_url"), "url"));
     int64_t iw, ih;
-    if (!url || png_size(url, &iw, &ih) != 0)
-        return fail(err, 400, "messages", "messages[%zu].content: an image_url part needs a PNG data: URL "
-                    "(data:image/png;base64,...): the simulator fetches nothing", idx);
+    if (!url || (png_size(url, &iw, &ih) != 0 && jpeg_size(url, &iw, &ih) != 0))
+        return fail(err, 400, "messages", "messages[%zu].content: an image_url part needs a PNG or JPEG "
+                    "data: URL (data:image/png;base64,... or data:image/jpeg;base64,...): the simulator "
+                    "fetches nothing", idx);
     uint64_t h = sim_hash_bytes(SIM_HASH_INIT, url, strlen(url));
     w->hash = sim_hash_bytes(w->hash, &h, sizeof h);
     int64_t n = ((iw + SIM_IMAGE_PATCH - 1) / SIM_IMAGE_PATCH) * ((ih + SIM_IMAGE_PATCH - 1) / SIM_IMAGE_PATCH);
@@ -192,7 +226,7 @@ static int walk_image(struct walk *w, const cJSON *part, size_t idx, struct sim_
 /* Content of one chat message: a string, null, or an array of
  * {"type":"text","text":...} parts (each tokenized on its own, which is what
  * joining them with "\n" gives) and {"type":"image_url",...} parts (PNG
- * data: URLs, walk_image). */
+ * or JPEG data: URLs, walk_image). */
 static int walk_content(struct walk *w, const cJSON *content, size_t idx, struct sim_error *err)
 {
     if (!content || cJSON_IsNull(content))

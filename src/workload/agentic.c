@@ -3,6 +3,7 @@
 #include "workload/agentic.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,14 +28,28 @@ static long len_at(const cJSON *o, const char *key, long dflt)
     return (long)v->valuedouble;
 }
 
+/* Seconds in [0, 86400] at key (absent: 0), else -1. */
+static double seconds_at(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v)
+        return 0;
+    return cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble <= 86400 ? v->valuedouble : -1;
+}
+
 static int read_turn(const cJSON *t, struct agentic_turn *out)
 {
     if (!cJSON_IsObject(t))
         return -1;
     *out = (struct agentic_turn){len_at(t, "user_len", 0), len_at(t, "tool_calls", 0),
-                                 len_at(t, "tool_result_len", 0), len_at(t, "output_len", -1)};
+                                 len_at(t, "tool_result_len", 0), len_at(t, "output_len", -1),
+                                 seconds_at(t, "think_time_s"), len_at(t, "sub_agents", 0),
+                                 len_at(t, "sub_agent_len", 100), len_at(t, "sub_agent_output_len", -1),
+                                 len_at(t, "sub_agent_result_len", 100)};
     return out->user_len < 0 || out->tool_calls < 0 || out->tool_calls > 64 || out->tool_result_len < 0 ||
-           out->output_len == -2 || out->output_len == 0 ? -1 : 0;
+           out->output_len == -2 || out->output_len == 0 || out->think_s < 0 || out->sub_agents < 0 ||
+           out->sub_agents > 64 || out->sub_agent_len < 1 || out->sub_agent_output_len == -2 ||
+           out->sub_agent_output_len == 0 || out->sub_agent_result_len < 0 ? -1 : 0;
 }
 
 static int read_session(const cJSON *s, struct agentic_session *out, const char *path, size_t i, char *err,
@@ -57,7 +72,9 @@ static int read_session(const cJSON *s, struct agentic_session *out, const char 
     cJSON_ArrayForEach(t, turns) {
         if (read_turn(t, &out->turns[k]) != 0) {
             snprintf(err, errlen, "%s: sessions[%zu].turns[%zu]: user_len, tool_calls (up to 64), "
-                     "tool_result_len must be whole numbers, output_len one >= 1", path, i, k);
+                     "tool_result_len, sub_agents (up to 64), sub_agent_result_len must be whole numbers, "
+                     "output_len, sub_agent_output_len and sub_agent_len ones >= 1, think_time_s seconds "
+                     "from 0 to 86400", path, i, k);
             return -1;
         }
         k++;
@@ -120,16 +137,35 @@ int agentic_parse_range(const char *s, long *lo, long *hi)
     return *end == '\0' && *lo >= 1 && *lo <= *hi && *hi <= 10000 ? 0 : -1;
 }
 
+int agentic_parse_think(const char *s, double *lo, double *hi)
+{
+    char *end;
+    *lo = strtod(s, &end);
+    if (end == s)
+        return -1;
+    *hi = *lo;
+    if (!strncmp(end, "..", 2)) {
+        const char *b = end + 2;
+        *hi = strtod(b, &end);
+        if (end == b)
+            return -1;
+    }
+    return *end == '\0' && *lo >= 0 && *lo <= *hi && *hi <= 86400 ? 0 : -1;
+}
+
 int agentic_generate(const struct agentic_gen *g, struct agentic *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    if (g->sessions < 1 || g->sessions > 1000000 || g->turns_min < 1 || g->turns_min > g->turns_max) {
-        snprintf(err, errlen, "--agentic-sessions must be at least 1 and --turns A..B have 1 <= A <= B");
+    if (g->sessions < 1 || g->sessions > 1000000 || g->turns_min < 1 || g->turns_min > g->turns_max ||
+        g->sub_agents < 0 || g->sub_agents > 64 || !(g->think_min_s >= 0 && g->think_min_s <= g->think_max_s)) {
+        snprintf(err, errlen, "--agentic-sessions must be at least 1, --turns A..B have 1 <= A <= B, "
+                 "--think-time A..B 0 <= A <= B, --sub-agents 0 to 64");
         return -1;
     }
     snprintf(out->source, sizeof out->source, "generated: %ld sessions, %ld..%ld turns, user %ld, tool "
-             "result %ld, system %ld words, seed %llu", g->sessions, g->turns_min, g->turns_max, g->user_len,
-             g->tool_result_len, g->system_len, (unsigned long long)g->seed);
+             "result %ld, system %ld words, think %g..%g s, %ld sub-agents, seed %llu", g->sessions,
+             g->turns_min, g->turns_max, g->user_len, g->tool_result_len, g->system_len, g->think_min_s,
+             g->think_max_s, g->sub_agents, (unsigned long long)g->seed);
     if (!(out->sessions = calloc((size_t)g->sessions, sizeof *out->sessions))) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -145,9 +181,16 @@ int agentic_generate(const struct agentic_gen *g, struct agentic *out, char *err
             agentic_free(out);
             return -1;
         }
-        for (size_t k = 0; k < s->n_turns; k++)
+        for (size_t k = 0; k < s->n_turns; k++) {
+            bool last = k + 1 == s->n_turns;
+            /* 53 bits / 2^53: uniform in [0, 1) */
+            double u = (double)(splitmix64_next(&state) >> 11) / 9007199254740992.0;
             s->turns[k] = (struct agentic_turn){k == 0 ? (g->user_len > 0 ? g->user_len : 1) : 0,
-                                                k + 1 < s->n_turns, g->tool_result_len, -1};
+                                                !last, g->tool_result_len, -1,
+                                                k ? g->think_min_s + u * (g->think_max_s - g->think_min_s) : 0,
+                                                last ? 0 : g->sub_agents, g->user_len > 0 ? g->user_len : 1, -1,
+                                                g->tool_result_len};
+        }
     }
     return 0;
 }
@@ -174,32 +217,71 @@ static cJSON *text_message(const char *role, char *text)
     return m;
 }
 
-/* The assistant's reply to turn k with its tool calls, then their results. */
+/* The assistant's reply to turn k with its tool calls (the sub-agents'
+ * "task" calls after the others), then their results. */
 static void add_tool_round(cJSON *history, uint64_t seed, long s, long k, const struct agentic_turn *t)
 {
     cJSON *a = cJSON_CreateObject(), *calls = cJSON_CreateArray();
     cJSON_AddStringToObject(a, "role", "assistant");
     cJSON_AddNullToObject(a, "content");
     char id[64], args[96];
-    for (long c = 0; c < t->tool_calls; c++) {
+    long n = t->tool_calls + t->sub_agents;
+    for (long c = 0; c < n; c++) {
+        bool task = c >= t->tool_calls;
         cJSON *call = cJSON_CreateObject(), *fn = cJSON_CreateObject();
         snprintf(id, sizeof id, "call_s%ld_t%ld_%ld", s, k, c);
-        snprintf(args, sizeof args, "{\"query\": \"session %ld step %ld part %ld\"}", s, k, c);
+        snprintf(args, sizeof args, "{\"%s\": \"session %ld step %ld part %ld\"}", task ? "task" : "query", s,
+                 k, c);
         cJSON_AddStringToObject(call, "id", id);
         cJSON_AddStringToObject(call, "type", "function");
-        cJSON_AddStringToObject(fn, "name", "lookup");
+        cJSON_AddStringToObject(fn, "name", task ? "task" : "lookup");
         cJSON_AddStringToObject(fn, "arguments", args);
         cJSON_AddItemToObject(call, "function", fn);
         cJSON_AddItemToArray(calls, call);
     }
     cJSON_AddItemToObject(a, "tool_calls", calls);
     cJSON_AddItemToArray(history, a);
-    for (long c = 0; c < t->tool_calls; c++) {
+    for (long c = 0; c < n; c++) {
         snprintf(id, sizeof id, "call_s%ld_t%ld_%ld", s, k, c);
-        cJSON *m = text_message("tool", words(seed, s, k, 1 + c, t->tool_result_len));
+        long len = c < t->tool_calls ? t->tool_result_len : t->sub_agent_result_len;
+        cJSON *m = text_message("tool", words(seed, s, k, 1 + c, len));
         cJSON_AddStringToObject(m, "tool_call_id", id);
         cJSON_AddItemToArray(history, m);
     }
+}
+
+/* Appends an entry of a copy of msgs (plus extra, owned, when not NULL).
+ * Returns 0 or -1 (memory; extra freed). */
+static int add_entry(struct dataset *out, const cJSON *msgs, cJSON *extra, struct dataset_entry e)
+{
+    struct dataset_entry *n = realloc(out->entries, (out->n + 1) * sizeof *n);
+    cJSON *copy = cJSON_Duplicate(msgs, 1);
+    if (n)
+        out->entries = n;
+    if (!n || !copy) {
+        cJSON_Delete(copy);
+        cJSON_Delete(extra);
+        return -1;
+    }
+    if (extra)
+        cJSON_AddItemToArray(copy, extra);
+    e.messages = copy;
+    out->entries[out->n++] = e;
+    return 0;
+}
+
+/* Turn k's sub-agents: each the history so far and a task of its own. */
+static int add_sub_agents(struct dataset *out, const cJSON *history, uint64_t seed, long s, long k,
+                          const struct agentic_turn *t)
+{
+    for (long j = 1; j <= t->sub_agents; j++) {
+        /* parts past the tool results' (1 + calls) */
+        cJSON *task = text_message("user", words(seed, s, k, 1000 + j, t->sub_agent_len));
+        struct dataset_entry e = {.max_tokens = t->sub_agent_output_len, .conversation = s, .turn = k, .agent = j};
+        if (add_entry(out, history, task, e) != 0)
+            return -1;
+    }
+    return 0;
 }
 
 int agentic_to_dataset(const struct agentic *a, uint64_t seed, struct dataset *out)
@@ -211,19 +293,17 @@ int agentic_to_dataset(const struct agentic *a, uint64_t seed, struct dataset *o
             cJSON_AddItemToArray(history, text_message("system", words(seed, (long)s, -1, 0, ss->system_len)));
         for (size_t k = 0; k < ss->n_turns; k++) {
             const struct agentic_turn *t = &ss->turns[k];
-            if (k > 0 && ss->turns[k - 1].tool_calls > 0)
+            if (k > 0 && ss->turns[k - 1].tool_calls + ss->turns[k - 1].sub_agents > 0)
                 add_tool_round(history, seed, (long)s, (long)k - 1, &ss->turns[k - 1]);
             if (t->user_len > 0)
                 cJSON_AddItemToArray(history, text_message("user", words(seed, (long)s, (long)k, 0, t->user_len)));
-            struct dataset_entry *e = realloc(out->entries, (out->n + 1) * sizeof *e);
-            cJSON *copy = cJSON_Duplicate(history, 1);
-            if (!e || !copy) {
-                cJSON_Delete(copy);
+            struct dataset_entry e = {.max_tokens = t->output_len, .conversation = (long)s, .turn = (long)k,
+                                      .think_s = k > 0 ? t->think_s : 0};
+            if (add_entry(out, history, NULL, e) != 0 ||
+                add_sub_agents(out, history, seed, (long)s, (long)k, t) != 0) {
                 cJSON_Delete(history);
                 return -1;
             }
-            out->entries = e;
-            out->entries[out->n++] = (struct dataset_entry){copy, t->output_len, (long)s, (long)k};
         }
         cJSON_Delete(history);
     }

@@ -1,13 +1,19 @@
-/* image.c — seeded PNG images through libpng, base64 through libcrypto. */
+/* image.c — seeded PNG (libpng) and JPEG (libjpeg-turbo) images, base64
+ * through libcrypto. */
 #include "workload/image.h"
 
+#include <errno.h>
 #include <png.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <jpeglib.h>
+
 #include <openssl/evp.h>
 
+#include "core/file.h"
 #include "core/rand.h"
 
 #define TILE 16
@@ -34,6 +40,20 @@ static void flush_cb(png_structp png)
     (void)png;
 }
 
+/* Row y's pixels (RGB, w of them): the colours of its band of tiles, drawn
+ * once per band (y % TILE == 0) into row, which keeps them for the band. */
+static void tile_row(uint64_t seed, int w, int y, unsigned char *row)
+{
+    if (y % TILE != 0)
+        return;
+    uint64_t s = seed ^ ((uint64_t)(y / TILE) * 0x9e3779b97f4a7c15ull);
+    for (int x = 0; x < w; x += TILE) {
+        uint64_t c = splitmix64_next(&s);
+        for (int k = x; k < w && k < x + TILE; k++)
+            memcpy(row + 3 * k, &c, 3);
+    }
+}
+
 /* Encodes the image into png_out. Returns 0 or -1. */
 static int encode(uint64_t seed, int w, int h, unsigned char *row, struct buf *png_out)
 {
@@ -54,14 +74,7 @@ static int encode(uint64_t seed, int w, int h, unsigned char *row, struct buf *p
     png_set_compression_level(png, 6);
     png_write_info(png, info);
     for (int y = 0; y < h; y++) {
-        if (y % TILE == 0) {    /* a new band of tiles: its colours */
-            uint64_t s = seed ^ ((uint64_t)(y / TILE) * 0x9e3779b97f4a7c15ull);
-            for (int x = 0; x < w; x += TILE) {
-                uint64_t c = splitmix64_next(&s);
-                for (int k = x; k < w && k < x + TILE; k++)
-                    memcpy(row + 3 * k, &c, 3);
-            }
-        }
+        tile_row(seed, w, y, row);
         png_write_row(png, row);
     }
     png_write_end(png, NULL);
@@ -69,23 +82,125 @@ static int encode(uint64_t seed, int w, int h, unsigned char *row, struct buf *p
     return 0;
 }
 
+/* libjpeg's error exit: back to the encoder's setjmp (the default exits
+ * the process). */
+struct jpeg_fail {
+    struct jpeg_error_mgr mgr;
+    jmp_buf jump;
+};
+
+static void jpeg_error_cb(j_common_ptr cinfo)
+{
+    longjmp(((struct jpeg_fail *)cinfo->err)->jump, 1);
+}
+
+/* Encodes the image into *jpg (malloc'd by libjpeg, caller frees) of *n
+ * bytes. Returns 0 or -1. */
+static int encode_jpeg(uint64_t seed, int w, int h, unsigned char *row, unsigned char **jpg, unsigned long *n)
+{
+    struct jpeg_compress_struct c;
+    struct jpeg_fail fail;
+    c.err = jpeg_std_error(&fail.mgr);
+    fail.mgr.error_exit = jpeg_error_cb;
+    if (setjmp(fail.jump)) {
+        jpeg_destroy_compress(&c);
+        return -1;
+    }
+    jpeg_create_compress(&c);
+    jpeg_mem_dest(&c, jpg, n);
+    c.image_width = (JDIMENSION)w;
+    c.image_height = (JDIMENSION)h;
+    c.input_components = 3;
+    c.in_color_space = JCS_RGB;
+    jpeg_set_defaults(&c);
+    jpeg_set_quality(&c, 90, TRUE);
+    jpeg_start_compress(&c, TRUE);
+    for (int y = 0; y < h; y++) {
+        tile_row(seed, w, y, row);
+        JSAMPROW r = row;
+        jpeg_write_scanlines(&c, &r, 1);
+    }
+    jpeg_finish_compress(&c);
+    jpeg_destroy_compress(&c);
+    return 0;
+}
+
+/* Appends "data:<mime>;base64," and the base64 of n bytes to out. */
+static int append_data_url(const char *mime, const unsigned char *bytes, size_t n, struct buf *out)
+{
+    unsigned char *b64 = n <= INT32_MAX / 2 ? malloc(4 * ((n + 2) / 3) + 1) : NULL;
+    if (!b64)
+        return -1;
+    int len = EVP_EncodeBlock(b64, bytes, (int)n);
+    int rc = buf_printf(out, "data:%s;base64,", mime) == 0 && buf_append(out, b64, (size_t)len) == 0 ? 0 : -1;
+    free(b64);
+    return rc;
+}
+
 int image_png_data_url(uint64_t seed, int w, int h, struct buf *out)
 {
-    static const char prefix[] = "data:image/png;base64,";
     unsigned char *row = malloc((size_t)w * 3);
     struct buf png;
     buf_init(&png, 512u << 20);
     int rc = row ? encode(seed, w, h, row, &png) : -1;
     free(row);
-    unsigned char *b64 = rc == 0 ? malloc(4 * ((png.len + 2) / 3) + 1) : NULL;
-    if (!b64)
-        rc = -1;
-    if (rc == 0) {
-        int n = EVP_EncodeBlock(b64, (const unsigned char *)png.data, (int)png.len);
-        if (buf_append(out, prefix, sizeof prefix - 1) != 0 || buf_append(out, b64, (size_t)n) != 0)
-            rc = -1;
-    }
-    free(b64);
+    if (rc == 0)
+        rc = append_data_url("image/png", (const unsigned char *)png.data, png.len, out);
     buf_free(&png);
     return rc;
+}
+
+int image_jpeg_data_url(uint64_t seed, int w, int h, struct buf *out)
+{
+    unsigned char *row = malloc((size_t)w * 3), *jpg = NULL;
+    unsigned long n = 0;
+    int rc = row ? encode_jpeg(seed, w, h, row, &jpg, &n) : -1;
+    free(row);
+    if (rc == 0)
+        rc = append_data_url("image/jpeg", jpg, n, out);
+    free(jpg);
+    return rc;
+}
+
+int image_file_data_url(const char *path, struct buf *out, char *err, size_t errlen)
+{
+    size_t n = 0;
+    unsigned char *bytes = (unsigned char *)file_read_all(path, &n);
+    const char *mime = NULL;
+    if (!bytes)
+        snprintf(err, errlen, "image %s cannot be read: %s", path, strerror(errno));
+    else if (n > (size_t)IMAGE_MAX_FILE_BYTES)
+        snprintf(err, errlen, "image %s is %zu bytes, more than the %ld accepted", path, n, IMAGE_MAX_FILE_BYTES);
+    else if (n >= 8 && !memcmp(bytes, "\x89PNG\r\n\x1a\n", 8))
+        mime = "image/png";
+    else if (n >= 3 && bytes[0] == 0xff && bytes[1] == 0xd8 && bytes[2] == 0xff)
+        mime = "image/jpeg";
+    else
+        snprintf(err, errlen, "image %s is neither a PNG nor a JPEG", path);
+    int rc = mime ? append_data_url(mime, bytes, n, out) : -1;
+    if (mime && rc != 0)
+        snprintf(err, errlen, "image %s: out of memory", path);
+    free(bytes);
+    return rc;
+}
+
+int image_parse_format(const char *s, enum image_format *f)
+{
+    if (!strcmp(s, "png"))
+        *f = IMAGE_PNG;
+    else if (!strcmp(s, "jpeg") || !strcmp(s, "jpg"))
+        *f = IMAGE_JPEG;
+    else
+        return -1;
+    return 0;
+}
+
+const char *image_format_name(enum image_format f)
+{
+    return f == IMAGE_JPEG ? "jpeg" : "png";
+}
+
+int image_data_url(enum image_format f, uint64_t seed, int w, int h, struct buf *out)
+{
+    return f == IMAGE_JPEG ? image_jpeg_data_url(seed, w, h, out) : image_png_data_url(seed, w, h, out);
 }

@@ -188,7 +188,17 @@ static cJSON *salted(const struct workload *w, const struct dataset_entry *e, lo
 {
     cJSON *msgs = cJSON_Duplicate(e->messages, 1);
     cJSON *first = cJSON_GetArrayItem(msgs, 0);
-    const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(first, "content"));
+    cJSON *content = cJSON_GetObjectItemCaseSensitive(first, "content");
+    const char *key = "content";
+    if (cJSON_IsArray(content)) {   /* parts (images): the head goes before the first text part's text */
+        cJSON *p;
+        cJSON_ArrayForEach(p, content)
+            if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(p, "text")))
+                break;
+        first = p;
+        key = "text";
+    }
+    const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(first, key));
     char head[PROMPT_HEAD_MAX + 1];
     /* conversation ids are below the entry count: one index per (conversation, pass) */
     prompt_head(head, sizeof head, w->cfg.salt, PROMPT_MEASURED,
@@ -196,7 +206,7 @@ static cJSON *salted(const struct workload *w, const struct dataset_entry *e, lo
     struct buf b;
     buf_init(&b, 1u << 30);
     if (msgs && text && buf_printf(&b, "%s %s", head, text) == 0)
-        cJSON_ReplaceItemInObjectCaseSensitive(first, "content", cJSON_CreateString(b.data));
+        cJSON_ReplaceItemInObjectCaseSensitive(first, key, cJSON_CreateString(b.data));
     buf_free(&b);
     return msgs;
 }
@@ -216,6 +226,29 @@ long workload_follows(const struct workload *w, long seq)
         return -1;
     size_t i = (size_t)seq % ds->n;
     return ds->entries[i].conversation == ds->entries[i - 1].conversation ? seq - 1 : -1;
+}
+
+int workload_waits(const struct workload *w, long seq, long *out, int cap)
+{
+    const struct dataset *ds = w->cfg.ds;
+    if (!ds || seq < 1 || cap < 1)
+        return 0;
+    long i = (long)((size_t)seq % ds->n), base = seq - i, n = 0;
+    const struct dataset_entry *e = ds->entries;
+    for (long j = i - 1; j >= 0 && e[j].conversation == e[i].conversation && n < cap; j--) {
+        if (e[i].agent > 0 && e[j].agent > 0)
+            continue;           /* a sub-agent waits for its parent turn only */
+        out[n++] = base + j;
+        if (e[j].agent == 0)
+            break;              /* the previous turn: what came before it ended before it */
+    }
+    return (int)n;
+}
+
+int64_t workload_think_ns(const struct workload *w, long seq)
+{
+    const struct dataset *ds = w->cfg.ds;
+    return ds ? (int64_t)llround(ds->entries[(size_t)seq % ds->n].think_s * 1e9) : 0;
 }
 
 /* The words of a trace request's prompt, block by block, into text. */
@@ -284,7 +317,7 @@ static char *image_body(const struct workload *w, long seq, long *planned, long 
     for (int k = 0; rc == 0 && k < w->cfg.images; k++) {
         buf_init(&img[k], 1u << 30);
         uint64_t s = w->cfg.salt ^ ((uint64_t)seq * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)k << 48);
-        rc = image_png_data_url(splitmix64_next(&s), w->cfg.image_w, w->cfg.image_h, &img[k]);
+        rc = image_data_url(w->cfg.image_format, splitmix64_next(&s), w->cfg.image_w, w->cfg.image_h, &img[k]);
         urls[k] = img[k].data;
     }
     if (rc == 0) {

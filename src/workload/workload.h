@@ -13,6 +13,7 @@
 #include "core/buf.h"
 #include "openai/request.h"
 #include "workload/dataset.h"
+#include "workload/image.h"
 #include "workload/trace.h"
 
 struct workload_cfg {
@@ -30,7 +31,8 @@ struct workload_cfg {
                                    shared_prefix_len tokens after the template, the same every run */
     const struct dataset *ds;   /* prompts from a file (not owned), or NULL for synthetic */
     int images;                 /* chat, synthetic prompts: images per request (after the text), 0 = none */
-    int image_w, image_h;       /* their size, pixels (image.h: seeded PNGs, unique per run and request) */
+    int image_w, image_h;       /* their size, pixels (image.h: seeded images, unique per run and request) */
+    enum image_format image_format; /* PNG or JPEG */
     const struct trace *trace;  /* a trace to replay (not owned), or NULL: request seq is its
                                    entry seq; prompts are built of its blocks (workload_body) */
 };
@@ -83,6 +85,16 @@ char *workload_body(const struct workload *w, long seq, long *planned_prompt_tok
 /* The request that request seq must follow — the previous turn of its
  * conversation in the same pass over a multi-turn dataset — or -1. */
 long workload_follows(const struct workload *w, long seq);
+
+/* The requests request seq waits for in its pass over the dataset (each
+ * before it), written to out (up to cap); returns their count. A turn of
+ * the agent (agent 0) waits for its previous turn and the sub-agents that
+ * turn spawned; a sub-agent for the turn that spawned it; otherwise as
+ * workload_follows. */
+int workload_waits(const struct workload *w, long seq, long *out, int cap);
+
+/* Request seq's think time when it waits for others, ns; else 0. */
+int64_t workload_think_ns(const struct workload *w, long seq);
 
 /* Frees the workload. */
 void workload_free(struct workload *w);

@@ -88,6 +88,12 @@ Test(trace_replay, mooncake_at_recorded_times_with_the_hit_rate_it_promises, .ti
     cr_assert_gt(theory, 0.5, "the trace shares most of its blocks (%g)", theory);
     cr_assert(fabs(measured - theory) <= HIT_RATE_BOUND, "measured hit rate %g, theoretical %g (bound %g)",
               measured, theory, HIT_RATE_BOUND);
+    /* the server's own counters, pre-run to post-run: the same tokens as cached_tokens */
+    double server = harness_num(t, "server_prefix_hit_rate");
+    cr_assert(fabs(server - theory) <= HIT_RATE_BOUND, "server hit rate %g, theoretical %g", server, theory);
+    cr_assert(fabs(server - measured) <= 1e-9, "server %g, cached_tokens %g", server, measured);
+    cr_assert(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(t, "server_prefix_hit_rate_source")),
+                     "vllm:prefix_cache_hits_total"));
     /* sent at the recorded times: each start's offset from the first against the file's */
     static double want[400], lateness[400];
     int n = recorded_offsets("tests/data/workloads/mooncake_300.jsonl", want, 400);
@@ -124,6 +130,7 @@ Test(trace_replay, azure_window_scaled_and_unshared, .timeout = 60)
     cr_assert_gt(harness_num(t, "span_s"), 1.0);
     cr_assert_float_eq(harness_num(t, "theoretical_prefix_hit_rate"), 0, 1e-12);
     cr_assert_lt(harness_num(t, "measured_prefix_hit_rate"), 0.02, "Azure requests share nothing");
+    cr_assert_lt(harness_num(t, "server_prefix_hit_rate"), 0.02, "nor do the server's counters say otherwise");
     cr_assert_eq(harness_num(a, "prompt_token_mismatches"), 0);
     cJSON_Delete(a);
 }

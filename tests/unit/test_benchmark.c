@@ -157,17 +157,19 @@ static void fill(struct benchmark *b)
         .server_gone = {true, num(), whole(), whole()},
         .duration_mode = {true, num(), num(), num(), num(), num(), whole(), whole(), whole()},
         .workload = {true, str(), num(), num(), whole(),
-                     {true, str(), whole(), whole(), whole(), num(), num(), num(), num(), num(), num(), whole(), num()},
-                     {true, str(), str(), num(), whole(), whole(), whole(), num(), num(), true}},
+                     {true, str(), whole(), whole(), whole(), num(), num(), num(), num(), num(), num(), whole(), num(),
+                      num(), str()},
+                     {true, str(), str(), num(), whole(), whole(), whole(), num(), num(), true, num(), str(), 0}},
         .sweep = {true, str(), str(), whole()},
         .client = {true, num(), num(), whole(), num(), num(), num(), num(), num(), whole(), num(), whole(), whole()},
         .client_bound = true,
     };
-    b->workload.agentic = (struct bench_agentic){true, str(), whole(), whole(), whole(), num(), num(), num(),
-                                                 calloc(2, sizeof(struct bench_agentic_turn)), 2};
+    b->workload.agentic = (struct bench_agentic){true, str(), whole(), whole(), whole(), whole(), num(), num(),
+                                                 num(), calloc(2, sizeof(struct bench_agentic_turn)), 2};
     for (int i = 0; i < 2; i++)
-        b->workload.agentic.per_turn[i] = (struct bench_agentic_turn){whole(), whole(), num(), num(), num(), NAN};
-    b->workload.images = (struct bench_images){true, whole(), whole(), whole(), num()};
+        b->workload.agentic.per_turn[i] = (struct bench_agentic_turn){whole(), whole(), num(), num(), num(), NAN,
+                                                                      num(), num(), whole(), num(), NAN, num()};
+    b->workload.images = (struct bench_images){true, whole(), whole(), whole(), num(), str()};
     fill_counts(&b->context_distribution, 3);
     fill_invariants(&b->invariants);
     fill_counts(&b->failed_by_category, 2);
@@ -334,24 +336,30 @@ static void same_blocks(const struct benchmark *a, const struct benchmark *b)
     SAME_S(t, u, format); SAME(t, u, lines); SAME(t, u, requests); SAME(t, u, block_tokens); SAME(t, u, speed);
     SAME(t, u, start_s); SAME(t, u, duration_s); SAME(t, u, span_s); SAME(t, u, theoretical_prefix_hit_rate);
     SAME(t, u, measured_prefix_hit_rate); SAME(t, u, late_sends); SAME(t, u, late_send_threshold_ms);
+    SAME(t, u, server_prefix_hit_rate); SAME_S(t, u, server_prefix_hit_rate_source);
     cr_assert_eq(a->workload.images.present, b->workload.images.present);
     SAME(a, b, workload.images.per_request); SAME(a, b, workload.images.width);
     SAME(a, b, workload.images.height); SAME(a, b, workload.images.tokens_per_image);
+    SAME_S(a, b, workload.images.format);
     const struct bench_agentic *ga = &a->workload.agentic, *gb = &b->workload.agentic;
     cr_assert_eq(ga->present, gb->present);
     SAME_S(ga, gb, source); SAME(ga, gb, sessions); SAME(ga, gb, turns); SAME(ga, gb, sessions_completed);
+    SAME(ga, gb, sub_agent_requests);
     SAME(ga, gb, session_wall_ms_mean); SAME(ga, gb, session_wall_ms_p50); SAME(ga, gb, session_wall_ms_max);
     cr_assert_eq(ga->n_per_turn, gb->n_per_turn);
     for (size_t i = 0; i < ga->n_per_turn; i++) {
         SAME(ga, gb, per_turn[i].turn); SAME(ga, gb, per_turn[i].requests);
         SAME(ga, gb, per_turn[i].time_to_first_output_ms); SAME(ga, gb, per_turn[i].ttft_ms);
         SAME(ga, gb, per_turn[i].prompt_tokens); SAME(ga, gb, per_turn[i].cached_tokens);
+        SAME(ga, gb, per_turn[i].think_time_ms); SAME(ga, gb, per_turn[i].gap_ms);
+        SAME(ga, gb, per_turn[i].sub_agent_requests); SAME(ga, gb, per_turn[i].sub_agent_cached_tokens);
     }
     const struct bench_prefix_cache *pc = &a->workload.prefix_cache, *pd = &b->workload.prefix_cache;
     cr_assert_eq(pc->present, pd->present);
     SAME_S(pc, pd, flush); SAME_S(pc, pd, flush_endpoint); SAME(pc, pd, target_hit_rate); SAME(pc, pd, groups);
     SAME(pc, pd, primed_requests); SAME(pc, pd, prefix_tokens); SAME(pc, pd, achieved_hit_rate);
-    SAME(pc, pd, tolerance); SAME(pc, pd, met);
+    SAME(pc, pd, tolerance); SAME(pc, pd, met); SAME(pc, pd, server_hit_rate);
+    SAME_S(pc, pd, server_hit_rate_source); SAME(pc, pd, server_met);
     cr_assert_eq(a->sweep.present, b->sweep.present);
     SAME_S(a, b, sweep.target); SAME_S(a, b, sweep.case_id); SAME(a, b, sweep.round);
     const struct bench_client *c = &a->client, *k = &b->client;

@@ -108,6 +108,55 @@ Test(load_plan, multi_turn_order_is_kept)
     plan_free(&p);
 }
 
+/* An agent's turn 0 (request 0) spawns sub-agents 1 and 2; turn 1
+ * (request 3) waits for all three, 0.5 s after the last ends. */
+static int fan_out(void *ud, long seq, long *out, int cap)
+{
+    (void)ud;
+    (void)cap;
+    if (seq == 1 || seq == 2) {
+        out[0] = 0;
+        return 1;
+    }
+    if (seq != 3)
+        return 0;
+    out[0] = 2;
+    out[1] = 1;
+    out[2] = 0;
+    return 3;
+}
+
+static int64_t half_second(void *ud, long seq)
+{
+    (void)ud;
+    return seq == 3 ? 500000000 : 7;
+}
+
+Test(load_plan, requests_may_wait_for_several_and_several_for_one)
+{
+    struct plan_cfg c = closed(0, 5, 4, 1);
+    c.waits_for = fan_out;
+    c.think_ns = half_second;
+    struct load_plan p;
+    char err[200];
+    cr_assert_eq(plan_build(&c, &p, err, sizeof err), 0, "%s", err);
+    cr_assert(p.any_follows);
+    int waits[] = {0, 1, 1, 3, 0};
+    for (long s = 0; s < 5; s++)
+        cr_assert_eq(p.entries[s].n_waits, waits[s], "request %ld", s);
+    cr_assert_eq(p.entries[3].think_ns, 500000000);
+    cr_assert_eq(p.entries[1].think_ns, 7);
+    cr_assert_eq(p.entries[0].think_ns, 0, "no think time without a wait");
+    /* who waits for whom */
+    cr_assert_eq(p.waiters_at[1] - p.waiters_at[0], 3, "request 0: requests 1, 2 and 3 wait for it");
+    cr_assert_eq(p.waiters[p.waiters_at[0]], 1);
+    cr_assert_eq(p.waiters[p.waiters_at[0] + 2], 3);
+    cr_assert_eq(p.waiters_at[2] - p.waiters_at[1], 1);
+    cr_assert_eq(p.waiters[p.waiters_at[1]], 3);
+    cr_assert_eq(p.waiters_at[5] - p.waiters_at[3], 0);
+    plan_free(&p);
+}
+
 static long follows_later(void *ud, long seq)
 {
     (void)ud;
