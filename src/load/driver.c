@@ -1085,10 +1085,13 @@ static int merge(struct shared *sh)
     size_t n_lag = 0;
     for (int i = 0; i < sh->n_loops; i++)
         n_lag += sh->loops[i].n_lag;
-    if (n_lag && !(o->loop_lag_ms = malloc(n_lag * sizeof *o->loop_lag_ms)))
+    if ((n_lag && !(o->loop_lag_ms = malloc(n_lag * sizeof *o->loop_lag_ms))) ||
+        !(o->per_loop = calloc(sh->n_loops > 0 ? (size_t)sh->n_loops : 1, sizeof *o->per_loop)))
         return -1;
     for (int i = 0; i < sh->n_loops; i++) {
         struct loop *l = &sh->loops[i];
+        o->per_loop[i] = (struct driver_loop_stat){.requests = l->n_records, .lag_first = o->n_loop_lag,
+                                                   .n_lag = l->n_lag};
         for (long k = 0; k < l->n_records; k++)
             o->records[l->records[k].index] = l->records[k];
         l->n_records = 0;   /* moved: owned by the result */
@@ -1190,6 +1193,8 @@ void driver_result_free(struct driver_result *r)
     r->records = NULL;
     free(r->loop_lag_ms);
     r->loop_lag_ms = NULL;
+    free(r->per_loop);
+    r->per_loop = NULL;
     free(r->sampler_reports);
     r->sampler_reports = NULL;
 }

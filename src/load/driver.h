@@ -139,6 +139,13 @@ struct driver_result {
     struct sampler_report *sampler_reports;
     int n_sampler_reports;
     int threads;                 /* measuring loops the run used */
+    /* Per measuring loop, `threads` entries, thread 0 first (owned; NULL
+     * when the run was not set up): the measured requests it carried and
+     * where its lag samples are in loop_lag_ms (lag_first, n_lag). */
+    struct driver_loop_stat {
+        long requests;
+        size_t lag_first, n_lag;
+    } *per_loop;
 };
 
 /* Runs the plan. Records of requests never sent keep t_start == 0. Returns 0,
@@ -162,7 +169,7 @@ int driver_run(const struct driver_cfg *cfg, struct driver_result *out);
  * not (a killed server refuses every one within a millisecond). */
 #define DRIVER_GONE_AFTER 3
 
-/* Frees the records, lag samples and sampler reports. */
+/* Frees the records, lag samples, per-loop figures and sampler reports. */
 void driver_result_free(struct driver_result *r);
 
 #endif

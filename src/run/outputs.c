@@ -10,6 +10,7 @@
 #include "core/clock.h"
 #include "load/driver.h"
 #include "run/stage.h"
+#include "stats/dist.h"
 
 char *run_make_body(void *ud, long seq, long *planned, long *max_tokens)
 {
@@ -127,8 +128,29 @@ static struct bench_meta settings_meta(const struct run_ctx *x)
         .agentic = x->agentic.n ? &x->ds : NULL, .agentic_source = x->agentic.source,
         .output_range = c->output_range, .shared_prefix_len = c->shared_prefix_len,
         .duration_s = c->duration_s, .warmup_s = c->warmup_s, .slo = c->slo,
-        .argc = c->argc, .argv = c->argv,
+        .argc = c->argc, .argv = c->argv, .threads = x->threads,
     };
+}
+
+/* Each measuring loop's requests and lag probe (p99, max by the nearest
+ * rank, as the run's loop_lag_ms), into t (dr->threads entries). Returns 0
+ * or -1 (memory). */
+static int per_thread_of(const struct driver_result *dr, struct bench_thread *t)
+{
+    for (int i = 0; i < dr->threads; i++) {
+        const struct driver_loop_stat *p = &dr->per_loop[i];
+        double *lag = malloc((p->n_lag ? p->n_lag : 1) * sizeof *lag);
+        if (!lag)
+            return -1;
+        if (p->n_lag)
+            memcpy(lag, dr->loop_lag_ms + p->lag_first, p->n_lag * sizeof *lag);
+        struct dist d;
+        dist_compute(lag, p->n_lag, PCT_NEAREST, &d);
+        free(lag);
+        t[i] = (struct bench_thread){.requests = p->requests, .loop_lag_p99_ms = d.p99,
+                                     .loop_lag_max_ms = d.max, .loop_lag_samples = (long)d.samples};
+    }
+    return 0;
 }
 
 /* Whether the run was cut short, and why (static text). */
@@ -200,10 +222,19 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
     meta.client_cpu_sys_s = dr->cpu_sys_s;
     meta.stamps_kernel = dr->stamps_kernel;
     meta.stamps_clock = dr->stamps_clock;
+    meta.threads = dr->threads;
+    struct bench_thread *per_thread = dr->per_loop && dr->threads > 0
+                                      ? calloc((size_t)dr->threads, sizeof *per_thread) : NULL;
+    if (per_thread && per_thread_of(dr, per_thread) != 0) {
+        free(per_thread);
+        per_thread = NULL;
+    }
+    meta.per_thread = per_thread;
     res->incomplete = meta.incomplete;
     res->incomplete_reason = meta.incomplete_reason;
     res->cache_contaminated = meta.cache_contaminated;
     cJSON *art = artifact_benchmark(&meta, res->records, res->n_records, s);
+    free(per_thread);
     if (art && run_observe_attach(x, dr, art) != 0) {
         cJSON_Delete(art);
         art = NULL;

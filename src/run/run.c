@@ -207,6 +207,7 @@ static int drive(struct run_ctx *x, struct driver_result *dr)
                                 c->warmup + c->num_prompts),
     };
     announce(x, cfg.threads);
+    x->threads = cfg.threads;
     clock_utc_iso8601(x->started_at);
     if (run_journal_header(x) != 0)
         return -1;

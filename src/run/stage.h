@@ -48,6 +48,7 @@ struct run_ctx {
     long shared_prefix_tokens;      /* tokens two measured prompts share at their start; -1 = unknown */
     char shared_prefix_method[200]; /* how that was measured, or why it was not */
     char started_at[21];
+    int threads;                    /* measuring loops the run uses (plan_threads), for the artifact */
     struct observe *obs;            /* server metrics and telemetry; owned; NULL = none */
     struct sampler **samplers;      /* c->samplers then obs's, for the driver; owned array */
     int n_samplers;
