@@ -238,8 +238,8 @@ static void end_window(struct loop *l)
 static void note_failure_locked(struct shared *sh, const struct req_record *r);
 
 /* The shared half of a request's end (under the lock): counts, multi-turn
- * bookkeeping, the server-gone streak, the caller's on_record, and the
- * start of the measured phase after the last warm-up. */
+ * bookkeeping, the server-gone streak, and the start of the measured phase
+ * after the last warm-up. */
 static void ended_locked(struct shared *sh, struct slot *s, bool warm)
 {
     const struct driver_cfg *c = sh->cfg;
@@ -257,16 +257,15 @@ static void ended_locked(struct shared *sh, struct slot *s, bool warm)
     if (warm && s->rec->fail != FAIL_NONE)
         sh->out->warmup_failed++;
     note_failure_locked(sh, s->rec);
-    if (c->on_record)
-        c->on_record(c->ud, s->rec);
     if (warm && sh->done == c->warmup && sh->stop == STOP_NONE)
         begin_measured_locked(sh);
     if (sh->done == total(sh) || (sh->stop != STOP_NONE && sh->in_flight == 0))
         wake_all(sh);
 }
 
-/* Ends the slot's request: frees its transfer state, hands the record on,
- * returns the slot to the pool. */
+/* Ends the slot's request: frees its transfer state, hands the record on
+ * (the caller's on_record, on this loop's thread), returns the slot to the
+ * pool. */
 static void finish_slot(struct loop *l, struct slot *s)
 {
     struct shared *sh = l->sh;
@@ -284,6 +283,9 @@ static void finish_slot(struct loop *l, struct slot *s)
     lock(sh);
     ended_locked(sh, s, warm);
     unlock(sh);
+    /* the caller's log line is built off the lock: no other loop waits for it */
+    if (sh->cfg->on_record)
+        sh->cfg->on_record(sh->cfg->ud, l->id, s->rec);
     if (warm)
         record_free(&s->warm);
     l->free_slots[l->n_free++] = (int)(s - l->slots);

@@ -81,8 +81,11 @@ struct driver_cfg {
      * ended — a conversation's previous turn — or -1; NULL when none is.
      * At most one request may follow any request. */
     long (*follows)(void *ud, long seq);
-    /* Called as each request ends (warm-ups too), e.g. to append it to a log. */
-    void (*on_record)(void *ud, const struct req_record *r);
+    /* Called as each request ends (warm-ups too), e.g. to append it to a
+     * log, on the thread of measuring loop `loop` (0 .. threads−1) that
+     * carried it, outside the driver's lock: calls for one loop come one at
+     * a time, calls for different loops may run at once. */
+    void (*on_record)(void *ud, int loop, const struct req_record *r);
     void *ud;
     /* Samplers to run on the measuring loop after the lag probe (not owned;
      * each must outlive driver_run); NULL / 0 = none. */
@@ -150,10 +153,10 @@ struct driver_result {
 
 /* Runs the plan. Records of requests never sent keep t_start == 0. Returns 0,
  * or -1 when the plan is refused (message on stderr) or a loop could not be
- * set up (nothing measured). on_record is called with the driver's lock
- * held, so never from two threads at once; make_body and follows are
- * called before sending (follows) or from any thread (make_body, unless
- * prebuild_bodies). */
+ * set up (nothing measured). on_record is called on the loop's own thread
+ * without the driver's lock (see driver_cfg), and every call has returned
+ * when driver_run returns; make_body and follows are called before sending
+ * (follows) or from any thread (make_body, unless prebuild_bodies). */
 int driver_run(const struct driver_cfg *cfg, struct driver_result *out);
 
 /* Interval of the event-loop lag probe: a timer due every this many ns

@@ -34,30 +34,6 @@ static int append_line(FILE *f, const cJSON *line)
     return rc;
 }
 
-void run_log_record(void *ud, const struct req_record *r)
-{
-    struct run_ctx *x = ud;
-    if (r->warmup)
-        x->warmup_output_tokens += run_record_tokens(r);
-    if (x->journal) {
-        cJSON *line = journal_record(r, x->journal_t0);
-        if (append_line(x->journal, line) != 0)
-            x->res->log_errors++;
-        cJSON_Delete(line);
-    }
-    if (!x->requests_log)
-        return;
-    cJSON *line = r->fail == FAIL_NONE ? artifact_request_timing(r) : artifact_failure(r);
-    if (line) {
-        cJSON_AddStringToObject(line, "run_id", x->res->run_id);
-        cJSON_AddBoolToObject(line, "warmup", r->warmup);
-        cJSON_AddStringToObject(line, "status", r->cut ? "incomplete" : r->fail == FAIL_NONE ? "completed" : "failed");
-    }
-    if (append_line(x->requests_log, line) != 0)
-        x->res->log_errors++;
-    cJSON_Delete(line);
-}
-
 int run_journal_open(struct run_ctx *x)
 {
     struct run_result *res = x->res;
