@@ -116,9 +116,11 @@ cJSON *journal_record(const struct req_record *r, int64_t t0_ns)
     add_count(j, "max_tokens", r->max_tokens);
     for (size_t i = 0; i < N_TIMES; i++) {
         int64_t t = *time_field((struct req_record *)r, i);
-        if (t)
-            cJSON_AddNumberToObject(j, times[i], (double)(t - t0_ns));
-        else
+        if (t) {
+            char num[24];
+            *put_int(num, t - t0_ns) = '\0';
+            cJSON_AddRawToObject(j, times[i], num);    /* as chunks_json: no printf/sscanf */
+        } else
             cJSON_AddNullToObject(j, times[i]);
     }
     add_count(j, "http_status", r->http_status);

@@ -9,7 +9,7 @@
 #include "artifact/journal.h"
 #include "stats/record.h"
 
-/* Chunk times past 2^31 ns (cJSON's int), past 10^15 ns (2^52 + 1: where
+/* Times and chunk times past 2^31 ns (cJSON's int), past 10^15 ns (2^52 + 1: where
  * %.15g would lose digits), tokens -1 (unknown) and a reasoning chunk. */
 Test(journal, chunks_survive_a_line_exactly)
 {
@@ -20,6 +20,8 @@ Test(journal, chunks_survive_a_line_exactly)
     record_init(&r, 3, false, 16, 8);
     for (int i = 0; i < 4; i++)
         cr_assert_eq(record_add_chunk(&r, at[i], tok[i], i != 1), 0);
+    r.t_start = t0 + 5;
+    r.t_end = t0 + 4503599627370497LL;
     cJSON *j = journal_record(&r, t0);
     cr_assert(j);
     char *line = cJSON_PrintUnformatted(j);
@@ -33,6 +35,9 @@ Test(journal, chunks_survive_a_line_exactly)
     char err[256];
     cr_assert_eq(journal_record_read(p, "j", t0, &b, err, sizeof err), 0, "%s", err);
     cJSON_Delete(p);
+    cr_assert_eq(b.t_start, r.t_start);
+    cr_assert_eq(b.t_end, r.t_end);
+    cr_assert_eq(b.t_headers, 0, "a time that did not happen stays null");
     cr_assert_eq(b.n_chunks, 4);
     for (int i = 0; i < 4; i++) {
         cr_assert_eq(b.chunks[i].t_ns, at[i], "chunk %d", i);
