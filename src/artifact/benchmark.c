@@ -434,7 +434,8 @@ static void calibration_of(struct builder *b, const struct bench_meta *m, struct
     }
 }
 
-static void client_of(const struct bench_meta *m, const struct run_summary *s, struct bench_client *c)
+static void client_of(struct builder *b, const struct bench_meta *m, const struct run_summary *s,
+                      struct bench_client *c)
 {
     double cpu = m->client_cpu_user_s + m->client_cpu_sys_s;
     *c = (struct bench_client){
@@ -445,7 +446,16 @@ static void client_of(const struct bench_meta *m, const struct run_summary *s, s
         .loop_lag_max_ms = s->loop_lag.max, .loop_lag_samples = (long)s->loop_lag.samples,
         .send_lateness_p99_ms = s->d[D_SEND_LATENESS].p99,
         .arrival_stamps_kernel_rx = m->stamps_kernel, .arrival_stamps_client_clock = m->stamps_clock,
+        .threads = m->threads > 0 ? m->threads : 0,
     };
+    if (!m->per_thread || m->threads <= 0)
+        return;
+    if (!(c->per_thread = malloc((size_t)m->threads * sizeof *c->per_thread))) {
+        b->oom = true;
+        return;
+    }
+    memcpy(c->per_thread, m->per_thread, (size_t)m->threads * sizeof *c->per_thread);
+    c->n_per_thread = (size_t)m->threads;
 }
 
 /* anvil's additions to the seed's top level. */
@@ -499,7 +509,7 @@ static void anvil_fields_of(struct builder *b, const struct bench_meta *m, const
             true, copy(b, m->sweep.target ? m->sweep.target : m->engine_label ? m->engine_label : m->server->engine),
             copy(b, m->sweep.case_id), m->sweep.round,
         };
-    client_of(m, s, &out->client);
+    client_of(b, m, s, &out->client);
     out->client_bound = s->client_bound;
 }
 

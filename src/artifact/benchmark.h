@@ -59,6 +59,8 @@ struct bench_meta {
     int prewarmed_connections;      /* connections opened before measuring */
     double client_cpu_user_s, client_cpu_sys_s; /* anvil's CPU time while requests ran */
     long stamps_kernel, stamps_clock;   /* how arrival times were taken (driver.h) */
+    int threads;                    /* measuring loops the run used; 0 = not known */
+    const struct bench_thread *per_thread;  /* threads entries (borrowed), or NULL */
     bool incomplete;                /* the run was cut short */
     const char *incomplete_reason;  /* NULL when complete */
     struct sweep_place sweep;
@@ -225,6 +227,13 @@ struct bench_sweep {
     long round;
 };
 
+/* client.per_thread[i]: what measuring loop i carried and how late it ran. */
+struct bench_thread {
+    long requests;                              /* measured requests it sent */
+    double loop_lag_p99_ms, loop_lag_max_ms;    /* its lag probe; NaN = null (no sample) */
+    long loop_lag_samples;
+};
+
 struct bench_client {
     bool present;
     double cpu_user_s, cpu_sys_s;
@@ -234,6 +243,9 @@ struct bench_client {
     long loop_lag_samples;
     double send_lateness_p99_ms;
     long arrival_stamps_kernel_rx, arrival_stamps_client_clock;
+    long threads;                   /* measuring loops; 0 = not recorded (older artifacts: null) */
+    struct bench_thread *per_thread;    /* owned; n_per_thread entries, NULL = not recorded */
+    size_t n_per_thread;
 };
 
 /* timing_methodology: definitions in words; NULL = the file has no such

@@ -883,6 +883,36 @@ static void client_write(cJSON *o, const struct bench_client *c)
     cJSON *rx = cJSON_AddObjectToObject(j, "arrival_stamps");
     artifact_add_whole(rx, "kernel_rx", c->arrival_stamps_kernel_rx);
     artifact_add_whole(rx, "client_clock", c->arrival_stamps_client_clock);
+    if (c->threads > 0)
+        artifact_add_whole(j, "threads", c->threads);
+    else
+        cJSON_AddNullToObject(j, "threads");
+    if (!c->per_thread)
+        return;
+    cJSON *a = cJSON_AddArrayToObject(j, "per_thread");
+    for (size_t i = 0; a && i < c->n_per_thread; i++) {
+        const struct bench_thread *t = &c->per_thread[i];
+        cJSON *e = cJSON_CreateObject();
+        if (!cJSON_AddItemToArray(a, e))
+            break;
+        artifact_add_whole(e, "requests", t->requests);
+        cJSON *tl = cJSON_AddObjectToObject(e, "loop_lag_ms");
+        artifact_add_number(tl, "p99", t->loop_lag_p99_ms);
+        artifact_add_number(tl, "max", t->loop_lag_max_ms);
+        artifact_add_whole(tl, "samples", t->loop_lag_samples);
+    }
+}
+
+static void thread_read(struct jread *r, const cJSON *j, void *v)
+{
+    struct bench_thread *t = v;
+    jread_whole(r, j, "requests", 0, 0, &t->requests);
+    const cJSON *lag = jread_object(r, j, "loop_lag_ms", 0);
+    size_t m = jread_enter(r, "loop_lag_ms");
+    jread_number(r, lag, "p99", 0, &t->loop_lag_p99_ms);
+    jread_number(r, lag, "max", 0, &t->loop_lag_max_ms);
+    jread_whole(r, lag, "samples", 0, 0, &t->loop_lag_samples);
+    jread_leave(r, m);
 }
 
 static void client_read(struct jread *r, const cJSON *o, struct bench_client *c)
@@ -911,6 +941,15 @@ static void client_read(struct jread *r, const cJSON *o, struct bench_client *c)
     jread_whole(r, rx, "kernel_rx", 0, 0, &c->arrival_stamps_kernel_rx);
     jread_whole(r, rx, "client_clock", 0, 0, &c->arrival_stamps_client_clock);
     jread_leave(r, m);
+    /* threads and per_thread: absent or null in artifacts older than them */
+    jread_whole(r, j, "threads", JR_OPTIONAL | JR_NULLABLE, 1, &c->threads);
+    if (c->threads < 0)
+        c->threads = 0;
+    void *pt;
+    entries_read(r, j, "per_thread", sizeof *c->per_thread, thread_read, &pt, &c->n_per_thread);
+    c->per_thread = pt;
+    if (c->per_thread && c->n_per_thread != (size_t)c->threads)
+        jread_fail(r, "per_thread", "has %zu entries for %ld threads", c->n_per_thread, c->threads);
     jread_leave(r, mark);
 }
 
@@ -1239,6 +1278,7 @@ void benchmark_free(struct benchmark *b)
     for (size_t i = 0; i < sizeof strings / sizeof *strings; i++)
         free(*strings[i]);
     free(b->workload.agentic.per_turn);
+    free(b->client.per_thread);
     cJSON_Delete(b->manifest);
     cJSON_Delete(b->server_metrics);
     cJSON_Delete(b->hardware);

@@ -298,8 +298,8 @@ static void release_waiters_locked(struct shared *sh, long seq)
 }
 
 /* The shared half of a request's end (under the lock): counts, multi-turn
- * bookkeeping, the server-gone streak, the caller's on_record, and the
- * start of the measured phase after the last warm-up. */
+ * bookkeeping, the server-gone streak, and the start of the measured phase
+ * after the last warm-up. */
 static void ended_locked(struct shared *sh, struct slot *s, bool warm)
 {
     const struct driver_cfg *c = sh->cfg;
@@ -314,16 +314,15 @@ static void ended_locked(struct shared *sh, struct slot *s, bool warm)
     if (warm && s->rec->fail != FAIL_NONE)
         sh->out->warmup_failed++;
     note_failure_locked(sh, s->rec);
-    if (c->on_record)
-        c->on_record(c->ud, s->rec);
     if (warm && sh->done == c->warmup && sh->stop == STOP_NONE)
         begin_measured_locked(sh);
     if (sh->done == total(sh) || (sh->stop != STOP_NONE && sh->in_flight == 0))
         wake_all(sh);
 }
 
-/* Ends the slot's request: frees its transfer state, hands the record on,
- * returns the slot to the pool. */
+/* Ends the slot's request: frees its transfer state, hands the record on
+ * (the caller's on_record, on this loop's thread), returns the slot to the
+ * pool. */
 static void finish_slot(struct loop *l, struct slot *s)
 {
     struct shared *sh = l->sh;
@@ -341,6 +340,9 @@ static void finish_slot(struct loop *l, struct slot *s)
     lock(sh);
     ended_locked(sh, s, warm);
     unlock(sh);
+    /* the caller's log line is built off the lock: no other loop waits for it */
+    if (sh->cfg->on_record)
+        sh->cfg->on_record(sh->cfg->ud, l->id, s->rec);
     if (warm)
         record_free(&s->warm);
     l->free_slots[l->n_free++] = (int)(s - l->slots);
@@ -1180,10 +1182,13 @@ static int merge(struct shared *sh)
     size_t n_lag = 0;
     for (int i = 0; i < sh->n_loops; i++)
         n_lag += sh->loops[i].n_lag;
-    if (n_lag && !(o->loop_lag_ms = malloc(n_lag * sizeof *o->loop_lag_ms)))
+    if ((n_lag && !(o->loop_lag_ms = malloc(n_lag * sizeof *o->loop_lag_ms))) ||
+        !(o->per_loop = calloc(sh->n_loops > 0 ? (size_t)sh->n_loops : 1, sizeof *o->per_loop)))
         return -1;
     for (int i = 0; i < sh->n_loops; i++) {
         struct loop *l = &sh->loops[i];
+        o->per_loop[i] = (struct driver_loop_stat){.requests = l->n_records, .lag_first = o->n_loop_lag,
+                                                   .n_lag = l->n_lag};
         for (long k = 0; k < l->n_records; k++)
             o->records[l->records[k].index] = l->records[k];
         l->n_records = 0;   /* moved: owned by the result */
@@ -1285,6 +1290,8 @@ void driver_result_free(struct driver_result *r)
     r->records = NULL;
     free(r->loop_lag_ms);
     r->loop_lag_ms = NULL;
+    free(r->per_loop);
+    r->per_loop = NULL;
     free(r->sampler_reports);
     r->sampler_reports = NULL;
 }

@@ -90,8 +90,11 @@ struct driver_cfg {
      * request seq is sent, ns; NULL = 0. The record's t_scheduled is that
      * instant (or its arrival time, when later), so a late send shows. */
     int64_t (*think_ns)(void *ud, long seq);
-    /* Called as each request ends (warm-ups too), e.g. to append it to a log. */
-    void (*on_record)(void *ud, const struct req_record *r);
+    /* Called as each request ends (warm-ups too), e.g. to append it to a
+     * log, on the thread of measuring loop `loop` (0 .. threads−1) that
+     * carried it, outside the driver's lock: calls for one loop come one at
+     * a time, calls for different loops may run at once. */
+    void (*on_record)(void *ud, int loop, const struct req_record *r);
     void *ud;
     /* Samplers to run on the measuring loop after the lag probe (not owned;
      * each must outlive driver_run); NULL / 0 = none. */
@@ -148,14 +151,21 @@ struct driver_result {
     struct sampler_report *sampler_reports;
     int n_sampler_reports;
     int threads;                 /* measuring loops the run used */
+    /* Per measuring loop, `threads` entries, thread 0 first (owned; NULL
+     * when the run was not set up): the measured requests it carried and
+     * where its lag samples are in loop_lag_ms (lag_first, n_lag). */
+    struct driver_loop_stat {
+        long requests;
+        size_t lag_first, n_lag;
+    } *per_loop;
 };
 
 /* Runs the plan. Records of requests never sent keep t_start == 0. Returns 0,
  * or -1 when the plan is refused (message on stderr) or a loop could not be
- * set up (nothing measured). on_record is called with the driver's lock
- * held, so never from two threads at once; make_body and follows are
- * called before sending (follows) or from any thread (make_body, unless
- * prebuild_bodies). */
+ * set up (nothing measured). on_record is called on the loop's own thread
+ * without the driver's lock (see driver_cfg), and every call has returned
+ * when driver_run returns; make_body and follows are called before sending
+ * (follows) or from any thread (make_body, unless prebuild_bodies). */
 int driver_run(const struct driver_cfg *cfg, struct driver_result *out);
 
 /* Interval of the event-loop lag probe: a timer due every this many ns
@@ -171,7 +181,7 @@ int driver_run(const struct driver_cfg *cfg, struct driver_result *out);
  * not (a killed server refuses every one within a millisecond). */
 #define DRIVER_GONE_AFTER 3
 
-/* Frees the records, lag samples and sampler reports. */
+/* Frees the records, lag samples, per-loop figures and sampler reports. */
 void driver_result_free(struct driver_result *r);
 
 #endif

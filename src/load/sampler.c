@@ -166,6 +166,22 @@ static void on_inline_slot(evutil_socket_t fd, short what, void *arg)
     arm_slot(e, clock_now_ns());
 }
 
+/* At the stop: a slot that came due by t_end but whose timer the loop never
+ * ran (it was busy until the run ended, or ended first) is taken now, for
+ * that slot — a stall at a run's very end is lag like any other — and
+ * before the after-last boundary, in order of t_due. Slots it ran past are
+ * skipped, as on_inline_slot skips them. */
+static void inline_overdue(struct entry *e, int64_t t_end)
+{
+    if (!e->timer || !inline_running(e) || e->next_slot > t_end)
+        return;
+    int64_t now = clock_now_ns(), p = e->s->period_ns;
+    int64_t newest = e->next_slot + (t_end - e->next_slot) / p * p;
+    e->rep.periodic_skipped += (long)((newest - e->next_slot) / p);
+    inline_take(e, SAMPLER_PERIODIC, e->next_slot, now);
+    e->next_slot = newest + p;
+}
+
 static void inline_start(struct entry *e, int64_t t)
 {
     struct sampler *s = e->s;
@@ -509,6 +525,8 @@ int sampler_runner_stop(struct sampler_runner *r, int64_t t_ns, int64_t wait_ns)
 {
     if (r->state != R_RUNNING)
         return -1;
+    for (int i = 0; i < r->n; i++)
+        inline_overdue(&r->e[i], t_ns);
     take_through(r, SAMPLER_AFTER_LAST, t_ns);
     for (int i = 0; i < r->n; i++)
         if (!r->e[i].s->may_block)

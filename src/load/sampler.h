@@ -161,8 +161,10 @@ int sampler_runner_start(struct sampler_runner *r, int64_t t_ns);
  * phase has passed already (nothing is done). */
 int sampler_runner_phase(struct sampler_runner *r, enum sampler_phase phase, int64_t t_ns);
 
-/* The after-last boundary at t_ns and the end of sampling: takes any
- * boundary not yet taken (at t_ns), then the after-last samples, stops
+/* The after-last boundary at t_ns and the end of sampling: takes an inline
+ * sampler's periodic slot that came due by t_ns but whose timer never ran
+ * (the loop was busy to the end: its lag, t_taken − t_due, is that stall),
+ * then any boundary not yet taken (at t_ns), then the after-last samples, stops
  * every sampler, waits until wait_ns from now at most for the blocking ones
  * to finish (joined) and collects every result they returned. A sampler
  * whose thread is still busy then is left running (detached), reported

@@ -10,6 +10,7 @@
 #include "core/clock.h"
 #include "load/driver.h"
 #include "run/stage.h"
+#include "stats/dist.h"
 
 char *run_make_body(void *ud, long seq, long *planned, long *max_tokens)
 {
@@ -43,30 +44,6 @@ static int append_line(FILE *f, const cJSON *line)
     int rc = s && fprintf(f, "%s\n", s) >= 0 && fflush(f) == 0 ? 0 : -1;
     free(s);
     return rc;
-}
-
-void run_log_record(void *ud, const struct req_record *r)
-{
-    struct run_ctx *x = ud;
-    if (r->warmup)
-        x->warmup_output_tokens += run_record_tokens(r);
-    if (x->journal) {
-        cJSON *line = journal_record(r, x->journal_t0);
-        if (append_line(x->journal, line) != 0)
-            x->res->log_errors++;
-        cJSON_Delete(line);
-    }
-    if (!x->requests_log)
-        return;
-    cJSON *line = r->fail == FAIL_NONE ? artifact_request_timing(r) : artifact_failure(r);
-    if (line) {
-        cJSON_AddStringToObject(line, "run_id", x->res->run_id);
-        cJSON_AddBoolToObject(line, "warmup", r->warmup);
-        cJSON_AddStringToObject(line, "status", r->cut ? "incomplete" : r->fail == FAIL_NONE ? "completed" : "failed");
-    }
-    if (append_line(x->requests_log, line) != 0)
-        x->res->log_errors++;
-    cJSON_Delete(line);
 }
 
 int run_journal_open(struct run_ctx *x)
@@ -139,8 +116,29 @@ static struct bench_meta settings_meta(const struct run_ctx *x)
         .agentic = x->agentic.n ? &x->ds : NULL, .agentic_source = x->agentic.source,
         .output_range = c->output_range, .shared_prefix_len = c->shared_prefix_len,
         .duration_s = c->duration_s, .warmup_s = c->warmup_s, .slo = c->slo,
-        .argc = c->argc, .argv = c->argv,
+        .argc = c->argc, .argv = c->argv, .threads = x->threads,
     };
+}
+
+/* Each measuring loop's requests and lag probe (p99, max by the nearest
+ * rank, as the run's loop_lag_ms), into t (dr->threads entries). Returns 0
+ * or -1 (memory). */
+static int per_thread_of(const struct driver_result *dr, struct bench_thread *t)
+{
+    for (int i = 0; i < dr->threads; i++) {
+        const struct driver_loop_stat *p = &dr->per_loop[i];
+        double *lag = malloc((p->n_lag ? p->n_lag : 1) * sizeof *lag);
+        if (!lag)
+            return -1;
+        if (p->n_lag)
+            memcpy(lag, dr->loop_lag_ms + p->lag_first, p->n_lag * sizeof *lag);
+        struct dist d;
+        dist_compute(lag, p->n_lag, PCT_NEAREST, &d);
+        free(lag);
+        t[i] = (struct bench_thread){.requests = p->requests, .loop_lag_p99_ms = d.p99,
+                                     .loop_lag_max_ms = d.max, .loop_lag_samples = (long)d.samples};
+    }
+    return 0;
 }
 
 /* Whether the run was cut short, and why (static text). */
@@ -212,6 +210,14 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
     meta.client_cpu_sys_s = dr->cpu_sys_s;
     meta.stamps_kernel = dr->stamps_kernel;
     meta.stamps_clock = dr->stamps_clock;
+    meta.threads = dr->threads;
+    struct bench_thread *per_thread = dr->per_loop && dr->threads > 0
+                                      ? calloc((size_t)dr->threads, sizeof *per_thread) : NULL;
+    if (per_thread && per_thread_of(dr, per_thread) != 0) {
+        free(per_thread);
+        per_thread = NULL;
+    }
+    meta.per_thread = per_thread;
     res->incomplete = meta.incomplete;
     res->incomplete_reason = meta.incomplete_reason;
     res->cache_contaminated = meta.cache_contaminated;
@@ -225,6 +231,7 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
     x->trace_meta.server_prefix_hit_rate = x->prefix_meta.server_hit_rate = srv_rate;
     x->trace_meta.server_prefix_hit_rate_source = x->prefix_meta.server_hit_rate_source = (char *)source;
     cJSON *art = artifact_benchmark(&meta, res->records, res->n_records, s);
+    free(per_thread);
     if (art && run_observe_attach(x, dr, art) != 0) {
         cJSON_Delete(art);
         art = NULL;

@@ -140,6 +140,7 @@ static struct bench_meta meta_of(const struct benchmark *b, const struct journal
         .dataset = b->workload.dataset, .input_range = b->workload.input_len_range,
         .output_range = b->workload.output_len_range, .shared_prefix_len = b->workload.shared_prefix_len,
         .duration_s = dm->present ? dm->duration_s : 0, .warmup_s = dm->present ? dm->warmup_s : 0,
+        .threads = (int)b->client.threads,
     };
 }
 

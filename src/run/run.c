@@ -216,10 +216,17 @@ static int drive(struct run_ctx *x, struct driver_result *dr)
                                 c->warmup + c->num_prompts),
     };
     announce(x, cfg.threads);
+    x->threads = cfg.threads;
     clock_utc_iso8601(x->started_at);
     if (run_journal_header(x) != 0)
         return -1;
-    if (driver_run(&cfg, dr) != 0) {
+    if (run_log_start(x, cfg.threads) != 0) {
+        snprintf(x->res->error, sizeof x->res->error, "cannot start the request log: %s", strerror(errno));
+        return -1;
+    }
+    int rc = driver_run(&cfg, dr);
+    run_log_finish(x);      /* every ended request's lines written before the artifact */
+    if (rc != 0) {
         snprintf(x->res->error, sizeof x->res->error, "could not set up the event loop");
         return -1;
     }

@@ -49,6 +49,8 @@ struct run_ctx {
     long shared_prefix_tokens;      /* tokens two measured prompts share at their start; -1 = unknown */
     char shared_prefix_method[200]; /* how that was measured, or why it was not */
     char started_at[21];
+    int threads;                    /* measuring loops the run uses (plan_threads), for the artifact */
+    struct run_log *log;            /* the per-request lines while the load runs (records_log.c); owned */
     struct observe *obs;            /* server metrics and telemetry; owned; NULL = none */
     struct sampler **samplers;      /* c->samplers then obs's, for the driver; owned array */
     int n_samplers;
@@ -110,8 +112,8 @@ void run_observe_free(struct run_ctx *x);
  * counts (a chunk without one counts 1). */
 double run_record_tokens(const struct req_record *r);
 
-/* Driver callbacks: the body of request seq, the turn it follows, and the
- * per-request log line (ud is the run_ctx). */
+/* Driver callbacks: the body of request seq and the turn it follows (ud is
+ * the run_ctx). */
 char *run_make_body(void *ud, long seq, long *planned, long *max_tokens);
 long run_follows(void *ud, long seq);
 
@@ -119,7 +121,29 @@ long run_follows(void *ud, long seq);
  * workload_think_ns of x->wl (ud is the run_ctx). */
 int run_waits(void *ud, long seq, long *out, int cap);
 int64_t run_think_ns(void *ud, long seq);
-void run_log_record(void *ud, const struct req_record *r);
+
+/* How often the flusher writes the buffered journal and --requests-out
+ * lines: what a kill -9 can lose is the requests that ended in the last
+ * interval (docs/ARTIFACTS.md, "The journal"). */
+#define RUN_LOG_FLUSH_NS 100000000L
+
+/* Starts the per-request log for `loops` measuring loops (records_log.c):
+ * a buffer per loop and, when the run has a journal or --requests-out, a
+ * flusher thread writing them every RUN_LOG_FLUSH_NS. Sets x->log. Returns
+ * 0, or -1 (out of memory, or no thread: errno) with x->log NULL. */
+int run_log_start(struct run_ctx *x, int loops);
+
+/* The driver's on_record (ud is the run_ctx): request r ended on measuring
+ * loop `loop`. Builds its journal and --requests-out lines on the caller's
+ * thread and appends them to that loop's buffer; counts warm-up tokens.
+ * Safe from every loop at once (one call per loop at a time). */
+void run_log_record(void *ud, int loop, const struct req_record *r);
+
+/* Stops the flusher, writes every line still buffered, adds the lines not
+ * kept or written to x->res->log_errors and the warm-up tokens to
+ * x->warmup_output_tokens, frees the log (x->log = NULL). Call after
+ * driver_run, before the artifact is written. NULL-safe (x->log NULL). */
+void run_log_finish(struct run_ctx *x);
 
 /* Opens the journal next to the artifact (docs/ARTIFACTS.md, "The
  * journal"), res->journal_path, unless the artifact goes to stdout or a

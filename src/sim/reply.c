@@ -61,7 +61,11 @@ int sim_stream_fmt_init(struct sim_stream_fmt *f)
                              ",\"model\":%s,", f->id, obj, f->created, f->model_json);
         f->tail = printf_new("}\n\n");
     }
-    return f->head && f->tail ? 0 : -1;
+    if (!f->head || !f->tail)
+        return -1;
+    f->head_len = strlen(f->head);
+    f->tail_len = strlen(f->tail);
+    return 0;
 }
 
 void sim_stream_fmt_free(struct sim_stream_fmt *f)
@@ -91,7 +95,7 @@ bool sim_fmt_has_usage_chunk(const struct sim_stream_fmt *f)
 static int open_event(struct buf *b, const struct sim_stream_fmt *f)
 {
     if (f->flavor != SIM_FLAVOR_SGLANG)
-        return buf_append(b, f->head, strlen(f->head));
+        return buf_append(b, f->head, f->head_len);
     return buf_printf(b, "data: {\"id\":\"%s\",\"object\":\"%s\",\"created\":%lld,\"model\":%s,",
                       f->id, object_name(f->ep), (long long)time(NULL), f->model_json);
 }
@@ -100,8 +104,8 @@ static int open_event(struct buf *b, const struct sim_stream_fmt *f)
 static int close_event(struct buf *b, const struct sim_stream_fmt *f)
 {
     if (f->flavor != SIM_FLAVOR_LLAMACPP)
-        return buf_append(b, f->tail, strlen(f->tail));
-    int rc = buf_append(b, f->tail, strlen(f->tail));
+        return buf_append(b, f->tail, f->tail_len);
+    int rc = buf_append(b, f->tail, f->tail_len);
     if (f->ep != SIM_EP_CHAT)
         rc |= buf_printf(b, ",\"id\":\"%s\"", f->id);
     return rc | buf_append(b, "}\n\n", 3);

@@ -40,6 +40,7 @@ struct sim_stream_fmt {
     int64_t created;           /* unix s (SGLang re-stamps per event) */
     char *head;                /* owned: the event's opening, up to "choices" */
     char *tail;                /* owned: what closes an event after choices/usage */
+    size_t head_len, tail_len; /* their lengths (set by sim_stream_fmt_init: not measured per event) */
     int64_t prompt_tokens;
     int64_t cached_tokens;     /* >= 0: usage.prompt_tokens_details.cached_tokens; -1: no details */
     int64_t reasoning_tokens;  /* reply tokens streamed as reasoning (SGLang usage) */
@@ -49,7 +50,7 @@ struct sim_stream_fmt {
                                   call's arguments); NULL = an ordinary reply */
 };
 
-/* Prepares f (fields above set by the caller except head/tail). Returns 0,
+/* Prepares f (fields above set by the caller except head/tail and their lengths). Returns 0,
  * or -1 when out of memory. */
 int sim_stream_fmt_init(struct sim_stream_fmt *f);
 

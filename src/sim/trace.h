@@ -14,7 +14,7 @@ struct sim_trace;
 
 /* One content-carrying chunk: when it was handed to evhttp and its tokens. */
 struct sim_trace_chunk {
-    int64_t t_ns;      /* clock_now_ns() just before evhttp_send_reply_chunk/evhttp_send_reply */
+    int64_t t_ns;      /* clock_now_ns() just before the write that sent it (or evhttp_send_reply) */
     int64_t tokens;    /* output tokens it carries */
 };
 

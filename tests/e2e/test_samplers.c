@@ -106,9 +106,10 @@ static char *make_body(void *ud, long seq, long *planned, long *max_tokens)
     return request_body(&o, "one two three four five six seven eight");
 }
 
-static void on_record(void *ud, const struct req_record *r)
+static void on_record(void *ud, int loop, const struct req_record *r)
 {
     struct plan *p = ud;
+    (void)loop;
     if (r->warmup && r->t_end > p->warm_end)
         p->warm_end = r->t_end;
 }

@@ -111,6 +111,20 @@ Test(threads, closed_loop_same_requests_tokens_and_shape_with_1_and_2_threads, .
     cr_assert_eq(harness_num(one, "completed"), 60);
     cr_assert_eq(harness_num(two, "completed"), 60);
     cr_assert_eq(harness_num(two, "warmup_requests"), 4);
+    /* the thread count and what each loop carried */
+    for (int k = 0; k < 2; k++) {
+        const cJSON *c = cJSON_GetObjectItem(k ? two : one, "client");
+        cr_assert_eq(harness_num(c, "threads"), k + 1);
+        const cJSON *pt = cJSON_GetObjectItem(c, "per_thread"), *t;
+        cr_assert_eq(cJSON_GetArraySize(pt), k + 1);
+        double requests = 0;
+        cJSON_ArrayForEach(t, pt) {
+            cr_assert_gt(harness_num(t, "requests"), 0, "a thread carried no request");
+            requests += harness_num(t, "requests");
+            cr_assert(cJSON_GetObjectItem(cJSON_GetObjectItem(t, "loop_lag_ms"), "samples"));
+        }
+        cr_assert_eq(requests, 60, "the threads carried %g measured requests of 60", requests);
+    }
     cJSON_Delete(one);
     cJSON_Delete(two);
 }

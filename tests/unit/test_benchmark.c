@@ -170,6 +170,11 @@ static void fill(struct benchmark *b)
         b->workload.agentic.per_turn[i] = (struct bench_agentic_turn){whole(), whole(), num(), num(), num(), NAN,
                                                                       num(), num(), whole(), num(), NAN, num()};
     b->workload.images = (struct bench_images){true, whole(), whole(), whole(), num(), str()};
+    b->client.threads = 2;
+    b->client.per_thread = calloc(2, sizeof *b->client.per_thread);
+    b->client.n_per_thread = 2;
+    for (int i = 0; i < 2; i++)
+        b->client.per_thread[i] = (struct bench_thread){whole(), num(), num(), whole()};
     fill_counts(&b->context_distribution, 3);
     fill_invariants(&b->invariants);
     fill_counts(&b->failed_by_category, 2);
@@ -368,6 +373,13 @@ static void same_blocks(const struct benchmark *a, const struct benchmark *b)
     SAME(c, k, cpu_utilization); SAME(c, k, loop_lag_p50_ms); SAME(c, k, loop_lag_p99_ms);
     SAME(c, k, loop_lag_max_ms); SAME(c, k, loop_lag_samples); SAME(c, k, send_lateness_p99_ms);
     SAME(c, k, arrival_stamps_kernel_rx); SAME(c, k, arrival_stamps_client_clock);
+    SAME(c, k, threads);
+    cr_assert_eq(c->n_per_thread, k->n_per_thread);
+    cr_assert_eq(c->per_thread == NULL, k->per_thread == NULL);
+    for (size_t i = 0; i < c->n_per_thread; i++) {
+        SAME(c, k, per_thread[i].requests); SAME(c, k, per_thread[i].loop_lag_p99_ms);
+        SAME(c, k, per_thread[i].loop_lag_max_ms); SAME(c, k, per_thread[i].loop_lag_samples);
+    }
 }
 
 static void same_benchmark(const struct benchmark *a, const struct benchmark *b)
@@ -446,6 +458,7 @@ Test(benchmark, read_after_write_keeps_nulls_and_absent_blocks)
     a.good_request_share = NAN;
     a.duration_mode = (struct bench_duration_mode){0};
     a.sweep = (struct bench_sweep){0};
+    free(a.client.per_thread);
     a.client = (struct bench_client){0};
     a.slo = (struct bench_slo){false, NAN, NAN, NAN};
     a.calibration.searched = false;
@@ -610,6 +623,36 @@ Test(benchmark, errors_inside_anvil_blocks_name_the_path)
     cJSON_DeleteItemFromObject(j, "provenance");
     cr_assert_eq(benchmark_from_json(j, NULL, &b, err, sizeof err), -1);
     cr_assert_str_eq(err, "client.loop_lag_ms.p99: missing");
+    cJSON_Delete(j);
+}
+
+/* client.threads and client.per_thread: an artifact from before them
+ * (neither key) reads as "not recorded"; per_thread must have one entry per
+ * thread, and threads is at least 1. */
+Test(benchmark, client_threads_absent_reads_as_unrecorded_and_per_thread_must_match)
+{
+    struct benchmark a, b;
+    fill(&a);
+    cJSON *j = benchmark_to_json(&a);
+    benchmark_free(&a);
+    cJSON *c = cJSON_GetObjectItem(j, "client");
+    char err[256];
+    cr_assert_eq(benchmark_from_json(j, "t.json", &b, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(b.client.threads, 2);
+    cr_assert_eq(b.client.n_per_thread, 2);
+    benchmark_free(&b);
+    cJSON_DeleteItemFromArray(cJSON_GetObjectItem(c, "per_thread"), 1);
+    cr_assert_eq(benchmark_from_json(j, "t.json", &b, err, sizeof err), -1);
+    cr_assert_str_eq(err, "t.json: client.per_thread: has 1 entries for 2 threads");
+    cJSON_DeleteItemFromObject(c, "per_thread");
+    cJSON_ReplaceItemInObject(c, "threads", cJSON_CreateNumber(0));
+    cr_assert_eq(benchmark_from_json(j, "t.json", &b, err, sizeof err), -1);
+    cr_assert(strstr(err, "t.json: client.threads: expected a whole number ≥ 1") == err, "%s", err);
+    cJSON_DeleteItemFromObject(c, "threads");
+    cr_assert_eq(benchmark_from_json(j, "t.json", &b, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(b.client.threads, 0);
+    cr_assert_null(b.client.per_thread);
+    benchmark_free(&b);
     cJSON_Delete(j);
 }
 

@@ -312,6 +312,56 @@ Test(sampler, inline_slot_late_by_a_busy_loop_shows_the_lag_and_skips_what_it_ra
     script_free(&sc);
 }
 
+/* The run's last callback: the loop is busy 40 ms, then the run ends. */
+static void on_last_stall(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    sleep_ms(40);
+    event_base_loopbreak(arg);
+}
+
+/* A stall at the very end of a run: the 10 ms slot comes due during it and
+ * the loop stops before its timer can run. The stop takes that overdue
+ * slot, so the lag probe shows the stall (before, it took no sample). */
+Test(sampler, an_overdue_slot_is_taken_at_stop)
+{
+    static struct recorder r;
+    recorder_init(&r);
+    struct sampler s = make_sampler(&r, "lag", 10 * MS, false);
+    struct sampler *list[] = {&s};
+    struct script sc;
+    memset(&sc, 0, sizeof sc);
+    sc.base = precise_base();
+    sc.runner = sampler_runner_new(sc.base, list, 1);
+    cr_assert(sc.runner);
+    sc.t0 = clock_now_ns();
+    cr_assert_eq(sampler_runner_start(sc.runner, sc.t0), 0);
+    at_ms(&sc, 2, on_last_stall, sc.base);
+    event_base_dispatch(sc.base);
+    int64_t end = clock_now_ns();
+    cr_assert_eq(sampler_runner_stop(sc.runner, end, 0), 0);
+    int periodic = 0, after_last = -1, slot = -1;
+    for (int i = 0; i < r.n; i++) {
+        if (r.calls[i].hook != H_SAMPLE)
+            continue;
+        if (r.calls[i].t.phase == SAMPLER_PERIODIC) {
+            periodic++;
+            slot = i;
+        } else if (r.calls[i].t.phase == SAMPLER_AFTER_LAST) {
+            after_last = i;
+        }
+    }
+    cr_assert_eq(periodic, 1, "the overdue slot is taken once (%d periodic samples)", periodic);
+    const struct sampler_tick *t = &r.calls[slot].t;
+    cr_assert_eq(t->t_due, sc.t0 + 10 * MS, "it is the 10 ms slot");
+    cr_assert_geq(t->t_taken - t->t_due, 25 * MS, "the stall shows as lag (%lld ms)",
+                  (long long)((t->t_taken - t->t_due) / MS));
+    cr_assert_lt(slot, after_last, "in order of t_due: before the after-last boundary");
+    cr_assert_eq(sampler_runner_report(sc.runner, 0)->max_late_ns, t->t_taken - t->t_due);
+    script_free(&sc);
+}
+
 static void on_hog_5ms(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;

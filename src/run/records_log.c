@@ -1,0 +1,223 @@
+/* records_log.c — the journal's and --requests-out's line per ended request,
+ * off the measuring loops' shared lock and their hot path.
+ *
+ * Each line is built on the measuring thread whose request ended (the
+ * driver calls on_record outside its lock) and appended to that loop's own
+ * buffer: a memcpy under a mutex only that loop and the flusher take. A
+ * flusher thread writes every loop's buffered lines (fwrite + fflush) every
+ * RUN_LOG_FLUSH_NS, and once more when the run ends, before the artifact is
+ * written. Before, every request's lines were printed and flushed (a write
+ * per request) under the lock every loop takes to claim and end requests.
+ * What a kill -9 can lose is what ended in the last flush interval — never
+ * more than RUN_LOG_FLUSH_NS of ended requests (docs/ARTIFACTS.md). */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "artifact/journal.h"
+#include "run/stage.h"
+
+/* The most one loop's unwritten lines may hold before an append fails
+ * (counted as a log error): far above what 100 ms of requests write. */
+#define LOOP_BUF_MAX ((size_t)1 << 30)
+
+struct log_loop {
+    pthread_mutex_t mu;
+    struct buf journal, requests;   /* lines not yet handed to the files */
+    long errors;                    /* lines that could not be built or kept */
+    double warmup_tokens;           /* output tokens of this loop's warm-ups */
+};
+
+struct run_log {
+    struct run_ctx *x;
+    struct log_loop *loops;
+    int n;
+    struct buf out;                 /* the flusher's: lines being written (swapped in) */
+    long write_errors;
+    pthread_t thread;
+    bool started;
+    pthread_mutex_t mu;             /* stop and cv */
+    pthread_cond_t cv;
+    bool stop;
+};
+
+/* line (a JSON object, consumed) printed on one line; NULL when out of memory. */
+static char *line_of(cJSON *line)
+{
+    char *s = line ? cJSON_PrintUnformatted(line) : NULL;
+    cJSON_Delete(line);
+    return s;
+}
+
+/* Appends s and a newline to b, whole or not at all. Returns 0 or 1 (not kept). */
+static int keep(struct buf *b, const char *s)
+{
+    size_t mark = b->len;
+    if (buf_append(b, s, strlen(s)) == 0 && buf_append(b, "\n", 1) == 0)
+        return 0;
+    b->len = mark;
+    return 1;
+}
+
+static cJSON *requests_line(const struct run_ctx *x, const struct req_record *r)
+{
+    cJSON *line = r->fail == FAIL_NONE ? artifact_request_timing(r) : artifact_failure(r);
+    if (line) {
+        cJSON_AddStringToObject(line, "run_id", x->res->run_id);
+        cJSON_AddBoolToObject(line, "warmup", r->warmup);
+        cJSON_AddStringToObject(line, "status", r->cut ? "incomplete" : r->fail == FAIL_NONE ? "completed" : "failed");
+    }
+    return line;
+}
+
+void run_log_record(void *ud, int loop, const struct req_record *r)
+{
+    struct run_ctx *x = ud;
+    struct run_log *g = x->log;
+    /* the driver never runs more loops than run_log_start was told; if it
+     * did, the mutex still keeps a shared buffer whole */
+    struct log_loop *l = &g->loops[loop >= 0 && loop < g->n ? loop : 0];
+    /* printed outside the loop's mutex; only the copy is under it */
+    char *j = x->journal ? line_of(journal_record(r, x->journal_t0)) : NULL;
+    char *q = x->requests_log ? line_of(requests_line(x, r)) : NULL;
+    int bad = (x->journal && !j) + (x->requests_log && !q);
+    pthread_mutex_lock(&l->mu);
+    if (r->warmup)
+        l->warmup_tokens += run_record_tokens(r);
+    if (j)
+        bad += keep(&l->journal, j);
+    if (q)
+        bad += keep(&l->requests, q);
+    l->errors += bad;
+    pthread_mutex_unlock(&l->mu);
+    free(j);
+    free(q);
+}
+
+/* Writes the lines of every loop's buffer `which` to f: each loop's are
+ * swapped out under its mutex and written outside it. */
+static void flush_to(struct run_log *g, FILE *f, size_t which)
+{
+    for (int i = 0; i < g->n; i++) {
+        struct log_loop *l = &g->loops[i];
+        struct buf *b = which ? &l->requests : &l->journal;
+        pthread_mutex_lock(&l->mu);
+        struct buf t = *b;
+        *b = g->out;
+        g->out = t;
+        pthread_mutex_unlock(&l->mu);
+        if (g->out.len && (fwrite(g->out.data, 1, g->out.len, f) != g->out.len || fflush(f) != 0))
+            g->write_errors++;
+        buf_reset(&g->out);
+    }
+}
+
+static void flush_all(struct run_log *g)
+{
+    if (g->x->journal)
+        flush_to(g, g->x->journal, 0);
+    if (g->x->requests_log)
+        flush_to(g, g->x->requests_log, 1);
+}
+
+static void *flusher(void *arg)
+{
+    struct run_log *g = arg;
+    pthread_mutex_lock(&g->mu);
+    while (!g->stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        long ns = ts.tv_nsec + RUN_LOG_FLUSH_NS % 1000000000L;
+        ts.tv_sec += RUN_LOG_FLUSH_NS / 1000000000L + ns / 1000000000L;
+        ts.tv_nsec = ns % 1000000000L;
+        pthread_cond_timedwait(&g->cv, &g->mu, &ts);
+        if (g->stop)
+            break;
+        pthread_mutex_unlock(&g->mu);
+        flush_all(g);
+        pthread_mutex_lock(&g->mu);
+    }
+    pthread_mutex_unlock(&g->mu);
+    return NULL;
+}
+
+static void log_free(struct run_log *g)
+{
+    for (int i = 0; i < g->n; i++) {
+        pthread_mutex_destroy(&g->loops[i].mu);
+        buf_free(&g->loops[i].journal);
+        buf_free(&g->loops[i].requests);
+    }
+    free(g->loops);
+    buf_free(&g->out);
+    pthread_cond_destroy(&g->cv);
+    pthread_mutex_destroy(&g->mu);
+    free(g);
+}
+
+int run_log_start(struct run_ctx *x, int loops)
+{
+    struct run_log *g = calloc(1, sizeof *g);
+    if (!g || !(g->loops = calloc(loops > 0 ? (size_t)loops : 1, sizeof *g->loops))) {
+        free(g);
+        return -1;
+    }
+    g->x = x;
+    g->n = loops;
+    buf_init(&g->out, LOOP_BUF_MAX);
+    for (int i = 0; i < loops; i++) {
+        pthread_mutex_init(&g->loops[i].mu, NULL);
+        buf_init(&g->loops[i].journal, LOOP_BUF_MAX);
+        buf_init(&g->loops[i].requests, LOOP_BUF_MAX);
+    }
+    pthread_mutex_init(&g->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&g->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    x->log = g;
+    if (!x->journal && !x->requests_log)
+        return 0;       /* nothing to write: the buffers only count warm-up tokens */
+    /* signals are the measuring loop's (thread 0's), as for the driver's threads */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    int rc = pthread_create(&g->thread, NULL, flusher, g);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        x->log = NULL;
+        log_free(g);
+        errno = rc;
+        return -1;
+    }
+    g->started = true;
+    return 0;
+}
+
+void run_log_finish(struct run_ctx *x)
+{
+    struct run_log *g = x->log;
+    if (!g)
+        return;
+    if (g->started) {
+        pthread_mutex_lock(&g->mu);
+        g->stop = true;
+        pthread_cond_signal(&g->cv);
+        pthread_mutex_unlock(&g->mu);
+        pthread_join(g->thread, NULL);
+    }
+    flush_all(g);
+    x->res->log_errors += g->write_errors;
+    for (int i = 0; i < g->n; i++) {
+        x->res->log_errors += g->loops[i].errors;
+        x->warmup_output_tokens += g->loops[i].warmup_tokens;
+    }
+    x->log = NULL;
+    log_free(g);
+}
