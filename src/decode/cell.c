@@ -165,9 +165,9 @@ static void capacity(const struct decode_cell_cfg *c, const struct observe_repor
     if (isfinite(pool) && pool < need)
         snprintf(why, cap, "KV budget %.0f tokens < %ld streams x %ld tokens", pool, c->concurrency,
                  decode_prompt_len(c->context_tokens, c->max_tokens) + c->max_tokens);
-    else if (o->underfilled && o->max_queue_reqs > 0)
-        snprintf(why, cap, "the server queued requests while running %.1f of %ld", o->avg_running_reqs,
-                 c->concurrency);
+    else if (o->underfilled && o->queue_fraction > 0.5)
+        snprintf(why, cap, "the server kept requests queued (%.0f%% of the window) while running %.1f of %ld",
+                 o->queue_fraction * 100, o->avg_running_reqs, c->concurrency);
     o->capacity_limited = *why != 0;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/buf.h"
@@ -160,13 +161,21 @@ cJSON *decode_run_capture(const char *const argv[])
             close(pe[1]);
     }
     if (e == 0) {
-        drain(po[0], pe[0], &out, &err, clock_now_ns() + 10 * (int64_t)1000000000);
+        int64_t deadline = clock_now_ns() + 10 * (int64_t)1000000000;
+        drain(po[0], pe[0], &out, &err, deadline);
         int st;
-        if (waitpid(pid, &st, WNOHANG) == 0) {
+        pid_t w;
+        /* the outputs closed: the program is exiting; wait for it until the deadline */
+        while ((w = waitpid(pid, &st, WNOHANG)) == 0 && clock_now_ns() < deadline) {
+            struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL);
+        }
+        if (w == 0) {
             kill(pid, SIGKILL);
             buf_printf(&err, "%stimed out after 10 s", err.len ? "\n" : "");
+            w = waitpid(pid, &st, 0);
         }
-        if (waitpid(pid, &st, 0) == pid && WIFEXITED(st))
+        if (w == pid && WIFEXITED(st))
             rc = WEXITSTATUS(st);
     } else {
         buf_printf(&err, "%s: %s", argv[0], strerror(e));

@@ -516,7 +516,8 @@ static void add_prefill_and_burst(cJSON *doc, const struct cell_slot *cells, siz
             .prompt_tokens = (long)cJSON_GetNumberValue(cJSON_GetObjectItem(sc, "prompt_tokens")),
             .cached_tokens = cJSON_IsNumber(cached) ? (long)cached->valuedouble : ARTIFACT_NONE,
             .samples = 1, .method = "integrated_scout", .validation_method = "",
-            .validation_tok_per_sec = 0, .validation_prefill_seconds = 0, .validation_prompt_tokens = 0,
+            .validation_tok_per_sec = NAN, .validation_prefill_seconds = NAN,
+            .validation_prompt_tokens = ARTIFACT_NONE,
             .validation_samples = 0,
             .invalid_reason = "no server-side validation of the integrated scout: the window's scrapes do not "
                               "isolate its prefill",
