@@ -278,6 +278,8 @@ cJSON *decode_prefill_json(const struct decode_prefill_out *p)
         artifact_add_whole(v, "samples", p->validation_samples);
         cJSON_AddStringToObject(v, "invalid_reason", p->invalid_reason ? p->invalid_reason : "");
     }
+    /* telemetry isolated to the prefill: none for a scout inside a cell (as the seed's) */
+    cJSON_AddObjectToObject(o, "hardware_summary");
     return o;
 }
 

@@ -72,7 +72,9 @@ static int client_figures(const struct run_result *res, int64_t ws, int64_t we, 
     double in_sum = 0;
     for (int i = 0; i < res->n_records; i++) {
         const struct req_record *r = &res->records[i];
-        if (!decode_in_window(r, ws, we) || (r->fail != FAIL_NONE && !r->cut))
+        /* a request without two chunks yet (queued, in prefill at the window's end) has no
+         * decode figure: it counts in request_count only */
+        if (!decode_in_window(r, ws, we) || (r->fail != FAIL_NONE && !r->cut) || r->n_chunks < 2)
             continue;
         struct decode_request_sample *x = &s[n];
         decode_sample_of(r, x);

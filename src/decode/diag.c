@@ -66,6 +66,7 @@ cJSON *decode_p2p_override(const struct decode_diag_paths *dp)
     char *ptext = file_read_all(params, NULL), *mtext = file_read_all(modprobe, NULL);
     cJSON *o = cJSON_CreateObject();
     cJSON *runtime = cJSON_CreateObject(), *want = cJSON_CreateObject(), *missing = cJSON_CreateArray();
+    cJSON *mismatched = cJSON_CreateObject();
     char dwords[2048] = "", line[2048];
     if (ptext && find_after(ptext, "RegistryDwords", line, sizeof line))
         parse_dwords(line, runtime);
@@ -78,6 +79,11 @@ cJSON *decode_p2p_override(const struct decode_diag_paths *dp)
         used += (size_t)snprintf(dwords + used, sizeof dwords - used, "%s%s=%s", i ? ";" : "", expected[i][0],
                                  expected[i][1]);
         const cJSON *got = cJSON_GetObjectItemCaseSensitive(runtime, expected[i][0]);
+        if (cJSON_IsString(got) && strcmp(got->valuestring, expected[i][1]) != 0) {
+            cJSON *m = cJSON_AddObjectToObject(mismatched, expected[i][0]);
+            cJSON_AddStringToObject(m, "runtime", got->valuestring);
+            cJSON_AddStringToObject(m, "expected", expected[i][1]);
+        }
         if (!cJSON_IsString(got) || strcmp(got->valuestring, expected[i][1]) != 0) {
             cJSON_AddItemToArray(missing, cJSON_CreateString(expected[i][0]));
             all = false;
@@ -94,6 +100,7 @@ cJSON *decode_p2p_override(const struct decode_diag_paths *dp)
     cJSON_AddItemToObject(o, "runtime", runtime);
     cJSON_AddItemToObject(o, "expected", want);
     cJSON_AddItemToObject(o, "missing", missing);
+    cJSON_AddItemToObject(o, "mismatched", mismatched);
     cJSON_AddStringToObject(o, "registry_dwords", dwords);
     cJSON_AddStringToObject(o, "suggested_modprobe_line", suggest);
     cJSON_AddStringToObject(o, "suggested_reload",
@@ -215,6 +222,14 @@ cJSON *decode_startup_diagnostics(const struct decode_diag_paths *p, const char 
         snprintf(un, sizeof un, "%s %s %s %s %s", u.sysname, u.nodename, u.release, u.version, u.machine);
     cJSON_AddStringToObject(o, "uname", un);
     cJSON_AddItemToObject(o, "args", cJSON_Duplicate(args, 1));
+    /* the variables that change which GPUs and links a server uses (never secrets) */
+    static const char *const vars[] = {"CUDA_VISIBLE_DEVICES", "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL",
+                                       "NCCL_IB_DISABLE", "NCCL_SHM_DISABLE", "HIP_VISIBLE_DEVICES",
+                                       "ROCR_VISIBLE_DEVICES"};
+    cJSON *env = cJSON_AddObjectToObject(o, "env");
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
+        if (getenv(vars[i]))
+            cJSON_AddStringToObject(env, vars[i], getenv(vars[i]));
     cJSON_AddItemToObject(o, "nvidia_p2p_override", decode_p2p_override(p));
     cJSON_AddItemToObject(o, "p2pmark", not_run("anvil has no p2pmark runner"));
     cJSON_AddItemToObject(o, "amd_fabric", not_run("anvil has no AMD fabric check"));

@@ -1,7 +1,8 @@
 /* diag.h — seed 004's startup diagnostics, from what this host lets anvil
  * read: the NVIDIA P2P override (the driver's runtime RegistryDwords in
  * /proc/driver/nvidia/params, the modprobe file that configures it),
- * `nvidia-smi --query-gpu` and `nvidia-smi topo -m` as run (command, exit
+ * the environment variables that choose GPUs and links (CUDA_VISIBLE_DEVICES,
+ * NCCL_P2P_*, ...), `nvidia-smi --query-gpu` and `nvidia-smi topo -m` as run (command, exit
  * status, output), and p2pmark / AMD fabric, which anvil does not run
  * (status "not_run"). Nothing is filled in that was not read: a missing
  * file is params_available false, a missing program returncode -1 with
