@@ -141,8 +141,15 @@ static void server_figures(const struct decode_cell_cfg *c, const struct observe
     for (int i = 0; i < o->n_pos_accept; i++)
         o->pos_accept[i] = s->pos_accept[i];
     double out = isfinite(o->server_output_tokens) ? o->server_output_tokens : (double)o->client_output_tokens;
-    decode_engine_steps(out, o->server_spec_drafts, o->server_spec_accepted_tokens, o->aggregate_tps,
-                        &o->server_engine_steps, &o->server_accept_len_effective, &o->server_steps_per_s);
+    if (isfinite(o->server_spec_drafts)) {
+        decode_engine_steps(out, o->server_spec_drafts, o->server_spec_accepted_tokens, o->aggregate_tps,
+                            &o->server_engine_steps, &o->server_accept_len_effective, &o->server_steps_per_s);
+    } else {    /* no vLLM draft counters: observe's steps (SGLang's acceptance length, or one token a step) */
+        o->server_engine_steps = s ? s->engine_steps : NAN;
+        o->server_accept_len_effective = s ? s->accept_len_effective : NAN;
+        o->server_steps_per_s = o->server_accept_len_effective > 0 ? o->aggregate_tps / o->server_accept_len_effective
+                                                                   : NAN;
+    }
     o->accept_norm_ref_len = c->accept_norm_ref_len;
     o->accept_norm_tps = c->accept_norm_ref_len > 0 ? o->server_steps_per_s * c->accept_norm_ref_len : 0;
     o->avg_running_reqs = s ? s->avg_running_reqs : NAN;
@@ -200,19 +207,17 @@ static cJSON *trace_json(const struct decode_gate *g, int64_t t0)
 static int64_t first_send(const struct run_result *res, struct decode_cell_result *out)
 {
     const struct req_record *first = NULL;
-    int64_t last_end = 0;
     for (int i = 0; i < res->n_records; i++) {
         const struct req_record *r = &res->records[i];
         if (r->t_start && (!first || r->t_start < first->t_start))
             first = r;
-        if (r->t_end > last_end)
-            last_end = r->t_end;
     }
     if (!first)
         return 0;
     if (first->t_first_content && first->fail == FAIL_NONE) {
         out->scout = true;
         out->scout_ttft_s = (double)(first->t_first_content - first->t_start) / 1e9;
+        out->t_scout_first_token = first->t_first_content;
         out->scout_prompt_tokens = first->prompt_tokens >= 0 ? first->prompt_tokens : first->planned_prompt_tokens;
         out->scout_cached_tokens = first->cached_tokens;
     }

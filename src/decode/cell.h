@@ -40,6 +40,7 @@ struct decode_cell_result {
     bool scout;
     double scout_ttft_s;
     long scout_prompt_tokens, scout_cached_tokens;
+    int64_t t_scout_first_token;    /* CLOCK_MONOTONIC */
     /* for the event log and the terminal table */
     double aggregate_tps, steps_per_s, accept_len;
     bool capacity_limited, warmup_timed_out;

@@ -233,17 +233,20 @@ static int startup(const struct decode_config *c, struct startup *s, struct deco
                  label, c->dir);
     decode_event(ev, "startup prefill tests: integrated from decode scout requests");
     decode_event(ev, "startup startup preparation done");
+    if (c->run.telemetry != OBS_MODE_OFF)
+        decode_event(ev, "hardware monitor interval=%gs", c->run.telemetry_interval_ms / 1000);
     return 0;
 }
 
 /* ---- cells ---- */
 
 /* The scout of a cell: its first request, when it is the first at its context. */
-static cJSON *scout_json(const struct decode_cell_result *r)
+static cJSON *scout_json(const struct decode_cell_result *r, long conc)
 {
     if (!r->scout)
         return cJSON_CreateNull();
     cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "concurrent_streams", (double)(conc - 1));
     cJSON_AddNumberToObject(o, "ttft_seconds", r->scout_ttft_s);
     cJSON_AddNumberToObject(o, "prompt_tokens", (double)r->scout_prompt_tokens);
     artifact_add_whole(o, "cached_tokens", r->scout_cached_tokens);
@@ -336,8 +339,8 @@ static int run_cell(const struct decode_config *c, const struct startup *s, stru
         return -1;
     }
     if (scout_cell && r.scout)
-        decode_event(ev, "integrated prefill done ctx=%s %.0f tok/s", label,
-                     (double)r.scout_prompt_tokens / r.scout_ttft_s);
+        decode_event_at(ev, r.t_scout_first_token, "integrated prefill done ctx=%s %.0f tok/s", label,
+                        (double)r.scout_prompt_tokens / r.scout_ttft_s);
     decode_event_at(ev, r.t_ready, "%s C=%ld ctx=%s %s", r.warmup_timed_out ? "warmup timeout" : "ready", slot->conc,
                     label, r.ready_line + (r.warmup_timed_out ? strlen("warmup timeout ") : strlen("ready ")));
     if (isfinite(r.steps_per_s))
@@ -349,7 +352,7 @@ static int run_cell(const struct decode_config *c, const struct startup *s, stru
     slot->file = cJSON_CreateObject();
     cJSON_AddItemToObject(slot->file, "result", r.json);
     r.json = NULL;
-    cJSON_AddItemToObject(slot->file, "scout", scout_json(&r));
+    cJSON_AddItemToObject(slot->file, "scout", scout_json(&r, slot->conc));
     decode_cell_result_free(&r);
     snprintf(rel, sizeof rel, "cells/%s.json", name);
     dir_path(c, rel, path, sizeof path);
@@ -522,7 +525,10 @@ static void add_prefill_and_burst(cJSON *doc, const struct cell_slot *cells, siz
             .invalid_reason = "no server-side validation of the integrated scout: the window's scrapes do not "
                               "isolate its prefill",
         };
-        cJSON_AddItemToObject(pre, key, decode_prefill_json(&p));
+        cJSON *e = decode_prefill_json(&p);
+        /* sent with the cell's other streams when the lowest concurrency is above 1: said, not hidden */
+        cJSON_AddNumberToObject(e, "concurrent_streams", cJSON_GetNumberValue(cJSON_GetObjectItem(sc, "concurrent_streams")));
+        cJSON_AddItemToObject(pre, key, e);
     }
     cJSON_AddItemToObject(doc, "burst_results", cJSON_CreateArray());
     cJSON_AddItemToObject(doc, "burst_summary_table", cJSON_CreateObject());

@@ -355,3 +355,32 @@ Test(decode_e2e, a_killed_server_leaves_an_incomplete_matrix_that_resumes, .time
     cJSON_Delete(doc);
     rmtree(dir);
 }
+
+Test(decode_e2e, without_server_metrics_the_gate_counts_decoding_streams, .timeout = 60)
+{
+    char dir[64];
+    tmpdir(dir, sizeof dir);
+    struct sim_proc sim;
+    start_sim(&sim, NULL);
+    const char *argv[] = {harness_anvil_bin(), "decode", "--base-url", sim.base_url, "--concurrency", "2",
+                          "--contexts", "256", "--duration", "0.5", "--max-tokens", "128", "--ready-stable-s", "0.2",
+                          "--cell-warmup-timeout-s", "5", "--decode-warmup-s", "0", "--telemetry", "off",
+                          "--server-metrics", "off", "--out-dir", dir, NULL};
+    static char out[65536];
+    int status;
+    cr_assert_eq(run_cmd(argv, out, sizeof out, &status), 0);
+    cr_assert_eq(status, 0, "%s", out);
+    cr_assert_eq(sim_stop(&sim), 0);
+    cJSON *doc = load_dir(dir, "decode.json");
+    cr_expect(cJSON_IsFalse(harness_json_path(doc, "metadata.metrics_available")));
+    cr_expect(strstr(cJSON_GetStringValue(harness_json_path(doc, "metadata.metrics_warning")), "--server-metrics off"));
+    const cJSON *c = cell(doc, 2, 256);
+    cr_expect(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(c, "ready_reason")),
+                     "active_streams=2/2, decoding_streams=2/2, stable=0.2s"),
+              "%s", cJSON_GetStringValue(cJSON_GetObjectItem(c, "ready_reason")));
+    cr_expect(cJSON_IsNull(cJSON_GetObjectItem(c, "server_output_tokens")), "no server figure is made up");
+    cr_expect(cJSON_IsNull(cJSON_GetObjectItem(c, "server_steps_per_s")));
+    cr_expect_gt(harness_num(c, "aggregate_tps"), 0);
+    cJSON_Delete(doc);
+    rmtree(dir);
+}
