@@ -365,12 +365,20 @@ Test(decode_e2e, without_server_metrics_the_gate_counts_decoding_streams, .timeo
     const char *argv[] = {harness_anvil_bin(), "decode", "--base-url", sim.base_url, "--concurrency", "2",
                           "--contexts", "256", "--duration", "0.5", "--max-tokens", "128", "--ready-stable-s", "0.2",
                           "--cell-warmup-timeout-s", "5", "--decode-warmup-s", "0", "--telemetry", "off",
-                          "--server-metrics", "off", "--out-dir", dir, NULL};
-    static char out[65536];
+                          "--server-metrics", "off", "--header", "X-Team-Token: hdr-secret-4711",
+                          "--api-key-env", "ANVIL_TEST_DECODE_KEY", "--out-dir", dir, NULL};
+    setenv("ANVIL_TEST_DECODE_KEY", "sk-decode-secret-0815", 1);
+    static char out[65536], err[65536];
     int status;
-    cr_assert_eq(run_cmd(argv, out, sizeof out, &status), 0);
-    cr_assert_eq(status, 0, "%s", out);
+    cr_assert_eq(run_cmd_err(argv, out, sizeof out, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 0, "%s%s", out, err);
     cr_assert_eq(sim_stop(&sim), 0);
+    /* no secret reaches a file of the directory or the terminal */
+    cr_expect(!strstr(out, "secret") && !strstr(err, "secret"), "a secret was printed");
+    const char *grep[] = {"grep", "-rl", "-e", "hdr-secret-4711", "-e", "sk-decode-secret-0815", dir, NULL};
+    char found[4096];
+    cr_assert_eq(run_cmd(grep, found, sizeof found, &status), 0);
+    cr_expect_eq(status, 1, "secrets in: %s", found);
     cJSON *doc = load_dir(dir, "decode.json");
     cr_expect(cJSON_IsFalse(harness_json_path(doc, "metadata.metrics_available")));
     cr_expect(strstr(cJSON_GetStringValue(harness_json_path(doc, "metadata.metrics_warning")), "--server-metrics off"));
