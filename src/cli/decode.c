@@ -71,7 +71,7 @@ static const struct flag_spec flags[] = {
     {"base-url", NULL, FLAG_STRING, RUN(base_url), "URL", NULL,
      "OpenAI base URL (default " RUN_DEFAULT_BASE_URL ")", .section = "Server"},
     {"endpoint", NULL, FLAG_STRING, RUN(compat.endpoint), "chat|completions|PATH", NULL,
-     "API to call (default completions)"},
+     "API to call, or its path (/v1/chat/completions) (default chat)"},
     {"model", NULL, FLAG_STRING, RUN(model), "NAME", NULL, "model to benchmark (default: the first served)"},
     {"api-key-env", NULL, FLAG_STRING, RUN(api_key_env), "VAR", "OPENAI_API_KEY",
      "environment variable holding the API key (sent as a bearer token, never written)"},

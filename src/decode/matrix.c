@@ -229,8 +229,8 @@ static int startup(const struct decode_config *c, struct startup *s, struct deco
     for (size_t i = 0; i < c->n_ctx; i++)
         if (c->ctx[i] > c->ctx[c->n_ctx - 1])
             decode_size_label(c->ctx[i], label, sizeof label);
-    decode_event(ev, "startup calibrating prompt text up_to=%s (once per context, cached in %s/calibration.json)",
-                 label, c->dir);
+    decode_event(ev, "startup calibrating prompt text up_to=%s: once per context at its first run (the decode "
+                 "warm-up takes the largest), cached in %s/calibration.json", label, c->dir);
     decode_event(ev, "startup prefill tests: integrated from decode scout requests");
     decode_event(ev, "startup startup preparation done");
     if (c->run.telemetry != OBS_MODE_OFF)
@@ -314,11 +314,28 @@ static int decode_warmup(const struct decode_config *c, const struct startup *s,
     return ok ? 0 : -1;
 }
 
+/* Logs how the cell's prompts were calibrated, from its benchmark artifact
+ * (measured now, or taken from the cache). */
+static void log_calibration(struct decode_events *ev, const char *bench, const char *label)
+{
+    char *text = file_read_all(bench, NULL);
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    const cJSON *cal = cJSON_GetObjectItem(j, "calibration");
+    const char *src = cJSON_GetStringValue(cJSON_GetObjectItem(cal, "source"));
+    const cJSON *words = cJSON_GetObjectItem(cal, "filler_words"), *tok = cJSON_GetObjectItem(cal, "measured_tokens");
+    if (src && cJSON_IsNumber(words) && cJSON_IsNumber(tok))
+        decode_event(ev, "calibrated ctx=%s: %.0f filler words give %.0f prompt tokens (%s)", label,
+                     words->valuedouble, tok->valuedouble, !strcmp(src, "cache") ? "cached" : src);
+    cJSON_Delete(j);
+}
+
 /* Runs one cell and writes DIR/cells/<name>.json. Returns 0 measured, -1
  * not (why in why). */
 static int run_cell(const struct decode_config *c, const struct startup *s, struct decode_events *ev,
-                    struct cell_slot *slot, bool scout_cell, char *why, size_t whycap)
+                    struct cell_slot *slot, bool first_at_ctx, char *why, size_t whycap)
 {
+    bool scout_cell = first_at_ctx && slot->ctx > 0;
     char name[64], rel[128], path[4200], bench[4200], cal[4200], label[32];
     cell_name(slot->conc, slot->ctx, name, sizeof name);
     decode_size_label(slot->ctx, label, sizeof label);
@@ -331,6 +348,8 @@ static int run_cell(const struct decode_config *c, const struct startup *s, stru
         decode_event(ev, "integrated prefill start ctx=%s", label);
     struct decode_cell_result r;
     decode_cell_run(&cc, &r);
+    if (first_at_ctx)
+        log_calibration(ev, bench, label);
     if (!r.measured) {
         snprintf(why, whycap, "%s", r.server_gone ? "the server went away" : r.interrupted ? "interrupted by a signal"
                                    : *r.error ? r.error : "the cell's window did not run");
@@ -507,11 +526,20 @@ static cJSON *run_hardware(const struct cell_slot *cells, size_t n)
 static void add_prefill_and_burst(cJSON *doc, const struct cell_slot *cells, size_t n)
 {
     cJSON *pre = cJSON_AddObjectToObject(doc, "prefill");
+    long seen[DECODE_MAX_LIST];
+    size_t n_seen = 0;
     for (size_t i = 0; i < n; i++) {
+        bool first = true;     /* only a context's first cell holds its scout */
+        for (size_t k = 0; k < n_seen; k++)
+            first = first && seen[k] != cells[i].ctx;
+        if (!first)
+            continue;
+        if (n_seen < DECODE_MAX_LIST)
+            seen[n_seen++] = cells[i].ctx;
         const cJSON *sc = cJSON_GetObjectItem(cells[i].file, "scout");
         char key[32];
         snprintf(key, sizeof key, "%ld", cells[i].ctx);
-        if (cells[i].ctx == 0 || !cJSON_IsObject(sc) || cJSON_GetObjectItem(pre, key))
+        if (cells[i].ctx == 0 || !cJSON_IsObject(sc))
             continue;
         const cJSON *cached = cJSON_GetObjectItem(sc, "cached_tokens");
         struct decode_prefill_out p = {
@@ -665,7 +693,7 @@ static const char *run_cells(const struct decode_config *c, const struct startup
         size_t xi = 0;
         while (c->ctx[xi] != sl->ctx)
             xi++;
-        bool scout = sl->ctx > 0 && !scouted[xi];
+        bool first = !scouted[xi];     /* the context's first cell: its calibration and prefill scout */
         scouted[xi] = true;
         if (sl->file) {
             char label[32];
@@ -673,7 +701,7 @@ static const char *run_cells(const struct decode_config *c, const struct startup
             decode_event(ev, "cell resumed C=%ld ctx=%s (measured by an earlier run)", sl->conc, label);
             continue;
         }
-        if (run_cell(c, s, ev, sl, scout, why, whycap) != 0)
+        if (run_cell(c, s, ev, sl, first, why, whycap) != 0)
             return why;
     }
     return NULL;
