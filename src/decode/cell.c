@@ -169,11 +169,11 @@ static void capacity(const struct decode_cell_cfg *c, const struct observe_repor
     double pool = c->kv_budget_tokens;
     if (!isfinite(pool) && obs && obs->server_enabled)
         pool = obs->server.kv_pool_tokens;
-    double need = (double)c->concurrency * (double)(decode_prompt_len(c->context_tokens, c->max_tokens) + c->max_tokens);
+    long per_stream = decode_prompt_len(c->context_tokens, c->max_tokens) + c->max_tokens;
+    double need = (double)c->concurrency * (double)per_stream;
     *why = 0;
     if (isfinite(pool) && pool < need)
-        snprintf(why, cap, "KV budget %.0f tokens < %ld streams x %ld tokens", pool, c->concurrency,
-                 decode_prompt_len(c->context_tokens, c->max_tokens) + c->max_tokens);
+        snprintf(why, cap, "KV budget %.0f tokens < %ld streams x %ld tokens", pool, c->concurrency, per_stream);
     else if (o->underfilled && o->queue_fraction > 0.5)
         snprintf(why, cap, "the server kept requests queued (%.0f%% of the window) while running %.1f of %ld",
                  o->queue_fraction * 100, o->avg_running_reqs, c->concurrency);
@@ -244,6 +244,7 @@ static int figures(const struct decode_cell_cfg *c, const struct decode_gate *g,
     if (client_figures(res, ws, we, &o, &samples, &w) != 0)
         return -1;
     int64_t t0 = first_send(res, out);
+    out->t_first_send = t0;
     o.measurement_wall_seconds = (double)(we - ws) / 1e9;
     o.client_output_tokens = w.tokens;
     o.total_tokens = w.tokens;

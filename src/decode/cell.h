@@ -44,6 +44,7 @@ struct decode_cell_result {
     /* for the event log and the terminal table */
     double aggregate_tps, steps_per_s, accept_len;
     bool capacity_limited, warmup_timed_out;
+    int64_t t_first_send;           /* CLOCK_MONOTONIC: the cell's first request went out */
     int64_t t_ready;                /* CLOCK_MONOTONIC: window start */
     char ready_line[400];           /* "ready ..." or "warmup timeout ..." */
 };

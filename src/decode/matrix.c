@@ -223,7 +223,8 @@ static int startup(const struct decode_config *c, struct startup *s, struct deco
     s->diag = decode_startup_diagnostics(&c->diag, s->srv.display_url, args);
     decode_event(ev, "startup NVIDIA P2P override: %s", p2p_line(cJSON_GetObjectItem(s->diag, "nvidia_p2p_override")));
     const cJSON *q = cJSON_GetObjectItem(s->diag, "nvidia_smi_query");
-    decode_event(ev, "startup nvidia-smi query returncode=%d", (int)cJSON_GetNumberValue(cJSON_GetObjectItem(q, "returncode")));
+    decode_event(ev, "startup nvidia-smi query returncode=%d",
+                 (int)cJSON_GetNumberValue(cJSON_GetObjectItem(q, "returncode")));
     char label[32];
     decode_size_label(c->ctx[c->n_ctx - 1], label, sizeof label);
     for (size_t i = 0; i < c->n_ctx; i++)
@@ -315,8 +316,9 @@ static int decode_warmup(const struct decode_config *c, const struct startup *s,
 }
 
 /* Logs how the cell's prompts were calibrated, from its benchmark artifact
- * (measured now, or taken from the cache). */
-static void log_calibration(struct decode_events *ev, const char *bench, const char *label)
+ * (measured, or taken from the cache), stamped at the cell's first send t
+ * (calibration comes just before it; 0 = now). */
+static void log_calibration(struct decode_events *ev, const char *bench, const char *label, int64_t t)
 {
     char *text = file_read_all(bench, NULL);
     cJSON *j = text ? cJSON_Parse(text) : NULL;
@@ -325,8 +327,8 @@ static void log_calibration(struct decode_events *ev, const char *bench, const c
     const char *src = cJSON_GetStringValue(cJSON_GetObjectItem(cal, "source"));
     const cJSON *words = cJSON_GetObjectItem(cal, "filler_words"), *tok = cJSON_GetObjectItem(cal, "measured_tokens");
     if (src && cJSON_IsNumber(words) && cJSON_IsNumber(tok))
-        decode_event(ev, "calibrated ctx=%s: %.0f filler words give %.0f prompt tokens (%s)", label,
-                     words->valuedouble, tok->valuedouble, !strcmp(src, "cache") ? "cached" : src);
+        decode_event_at(ev, t ? t : clock_now_ns(), "calibrated ctx=%s: %.0f filler words give %.0f prompt tokens (%s)",
+                        label, words->valuedouble, tok->valuedouble, !strcmp(src, "cache") ? "cached" : src);
     cJSON_Delete(j);
 }
 
@@ -349,7 +351,7 @@ static int run_cell(const struct decode_config *c, const struct startup *s, stru
     struct decode_cell_result r;
     decode_cell_run(&cc, &r);
     if (first_at_ctx)
-        log_calibration(ev, bench, label);
+        log_calibration(ev, bench, label, r.t_first_send);
     if (!r.measured) {
         snprintf(why, whycap, "%s", r.server_gone ? "the server went away" : r.interrupted ? "interrupted by a signal"
                                    : *r.error ? r.error : "the cell's window did not run");
@@ -555,7 +557,8 @@ static void add_prefill_and_burst(cJSON *doc, const struct cell_slot *cells, siz
         };
         cJSON *e = decode_prefill_json(&p);
         /* sent with the cell's other streams when the lowest concurrency is above 1: said, not hidden */
-        cJSON_AddNumberToObject(e, "concurrent_streams", cJSON_GetNumberValue(cJSON_GetObjectItem(sc, "concurrent_streams")));
+        cJSON_AddNumberToObject(e, "concurrent_streams",
+                                cJSON_GetNumberValue(cJSON_GetObjectItem(sc, "concurrent_streams")));
         cJSON_AddItemToObject(pre, key, e);
     }
     cJSON_AddItemToObject(doc, "burst_results", cJSON_CreateArray());

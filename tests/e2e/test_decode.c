@@ -178,7 +178,8 @@ Test(decode_e2e, seed_key_paths_steps_per_s_and_the_capacity_limited_cell, .time
     cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(big, "underfilled")));
     cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(big, "ready_reason")), "warmup_timeout");
     const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(big, "timeout_reason"));
-    cr_expect(strstr(why, "running_reqs=") && strstr(why, "/4, queue_reqs=") && !strstr(why, "running_reqs=4/4"), "%s", why);
+    cr_expect(strstr(why, "running_reqs=") && strstr(why, "/4, queue_reqs=") && !strstr(why, "running_reqs=4/4"),
+              "%s", why);
     cr_expect_lt(harness_num(big, "effective_concurrency"), 4);
     const cJSON *r;
     cJSON_ArrayForEach(r, cJSON_GetObjectItem(doc, "results")) {
@@ -211,7 +212,8 @@ Test(decode_e2e, seed_key_paths_steps_per_s_and_the_capacity_limited_cell, .time
     cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(p2k, "method")), "integrated_scout");
     cr_expect_eq(harness_num(p2k, "tok_per_sec"), harness_num(p2k, "prompt_tokens") / harness_num(p2k, "ttft_seconds"));
     cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "burst_results")), 0);
-    cr_expect_str_eq(cJSON_GetStringValue(harness_json_path(doc, "metadata.burst_e2e_status")), "not_run_use_--run-burst");
+    cr_expect_str_eq(cJSON_GetStringValue(harness_json_path(doc, "metadata.burst_e2e_status")),
+                     "not_run_use_--run-burst");
     cr_expect(cJSON_IsFalse(harness_json_path(doc, "methodology.burst_e2e_decode.present")));
     cr_expect_eq(harness_num(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "summary_table"), "2048"), "4"),
                  harness_num(big, "aggregate_tps"));
