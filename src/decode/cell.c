@@ -308,7 +308,7 @@ enum run_status decode_cell_run(const struct decode_cell_cfg *c, struct decode_c
         snprintf(out->error, sizeof out->error, "out of memory");
         return RUN_FAILED;
     }
-    decode_gate_init(g, c->concurrency, c->ready_stable_s, c->metrics_url, c->base->headers);
+    decode_gate_init(g, c->concurrency, c->ready_stable_s, c->metrics_url, c->metrics_headers);
     struct sampler *samplers[1];
     int n = 0;
     if (decode_gate_sampler(g))

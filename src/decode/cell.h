@@ -23,6 +23,8 @@ struct decode_cell_cfg {
     double warmup_timeout_s;        /* the longest warm-up before the window opens anyway */
     double ready_stable_s;          /* how long the gate's condition must hold */
     const char *metrics_url;        /* the server's /metrics; NULL = none (client criterion) */
+    const struct curl_slist *metrics_headers;   /* sent with its scrapes: the run's headers when it is
+                                                   on the base URL's origin, else NULL; not owned */
     double kv_budget_tokens;        /* the server's KV pool (startup discovery); NaN unknown */
     double accept_norm_ref_len;     /* accept_norm_tps = steps/s × this; 0 = off (written 0) */
     const char *bench_out;          /* the cell's benchmark/v1 artifact (the run's own) */

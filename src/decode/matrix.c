@@ -29,6 +29,8 @@ struct startup {
     char metrics_warning[1800];
     double kv_budget;           /* tokens; NaN unknown */
     struct curl_slist *headers; /* the run's and the API key's; owned */
+    const struct curl_slist *metrics_headers;   /* headers when /metrics is on the base URL's origin
+                                                   (never sent to another host), else NULL */
     cJSON *diag;                /* startup_diagnostics; owned */
 };
 
@@ -142,8 +144,12 @@ static void probe_metrics(const struct decode_config *c, struct startup *s, stru
     } else {
         snprintf(url, sizeof url, "%s", sm);
     }
+    char origin[1100], base_origin[1100];
+    obs_url_origin(url, origin, sizeof origin);
+    obs_url_origin(s->srv.base_url, base_origin, sizeof base_origin);
+    s->metrics_headers = *origin && !strcmp(origin, base_origin) ? s->headers : NULL;
     struct srv_scraper sc;
-    srv_scraper_init(&sc, url, s->headers);
+    srv_scraper_init(&sc, url, s->metrics_headers);
     struct srv_reading *r = srv_scrape(&sc, clock_now_ns(), OBS_PRE_RUN);
     char shown[1100];
     obs_url_public(url, shown, sizeof shown);
@@ -286,6 +292,7 @@ static struct decode_cell_cfg cell_cfg(const struct decode_config *c, const stru
         .base = rc, .concurrency = conc, .context_tokens = ctx, .max_tokens = c->max_tokens,
         .duration_s = duration, .warmup_timeout_s = decode_warmup_timeout_s(ctx, c->cell_warmup_timeout_s),
         .ready_stable_s = c->ready_stable_s, .metrics_url = *s->metrics_url ? s->metrics_url : NULL,
+        .metrics_headers = s->metrics_headers,
         .kv_budget_tokens = s->kv_budget, .accept_norm_ref_len = c->accept_norm_ref_len, .bench_out = bench_out,
     };
 }
