@@ -273,8 +273,9 @@ cJSON *decode_prefill_json(const struct decode_prefill_out *p)
         artifact_add_whole(v, "prompt_tokens", p->validation_prompt_tokens);
         artifact_add_whole(v, "request_prompt_tokens", p->prompt_tokens);
         artifact_add_whole(v, "cached_tokens", p->cached_tokens);
+        /* the prompt tokens are the request's usage; the seconds the server's */
         cJSON_AddStringToObject(v, "token_source", p->validation_method && *p->validation_method
-                                                        ? "prometheus" : "");
+                                                        ? "usage.prompt_tokens" : "");
         artifact_add_whole(v, "samples", p->validation_samples);
         cJSON_AddStringToObject(v, "invalid_reason", p->invalid_reason ? p->invalid_reason : "");
     }

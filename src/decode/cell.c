@@ -204,7 +204,7 @@ static cJSON *trace_json(const struct decode_gate *g, int64_t t0)
 }
 
 /* The first request sent: its send instant and the scout's figures. */
-static int64_t first_send(const struct run_result *res, struct decode_cell_result *out)
+static int64_t first_send(const struct run_result *res, const struct decode_gate *g, struct decode_cell_result *out)
 {
     const struct req_record *first = NULL;
     for (int i = 0; i < res->n_records; i++) {
@@ -220,6 +220,9 @@ static int64_t first_send(const struct run_result *res, struct decode_cell_resul
         out->t_scout_first_token = first->t_first_content;
         out->scout_prompt_tokens = first->prompt_tokens >= 0 ? first->prompt_tokens : first->planned_prompt_tokens;
         out->scout_cached_tokens = first->cached_tokens;
+        int64_t end = first->fail == FAIL_NONE && !first->cut ? first->t_end : 0;
+        decode_gate_prefill_between(g, first->t_first_content, end, &out->scout_server_prefill_s,
+                                    out->scout_invalid_reason, sizeof out->scout_invalid_reason);
     }
     return first->t_start;
 }
@@ -243,7 +246,7 @@ static int figures(const struct decode_cell_cfg *c, const struct decode_gate *g,
     struct decode_window w;
     if (client_figures(res, ws, we, &o, &samples, &w) != 0)
         return -1;
-    int64_t t0 = first_send(res, out);
+    int64_t t0 = first_send(res, g, out);
     out->t_first_send = t0;
     o.measurement_wall_seconds = (double)(we - ws) / 1e9;
     o.client_output_tokens = w.tokens;

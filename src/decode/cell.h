@@ -43,6 +43,8 @@ struct decode_cell_result {
     double scout_ttft_s;
     long scout_prompt_tokens, scout_cached_tokens;
     int64_t t_scout_first_token;    /* CLOCK_MONOTONIC */
+    double scout_server_prefill_s;  /* the server's prefill time of the scout (NaN: see the reason) */
+    char scout_invalid_reason[200]; /* why there is no server-side figure ("" when there is) */
     /* for the event log and the terminal table */
     double aggregate_tps, steps_per_s, accept_len;
     bool capacity_limited, warmup_timed_out;

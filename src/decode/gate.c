@@ -24,6 +24,10 @@ static void scrape_collect(void *ud, const struct sampler_tick *tick, void *resu
     if (r->ok) {
         g->running = r->v[SV_RUNNING];
         g->queued = r->v[SV_WAITING];
+        const struct srv_hist *h = r->detail ? &r->detail->hist[SVH_PREFILL] : NULL;
+        if (g->n_prefill < DECODE_GATE_READINGS)
+            g->prefill[g->n_prefill++] = (struct decode_gate_prefill){
+                r->t_sent, r->t_done, h && h->n ? h->count : NAN, h && h->n ? h->sum : NAN};
     }
     srv_reading_free(r);
     free(r);
@@ -97,6 +101,36 @@ bool decode_gate_ready(void *ud, const struct driver_gate *dg)
     g->t_open = dg->now;
     snprintf(g->ready_reason, sizeof g->ready_reason, "%s, stable=%.1fs", g->last, g->stable_s);
     return true;
+}
+
+int decode_gate_prefill_between(const struct decode_gate *g, int64_t t_first, int64_t t_end, double *seconds,
+                                char *why, size_t cap)
+{
+    const struct decode_gate_prefill *before = NULL, *after = NULL;
+    for (int i = 0; i < g->n_prefill; i++) {
+        const struct decode_gate_prefill *p = &g->prefill[i];
+        if (p->t_done <= t_first)
+            before = p;
+        if (!after && t_end && p->t_sent >= t_end)
+            after = p;
+    }
+    *seconds = NAN;
+    if (!g->server)
+        snprintf(why, cap, "no server metrics");
+    else if (!t_end)
+        snprintf(why, cap, "the scout did not finish before its cell ended (the server counts a prefill at the end)");
+    else if (!before || !after)
+        snprintf(why, cap, "no /metrics reading %s the scout", !before ? "before" : "after");
+    else if (isnan(before->count) || isnan(after->count))
+        snprintf(why, cap, "the server reports no prefill-time histogram");
+    else if (after->count - before->count != 1)
+        snprintf(why, cap, "contaminated: %.0f prefills counted between the readings around the scout",
+                 after->count - before->count);
+    else {
+        *seconds = after->sum - before->sum;
+        return 1;
+    }
+    return 0;
 }
 
 void decode_gate_free(struct decode_gate *g)

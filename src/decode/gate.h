@@ -32,6 +32,16 @@ struct decode_gate_obs {
 
 #define DECODE_GATE_TRACE 256   /* observations kept (the first ones) */
 
+/* The prefill-time histogram at one scrape, for the scout's server-side
+ * validation (decode_gate_prefill_between). */
+struct decode_gate_prefill {
+    int64_t t_sent, t_done;     /* the scrape's GET went out / its last byte came (CLOCK_MONOTONIC) */
+    double count, sum;          /* prefills observed, their seconds (vLLM's
+                                   request_prefill_time_seconds; NaN when absent) */
+};
+
+#define DECODE_GATE_READINGS 4096   /* scrapes kept (the first ones: 13 min at 200 ms) */
+
 struct decode_gate {
     long want;                  /* C */
     double stable_s;
@@ -44,6 +54,8 @@ struct decode_gate {
     char last[200];             /* the newest observation, for a timeout's reason */
     struct decode_gate_obs trace[DECODE_GATE_TRACE];
     int n_trace;
+    struct decode_gate_prefill prefill[DECODE_GATE_READINGS];
+    int n_prefill;
     struct srv_scraper scraper;
     struct sampler sampler;     /* the scrape sampler (when server) */
 };
@@ -61,6 +73,16 @@ struct sampler *decode_gate_sampler(struct decode_gate *g);
 /* driver_cfg.window_ready: whether the window may open now (ud: the gate).
  * Records the observation and, on opening, the ready reason. */
 bool decode_gate_ready(void *ud, const struct driver_gate *dg);
+
+/* The server's own prefill time of one request that ran from t_start to
+ * t_end (CLOCK_MONOTONIC; its first token at t_first): the change of the
+ * prefill-time histogram between the last scrape that ended before
+ * t_first and the first that began after t_end, valid when exactly one
+ * prefill was observed between them (the server records a request's
+ * prefill time when it finishes). Returns 1 with *seconds set, or 0 with
+ * why it is not valid in why. */
+int decode_gate_prefill_between(const struct decode_gate *g, int64_t t_first, int64_t t_end, double *seconds,
+                                char *why, size_t cap);
 
 /* Frees what g holds. */
 void decode_gate_free(struct decode_gate *g);

@@ -254,6 +254,8 @@ static cJSON *scout_json(const struct decode_cell_result *r, long conc)
         return cJSON_CreateNull();
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "concurrent_streams", (double)(conc - 1));
+    artifact_add_number(o, "server_prefill_seconds", r->scout_server_prefill_s);
+    cJSON_AddStringToObject(o, "invalid_reason", r->scout_invalid_reason);
     cJSON_AddNumberToObject(o, "ttft_seconds", r->scout_ttft_s);
     cJSON_AddNumberToObject(o, "prompt_tokens", (double)r->scout_prompt_tokens);
     artifact_add_whole(o, "cached_tokens", r->scout_cached_tokens);
@@ -551,16 +553,20 @@ static void add_prefill_and_burst(cJSON *doc, const struct cell_slot *cells, siz
         if (cells[i].ctx == 0 || !cJSON_IsObject(sc))
             continue;
         const cJSON *cached = cJSON_GetObjectItem(sc, "cached_tokens");
+        const cJSON *srv = cJSON_GetObjectItem(sc, "server_prefill_seconds");
+        long prompt = (long)cJSON_GetNumberValue(cJSON_GetObjectItem(sc, "prompt_tokens"));
+        bool valid = cJSON_IsNumber(srv) && srv->valuedouble > 0;
         struct decode_prefill_out p = {
             .ttft_seconds = cJSON_GetNumberValue(cJSON_GetObjectItem(sc, "ttft_seconds")),
-            .prompt_tokens = (long)cJSON_GetNumberValue(cJSON_GetObjectItem(sc, "prompt_tokens")),
+            .prompt_tokens = prompt,
             .cached_tokens = cJSON_IsNumber(cached) ? (long)cached->valuedouble : ARTIFACT_NONE,
-            .samples = 1, .method = "integrated_scout", .validation_method = "",
-            .validation_tok_per_sec = NAN, .validation_prefill_seconds = NAN,
-            .validation_prompt_tokens = ARTIFACT_NONE,
-            .validation_samples = 0,
-            .invalid_reason = "no server-side validation of the integrated scout: the window's scrapes do not "
-                              "isolate its prefill",
+            .samples = 1, .method = "integrated_scout",
+            .validation_method = valid ? "prometheus:prefill_time_histogram" : "",
+            .validation_tok_per_sec = valid ? (double)prompt / srv->valuedouble : NAN,
+            .validation_prefill_seconds = valid ? srv->valuedouble : NAN,
+            .validation_prompt_tokens = valid ? prompt : ARTIFACT_NONE,
+            .validation_samples = valid,
+            .invalid_reason = valid ? "" : cJSON_GetStringValue(cJSON_GetObjectItem(sc, "invalid_reason")),
         };
         cJSON *e = decode_prefill_json(&p);
         /* sent with the cell's other streams when the lowest concurrency is above 1: said, not hidden */

@@ -23,9 +23,6 @@
  * ("not reported"), never made up. Each says why. */
 static const char *const may_be_null[] = {
     "results[].server_utilization",                 /* SGLang's gauge; vLLM has none */
-    "prefill.*.server_validation.tok_per_sec",      /* the integrated scout is not validated */
-    "prefill.*.server_validation.prefill_seconds",
-    "prefill.*.server_validation.prompt_tokens",
     "prefill.*.server_validation.cached_tokens",    /* the simulator reports no cached tokens */
     "hardware_run_summary.cpu_temp_max_c",          /* no CPU temperature sensor on a VM */
     "results[].hardware_summary.cpu_temp_max_c",
@@ -211,6 +208,12 @@ Test(decode_e2e, seed_key_paths_steps_per_s_and_the_capacity_limited_cell, .time
     const cJSON *p2k = cJSON_GetObjectItem(pre, "2048");
     cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(p2k, "method")), "integrated_scout");
     cr_expect_eq(harness_num(p2k, "tok_per_sec"), harness_num(p2k, "prompt_tokens") / harness_num(p2k, "ttft_seconds"));
+    /* validated by the server's prefill-time histogram: the scout was alone (C=1) */
+    const cJSON *v = cJSON_GetObjectItem(p2k, "server_validation");
+    cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(v, "method")), "prometheus:prefill_time_histogram",
+                     "%s", cJSON_GetStringValue(cJSON_GetObjectItem(v, "invalid_reason")));
+    cr_expect_gt(harness_num(v, "prefill_seconds"), 0);
+    cr_expect_leq(harness_num(v, "prefill_seconds"), harness_num(p2k, "ttft_seconds"), "inside the client's TTFT");
     cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "burst_results")), 0);
     cr_expect_str_eq(cJSON_GetStringValue(harness_json_path(doc, "metadata.burst_e2e_status")),
                      "not_run_use_--run-burst");

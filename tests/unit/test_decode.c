@@ -282,3 +282,28 @@ Test(decode_unit, written_cells_read_back)
     cr_expect(cJSON_IsNull(cJSON_GetObjectItem(r0, "hardware_summary")));
     cJSON_Delete(doc);
 }
+
+Test(decode_unit, the_scouts_server_prefill_is_one_histogram_observation_between_two_readings)
+{
+    static struct decode_gate g;
+    decode_gate_init(&g, 1, 0, "http://127.0.0.1:1/metrics", NULL);
+    /* scrapes at 0..4 s (each 10 ms long); prefills counted: 3, 3, 3, 4 (+0.5 s), 6 */
+    const double count[] = {3, 3, 3, 4, 6}, sum[] = {1, 1, 1, 1.5, 2.5};
+    const int64_t s = 1000000000;
+    for (int i = 0; i < 5; i++)
+        g.prefill[g.n_prefill++] = (struct decode_gate_prefill){i * s, i * s + s / 100, count[i], sum[i]};
+    double sec;
+    char why[200];
+    /* first token at 1.5 s, end at 2.5 s: readings 1 (before) and 3 (after): one prefill */
+    cr_expect_eq(decode_gate_prefill_between(&g, 3 * s / 2, 5 * s / 2, &sec, why, sizeof why), 1, "%s", why);
+    cr_expect_eq(sec, 0.5);
+    /* end at 3.5 s: readings 1 and 4: three prefills, another request's among them */
+    cr_expect_eq(decode_gate_prefill_between(&g, 3 * s / 2, 7 * s / 2, &sec, why, sizeof why), 0);
+    cr_expect(strstr(why, "contaminated: 3 prefills"), "%s", why);
+    cr_expect(isnan(sec));
+    cr_expect_eq(decode_gate_prefill_between(&g, 3 * s / 2, 9 * s / 2, &sec, why, sizeof why), 0);
+    cr_expect(strstr(why, "no /metrics reading after"), "%s", why);
+    cr_expect_eq(decode_gate_prefill_between(&g, 3 * s / 2, 0, &sec, why, sizeof why), 0, "cut: not finished");
+    cr_expect(strstr(why, "did not finish"), "%s", why);
+    decode_gate_free(&g);
+}
