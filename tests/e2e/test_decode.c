@@ -397,3 +397,42 @@ Test(decode_e2e, without_server_metrics_the_gate_counts_decoding_streams, .timeo
     cJSON_Delete(doc);
     rmtree(dir);
 }
+
+Test(decode_e2e, bad_input_is_refused_naming_what_and_where, .timeout = 60)
+{
+    static char out[8192], err[8192];
+    int status;
+    const char *bad_list[] = {harness_anvil_bin(), "decode", "--contexts", "0,8m", NULL};
+    cr_assert_eq(run_cmd_err(bad_list, out, sizeof out, err, sizeof err, &status), 0);
+    cr_expect_eq(status, 2);
+    cr_expect(strstr(err, "--contexts: '0,8m': unexpected 'm'"), "%s", err);
+    const char *twice[] = {harness_anvil_bin(), "decode", "--concurrency", "1,2,1", NULL};
+    cr_assert_eq(run_cmd_err(twice, out, sizeof out, err, sizeof err, &status), 0);
+    cr_expect_eq(status, 2);
+    cr_expect(strstr(err, "--concurrency: '1,2,1': 1 is listed twice"), "%s", err);
+    /* a context the model cannot hold, before anything is sent */
+    char dir[64];
+    tmpdir(dir, sizeof dir);
+    struct sim_proc sim;
+    start_sim(&sim, NULL);
+    const char *too_long[] = {harness_anvil_bin(), "decode", "--base-url", sim.base_url, "--contexts", "0,8k",
+                              "--max-tokens", "64", "--out-dir", dir, NULL};
+    cr_assert_eq(run_cmd_err(too_long, out, sizeof out, err, sizeof err, &status), 0);
+    cr_expect_eq(status, 1);
+    cr_expect(strstr(err, "--contexts: 8192 tokens (prompt + --max-tokens 64) do not fit the model's context "
+                          "length of 4096 tokens"), "%s", err);
+    /* a directory holding another plan is not mixed with this one */
+    const char *one[] = {harness_anvil_bin(), "decode", "--base-url", sim.base_url, "--concurrency", "1",
+                         "--contexts", "0", "--duration", "0.3", "--max-tokens", "64", "--ready-stable-s", "0.1",
+                         "--decode-warmup-s", "0", "--telemetry", "off", "--out-dir", dir, NULL};
+    cr_assert_eq(run_cmd_err(one, out, sizeof out, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 0, "%s", err);
+    const char *other[] = {harness_anvil_bin(), "decode", "--base-url", sim.base_url, "--concurrency", "1",
+                           "--contexts", "0", "--duration", "0.3", "--max-tokens", "32", "--ready-stable-s", "0.1",
+                           "--decode-warmup-s", "0", "--telemetry", "off", "--out-dir", dir, NULL};
+    cr_assert_eq(run_cmd_err(other, out, sizeof out, err, sizeof err, &status), 0);
+    cr_expect_eq(status, 1);
+    cr_expect(strstr(err, "holds a decode matrix of another plan"), "%s", err);
+    cr_assert_eq(sim_stop(&sim), 0);
+    rmtree(dir);
+}
