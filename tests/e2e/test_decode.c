@@ -190,7 +190,7 @@ Test(decode_e2e, seed_key_paths_steps_per_s_and_the_capacity_limited_cell, .time
         cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(r, "aggregate_source")),
                          "openai_continuous_usage");
         double client = harness_num(r, "client_output_tokens"), server = harness_num(r, "server_output_tokens");
-        cr_expect_leq(fabs(client - server), fmax(16, 0.03 * client),
+        cr_expect_leq(fabs(client - server), fmax(32, 0.05 * client),
                       "the server generated what the client received in the window: %g vs %g", server, client);
         cr_expect(cJSON_IsObject(cJSON_GetObjectItem(r, "hardware_summary")), "the fake GPU was read");
     }
