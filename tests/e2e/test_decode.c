@@ -436,3 +436,35 @@ Test(decode_e2e, bad_input_is_refused_naming_what_and_where, .timeout = 60)
     cr_assert_eq(sim_stop(&sim), 0);
     rmtree(dir);
 }
+
+Test(decode_e2e, ctrl_c_keeps_the_cells_done_and_says_why, .timeout = 60)
+{
+    char dir[64], first[600];
+    tmpdir(dir, sizeof dir);
+    snprintf(first, sizeof first, "%s/cells/c1-ctx0.json", dir);
+    struct sim_proc sim;
+    start_sim(&sim, NULL);
+    const char *argv[] = {harness_anvil_bin(), "decode", "--base-url", sim.base_url, "--concurrency", "1",
+                          "--contexts", "0,3k", "--duration", "0.5", "--max-tokens", "2048", "--ready-stable-s", "0.1",
+                          "--cell-warmup-timeout-s", "30", "--decode-warmup-s", "0", "--telemetry", "off",
+                          "--out-dir", dir, NULL};
+    pid_t pid = harness_spawn(argv, 1);
+    cr_assert_gt(pid, 0);
+    struct stat st;
+    for (int i = 0; i < 600 && stat(first, &st) != 0; i++)
+        harness_sleep_ms(50);
+    cr_assert_eq(stat(first, &st), 0, "the first cell was written");
+    harness_sleep_ms(300);     /* inside the second cell's warm-up or window */
+    kill(pid, SIGINT);
+    int ws;
+    cr_assert_eq(waitpid(pid, &ws, 0), pid);
+    cr_expect(WIFEXITED(ws) && WEXITSTATUS(ws) == 1, "status %d", ws);
+    cr_assert_eq(sim_stop(&sim), 0);
+    cJSON *doc = load_dir(dir, "decode.json");
+    cr_expect(cJSON_IsTrue(harness_json_path(doc, "metadata.incomplete")));
+    cr_expect(strstr(cJSON_GetStringValue(harness_json_path(doc, "metadata.incomplete_reason")), "signal"), "%s",
+              cJSON_GetStringValue(harness_json_path(doc, "metadata.incomplete_reason")));
+    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "results")), 1);
+    cJSON_Delete(doc);
+    rmtree(dir);
+}
