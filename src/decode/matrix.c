@@ -18,6 +18,7 @@
 #include "core/version.h"
 #include "decode/cell.h"
 #include "decode/events.h"
+#include "decode/table.h"
 #include "observe/fetch.h"
 #include "observe/scrape.h"
 #include "openai/discover.h"

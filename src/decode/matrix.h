@@ -51,9 +51,4 @@ enum decode_status {
  * when it is not DECODE_OK. */
 enum decode_status decode_execute(const struct decode_config *c, char *err, size_t errlen);
 
-/* The terminal table of a decode matrix doc: one row per context, one
- * column per concurrency, aggregate tok/s, capacity-limited cells marked
- * "*", cells not run "-". */
-void decode_print_table(FILE *out, const cJSON *doc);
-
 #endif

@@ -1,10 +1,7 @@
 /* table.c — the decode matrix's terminal table: context × concurrency. */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "decode/table.h"
 
 #include "decode/grid.h"
-#include "decode/matrix.h"
 
 /* The cell of results at (conc, ctx), or NULL. */
 static const cJSON *cell_at(const cJSON *results, double conc, double ctx)
