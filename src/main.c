@@ -35,6 +35,7 @@ static const struct command commands[] = {
     {"run", run_main, "benchmark one OpenAI-compatible streaming endpoint"},
     {"sim", sim_main, "serve the built-in OpenAI-compatible engine simulator"},
     {"sweep", sweep_main, "run cases × targets × rounds; write the matrix and load curve"},
+    {"decode", decode_main, "the sustained-decode matrix: concurrency x context cells after a readiness gate (seed 004)"},
     {"aggregate", aggregate_main, "build a matrix (median, min, max across rounds) from round artifacts"},
     {"show", show_main, "print any artifact as its summary tables (table, markdown, csv, json)"},
     {"compare", compare_main, "compare two runs or sweeps metric by metric: delta, ratio, better/worse/within noise"},

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "artifact/json.h"
+#include "artifact/observe.h"
 
 bool decode_matrix_is(const cJSON *j)
 {
@@ -139,4 +140,155 @@ void decode_matrix_free(struct decode_matrix *m)
         free(m->prefill[i].method);
     free(m->prefill);
     *m = (struct decode_matrix){.duration_per_test_s = NAN, .max_tokens = ARTIFACT_NONE};
+}
+
+/* ---- writing ---- */
+
+static void add_stat4(cJSON *o, const char *name, const struct decode_stat4 *s)
+{
+    char k[96];
+    const struct { const char *suf; double v; } f[] = {
+        {"avg", s->avg}, {"p50", s->p50}, {"p90", s->p90}, {"p99", s->p99},
+    };
+    for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
+        snprintf(k, sizeof k, "%s_%s", name, f[i].suf);
+        artifact_add_number(o, k, f[i].v);
+    }
+}
+
+/* A count the server reports as a float counter: whole when finite, else null. */
+static void add_count(cJSON *o, const char *k, double v)
+{
+    artifact_add_whole(o, k, isfinite(v) ? (long)llround(v) : ARTIFACT_NONE);
+}
+
+static cJSON *sample_json(const struct decode_request_sample *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    artifact_add_number(o, "ttft", s->ttft);
+    artifact_add_number(o, "time_to_second_token", s->time_to_second_token);
+    artifact_add_number(o, "latency", s->latency);
+    artifact_add_number(o, "inter_token_latency_avg", s->inter_token_latency_avg);
+    artifact_add_number(o, "chunk_inter_token_latency_avg", s->chunk_inter_token_latency_avg);
+    artifact_add_whole(o, "input_tokens", s->input_tokens);
+    artifact_add_whole(o, "output_tokens", s->output_tokens);
+    artifact_add_number(o, "output_tps_per_user", s->output_tps_per_user);
+    artifact_add_number(o, "e2e_output_tps_per_user", s->e2e_output_tps_per_user);
+    cJSON_AddBoolToObject(o, "completed", s->completed);
+    return o;
+}
+
+static void add_server_fields(cJSON *o, const struct decode_cell_out *c)
+{
+    artifact_add_number(o, "server_gen_throughput", c->server_gen_throughput);
+    artifact_add_number(o, "server_utilization", c->server_utilization);
+    artifact_add_number(o, "server_spec_accept_rate", c->server_spec_accept_rate);
+    artifact_add_number(o, "server_spec_accept_length", c->server_spec_accept_length);
+    add_count(o, "server_spec_drafts", c->server_spec_drafts);
+    add_count(o, "server_spec_draft_tokens", c->server_spec_draft_tokens);
+    add_count(o, "server_spec_accepted_tokens", c->server_spec_accepted_tokens);
+    cJSON *pos = cJSON_AddArrayToObject(o, "server_spec_pos_accept");
+    for (int i = 0; pos && i < c->n_pos_accept; i++)
+        cJSON_AddItemToArray(pos, isfinite(c->pos_accept[i]) ? cJSON_CreateNumber(c->pos_accept[i])
+                                                              : cJSON_CreateNull());
+    artifact_add_number(o, "server_engine_steps", c->server_engine_steps);
+    artifact_add_number(o, "server_steps_per_s", c->server_steps_per_s);
+    artifact_add_number(o, "server_accept_len_effective", c->server_accept_len_effective);
+    artifact_add_number(o, "accept_norm_tps", c->accept_norm_tps);
+    artifact_add_number(o, "accept_norm_ref_len", c->accept_norm_ref_len);
+    artifact_add_number(o, "avg_running_reqs", c->avg_running_reqs);
+    artifact_add_number(o, "max_running_reqs", c->max_running_reqs);
+    artifact_add_whole(o, "effective_concurrency", c->effective_concurrency);
+    artifact_add_number(o, "avg_queue_reqs", c->avg_queue_reqs);
+    artifact_add_number(o, "max_queue_reqs", c->max_queue_reqs);
+    artifact_add_number(o, "queue_fraction", c->queue_fraction);
+}
+
+cJSON *decode_cell_json(const struct decode_cell_out *c, const struct observe_report *obs)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    artifact_add_whole(o, "concurrency", c->concurrency);
+    artifact_add_whole(o, "context_tokens", c->context_tokens);
+    cJSON_AddStringToObject(o, "benchmark_mode", "duration");
+    artifact_add_whole(o, "request_count_target", 0);
+    artifact_add_whole(o, "warmup_request_count", c->warmup_request_count);
+    artifact_add_number(o, "measurement_seconds", c->measurement_seconds);
+    artifact_add_number(o, "measurement_wall_seconds", c->measurement_wall_seconds);
+    artifact_add_whole(o, "client_output_tokens", c->client_output_tokens);
+    add_count(o, "server_output_tokens", c->server_output_tokens);
+    artifact_add_string(o, "aggregate_source", c->aggregate_source);
+    artifact_add_number(o, "aggregate_tps", c->aggregate_tps);
+    artifact_add_number(o, "per_request_avg_tps", c->per_request_avg_tps);
+    add_stat4(o, "ttft", &c->ttft);
+    add_stat4(o, "time_to_second_token", &c->time_to_second_token);
+    add_stat4(o, "request_latency", &c->request_latency);
+    add_stat4(o, "inter_token_latency", &c->inter_token_latency);
+    add_stat4(o, "output_tps_per_user", &c->output_tps_per_user);
+    add_stat4(o, "e2e_output_tps_per_user", &c->e2e_output_tps_per_user);
+    add_stat4(o, "chunk_inter_token_latency", &c->chunk_inter_token_latency);
+    artifact_add_number(o, "input_seq_len_avg", c->input_seq_len_avg);
+    add_stat4(o, "output_seq_len", &c->output_seq_len);
+    artifact_add_whole(o, "request_count", c->request_count);
+    artifact_add_whole(o, "completed_request_count", c->completed_request_count);
+    cJSON *rs = cJSON_AddArrayToObject(o, "request_samples");
+    for (size_t i = 0; rs && i < c->n_samples; i++)
+        cJSON_AddItemToArray(rs, sample_json(&c->samples[i]));
+    artifact_add_whole(o, "total_tokens", c->total_tokens);
+    artifact_add_number(o, "wall_time", c->wall_time);
+    artifact_add_whole(o, "num_completed", c->num_completed);
+    artifact_add_whole(o, "num_errors", c->num_errors);
+    add_server_fields(o, c);
+    cJSON_AddBoolToObject(o, "underfilled", c->underfilled);
+    cJSON_AddBoolToObject(o, "warmup_timed_out", c->warmup_timed_out);
+    artifact_add_number(o, "warmup_duration", c->warmup_duration);
+    cJSON_AddStringToObject(o, "ready_reason", c->ready_reason ? c->ready_reason : "");
+    cJSON_AddStringToObject(o, "timeout_reason", c->timeout_reason ? c->timeout_reason : "");
+    cJSON_AddBoolToObject(o, "capacity_limited", c->capacity_limited);
+    cJSON_AddStringToObject(o, "capacity_reason", c->capacity_reason ? c->capacity_reason : "");
+    cJSON_AddItemToObject(o, "hardware_summary", obs ? artifact_hardware_run_summary(obs) : cJSON_CreateNull());
+    return o;
+}
+
+cJSON *decode_prefill_json(const struct decode_prefill_out *p)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    double tps = p->ttft_seconds > 0 && p->prompt_tokens >= 0 ? (double)p->prompt_tokens / p->ttft_seconds : NAN;
+    artifact_add_number(o, "ttft_seconds", p->ttft_seconds);
+    artifact_add_number(o, "prefill_seconds", p->ttft_seconds);
+    artifact_add_number(o, "tok_per_sec", tps);
+    artifact_add_number(o, "client_ttft_seconds", p->ttft_seconds);
+    artifact_add_number(o, "client_tok_per_sec", tps);
+    artifact_add_whole(o, "prompt_tokens", p->prompt_tokens);
+    artifact_add_whole(o, "samples", p->samples);
+    artifact_add_string(o, "method", p->method);
+    cJSON *v = cJSON_AddObjectToObject(o, "server_validation");
+    if (v) {
+        cJSON_AddStringToObject(v, "method", p->validation_method ? p->validation_method : "");
+        artifact_add_number(v, "tok_per_sec", p->validation_tok_per_sec);
+        artifact_add_number(v, "prefill_seconds", p->validation_prefill_seconds);
+        artifact_add_whole(v, "prompt_tokens", p->validation_prompt_tokens);
+        artifact_add_whole(v, "request_prompt_tokens", p->prompt_tokens);
+        artifact_add_whole(v, "cached_tokens", p->cached_tokens);
+        /* the prompt tokens are the request's usage; the seconds the server's */
+        cJSON_AddStringToObject(v, "token_source", p->validation_method && *p->validation_method
+                                                        ? "usage.prompt_tokens" : "");
+        artifact_add_whole(v, "samples", p->validation_samples);
+        cJSON_AddStringToObject(v, "invalid_reason", p->invalid_reason ? p->invalid_reason : "");
+    }
+    /* telemetry isolated to the prefill: none for a scout inside a cell (as the seed's) */
+    cJSON_AddObjectToObject(o, "hardware_summary");
+    return o;
+}
+
+int decode_matrix_write(const char *path, const cJSON *doc, char *err, size_t errlen)
+{
+    struct decode_matrix m;
+    if (decode_matrix_from_json(doc, path, &m, err, errlen) != 0)
+        return -1;
+    decode_matrix_free(&m);
+    return artifact_write_file(path, doc, err, errlen);
 }

@@ -48,6 +48,11 @@ int report_main(int argc, char **argv);
  * read or the artifact cannot be written, 2 usage error. */
 int recover_main(int argc, char **argv);
 
+/* `anvil decode`: the sustained-decode matrix (decode/matrix.h). argv[0] is
+ * "decode". Returns 0 every cell measured, 1 incomplete (resumable) or
+ * nothing measured, 2 usage error. */
+int decode_main(int argc, char **argv);
+
 struct flag_spec;
 
 /* `anvil run`'s flag table (cli/flags.h), for tests that hold it to the

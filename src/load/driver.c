@@ -107,7 +107,7 @@ struct loop {
     bool window_opened;         /* thread 0: the window-start boundary was given to the samplers */
     bool window_ended;          /* thread 0: the window-end boundary was given */
     int wake_fd;
-    struct event *wake, *sigint, *sigterm, *grace, *progress, *arrival, *window, *window_open;
+    struct event *wake, *sigint, *sigterm, *grace, *progress, *arrival, *window, *window_open, *gate;
     struct event *think;        /* a held request's think time ends; NULL when none waits */
     /* the lag probe, first of the samplers; the runner with cfg's after it on thread 0 */
     struct sampler lag;
@@ -560,6 +560,10 @@ static void arm(struct loop *l)
         int64_t now = clock_now_ns();
         struct timeval tv = ns_to_timeval(we > now ? we - now : 0);
         evtimer_add(l->window, &tv);
+        if (l->id == 0 && c->warmup_s > 0 && c->window_ready) {
+            struct timeval g = ns_to_timeval(DRIVER_GATE_NS);
+            evtimer_add(l->gate, &g);
+        }
         if (l->id == 0 && c->warmup_s > 0) {
             /* 2 µs more: the timer and libevent's clock are truncated to the
              * µs, and the window-start sample is never taken before its instant */
@@ -732,6 +736,43 @@ static void on_window_open(evutil_socket_t fd, short what, void *arg)
     (void)what;
     struct loop *l = arg;
     open_window(l, l->sh->out->window_start);
+}
+
+/* Duration mode with a readiness gate, thread 0: shows the gate the
+ * streams in flight and opens the window now when it says so (the window
+ * then ends duration_s from now); polled until the window opens. */
+static void on_gate(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct loop *l = arg;
+    struct shared *sh = l->sh;
+    const struct driver_cfg *c = sh->cfg;
+    if (l->window_opened || l->stopping)
+        return;
+    struct driver_gate g = {.now = clock_now_ns()};
+    for (int i = 0; i < l->n_slots; i++) {
+        const struct slot *s = &l->slots[i];
+        if (!s->x || !s->rec || s->rec->t_end)
+            continue;
+        g.in_flight++;
+        g.decoding += s->rec->t_first_output != 0;
+    }
+    if (!c->window_ready(c->gate_ud, &g)) {
+        struct timeval tv = ns_to_timeval(DRIVER_GATE_NS);
+        evtimer_add(l->gate, &tv);
+        return;
+    }
+    int64_t now = clock_now_ns();
+    lock(sh);
+    sh->out->window_start = now;
+    sh->out->window_end = now + (int64_t)(c->duration_s * 1e9);
+    unlock(sh);
+    evtimer_del(l->window_open);
+    event_base_update_cache_time(l->base);
+    struct timeval tv = ns_to_timeval((int64_t)(c->duration_s * 1e9));
+    evtimer_add(l->window, &tv);
+    open_window(l, now);
 }
 
 /* Duration mode: the window closed. Nothing more is sent; what still runs
@@ -955,7 +996,8 @@ static int setup_loop(struct shared *sh, struct loop *l, int id)
     l->sigterm = evsignal_new(l->base, SIGTERM, on_signal, l);
     l->progress = event_new(l->base, -1, EV_PERSIST, on_progress, l);
     l->window_open = evtimer_new(l->base, on_window_open, l);
-    if (!l->sigint || !l->sigterm || !l->progress || !l->window_open)
+    l->gate = evtimer_new(l->base, on_gate, l);
+    if (!l->sigint || !l->sigterm || !l->progress || !l->window_open || !l->gate)
         return -1;
     event_add(l->sigint, NULL);
     event_add(l->sigterm, NULL);
@@ -972,7 +1014,7 @@ static void teardown_loop(struct loop *l)
     free(l->sampler_list);
     http_client_free(l->http);
     struct event *evs[] = {l->wake, l->sigint, l->sigterm, l->grace, l->arrival, l->progress, l->window,
-                           l->window_open, l->think};
+                           l->window_open, l->think, l->gate};
     for (size_t i = 0; i < sizeof evs / sizeof *evs; i++)
         if (evs[i])
             event_free(evs[i]);
@@ -1028,6 +1070,10 @@ static int setup_shared(struct shared *sh)
     }
     if (c->send_ns && plan_set_send_times(&sh->plan, c->send_ns) != 0) {
         fprintf(stderr, "anvil: the load plan: send times must be ≥ 0 and never decrease\n");
+        return -1;
+    }
+    if (c->window_ready && threads != 1) {
+        fprintf(stderr, "anvil: the readiness gate needs one measuring loop, not %d\n", threads);
         return -1;
     }
     sh->out->threads = threads;

@@ -52,6 +52,16 @@
 #include "load/sampler.h"
 #include "stats/record.h"
 
+/* What the readiness gate is shown at each poll (driver_cfg.window_ready). */
+struct driver_gate {
+    int64_t now;        /* CLOCK_MONOTONIC ns of the poll */
+    int in_flight;      /* requests sent and not ended (warm-ups included) */
+    int decoding;       /* of them, those whose first output token has arrived */
+};
+
+/* How often the readiness gate is polled during the warm-up: 50 ms. */
+#define DRIVER_GATE_NS 50000000
+
 struct driver_cfg {
     const char *url;                    /* full endpoint URL */
     const struct curl_slist *headers;   /* sent with every request; not owned */
@@ -119,6 +129,14 @@ struct driver_cfg {
      * burstiness draw; the run is then open loop, concurrency a cap (0 =
      * none). NULL = none. */
     const int64_t *send_ns;
+    /* Duration mode with warmup_s > 0: the readiness gate. Polled on the
+     * loop every DRIVER_GATE_NS during the warm-up; when it returns true the
+     * window opens at that poll (and ends duration_s later), so warmup_s is
+     * then the longest warm-up, after which the window opens anyway. Needs
+     * one measuring loop (threads 1): the streams it counts are that loop's.
+     * NULL = the window opens at warmup_s. */
+    bool (*window_ready)(void *gate_ud, const struct driver_gate *g);
+    void *gate_ud;
 };
 
 struct driver_result {

@@ -115,6 +115,8 @@ int run_config_check(const struct run_config *c, char *err, size_t errlen)
                  "(0 is the minimal prompt, with nothing to share)");
     else if (c->prefix_groups > 1 && c->prefix_hit_rate <= 0)
         snprintf(err, errlen, "--prefix-groups goes with --prefix-hit-rate");
+    else if (c->window_ready && (c->duration_s <= 0 || c->warmup_s <= 0 || c->threads != 1))
+        snprintf(err, errlen, "a readiness gate needs duration mode with a warm-up and one thread");
     else if (c->warmup_s > 0 && c->duration_s <= 0)
         snprintf(err, errlen, "--warmup-s goes with --duration (use --warmup N otherwise)");
     else if (trace_spec_is_trace(c->dataset) && (c->multi_turn || c->duration_s > 0 || !isinf(c->request_rate)))
@@ -212,6 +214,7 @@ static int drive(struct run_ctx *x, struct driver_result *dr)
         .n_samplers = x->samplers ? x->n_samplers : c->n_samplers, .send_ns = x->trace_due,
         .prebuild_bodies = c->dataset != NULL || c->multi_turn || x->trace_due != NULL ||
                            c->images_per_request > 0,
+        .window_ready = c->window_ready, .gate_ud = c->gate_ud,
         .threads = plan_threads((int)c->threads, sysconf(_SC_NPROCESSORS_ONLN), (int)c->concurrency,
                                 c->warmup + c->num_prompts),
     };
@@ -530,6 +533,8 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
     }
     if (ready && drive(&x, &dr) == 0) {
         run_observe_finish(&x, &dr);
+        out->window_start = dr.phase_ns[SAMPLER_WINDOW_START];
+        out->window_end = dr.phase_ns[SAMPLER_WINDOW_END];
         int written = run_write_outputs(&x, &dr);
         if (c->prefix_hit_rate > 0 && out->summarized)
             check_hit_rate(&x);

@@ -97,6 +97,11 @@ struct run_config {
     bool flush_cache;                   /* empty the server's prefix cache before the measured requests
                                            (also done by --prefix-hit-rate) */
     double duration_s, warmup_s;        /* duration mode (0 = off) */
+    /* Duration mode: a readiness gate (load/driver.h, driver_cfg.window_ready):
+     * the window opens when it says so, warmup_s at the latest; needs
+     * threads 1. NULL = the window opens at warmup_s. */
+    bool (*window_ready)(void *gate_ud, const struct driver_gate *g);
+    void *gate_ud;
     const struct curl_slist *headers;   /* extra request headers; the API key is added from
                                            $api_key_env by run_execute and never written */
     bool progress;                      /* draw a progress line on stderr */
@@ -170,6 +175,8 @@ struct run_result {
     struct server_gone server_gone; /* the server stopped answering mid-run (load/driver.h) */
     struct observe_report *observe; /* what the server and hardware said; owned; NULL when the run
                                        did not get that far */
+    int64_t window_start, window_end;   /* the measurement window as the samplers got it
+                                           (CLOCK_MONOTONIC ns); 0 when the load never ran */
 };
 
 /* Runs the benchmark c describes and writes its artifact (and per-request

@@ -1,0 +1,164 @@
+/* decode.c — `anvil decode`: the flag table → a decode_config →
+ * decode_execute → an exit code. */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/flags.h"
+#include "decode/matrix.h"
+
+struct decode_cli {
+    struct decode_config d;
+    struct curl_slist *headers;     /* --header values; owned */
+};
+
+#define AT(f) offsetof(struct decode_cli, d.f)
+#define RUN(f) offsetof(struct decode_cli, d.run.f)
+
+static int set_header(void *cfg, const char *cmd, const char *flag, const char *v)
+{
+    struct decode_cli *r = cfg;
+    if (!strchr(v, ':') || v[0] == ':') {
+        /* the value may be a secret: never echo it */
+        fprintf(stderr, "anvil %s: --%s: expected 'Name: value', got (value withheld)\n", cmd, flag);
+        return -1;
+    }
+    struct curl_slist *l = curl_slist_append(r->headers, v);
+    if (!l)
+        return -1;
+    r->headers = l;
+    return 0;
+}
+
+static int set_list(const char *cmd, const char *flag, const char *v, long min, long *out, size_t *n)
+{
+    char err[300];
+    int k = decode_parse_sizes(v, min, out, DECODE_MAX_LIST, err, sizeof err);
+    if (k < 0) {
+        fprintf(stderr, "anvil %s: --%s: %s\n", cmd, flag, err);
+        return -1;
+    }
+    *n = (size_t)k;
+    return 0;
+}
+
+static int set_conc(void *cfg, const char *cmd, const char *flag, const char *v)
+{
+    struct decode_cli *r = cfg;
+    r->d.concurrency_arg = v;
+    return set_list(cmd, flag, v, 1, r->d.conc, &r->d.n_conc);
+}
+
+static int set_ctx(void *cfg, const char *cmd, const char *flag, const char *v)
+{
+    struct decode_cli *r = cfg;
+    r->d.contexts_arg = v;
+    return set_list(cmd, flag, v, 0, r->d.ctx, &r->d.n_ctx);
+}
+
+static int set_temperature(void *cfg, const char *cmd, const char *flag, const char *v)
+{
+    struct decode_cli *r = cfg;
+    r->d.run.sampling.has_temperature = true;
+    return flag_double(cmd, flag, v, 0, &r->d.run.sampling.temperature);
+}
+
+static const char *const telemetry_names[] = {"auto", "on", "off", NULL};    /* enum obs_mode's order */
+
+static const struct flag_spec flags[] = {
+    {"base-url", NULL, FLAG_STRING, RUN(base_url), "URL", NULL,
+     "OpenAI base URL (default " RUN_DEFAULT_BASE_URL ")", .section = "Server"},
+    {"endpoint", NULL, FLAG_STRING, RUN(compat.endpoint), "chat|completions|PATH", NULL,
+     "API to call, or its path (/v1/chat/completions) (default chat)"},
+    {"model", NULL, FLAG_STRING, RUN(model), "NAME", NULL, "model to benchmark (default: the first served)"},
+    {"api-key-env", NULL, FLAG_STRING, RUN(api_key_env), "VAR", "OPENAI_API_KEY",
+     "environment variable holding the API key (sent as a bearer token, never written)"},
+    {"header", NULL, FLAG_CUSTOM, 0, "'Name: value'", NULL, "extra request header (repeatable)",
+     .parse = set_header},
+    {"concurrency", NULL, FLAG_CUSTOM, 0, "LIST", "1,2,4", "streams of each cell, e.g. 1,2,4",
+     .parse = set_conc, .section = "The matrix"},
+    {"contexts", NULL, FLAG_CUSTOM, 0, "LIST", "0,8k,64k",
+     "context of each cell in tokens (prompt + --max-tokens; k = 1024; 0 = a minimal prompt)", .parse = set_ctx},
+    {"duration", NULL, FLAG_DOUBLE, AT(duration_s), "S", "10", "each cell's measured window, seconds", .min = 0.01},
+    {"max-tokens", NULL, FLAG_LONG, AT(max_tokens), "N", "1024", "output tokens of every request (ignore_eos)",
+     .min = 2, .max = 10000000},
+    {"temperature", NULL, FLAG_CUSTOM, 0, "T", NULL, "sampling temperature (default: not sent)",
+     .parse = set_temperature},
+    {"ready-stable-s", NULL, FLAG_DOUBLE, AT(ready_stable_s), "S", "3",
+     "the readiness condition must hold this long before a window opens, seconds", .section = "Readiness"},
+    {"cell-warmup-timeout-s", NULL, FLAG_DOUBLE, AT(cell_warmup_timeout_s), "S", "0",
+     "longest warm-up of a cell, seconds; 0 = by context: <=32k 60, 64k 120, >=128k 180"},
+    {"decode-warmup-s", NULL, FLAG_DOUBLE, AT(decode_warmup_s), "S", "3",
+     "a warm-up cell (lowest concurrency, largest context) this long before the matrix; 0 = none"},
+    {"kv-budget", NULL, FLAG_LONG, AT(kv_budget), "TOKENS", "0",
+     "the server's KV cache in tokens when it does not report it; 0 = from the server", .max = 1e12},
+    {"accept-norm-ref-len", NULL, FLAG_DOUBLE, AT(accept_norm_ref_len), "L", "0",
+     "acceptance length to normalize to: accept_norm_tps = steps/s x L; 0 = off"},
+    {"server-metrics", NULL, FLAG_STRING, RUN(server_metrics), "auto|off|URL", "auto",
+     "the server's Prometheus /metrics (auto: the base URL's root)", .section = "Server and hardware"},
+    {"scrape-interval-ms", NULL, FLAG_DOUBLE, RUN(scrape_interval_ms), "MS", "1000",
+     "/metrics scrapes during a cell, ms", .min = 10},
+    {"telemetry", NULL, FLAG_CHOICE, RUN(telemetry), "auto|on|off", "auto",
+     "GPU and host telemetry (auto: when a GPU is found)", .choices = telemetry_names},
+    {"telemetry-interval-ms", NULL, FLAG_DOUBLE, RUN(telemetry_interval_ms), "MS", "1000",
+     "GPU and host readings during a cell, ms", .min = 10},
+    {"gpu-metrics-url", NULL, FLAG_STRING, RUN(gpu_metrics_url), "URL", NULL,
+     "a Prometheus GPU exporter (DCGM names) instead of NVML"},
+    {"timeout-s", NULL, FLAG_DOUBLE, RUN(timeout_s), "S", "600", "whole-request timeout, seconds",
+     .section = "Requests"},
+    {"connect-timeout-s", NULL, FLAG_DOUBLE, RUN(connect_timeout_s), "S", "10", "connect timeout, seconds"},
+    {"idle-timeout-s", NULL, FLAG_DOUBLE, RUN(idle_timeout_s), "S", "120",
+     "fail a request silent this long (a long prefill is silent), seconds"},
+    {"out-dir", NULL, FLAG_STRING, AT(dir), "DIR", "results/decode",
+     "the resumable directory: cells, event log, calibration cache, decode.json", .section = "Output"},
+    {"out", NULL, FLAG_STRING, AT(out), "FILE", NULL, "the artifact (default DIR/decode.json)"},
+    {0},
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: anvil decode [flags]\n"
+            "The sustained-decode matrix (seed 004): for every concurrency x context cell, C streams kept\n"
+            "running until the server reports C running and none queued (--ready-stable-s), then a\n"
+            "--duration window; prefill from each context's first request; server counters and hardware\n"
+            "telemetry per cell. A cut run resumes at the next cell when run again with the same --out-dir.\n\n");
+    flags_help(out, flags);
+    fprintf(out, "  %-28s this text\n\nExit status: 0 every cell measured; 1 incomplete (the cells done are "
+            "written; run again to resume) or nothing measured; 2 usage error.\n", "-h, --help");
+}
+
+int decode_main(int argc, char **argv)
+{
+    struct decode_cli r = {0};
+    run_config_defaults(&r.d.run);
+    r.d.run.name = "anvil decode";
+    int rc = flags_defaults("decode", flags, &r);
+    if (rc == 0)
+        rc = flags_parse("decode", flags, &r, argc, argv, NULL, NULL, NULL);
+    if (rc == 1) {
+        usage(stdout);
+        curl_slist_free_all(r.headers);
+        return 0;
+    }
+    char err[1600];
+    r.d.run.headers = r.headers;
+    r.d.run.argc = argc;
+    r.d.run.argv = argv;
+    if (rc == 0 && run_config_resolve(&r.d.run, err, sizeof err) != 0) {
+        fprintf(stderr, "anvil decode: %s\n", err);
+        rc = -1;
+    }
+    if (rc != 0) {
+        if (rc < 0)
+            fprintf(stderr, "anvil decode: see anvil decode --help\n");
+        curl_slist_free_all(r.headers);
+        return 2;
+    }
+    enum decode_status st = decode_execute(&r.d, err, sizeof err);
+    if (st != DECODE_OK)
+        fprintf(stderr, "anvil decode: %s\n", err);
+    curl_slist_free_all(r.headers);
+    return st == DECODE_OK ? 0 : 1;
+}

@@ -1,0 +1,342 @@
+/* cell.c — one cell of the decode matrix: the run, then its figures. */
+#include "decode/cell.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode/gate.h"
+#include "decode/sample.h"
+
+/* Duration mode sends at most this many requests per cell (the driver's
+ * record buffer): far more than C streams of max_tokens replace in a window. */
+#define DECODE_MAX_SENDS 20000
+
+long decode_prompt_len(long context_tokens, long max_tokens)
+{
+    long p = context_tokens - max_tokens;
+    return p >= 1 ? p : 1;
+}
+
+void decode_engine_steps(double out_tokens, double drafts, double accepted, double aggregate_tps,
+                         double *steps, double *accept_len, double *steps_per_s)
+{
+    *steps = drafts + fmax(0, out_tokens - (accepted + drafts));
+    *accept_len = *steps > 0 ? out_tokens / *steps : NAN;
+    *steps_per_s = *accept_len > 0 ? aggregate_tps / *accept_len : NAN;
+}
+
+static struct run_config cell_run_config(const struct decode_cell_cfg *c, struct decode_gate *g,
+                                         struct sampler **samplers, int n_samplers)
+{
+    struct run_config rc = *c->base;
+    rc.concurrency = c->concurrency;
+    rc.request_rate = INFINITY;
+    rc.threads = 1;
+    rc.input_len = decode_prompt_len(c->context_tokens, c->max_tokens);
+    rc.output_len = c->max_tokens;
+    rc.output_len_set = true;
+    rc.ignore_eos = true;
+    rc.continuous_usage = true;
+    rc.num_prompts = DECODE_MAX_SENDS;
+    rc.warmup = 0;
+    rc.duration_s = c->duration_s;
+    rc.warmup_s = c->warmup_timeout_s;
+    rc.window_ready = decode_gate_ready;
+    rc.gate_ud = g;
+    rc.samplers = samplers;
+    rc.n_samplers = n_samplers;
+    rc.out = c->bench_out;
+    rc.progress = false;
+    return rc;
+}
+
+/* The client's figures of the window (tokens, stats, samples) into *o;
+ * *samples gets the malloc'd request samples. */
+static int client_figures(const struct run_result *res, int64_t ws, int64_t we, struct decode_cell_out *o,
+                          struct decode_request_sample **samples, struct decode_window *w)
+{
+    decode_window_count(res->records, res->n_records, ws, we, w);
+    size_t n = 0, cap = (size_t)(res->n_records ? res->n_records : 1);
+    struct decode_request_sample *s = calloc(cap, sizeof *s);
+    double *v[8];
+    for (int k = 0; k < 8; k++)
+        v[k] = calloc(cap, sizeof *v[k]);
+    if (!s || !v[0] || !v[1] || !v[2] || !v[3] || !v[4] || !v[5] || !v[6] || !v[7]) {
+        free(s);
+        for (int k = 0; k < 8; k++)
+            free(v[k]);
+        return -1;
+    }
+    size_t nc = 0;      /* completed: latency, e2e rate and output length are theirs */
+    double in_sum = 0;
+    for (int i = 0; i < res->n_records; i++) {
+        const struct req_record *r = &res->records[i];
+        /* a request without two chunks yet (queued, in prefill at the window's end) has no
+         * decode figure: it counts in request_count only */
+        if (!decode_in_window(r, ws, we) || (r->fail != FAIL_NONE && !r->cut) || r->n_chunks < 2)
+            continue;
+        struct decode_request_sample *x = &s[n];
+        decode_sample_of(r, x);
+        v[0][n] = x->ttft;
+        v[1][n] = x->time_to_second_token;
+        v[3][n] = x->inter_token_latency_avg;
+        v[4][n] = x->output_tps_per_user;
+        v[6][n] = x->chunk_inter_token_latency_avg;
+        in_sum += (double)x->input_tokens;
+        if (x->completed) {
+            v[2][nc] = x->latency;
+            v[5][nc] = x->e2e_output_tps_per_user;
+            v[7][nc] = (double)x->output_tokens;
+            nc++;
+        }
+        n++;
+    }
+    decode_stat4_of(v[0], n, &o->ttft);
+    decode_stat4_of(v[1], n, &o->time_to_second_token);
+    decode_stat4_of(v[2], nc, &o->request_latency);
+    decode_stat4_of(v[3], n, &o->inter_token_latency);
+    decode_stat4_of(v[4], n, &o->output_tps_per_user);
+    decode_stat4_of(v[5], nc, &o->e2e_output_tps_per_user);
+    decode_stat4_of(v[6], n, &o->chunk_inter_token_latency);
+    decode_stat4_of(v[7], nc, &o->output_seq_len);
+    o->input_seq_len_avg = n ? in_sum / (double)n : NAN;
+    for (int k = 0; k < 8; k++)
+        free(v[k]);
+    *samples = s;
+    o->samples = s;
+    o->n_samples = n;
+    return 0;
+}
+
+/* Streams in flight on average over [ws, we), from the records. */
+static double client_concurrency(const struct run_result *res, int64_t ws, int64_t we)
+{
+    double busy = 0;
+    for (int i = 0; i < res->n_records; i++) {
+        const struct req_record *r = &res->records[i];
+        if (!decode_in_window(r, ws, we))
+            continue;
+        int64_t a = r->t_start > ws ? r->t_start : ws;
+        int64_t b = r->t_end && r->t_end < we ? r->t_end : we;
+        busy += (double)(b - a);
+    }
+    return we > ws ? busy / (double)(we - ws) : NAN;
+}
+
+/* The server's fields of the window (NaN where it does not say). */
+static void server_figures(const struct decode_cell_cfg *c, const struct observe_report *obs,
+                           struct decode_cell_out *o)
+{
+    const struct srv_summary *s = obs && obs->server_enabled && obs->server.available ? &obs->server : NULL;
+    o->server_output_tokens = s ? s->server_output_tokens : NAN;
+    o->server_gen_throughput = s ? s->server_gen_throughput : NAN;
+    o->server_utilization = s ? s->gauge[SV_UTILIZATION].mean : NAN;
+    o->server_spec_accept_rate = s ? s->spec_accept_rate : NAN;
+    o->server_spec_accept_length = s ? s->spec_accept_length : NAN;
+    o->server_spec_drafts = s ? s->delta[SV_SPEC_DRAFTS] : NAN;
+    o->server_spec_draft_tokens = s ? s->delta[SV_SPEC_DRAFT_TOKENS] : NAN;
+    o->server_spec_accepted_tokens = s ? s->delta[SV_SPEC_ACCEPTED] : NAN;
+    o->n_pos_accept = s ? s->n_pos_accept : 0;
+    for (int i = 0; i < o->n_pos_accept; i++)
+        o->pos_accept[i] = s->pos_accept[i];
+    double out = isfinite(o->server_output_tokens) ? o->server_output_tokens : (double)o->client_output_tokens;
+    if (isfinite(o->server_spec_drafts)) {
+        decode_engine_steps(out, o->server_spec_drafts, o->server_spec_accepted_tokens, o->aggregate_tps,
+                            &o->server_engine_steps, &o->server_accept_len_effective, &o->server_steps_per_s);
+    } else {    /* no vLLM draft counters: observe's steps (SGLang's acceptance length, or one token a step) */
+        o->server_engine_steps = s ? s->engine_steps : NAN;
+        o->server_accept_len_effective = s ? s->accept_len_effective : NAN;
+        o->server_steps_per_s = o->server_accept_len_effective > 0 ? o->aggregate_tps / o->server_accept_len_effective
+                                                                   : NAN;
+    }
+    o->accept_norm_ref_len = c->accept_norm_ref_len;
+    o->accept_norm_tps = c->accept_norm_ref_len > 0 ? o->server_steps_per_s * c->accept_norm_ref_len : 0;
+    o->avg_running_reqs = s ? s->avg_running_reqs : NAN;
+    o->max_running_reqs = s ? s->max_running_reqs : NAN;
+    o->avg_queue_reqs = s ? s->avg_queue_reqs : NAN;
+    o->max_queue_reqs = s ? s->max_queue_reqs : NAN;
+    o->queue_fraction = s ? s->queue_fraction : NAN;
+}
+
+/* underfilled and capacity_limited, with the reason. */
+static void capacity(const struct decode_cell_cfg *c, const struct observe_report *obs, struct decode_cell_out *o,
+                     double client_conc, char *why, size_t cap)
+{
+    double eff = isfinite(o->avg_running_reqs) ? o->avg_running_reqs : client_conc;
+    o->effective_concurrency = isfinite(eff) ? lround(eff) : 0;
+    o->underfilled = o->effective_concurrency < c->concurrency;
+    double pool = c->kv_budget_tokens;
+    if (!isfinite(pool) && obs && obs->server_enabled)
+        pool = obs->server.kv_pool_tokens;
+    long per_stream = decode_prompt_len(c->context_tokens, c->max_tokens) + c->max_tokens;
+    double need = (double)c->concurrency * (double)per_stream;
+    *why = 0;
+    if (isfinite(pool) && pool < need)
+        snprintf(why, cap, "KV budget %.0f tokens < %ld streams x %ld tokens", pool, c->concurrency, per_stream);
+    else if (o->underfilled && o->queue_fraction > 0.5)
+        snprintf(why, cap, "the server kept requests queued (%.0f%% of the window) while running %.1f of %ld",
+                 o->queue_fraction * 100, o->avg_running_reqs, c->concurrency);
+    o->capacity_limited = *why != 0;
+}
+
+static cJSON *trace_json(const struct decode_gate *g, int64_t t0)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; a && i < g->n_trace; i++) {
+        const struct decode_gate_obs *x = &g->trace[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "t_s", (double)(x->t - t0) / 1e9);
+        if (isfinite(x->running))
+            cJSON_AddNumberToObject(o, "running_reqs", x->running);
+        else
+            cJSON_AddNullToObject(o, "running_reqs");
+        if (isfinite(x->queued))
+            cJSON_AddNumberToObject(o, "queue_reqs", x->queued);
+        else
+            cJSON_AddNullToObject(o, "queue_reqs");
+        cJSON_AddNumberToObject(o, "active_streams", x->active);
+        cJSON_AddNumberToObject(o, "decoding_streams", x->decoding);
+        cJSON_AddBoolToObject(o, "met", x->met);
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
+}
+
+/* The first request sent: its send instant and the scout's figures. */
+static int64_t first_send(const struct run_result *res, const struct decode_gate *g, struct decode_cell_result *out)
+{
+    const struct req_record *first = NULL;
+    for (int i = 0; i < res->n_records; i++) {
+        const struct req_record *r = &res->records[i];
+        if (r->t_start && (!first || r->t_start < first->t_start))
+            first = r;
+    }
+    if (!first)
+        return 0;
+    if (first->t_first_content && first->fail == FAIL_NONE) {
+        out->scout = true;
+        out->scout_ttft_s = (double)(first->t_first_content - first->t_start) / 1e9;
+        out->t_scout_first_token = first->t_first_content;
+        out->scout_prompt_tokens = first->prompt_tokens >= 0 ? first->prompt_tokens : first->planned_prompt_tokens;
+        out->scout_cached_tokens = first->cached_tokens;
+        int64_t end = first->fail == FAIL_NONE && !first->cut ? first->t_end : 0;
+        decode_gate_prefill_between(g, first->t_first_content, end, &out->scout_server_prefill_s,
+                                    out->scout_invalid_reason, sizeof out->scout_invalid_reason);
+    }
+    return first->t_start;
+}
+
+static int64_t last_end(const struct run_result *res)
+{
+    int64_t t = 0;
+    for (int i = 0; i < res->n_records; i++)
+        if (res->records[i].t_end > t)
+            t = res->records[i].t_end;
+    return t;
+}
+
+/* The cell's figures from the finished run. Returns 0, or -1 out of memory. */
+static int figures(const struct decode_cell_cfg *c, const struct decode_gate *g, const struct run_result *res,
+                   struct decode_cell_result *out)
+{
+    int64_t ws = res->window_start, we = res->window_end;
+    struct decode_cell_out o = {.concurrency = c->concurrency, .context_tokens = c->context_tokens};
+    struct decode_request_sample *samples = NULL;
+    struct decode_window w;
+    if (client_figures(res, ws, we, &o, &samples, &w) != 0)
+        return -1;
+    int64_t t0 = first_send(res, g, out);
+    out->t_first_send = t0;
+    o.measurement_wall_seconds = (double)(we - ws) / 1e9;
+    o.client_output_tokens = w.tokens;
+    o.total_tokens = w.tokens;
+    o.request_count = w.requests;
+    o.completed_request_count = w.completed;
+    o.num_completed = w.completed_inside;
+    o.num_errors = w.errors;
+    o.warmup_request_count = 0;
+    o.wall_time = t0 ? (double)(last_end(res) - t0) / 1e9 : NAN;
+    o.warmup_duration = t0 ? (double)(ws - t0) / 1e9 : NAN;
+    const struct observe_report *obs = res->observe;
+    server_figures(c, obs, &o);   /* needs aggregate_tps: computed below, steps again after */
+    if (w.tokens > 0) {
+        o.aggregate_source = w.counted ? "openai_continuous_usage" : "client_chunks";
+        o.measurement_seconds = (double)(w.last_arrival - ws) / 1e9;
+        o.aggregate_tps = o.measurement_seconds > 0 ? (double)w.tokens / o.measurement_seconds : NAN;
+    } else if (isfinite(o.server_gen_throughput)) {
+        o.aggregate_source = "prometheus_fallback";
+        o.measurement_seconds = o.measurement_wall_seconds;
+        o.aggregate_tps = o.server_gen_throughput;
+    } else {
+        o.aggregate_source = "client_chunks";
+        o.measurement_seconds = o.measurement_wall_seconds;
+        o.aggregate_tps = 0;
+    }
+    o.per_request_avg_tps = o.aggregate_tps / (double)c->concurrency;
+    server_figures(c, obs, &o);
+    char cap_why[200], timeout[200] = "";
+    capacity(c, obs, &o, client_concurrency(res, ws, we), cap_why, sizeof cap_why);
+    o.capacity_reason = cap_why;
+    o.warmup_timed_out = !g->opened;
+    if (o.warmup_timed_out)
+        snprintf(timeout, sizeof timeout, "%s", g->last);
+    o.ready_reason = g->opened ? g->ready_reason : "warmup_timeout";
+    o.timeout_reason = timeout;
+    out->json = decode_cell_json(&o, obs);
+    free(samples);
+    if (!out->json)
+        return -1;
+    cJSON_AddItemToObject(out->json, "ready_trace", trace_json(g, t0));
+    cJSON_AddNumberToObject(out->json, "window_start_monotonic_ns", (double)ws);
+    cJSON_AddNumberToObject(out->json, "window_end_monotonic_ns", (double)we);
+    out->aggregate_tps = o.aggregate_tps;
+    out->steps_per_s = o.server_steps_per_s;
+    out->accept_len = o.server_accept_len_effective;
+    out->capacity_limited = o.capacity_limited;
+    out->warmup_timed_out = o.warmup_timed_out;
+    out->t_ready = ws;
+    if (g->opened)
+        snprintf(out->ready_line, sizeof out->ready_line, "ready %s", g->ready_reason);
+    else
+        snprintf(out->ready_line, sizeof out->ready_line, "warmup timeout %s", g->last);
+    return 0;
+}
+
+enum run_status decode_cell_run(const struct decode_cell_cfg *c, struct decode_cell_result *out)
+{
+    *out = (struct decode_cell_result){.status = RUN_FAILED};
+    struct decode_gate *g = malloc(sizeof *g);
+    if (!g) {
+        snprintf(out->error, sizeof out->error, "out of memory");
+        return RUN_FAILED;
+    }
+    decode_gate_init(g, c->concurrency, c->ready_stable_s, c->metrics_url, c->metrics_headers);
+    struct sampler *samplers[1];
+    int n = 0;
+    if (decode_gate_sampler(g))
+        samplers[n++] = decode_gate_sampler(g);
+    struct run_config rc = cell_run_config(c, g, samplers, n);
+    struct run_result res;
+    out->status = run_execute(&rc, &res);
+    snprintf(out->error, sizeof out->error, "%s", res.error);
+    out->server_gone = res.server_gone.gone;
+    out->interrupted = res.incomplete_reason && strstr(res.incomplete_reason, "signal");
+    /* a cell counts when its window ran to the end with the server there */
+    out->measured = out->status != RUN_FAILED && !out->server_gone && !out->interrupted && res.window_end > 0;
+    if (out->measured && figures(c, g, &res, out) != 0) {
+        snprintf(out->error, sizeof out->error, "out of memory");
+        out->measured = false;
+        out->status = RUN_FAILED;
+    }
+    run_result_free(&res);
+    decode_gate_free(g);
+    free(g);
+    return out->status;
+}
+
+void decode_cell_result_free(struct decode_cell_result *r)
+{
+    cJSON_Delete(r->json);
+    r->json = NULL;
+}

@@ -1,0 +1,74 @@
+/* cell.h — one cell of the decode matrix: C streams at one context, kept
+ * running (each replaced as it ends) through a warm-up that lasts until the
+ * readiness gate opens (gate.h) or the cell's warm-up timeout, then a
+ * duration-mode window of duration_s — one run_execute (run/run.h) — and
+ * the seed-004 figures of that window: client tokens by arrival, request
+ * samples, the server's counters and the hardware's (docs/DECODE.md). */
+#ifndef ANVIL_DECODE_CELL_H
+#define ANVIL_DECODE_CELL_H
+
+#include <stdbool.h>
+
+#include <cjson/cJSON.h>
+
+#include "artifact/decode_matrix.h"
+#include "run/run.h"
+
+struct decode_cell_cfg {
+    const struct run_config *base;  /* the run flags (server, model, headers, telemetry, ...); not owned */
+    long concurrency;               /* C */
+    long context_tokens;            /* prompt + max_tokens of every request; 0 = a minimal prompt */
+    long max_tokens;
+    double duration_s;              /* the window */
+    double warmup_timeout_s;        /* the longest warm-up before the window opens anyway */
+    double ready_stable_s;          /* how long the gate's condition must hold */
+    const char *metrics_url;        /* the server's /metrics; NULL = none (client criterion) */
+    const struct curl_slist *metrics_headers;   /* sent with its scrapes: the run's headers when it is
+                                                   on the base URL's origin, else NULL; not owned */
+    double kv_budget_tokens;        /* the server's KV pool (startup discovery); NaN unknown */
+    double accept_norm_ref_len;     /* accept_norm_tps = steps/s × this; 0 = off (written 0) */
+    const char *bench_out;          /* the cell's benchmark/v1 artifact (the run's own) */
+};
+
+/* What a cell gave. */
+struct decode_cell_result {
+    enum run_status status;
+    char error[1024];               /* when the run failed (secrets scrubbed) */
+    bool measured;                  /* the window ran to its end: the cell counts */
+    bool server_gone;               /* the server stopped answering */
+    bool interrupted;               /* a signal stopped the run */
+    cJSON *json;                    /* the results[] object (with ready_trace); owned; NULL unless measured */
+    /* the cell's first request: the integrated prefill scout */
+    bool scout;
+    double scout_ttft_s;
+    long scout_prompt_tokens, scout_cached_tokens;
+    int64_t t_scout_first_token;    /* CLOCK_MONOTONIC */
+    double scout_server_prefill_s;  /* the server's prefill time of the scout (NaN: see the reason) */
+    char scout_invalid_reason[200]; /* why there is no server-side figure ("" when there is) */
+    /* for the event log and the terminal table */
+    double aggregate_tps, steps_per_s, accept_len;
+    bool capacity_limited, warmup_timed_out;
+    int64_t t_first_send;           /* CLOCK_MONOTONIC: the cell's first request went out */
+    int64_t t_ready;                /* CLOCK_MONOTONIC: window start */
+    char ready_line[400];           /* "ready ..." or "warmup timeout ..." */
+};
+
+/* The prompt length of a cell's requests: context − max_tokens (the
+ * request then holds the context in the KV cache at its end), at least 1
+ * (context 0, or one not above max_tokens: a minimal prompt). */
+long decode_prompt_len(long context_tokens, long max_tokens);
+
+/* Runs the cell c describes into *out (decode_cell_result_free releases
+ * it). Returns out->status. */
+enum run_status decode_cell_run(const struct decode_cell_cfg *c, struct decode_cell_result *out);
+
+/* The seed's engine steps and what follows from them (methodology,
+ * acceptance_normalization): steps = drafts + max(0, out − (accepted +
+ * drafts)); accept_len = out / steps; steps_per_s = aggregate_tps /
+ * accept_len. NaN where an input is NaN or steps is 0. */
+void decode_engine_steps(double out_tokens, double drafts, double accepted, double aggregate_tps,
+                         double *steps, double *accept_len, double *steps_per_s);
+
+void decode_cell_result_free(struct decode_cell_result *r);
+
+#endif

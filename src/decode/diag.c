@@ -1,0 +1,242 @@
+/* diag.c — startup diagnostics read from the host. */
+#include "decode/diag.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/buf.h"
+#include "core/clock.h"
+#include "core/file.h"
+#include "core/version.h"
+
+extern char **environ;
+
+/* The RegistryDwords the P2P override tuning sets (what "expected" holds:
+ * the setting being checked for, not a reading). */
+static const char *const expected[][2] = {
+    {"ForceP2P", "0x11"}, {"RMForceP2PType", "1"}, {"RMPcieP2PType", "2"},
+    {"GrdmaPciTopoCheckOverride", "1"}, {"EnableResizableBar", "1"},
+};
+#define N_EXPECTED (sizeof expected / sizeof *expected)
+
+/* Parses "K=V;K=V" (a RegistryDwords value, quotes and blanks around it
+ * dropped) into obj. */
+static void parse_dwords(const char *s, cJSON *obj)
+{
+    char buf[2048];
+    snprintf(buf, sizeof buf, "%s", s);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ";\" \t\n", &save); tok; tok = strtok_r(NULL, ";\" \t\n", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq || eq == tok)
+            continue;
+        *eq = 0;
+        cJSON_DeleteItemFromObject(obj, tok);
+        cJSON_AddStringToObject(obj, tok, eq + 1);
+    }
+}
+
+/* The value after "key" in text (up to the end of its line), into out. */
+static bool find_after(const char *text, const char *key, char *out, size_t cap)
+{
+    const char *p = text ? strstr(text, key) : NULL;
+    if (!p)
+        return false;
+    p += strlen(key);
+    while (*p == ':' || *p == '=' || *p == ' ' || *p == '\t' || *p == '"')
+        p++;
+    size_t n = strcspn(p, "\n");
+    snprintf(out, cap, "%.*s", (int)n, p);
+    return true;
+}
+
+cJSON *decode_p2p_override(const struct decode_diag_paths *dp)
+{
+    const char *params = dp && dp->params ? dp->params : "/proc/driver/nvidia/params";
+    const char *modprobe = dp && dp->modprobe ? dp->modprobe : "/etc/modprobe.d/nvidia-p2p-override.conf";
+    char *ptext = file_read_all(params, NULL), *mtext = file_read_all(modprobe, NULL);
+    cJSON *o = cJSON_CreateObject();
+    cJSON *runtime = cJSON_CreateObject(), *want = cJSON_CreateObject(), *missing = cJSON_CreateArray();
+    cJSON *mismatched = cJSON_CreateObject();
+    char dwords[2048] = "", line[2048];
+    if (ptext && find_after(ptext, "RegistryDwords", line, sizeof line))
+        parse_dwords(line, runtime);
+    bool configured = mtext && find_after(mtext, "NVreg_RegistryDwords", line, sizeof line) &&
+                      strstr(line, "ForceP2P");
+    size_t used = 0;
+    bool all = ptext != NULL;
+    for (size_t i = 0; i < N_EXPECTED; i++) {
+        cJSON_AddStringToObject(want, expected[i][0], expected[i][1]);
+        used += (size_t)snprintf(dwords + used, sizeof dwords - used, "%s%s=%s", i ? ";" : "", expected[i][0],
+                                 expected[i][1]);
+        const cJSON *got = cJSON_GetObjectItemCaseSensitive(runtime, expected[i][0]);
+        if (cJSON_IsString(got) && strcmp(got->valuestring, expected[i][1]) != 0) {
+            cJSON *m = cJSON_AddObjectToObject(mismatched, expected[i][0]);
+            cJSON_AddStringToObject(m, "runtime", got->valuestring);
+            cJSON_AddStringToObject(m, "expected", expected[i][1]);
+        }
+        if (!cJSON_IsString(got) || strcmp(got->valuestring, expected[i][1]) != 0) {
+            cJSON_AddItemToArray(missing, cJSON_CreateString(expected[i][0]));
+            all = false;
+        }
+    }
+    char suggest[2200];
+    snprintf(suggest, sizeof suggest, "options nvidia NVreg_RegistryDwords=\"%s\"", dwords);
+    cJSON_AddBoolToObject(o, "effective", all);
+    cJSON_AddBoolToObject(o, "configured", configured);
+    cJSON_AddStringToObject(o, "params_path", params);
+    cJSON_AddBoolToObject(o, "params_available", ptext != NULL);
+    cJSON_AddStringToObject(o, "modprobe_path", modprobe);
+    cJSON_AddBoolToObject(o, "modprobe_available", mtext != NULL);
+    cJSON_AddItemToObject(o, "runtime", runtime);
+    cJSON_AddItemToObject(o, "expected", want);
+    cJSON_AddItemToObject(o, "missing", missing);
+    cJSON_AddItemToObject(o, "mismatched", mismatched);
+    cJSON_AddStringToObject(o, "registry_dwords", dwords);
+    cJSON_AddStringToObject(o, "suggested_modprobe_line", suggest);
+    cJSON_AddStringToObject(o, "suggested_reload",
+                            "stop GPU workloads, then reload NVIDIA modules or reboot; the modprobe file alone "
+                            "does not change the running driver");
+    free(ptext);
+    free(mtext);
+    return o;
+}
+
+/* Reads both pipes until they close, the deadline passes or a cap is hit. */
+static void drain(int out_fd, int err_fd, struct buf *out, struct buf *err, int64_t deadline)
+{
+    struct pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
+    struct buf *bufs[2] = {out, err};
+    int open = 2;
+    while (open > 0) {
+        int64_t left = (deadline - clock_now_ns()) / 1000000;
+        if (left <= 0 || poll(fds, 2, (int)left) <= 0)
+            return;
+        for (int i = 0; i < 2; i++) {
+            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            char chunk[4096];
+            ssize_t n = read(fds[i].fd, chunk, sizeof chunk);
+            if (n <= 0 || bufs[i]->len + (size_t)n > ((size_t)1 << 20)) {
+                fds[i].fd = -1;
+                open--;
+                continue;
+            }
+            buf_append(bufs[i], chunk, (size_t)n);
+        }
+    }
+}
+
+cJSON *decode_run_capture(const char *const argv[])
+{
+    cJSON *o = cJSON_CreateObject();
+    int argc = 0;
+    while (argv[argc])
+        argc++;
+    cJSON_AddItemToObject(o, "cmd", cJSON_CreateStringArray(argv, argc));
+    int po[2] = {-1, -1}, pe[2] = {-1, -1};
+    struct buf out, err;
+    buf_init(&out, (size_t)1 << 21);
+    buf_init(&err, (size_t)1 << 21);
+    long rc = -1;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    pid_t pid = -1;
+    int e = EINVAL;
+    if (pipe(po) == 0 && pipe(pe) == 0) {
+        posix_spawn_file_actions_adddup2(&fa, po[1], 1);
+        posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
+        posix_spawn_file_actions_addclose(&fa, po[0]);
+        posix_spawn_file_actions_addclose(&fa, pe[0]);
+        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", 0, 0);
+        e = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+    }
+    posix_spawn_file_actions_destroy(&fa);
+    for (int i = 0; i < 2; i++) {
+        if (i == 0 && po[1] >= 0)
+            close(po[1]);
+        if (i == 1 && pe[1] >= 0)
+            close(pe[1]);
+    }
+    if (e == 0) {
+        int64_t deadline = clock_now_ns() + 10 * (int64_t)1000000000;
+        drain(po[0], pe[0], &out, &err, deadline);
+        int st;
+        pid_t w;
+        /* the outputs closed: the program is exiting; wait for it until the deadline */
+        while ((w = waitpid(pid, &st, WNOHANG)) == 0 && clock_now_ns() < deadline) {
+            struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL);
+        }
+        if (w == 0) {
+            kill(pid, SIGKILL);
+            buf_printf(&err, "%stimed out after 10 s", err.len ? "\n" : "");
+            w = waitpid(pid, &st, 0);
+        }
+        if (w == pid && WIFEXITED(st))
+            rc = WEXITSTATUS(st);
+    } else {
+        buf_printf(&err, "%s: %s", argv[0], strerror(e));
+    }
+    if (po[0] >= 0)
+        close(po[0]);
+    if (pe[0] >= 0)
+        close(pe[0]);
+    cJSON_AddNumberToObject(o, "returncode", (double)rc);
+    cJSON_AddStringToObject(o, "stdout", out.data ? out.data : "");
+    cJSON_AddStringToObject(o, "stderr", err.data ? err.data : "");
+    buf_free(&out);
+    buf_free(&err);
+    return o;
+}
+
+static cJSON *not_run(const char *why)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "status", "not_run");
+    cJSON_AddStringToObject(o, "reason", why);
+    return o;
+}
+
+cJSON *decode_startup_diagnostics(const struct decode_diag_paths *p, const char *server_url, const cJSON *args)
+{
+    const char *smi = p && p->smi ? p->smi : "nvidia-smi";
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "version", anvil_version());
+    cJSON_AddStringToObject(o, "server_url", server_url);
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    cJSON_AddStringToObject(o, "hostname", host);
+    struct utsname u;
+    char un[1400] = "";
+    if (uname(&u) == 0)
+        snprintf(un, sizeof un, "%s %s %s %s %s", u.sysname, u.nodename, u.release, u.version, u.machine);
+    cJSON_AddStringToObject(o, "uname", un);
+    cJSON_AddItemToObject(o, "args", cJSON_Duplicate(args, 1));
+    /* the variables that change which GPUs and links a server uses (never secrets) */
+    static const char *const vars[] = {"CUDA_VISIBLE_DEVICES", "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL",
+                                       "NCCL_IB_DISABLE", "NCCL_SHM_DISABLE", "HIP_VISIBLE_DEVICES",
+                                       "ROCR_VISIBLE_DEVICES"};
+    cJSON *env = cJSON_AddObjectToObject(o, "env");
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
+        if (getenv(vars[i]))
+            cJSON_AddStringToObject(env, vars[i], getenv(vars[i]));
+    cJSON_AddItemToObject(o, "nvidia_p2p_override", decode_p2p_override(p));
+    cJSON_AddItemToObject(o, "p2pmark", not_run("anvil has no p2pmark runner"));
+    cJSON_AddItemToObject(o, "amd_fabric", not_run("anvil has no AMD fabric check"));
+    const char *q[] = {smi, "--query-gpu=index,name,driver_version,pci.bus_id,pcie.link.gen.current,"
+                       "pcie.link.width.current,power.limit", "--format=csv,noheader,nounits", NULL};
+    const char *topo[] = {smi, "topo", "-m", NULL};
+    cJSON_AddItemToObject(o, "nvidia_smi_query", decode_run_capture(q));
+    cJSON_AddItemToObject(o, "nvidia_smi_topo", decode_run_capture(topo));
+    return o;
+}

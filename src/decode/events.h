@@ -1,0 +1,39 @@
+/* events.h — the decode matrix's event log: one line per step
+ * ("HH:MM:SS text", UTC), as seed 004's event_log, appended to
+ * DIR/events.log as it happens (flushed: a cut run keeps its log, and a
+ * resumed one continues it) and echoed to the terminal. */
+#ifndef ANVIL_DECODE_EVENTS_H
+#define ANVIL_DECODE_EVENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+struct decode_events {
+    FILE *file;                 /* DIR/events.log, appended; NULL = not kept on disk */
+    FILE *echo;                 /* the terminal (stderr); NULL = silent */
+    char **lines;               /* every line of the log, the earlier run's first; owned */
+    size_t n, cap;
+};
+
+/* Opens path for appending, first reading the lines an earlier run left
+ * there. Returns 0, or -1 with err when it cannot be opened. */
+int decode_events_open(struct decode_events *e, const char *path, FILE *echo, char *err, size_t errlen);
+
+/* Logs one event stamped now. */
+void decode_event(struct decode_events *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Logs one event that happened at the CLOCK_MONOTONIC instant mono_ns (the
+ * wall-clock stamp is now's, moved back by how long ago that was). */
+void decode_event_at(struct decode_events *e, int64_t mono_ns, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The log as a JSON array of strings. Caller deletes. */
+cJSON *decode_events_json(const struct decode_events *e);
+
+/* Closes the file and frees the lines. */
+void decode_events_close(struct decode_events *e);
+
+#endif

@@ -1,0 +1,140 @@
+/* gate.c — the decode cell's readiness gate. */
+#include "decode/gate.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "observe/engines.h"
+
+static void *scrape_sample(void *ud, const struct sampler_tick *tick)
+{
+    struct decode_gate *g = ud;
+    return srv_scrape(&g->scraper, tick->t_due, tick->phase);
+}
+
+/* On the measuring loop: the newest counts. A failed scrape leaves the
+ * previous ones, which go stale only until the next scrape. */
+static void scrape_collect(void *ud, const struct sampler_tick *tick, void *result)
+{
+    (void)tick;
+    struct decode_gate *g = ud;
+    struct srv_reading *r = result;
+    if (r->ok) {
+        g->running = r->v[SV_RUNNING];
+        g->queued = r->v[SV_WAITING];
+        const struct srv_hist *h = r->detail ? &r->detail->hist[SVH_PREFILL] : NULL;
+        if (g->n_prefill < DECODE_GATE_READINGS)
+            g->prefill[g->n_prefill++] = (struct decode_gate_prefill){
+                r->t_sent, r->t_done, h && h->n ? h->count : NAN, h && h->n ? h->sum : NAN};
+    }
+    srv_reading_free(r);
+    free(r);
+}
+
+static void scrape_discard(void *ud, void *result)
+{
+    (void)ud;
+    srv_reading_free(result);
+    free(result);
+}
+
+void decode_gate_init(struct decode_gate *g, long want, double stable_s, const char *metrics_url,
+                      const struct curl_slist *headers)
+{
+    memset(g, 0, sizeof *g);
+    g->want = want;
+    g->stable_s = stable_s;
+    g->running = g->queued = NAN;
+    g->server = metrics_url != NULL;
+    if (!g->server)
+        return;
+    srv_scraper_init(&g->scraper, metrics_url, headers);
+    g->sampler = (struct sampler){
+        .name = "decode_gate", .period_ns = DECODE_GATE_SCRAPE_NS, .may_block = true,
+        .sample = scrape_sample, .collect = scrape_collect, .discard = scrape_discard, .ud = g,
+    };
+}
+
+struct sampler *decode_gate_sampler(struct decode_gate *g)
+{
+    return g->server ? &g->sampler : NULL;
+}
+
+static void note(struct decode_gate *g, const struct driver_gate *dg, bool met)
+{
+    const struct decode_gate_obs *p = g->n_trace ? &g->trace[g->n_trace - 1] : NULL;
+    bool same = p && p->active == dg->in_flight && p->decoding == dg->decoding && p->met == met &&
+                (p->running == g->running || (isnan(p->running) && isnan(g->running))) &&
+                (p->queued == g->queued || (isnan(p->queued) && isnan(g->queued)));
+    if (same || g->n_trace == DECODE_GATE_TRACE)
+        return;
+    g->trace[g->n_trace++] = (struct decode_gate_obs){dg->now, g->running, g->queued, dg->in_flight,
+                                                      dg->decoding, met};
+}
+
+bool decode_gate_ready(void *ud, const struct driver_gate *dg)
+{
+    struct decode_gate *g = ud;
+    bool met;
+    if (g->server) {
+        met = g->running == (double)g->want && g->queued == 0 && dg->in_flight == g->want;
+        snprintf(g->last, sizeof g->last, "running_reqs=%.0f/%ld, queue_reqs=%.0f, active_streams=%d/%ld",
+                 g->running, g->want, g->queued, dg->in_flight, g->want);
+    } else {
+        met = dg->in_flight == g->want && dg->decoding == g->want;
+        snprintf(g->last, sizeof g->last, "active_streams=%d/%ld, decoding_streams=%d/%ld", dg->in_flight,
+                 g->want, dg->decoding, g->want);
+    }
+    note(g, dg, met);
+    if (!met) {
+        g->met_since = 0;
+        return false;
+    }
+    if (!g->met_since)
+        g->met_since = dg->now;
+    double held = (double)(dg->now - g->met_since) / 1e9;
+    if (held < g->stable_s)
+        return false;
+    g->opened = true;
+    g->t_open = dg->now;
+    snprintf(g->ready_reason, sizeof g->ready_reason, "%s, stable=%.1fs", g->last, g->stable_s);
+    return true;
+}
+
+int decode_gate_prefill_between(const struct decode_gate *g, int64_t t_first, int64_t t_end, double *seconds,
+                                char *why, size_t cap)
+{
+    const struct decode_gate_prefill *before = NULL, *after = NULL;
+    for (int i = 0; i < g->n_prefill; i++) {
+        const struct decode_gate_prefill *p = &g->prefill[i];
+        if (p->t_done <= t_first)
+            before = p;
+        if (!after && t_end && p->t_sent >= t_end)
+            after = p;
+    }
+    *seconds = NAN;
+    if (!g->server)
+        snprintf(why, cap, "no server metrics");
+    else if (!t_end)
+        snprintf(why, cap, "the scout did not finish before its cell ended (the server counts a prefill at the end)");
+    else if (!before || !after)
+        snprintf(why, cap, "no /metrics reading %s the scout", !before ? "before" : "after");
+    else if (isnan(before->count) || isnan(after->count))
+        snprintf(why, cap, "the server reports no prefill-time histogram");
+    else if (after->count - before->count != 1)
+        snprintf(why, cap, "contaminated: %.0f prefills counted between the readings around the scout",
+                 after->count - before->count);
+    else {
+        *seconds = after->sum - before->sum;
+        return 1;
+    }
+    return 0;
+}
+
+void decode_gate_free(struct decode_gate *g)
+{
+    if (g->server)
+        srv_scraper_free(&g->scraper);
+}

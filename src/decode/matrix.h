@@ -1,0 +1,54 @@
+/* matrix.h — `anvil decode`: the sustained-decode matrix of seed 004
+ * (docs/DECODE.md). Startup (discovery, KV budget, host facts, startup
+ * diagnostics), an optional decode warm-up, then every cell of concurrency
+ * × context in order (grid.h), each one run behind the readiness gate
+ * (cell.h), each written to DIR/cells/ as it ends, so a cut run resumes at
+ * the next cell; finally the artifact (DIR/decode.json) and the terminal
+ * table. */
+#ifndef ANVIL_DECODE_MATRIX_H
+#define ANVIL_DECODE_MATRIX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#include "decode/diag.h"
+#include "decode/grid.h"
+#include "run/run.h"
+
+struct decode_config {
+    struct run_config run;              /* the run flags: server, model, headers, key, telemetry;
+                                           the cells' template (strings borrowed) */
+    const char *concurrency_arg;        /* as typed, e.g. "1,2,4" */
+    const char *contexts_arg;           /* as typed, e.g. "0,8k,64k" */
+    long conc[DECODE_MAX_LIST];
+    size_t n_conc;
+    long ctx[DECODE_MAX_LIST];          /* tokens: prompt + max_tokens; 0 = a minimal prompt */
+    size_t n_ctx;
+    double duration_s;                  /* each cell's window */
+    long max_tokens;
+    double ready_stable_s;              /* --ready-stable-s */
+    double cell_warmup_timeout_s;       /* --cell-warmup-timeout-s; 0 = the policy (grid.h) */
+    double decode_warmup_s;             /* a C=lowest warm-up at the largest context first; 0 = none */
+    double accept_norm_ref_len;         /* --accept-norm-ref-len; 0 = off */
+    long kv_budget;                     /* --kv-budget tokens; 0 = from the server */
+    const char *dir;                    /* the resumable directory */
+    const char *out;                    /* the artifact; NULL = DIR/decode.json */
+    struct decode_diag_paths diag;      /* where host facts are read (tests point them elsewhere) */
+    FILE *log;                          /* messages and the event log's echo; NULL = stderr */
+};
+
+/* How the matrix ended. */
+enum decode_status {
+    DECODE_OK,          /* every cell measured, artifact written */
+    DECODE_INCOMPLETE,  /* artifact written with the cells done; the rest resume from DIR */
+    DECODE_FAILED,      /* nothing could be measured or written; see err */
+};
+
+/* Runs the matrix c describes. Returns the status; err holds the reason
+ * when it is not DECODE_OK. */
+enum decode_status decode_execute(const struct decode_config *c, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,93 @@
+/* sample.c — per-request figures and the window's tokens of a decode cell. */
+#include "decode/sample.h"
+
+#include <math.h>
+
+#include "stats/dist.h"
+
+static double s_between(int64_t a, int64_t b)
+{
+    return a && b ? (double)(b - a) / 1e9 : NAN;
+}
+
+double decode_output_tps_per_user(long n, double first_s, double last_s)
+{
+    double span = last_s - first_s;
+    return n >= 2 && span > 0 ? (double)(n - 1) / span : NAN;
+}
+
+long decode_record_tokens(const struct req_record *r)
+{
+    if (r->completion_tokens >= 0)
+        return r->completion_tokens;
+    long t = 0;
+    for (size_t i = 0; i < r->n_chunks; i++)
+        t += r->chunks[i].tokens >= 0 ? r->chunks[i].tokens : 1;
+    return t;
+}
+
+void decode_sample_of(const struct req_record *r, struct decode_request_sample *out)
+{
+    bool done = r->fail == FAIL_NONE && !r->cut && r->t_end;
+    long n = decode_record_tokens(r);
+    double ttft = s_between(r->t_start, r->t_first_content);
+    double last = NAN;
+    if (done)
+        last = s_between(r->t_start, r->t_end);
+    else if (r->n_chunks)
+        last = s_between(r->t_start, r->chunks[r->n_chunks - 1].t_ns);
+    double first = r->n_chunks ? s_between(r->t_start, r->chunks[0].t_ns) : NAN;
+    /* the seed measures decode from the first content token */
+    double from = isfinite(ttft) ? ttft : first;
+    double itl = n >= 2 && last > from ? (last - from) / (double)(n - 1) : NAN;
+    *out = (struct decode_request_sample){
+        .ttft = ttft,
+        .time_to_second_token = r->n_chunks >= 2 ? s_between(r->chunks[0].t_ns, r->chunks[1].t_ns) : NAN,
+        .latency = done ? last : 0,
+        .inter_token_latency_avg = itl,
+        .chunk_inter_token_latency_avg = r->n_chunks >= 2
+            ? s_between(r->chunks[0].t_ns, r->chunks[r->n_chunks - 1].t_ns) / (double)(r->n_chunks - 1) : NAN,
+        .input_tokens = r->prompt_tokens >= 0 ? r->prompt_tokens : r->planned_prompt_tokens,
+        .output_tokens = n,
+        .output_tps_per_user = decode_output_tps_per_user(n, from, last),
+        .e2e_output_tps_per_user = done && last > 0 ? (double)n / last : 0,
+        .completed = done,
+    };
+}
+
+bool decode_in_window(const struct req_record *r, int64_t ws, int64_t we)
+{
+    return r->t_start && r->t_start < we && (!r->t_end || r->t_end > ws);
+}
+
+void decode_window_count(const struct req_record *recs, int n, int64_t ws, int64_t we,
+                         struct decode_window *out)
+{
+    *out = (struct decode_window){.counted = true};
+    for (int i = 0; i < n; i++) {
+        const struct req_record *r = &recs[i];
+        if (!decode_in_window(r, ws, we))
+            continue;
+        out->requests++;
+        bool done = r->fail == FAIL_NONE && !r->cut && r->t_end;
+        out->completed += done;
+        out->completed_inside += done && r->t_end <= we;
+        out->errors += r->fail != FAIL_NONE && r->fail != FAIL_CANCELLED && !r->cut;
+        for (size_t k = 0; k < r->n_chunks; k++) {
+            const struct out_chunk *c = &r->chunks[k];
+            if (c->t_ns < ws || c->t_ns >= we)
+                continue;
+            out->tokens += c->tokens >= 0 ? c->tokens : 1;
+            out->counted = out->counted && c->tokens >= 0;
+            if (c->t_ns > out->last_arrival)
+                out->last_arrival = c->t_ns;
+        }
+    }
+}
+
+void decode_stat4_of(double *v, size_t n, struct decode_stat4 *out)
+{
+    struct dist d;
+    dist_compute(v, n, PCT_LINEAR, &d);
+    *out = (struct decode_stat4){d.mean, d.p50, d.p90, d.p99};
+}

@@ -1,0 +1,54 @@
+/* sample.h — what the client saw in one decode cell: each request's seed
+ * 004 figures (request_samples) and the window's token count, by arrival
+ * time (docs/DECODE.md). Times in seconds, from CLOCK_MONOTONIC stamps. */
+#ifndef ANVIL_DECODE_SAMPLE_H
+#define ANVIL_DECODE_SAMPLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "artifact/decode_matrix.h"
+#include "stats/record.h"
+
+/* The seed's per-user decode rate of a request with n output tokens whose
+ * first token came first_s and last last_s after its send (for a completed
+ * request last_s is its latency): (n − 1) / (last_s − first_s) tokens/s;
+ * NaN when n < 2 or the span is not positive. */
+double decode_output_tps_per_user(long n, double first_s, double last_s);
+
+/* Output tokens of r: usage.completion_tokens when it reported them, else
+ * the tokens its chunks carried (continuous usage; a chunk without a count
+ * counts 1). */
+long decode_record_tokens(const struct req_record *r);
+
+/* r's request_samples entry. A completed request's figures run to its end
+ * (latency); a cut one's (completed false) to its last token, with latency
+ * and e2e_output_tps_per_user 0 as the seed writes them. */
+void decode_sample_of(const struct req_record *r, struct decode_request_sample *out);
+
+/* The client's side of a cell's window [ws, we). */
+struct decode_window {
+    long tokens;                /* output tokens whose chunk arrived inside the window */
+    bool counted;               /* every such chunk carried its count (continuous usage) */
+    int64_t last_arrival;       /* the last such chunk's arrival; 0 = none */
+    long requests;              /* requests that overlap the window (sent before it closed, not
+                                   ended before it opened) */
+    long completed;             /* of them, completed (whenever) */
+    long completed_inside;      /* of them, completed inside the window */
+    long errors;                /* of them, failed */
+};
+
+/* Counts the n records' tokens and requests over [ws, we). */
+void decode_window_count(const struct req_record *recs, int n, int64_t ws, int64_t we,
+                         struct decode_window *out);
+
+/* Whether record r overlaps [ws, we) (see decode_window.requests). */
+bool decode_in_window(const struct req_record *r, int64_t ws, int64_t we);
+
+/* avg, p50, p90, p99 of the n values v (NaNs dropped; v is sorted in
+ * place), percentiles interpolated linearly between ranks as the seed's are
+ * (the p50 of two values is their mean). All NaN when none is left. */
+void decode_stat4_of(double *v, size_t n, struct decode_stat4 *out);
+
+#endif

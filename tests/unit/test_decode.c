@@ -1,0 +1,309 @@
+/* test_decode.c — the decode matrix's pure parts against seed 004's own
+ * numbers: per-user rates, the cell statistics over its request samples,
+ * engine steps and steps/s, the grid (lists, order, timeouts), the
+ * readiness gate's stability rule, the P2P override reader, and the
+ * writer's cell and prefill objects read back by the reader. */
+#include <criterion/criterion.h>
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "artifact/decode_matrix.h"
+#include "decode/cell.h"
+#include "decode/diag.h"
+#include "decode/gate.h"
+#include "decode/grid.h"
+#include "decode/sample.h"
+#include "testutil.h"
+
+static cJSON *seed(void)
+{
+    char *text = tu_read_file("tests/data/seed-004.json", NULL);
+    cr_assert(text, "tests/data/seed-004.json");
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    cr_assert(j);
+    return j;
+}
+
+static double num(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItem(o, k);
+    cr_assert(cJSON_IsNumber(v), "%s", k);
+    return v->valuedouble;
+}
+
+static void near(double got, double want, const char *what)
+{
+    cr_expect(fabs(got - want) <= 1e-9 * fmax(1, fabs(want)), "%s: %.17g, seed %.17g", what, got, want);
+}
+
+Test(decode_unit, output_tps_per_user_is_n_minus_1_over_latency_minus_ttft_in_the_seed)
+{
+    cJSON *j = seed();
+    int checked = 0;
+    const cJSON *cell, *s;
+    cJSON_ArrayForEach(cell, cJSON_GetObjectItem(j, "results")) {
+        cJSON_ArrayForEach(s, cJSON_GetObjectItem(cell, "request_samples")) {
+            if (!cJSON_IsTrue(cJSON_GetObjectItem(s, "completed")))
+                continue;
+            long n = (long)num(s, "output_tokens");
+            near(decode_output_tps_per_user(n, num(s, "ttft"), num(s, "latency")), num(s, "output_tps_per_user"),
+                 "output_tps_per_user");
+            near((double)n / num(s, "latency"), num(s, "e2e_output_tps_per_user"), "e2e_output_tps_per_user");
+            checked++;
+        }
+    }
+    cr_expect_geq(checked, 20);
+    cr_expect(isnan(decode_output_tps_per_user(1, 0.1, 0.2)), "one token has no decode rate");
+    cJSON_Delete(j);
+}
+
+/* One figure's values over a cell's samples (completed only when asked). */
+static size_t values(const cJSON *cell, const char *k, bool completed_only, double *v)
+{
+    size_t n = 0;
+    const cJSON *s;
+    cJSON_ArrayForEach(s, cJSON_GetObjectItem(cell, "request_samples")) {
+        if (!completed_only || cJSON_IsTrue(cJSON_GetObjectItem(s, "completed")))
+            v[n++] = num(s, k);
+    }
+    return n;
+}
+
+Test(decode_unit, cell_statistics_reproduce_the_seed_from_its_samples)
+{
+    cJSON *j = seed();
+    const struct { const char *sample, *cell; bool completed; } f[] = {
+        {"ttft", "ttft", false}, {"time_to_second_token", "time_to_second_token", false},
+        {"latency", "request_latency", true}, {"inter_token_latency_avg", "inter_token_latency", false},
+        {"output_tps_per_user", "output_tps_per_user", false},
+        {"e2e_output_tps_per_user", "e2e_output_tps_per_user", true},
+        {"chunk_inter_token_latency_avg", "chunk_inter_token_latency", false},
+    };
+    const cJSON *cell;
+    cJSON_ArrayForEach(cell, cJSON_GetObjectItem(j, "results")) {
+        for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
+            double v[64];
+            size_t n = values(cell, f[i].sample, f[i].completed, v);
+            struct decode_stat4 st;
+            decode_stat4_of(v, n, &st);
+            char k[96];
+            snprintf(k, sizeof k, "%s_avg", f[i].cell);
+            near(st.avg, num(cell, k), k);
+            snprintf(k, sizeof k, "%s_p50", f[i].cell);
+            near(st.p50, num(cell, k), k);
+            snprintf(k, sizeof k, "%s_p90", f[i].cell);
+            near(st.p90, num(cell, k), k);
+            snprintf(k, sizeof k, "%s_p99", f[i].cell);
+            near(st.p99, num(cell, k), k);
+        }
+    }
+    cJSON_Delete(j);
+}
+
+Test(decode_unit, engine_steps_and_steps_per_s_follow_the_seed_formula)
+{
+    cJSON *j = seed();
+    int checked = 0;
+    const cJSON *cell;
+    cJSON_ArrayForEach(cell, cJSON_GetObjectItem(j, "results")) {
+        if (num(cell, "server_spec_drafts") == 0)
+            continue;   /* the seed's empty window: no steps */
+        double steps, len, sps;
+        decode_engine_steps(num(cell, "server_output_tokens"), num(cell, "server_spec_drafts"),
+                            num(cell, "server_spec_accepted_tokens"), num(cell, "aggregate_tps"), &steps, &len, &sps);
+        near(steps, num(cell, "server_engine_steps"), "server_engine_steps");
+        near(len, num(cell, "server_accept_len_effective"), "server_accept_len_effective");
+        near(sps, num(cell, "server_steps_per_s"), "server_steps_per_s");
+        checked++;
+    }
+    cr_expect_eq(checked, 5);
+    cJSON_Delete(j);
+}
+
+Test(decode_unit, size_lists_take_k_and_refuse_what_is_not_a_list)
+{
+    long v[DECODE_MAX_LIST];
+    char err[300];
+    cr_assert_eq(decode_parse_sizes("0,8k,64k", 0, v, DECODE_MAX_LIST, err, sizeof err), 3);
+    cr_expect_eq(v[0], 0);
+    cr_expect_eq(v[1], 8192);
+    cr_expect_eq(v[2], 65536);
+    const char *bad[] = {"", "1,,2", "1,1", "-1", "8m", "1,", "k"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        cr_expect_eq(decode_parse_sizes(bad[i], 0, v, DECODE_MAX_LIST, err, sizeof err), -1, "%s", bad[i]);
+    cr_expect_eq(decode_parse_sizes("0,1", 1, v, DECODE_MAX_LIST, err, sizeof err), -1, "below the minimum");
+    cr_expect(strstr(err, "below 1"), "%s", err);
+    char label[32];
+    decode_size_label(65536, label, sizeof label);
+    cr_expect_str_eq(label, "64k");
+    decode_size_label(1000, label, sizeof label);
+    cr_expect_str_eq(label, "1000");
+}
+
+Test(decode_unit, cells_run_in_the_seeds_order)
+{
+    /* seed 004's event log: C=1 ctx=0, C=1 ctx=64k, C=2 ctx=0, C=4 ctx=0, C=2 ctx=64k, C=4 ctx=64k */
+    long conc[] = {4, 1, 2}, ctx[] = {65536, 0};
+    struct decode_cell_ref o[6];
+    cr_assert_eq(decode_cell_order(conc, 3, ctx, 2, o), 6);
+    const long want[6][2] = {{1, 0}, {1, 65536}, {2, 0}, {4, 0}, {2, 65536}, {4, 65536}};
+    for (int i = 0; i < 6; i++) {
+        cr_expect_eq(conc[o[i].conc_i], want[i][0], "cell %d", i);
+        cr_expect_eq(ctx[o[i].ctx_i], want[i][1], "cell %d", i);
+    }
+}
+
+Test(decode_unit, warmup_timeout_policy_by_context)
+{
+    cr_expect_eq(decode_warmup_timeout_s(0, 0), 60);
+    cr_expect_eq(decode_warmup_timeout_s(32768, 0), 60);
+    cr_expect_eq(decode_warmup_timeout_s(65536, 0), 120);
+    cr_expect_eq(decode_warmup_timeout_s(131072, 0), 180);
+    cr_expect_eq(decode_warmup_timeout_s(131072, 7.5), 7.5);
+    cr_expect_eq(decode_prompt_len(65536, 1024), 64512);
+    cr_expect_eq(decode_prompt_len(0, 1024), 1);
+}
+
+Test(decode_unit, client_gate_opens_only_after_the_condition_held_stable)
+{
+    struct decode_gate g;
+    decode_gate_init(&g, 2, 0.5, NULL, NULL);
+    const int64_t s = 1000000000;
+    struct driver_gate dg = {.now = 10 * s, .in_flight = 2, .decoding = 1};
+    cr_expect_not(decode_gate_ready(&g, &dg), "one stream still in prefill");
+    dg.decoding = 2;
+    cr_expect_not(decode_gate_ready(&g, &dg), "met, not yet stable");
+    dg.now += s / 4;
+    cr_expect_not(decode_gate_ready(&g, &dg));
+    dg.now += s / 10;
+    dg.decoding = 1;     /* a stream ended and its replacement is in prefill: the clock restarts */
+    cr_expect_not(decode_gate_ready(&g, &dg));
+    dg.decoding = 2;
+    dg.now += s / 10;
+    cr_expect_not(decode_gate_ready(&g, &dg));
+    dg.now += s / 2;
+    cr_expect(decode_gate_ready(&g, &dg));
+    cr_expect(g.opened);
+    cr_expect(strstr(g.ready_reason, "active_streams=2/2, decoding_streams=2/2, stable=0.5s"), "%s", g.ready_reason);
+    cr_expect_geq(g.n_trace, 4);
+    decode_gate_free(&g);
+}
+
+Test(decode_unit, server_gate_wants_c_running_and_none_queued)
+{
+    struct decode_gate g;
+    decode_gate_init(&g, 2, 0, "http://127.0.0.1:1/metrics", NULL);
+    struct driver_gate dg = {.now = 1, .in_flight = 2, .decoding = 2};
+    cr_expect_not(decode_gate_ready(&g, &dg), "no scrape yet");
+    g.running = 1;
+    g.queued = 1;
+    cr_expect_not(decode_gate_ready(&g, &dg), "the client's streams do not count when the server queues");
+    cr_expect(strstr(g.last, "running_reqs=1/2, queue_reqs=1"), "%s", g.last);
+    g.running = 2;
+    g.queued = 0;
+    cr_expect(decode_gate_ready(&g, &dg));
+    decode_gate_free(&g);
+}
+
+Test(decode_unit, p2p_override_reads_the_driver_params_or_says_unavailable)
+{
+    char params[] = "/tmp/anvil-p2p-XXXXXX";
+    int fd = mkstemp(params);
+    cr_assert_geq(fd, 0);
+    const char *text = "ResmanDebugLevel: 4294967295\nRegistryDwords: \"ForceP2P=0x11;RMForceP2PType=1;"
+                       "RMPcieP2PType=2;GrdmaPciTopoCheckOverride=1;EnableResizableBar=1;DmaRemapPeerMmio=1\"\n";
+    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    struct decode_diag_paths p = {.params = params, .modprobe = "/nonexistent/modprobe.conf"};
+    cJSON *o = decode_p2p_override(&p);
+    cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(o, "effective")));
+    cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(o, "configured")));
+    cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(o, "modprobe_available")));
+    cr_expect_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "runtime"), "DmaRemapPeerMmio")->valuestring, "1");
+    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "missing")), 0);
+    cJSON_Delete(o);
+    unlink(params);
+    p.params = "/nonexistent/params";
+    o = decode_p2p_override(&p);
+    cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(o, "params_available")));
+    cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(o, "effective")));
+    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "runtime")), 0, "nothing read, nothing reported");
+    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "missing")), 5);
+    cJSON_Delete(o);
+}
+
+Test(decode_unit, a_missing_program_is_returncode_minus_1_with_the_reason)
+{
+    const char *argv[] = {"/nonexistent/nvidia-smi", "topo", "-m", NULL};
+    cJSON *o = decode_run_capture(argv);
+    cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(o, "returncode")), -1);
+    cr_expect(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(o, "stderr")), "No such file"), "%s",
+              cJSON_GetStringValue(cJSON_GetObjectItem(o, "stderr")));
+    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "cmd")), 3);
+    cJSON_Delete(o);
+    const char *echo[] = {"sh", "-c", "echo out; echo err >&2; exit 3", NULL};
+    o = decode_run_capture(echo);
+    cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(o, "returncode")), 3);
+    cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(o, "stdout")), "out\n");
+    cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(o, "stderr")), "err\n");
+    cJSON_Delete(o);
+}
+
+Test(decode_unit, written_cells_read_back)
+{
+    struct decode_request_sample s = {.ttft = 0.1, .latency = 1.1, .input_tokens = 10, .output_tokens = 101,
+                                      .output_tps_per_user = 100, .completed = true};
+    struct decode_cell_out c = {.concurrency = 2, .context_tokens = 8192, .aggregate_source = "openai_continuous_usage",
+                                .aggregate_tps = 200, .server_spec_drafts = NAN, .samples = &s, .n_samples = 1,
+                                .capacity_limited = true, .avg_running_reqs = 1.5};
+    cJSON *doc = cJSON_CreateObject();
+    cJSON *meta = cJSON_AddObjectToObject(doc, "metadata");
+    cJSON_AddStringToObject(meta, "decode_mode", "duration");
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(doc, "results"), decode_cell_json(&c, NULL));
+    struct decode_prefill_out p = {.ttft_seconds = 2, .prompt_tokens = 8000, .cached_tokens = 0, .samples = 1,
+                                   .method = "integrated_scout", .validation_tok_per_sec = NAN};
+    cJSON_AddItemToObject(cJSON_AddObjectToObject(doc, "prefill"), "8192", decode_prefill_json(&p));
+    struct decode_matrix m;
+    char err[300];
+    cr_assert_eq(decode_matrix_from_json(doc, "t", &m, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(m.cells[0].concurrency, 2);
+    cr_expect_eq(m.cells[0].aggregate_tps, 200);
+    cr_expect(m.cells[0].capacity_limited);
+    cr_expect_eq(m.cells[0].avg_running_reqs, 1.5);
+    cr_expect_eq(m.prefill[0].tok_per_sec, 4000);
+    decode_matrix_free(&m);
+    const cJSON *r0 = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "results"), 0);
+    cr_expect(cJSON_IsNull(cJSON_GetObjectItem(r0, "server_spec_drafts")), "unknown is null, never 0");
+    cr_expect(cJSON_IsNull(cJSON_GetObjectItem(r0, "hardware_summary")));
+    cJSON_Delete(doc);
+}
+
+Test(decode_unit, the_scouts_server_prefill_is_one_histogram_observation_between_two_readings)
+{
+    static struct decode_gate g;
+    decode_gate_init(&g, 1, 0, "http://127.0.0.1:1/metrics", NULL);
+    /* scrapes at 0..4 s (each 10 ms long); prefills counted: 3, 3, 3, 4 (+0.5 s), 6 */
+    const double count[] = {3, 3, 3, 4, 6}, sum[] = {1, 1, 1, 1.5, 2.5};
+    const int64_t s = 1000000000;
+    for (int i = 0; i < 5; i++)
+        g.prefill[g.n_prefill++] = (struct decode_gate_prefill){i * s, i * s + s / 100, count[i], sum[i]};
+    double sec;
+    char why[200];
+    /* first token at 1.5 s, end at 2.5 s: readings 1 (before) and 3 (after): one prefill */
+    cr_expect_eq(decode_gate_prefill_between(&g, 3 * s / 2, 5 * s / 2, &sec, why, sizeof why), 1, "%s", why);
+    cr_expect_eq(sec, 0.5);
+    /* end at 3.5 s: readings 1 and 4: three prefills, another request's among them */
+    cr_expect_eq(decode_gate_prefill_between(&g, 3 * s / 2, 7 * s / 2, &sec, why, sizeof why), 0);
+    cr_expect(strstr(why, "contaminated: 3 prefills"), "%s", why);
+    cr_expect(isnan(sec));
+    cr_expect_eq(decode_gate_prefill_between(&g, 3 * s / 2, 9 * s / 2, &sec, why, sizeof why), 0);
+    cr_expect(strstr(why, "no /metrics reading after"), "%s", why);
+    cr_expect_eq(decode_gate_prefill_between(&g, 3 * s / 2, 0, &sec, why, sizeof why), 0, "cut: not finished");
+    cr_expect(strstr(why, "did not finish"), "%s", why);
+    decode_gate_free(&g);
+}
