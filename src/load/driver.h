@@ -107,6 +107,12 @@ struct driver_cfg {
      * burstiness draw; the run is then open loop, concurrency a cap (0 =
      * none). NULL = none. */
     const int64_t *send_ns;
+    /* The measured phase begins no earlier than this CLOCK_MONOTONIC instant
+     * (ns): one agreed start for every rank or shard of a run spread over
+     * processes (run.h, run_shard). Warm-ups run before it; until it comes
+     * no measured request is sent and open-loop send times count from it.
+     * 0 = as soon as the warm-ups have ended (a single process). */
+    int64_t measure_at_ns;
 };
 
 struct driver_result {
@@ -139,6 +145,7 @@ struct driver_result {
     struct sampler_report *sampler_reports;
     int n_sampler_reports;
     int threads;                 /* measuring loops the run used */
+    int64_t t_measure;           /* CLOCK_MONOTONIC start of the measured phase (0 = never began) */
 };
 
 /* Runs the plan. Records of requests never sent keep t_start == 0. Returns 0,

@@ -206,10 +206,15 @@ static int drive(struct run_ctx *x, struct driver_result *dr)
         .threads = plan_threads((int)c->threads, sysconf(_SC_NPROCESSORS_ONLN), (int)c->concurrency,
                                 c->warmup + c->num_prompts),
     };
+    if (c->shard_count > 0 && run_shard_cfg(x, &cfg) != 0)
+        return -1;
     announce(x, cfg.threads);
     clock_utc_iso8601(x->started_at);
     if (run_journal_header(x) != 0)
         return -1;
+    if (run_agree_start(x) != 0)
+        return -1;
+    cfg.measure_at_ns = x->measure_at;
     if (driver_run(&cfg, dr) != 0) {
         snprintf(x->res->error, sizeof x->res->error, "could not set up the event loop");
         return -1;
@@ -298,7 +303,7 @@ static int set_up(struct run_ctx *x)
     }
     if (run_prepare_workload(x) != 0)
         return -1;
-    return run_journal_open(x);
+    return c->prepare_only ? 0 : run_journal_open(x);
 }
 
 /* A trace replay: loads the window and makes the run the trace's requests,
@@ -442,11 +447,16 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
     bool agentic = c->agentic_file || c->agentic_sessions > 0;
     bool ready = (!trace_spec_is_trace(c->dataset) || load_trace(&x) == 0) &&
                  (!agentic || plan_agentic(&x) == 0) && set_up(&x) == 0;
+    if (ready && c->prepare_only) {
+        out->status = RUN_OK;
+        ready = false;
+    }
     if (ready) {
         flush_cache(&x);
         run_observe_start(&x);
     }
     if (ready && drive(&x, &dr) == 0) {
+        run_shard_records(&x, &dr);
         run_observe_finish(&x, &dr);
         int written = run_write_outputs(&x, &dr);
         if (c->prefix_hit_rate > 0 && out->summarized)
@@ -474,6 +484,7 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
     free(x.calib_urls);
     free(x.trace_due);
     cJSON_Delete(x.tool_choice);
+    plan_shard_free(&x.shard);
     return out->status;
 }
 

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "load/plan.h"
 #include "openai/discover.h"
 #include "run/run.h"
 #include "workload/calibrate.h"
@@ -52,6 +53,9 @@ struct run_ctx {
     struct sampler **samplers;      /* c->samplers then obs's, for the driver; owned array */
     int n_samplers;
     double warmup_output_tokens;    /* tokens of warm-up requests (cross-check allowance) */
+    struct plan_shard shard;        /* shard_count > 0: this process's part of the plan; owned */
+    int64_t measure_at;             /* CLOCK_MONOTONIC agreed start of the measured phase; 0 = none */
+    int64_t unix_minus_mono;        /* CLOCK_REALTIME − CLOCK_MONOTONIC (ns) when the load began */
 };
 
 /* Prints "NAME: message" to the run's log, with the API key scrubbed. */
@@ -110,5 +114,33 @@ int run_journal_open(struct run_ctx *x);
 /* Writes the journal's header line (the settings known when the load
  * starts). Returns 0, or -1 with the reason in x->res->error. */
 int run_journal_header(struct run_ctx *x);
+
+/* A shard (c->shard_count > 0, run/shard.c): x->shard from the plan the
+ * whole run would have, and cfg's load made that shard's (its warm-ups,
+ * measured requests, concurrency and, open loop, its send times from the
+ * whole schedule). Returns 0, or -1 with the reason in x->res->error. */
+int run_shard_cfg(struct run_ctx *x, struct driver_cfg *cfg);
+
+/* The agreed start of the measured phase, x->measure_at: c->start_at_unix
+ * turned into CLOCK_MONOTONIC, then c->ready's (an MPI rank's). Also takes
+ * x->unix_minus_mono. Returns 0, or -1 with the reason in x->res->error. */
+int run_agree_start(struct run_ctx *x);
+
+/* A shard's records after the load: each measured record's index becomes
+ * the whole plan's request_index. Nothing without a shard. */
+void run_shard_records(struct run_ctx *x, struct driver_result *dr);
+
+/* The shard's `ranks` block (docs/ARTIFACTS.md) from the load's result and
+ * summary: a new object the caller adds to the artifact, or NULL (memory). */
+cJSON *run_shard_ranks(const struct run_ctx *x, const struct driver_result *dr);
+
+/* seq of the driver (a shard's own numbering) → the whole plan's seq
+ * (itself without a shard). */
+long run_global_seq(const struct run_ctx *x, long seq);
+
+/* The request_index of the whole plan for a record of the driver's: a
+ * warm-up's (closed-loop runs) is its warm-up number, a measured one's its
+ * measured number (r->index itself without a shard). */
+int run_record_index(const struct run_ctx *x, const struct req_record *r);
 
 #endif
