@@ -48,6 +48,12 @@ int report_main(int argc, char **argv);
  * read or the artifact cannot be written, 2 usage error. */
 int recover_main(int argc, char **argv);
 
+/* `anvil merge SHARD_ARTIFACT... --out FILE`: one artifact from the shards
+ * of a run (run/merge.h). argv[0] is "merge". Returns 0 written and
+ * complete, 1 written but incomplete (a shard missing or cut short) or an
+ * input unreadable or not a shard of the others' run, 2 usage error. */
+int merge_main(int argc, char **argv);
+
 struct flag_spec;
 
 /* `anvil run`'s flag table (cli/flags.h), for tests that hold it to the

@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "artifact/benchmark.h"
+#include "artifact/journal.h"
 #include "load/plan.h"
 #include "openai/discover.h"
 #include "run/run.h"
@@ -142,5 +144,39 @@ long run_global_seq(const struct run_ctx *x, long seq);
  * warm-up's (closed-loop runs) is its warm-up number, a measured one's its
  * measured number (r->index itself without a shard). */
 int run_record_index(const struct run_ctx *x, const struct req_record *r);
+
+/* A journal, read (run/recover.c; docs/ARTIFACTS.md, "The journal"). */
+struct journal_doc {
+    cJSON *header;                  /* owned; artifact points into it */
+    struct benchmark settings;      /* the header's settings artifact; owned */
+    struct journal_opts opts;
+    int64_t t0;                     /* CLOCK_MONOTONIC base of the lines' times */
+    const char *artifact;
+    struct req_record *recs;        /* n records, owned: measured ones at their request_index when
+                                       it is below settings.requests (those never seen all zero),
+                                       the rest after them in the order they ended */
+    int n;
+};
+
+/* Reads a journal's header line (line 1, NUL-terminated) into d; path names
+ * the file in messages. Returns 0 or -1 with err set. */
+int run_journal_read_header(const char *path, const char *line, struct journal_doc *d, char *err,
+                            size_t errlen);
+
+/* Reads every request line after the header (text is modified). A last
+ * line cut by a kill (no newline, not JSON) is dropped and counted in
+ * *dropped; any other bad line is an error. Returns 0 or -1 with err set. */
+int run_journal_read_records(const char *path, char *text, struct journal_doc *d, int *dropped, char *err,
+                             size_t errlen);
+
+/* Frees what d owns. */
+void run_journal_doc_free(struct journal_doc *d);
+
+/* A run's settings as it had them, from its settings artifact b (a journal's
+ * or an artifact's) and summary options o: strings borrowed from b, the
+ * server in *srv; marked incomplete ("recovered from the journal"), which a
+ * caller that knows better overrides. */
+struct bench_meta run_settings_meta(const struct benchmark *b, const struct journal_opts *o,
+                                    struct server_info *srv);
 
 #endif
