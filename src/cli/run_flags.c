@@ -188,6 +188,9 @@ static const struct flag_spec flags[] = {
      "send shard I (0-based) of N of the plan: closed loop its share of --concurrency, open loop "
      "every Nth arrival of the whole schedule; its artifact is merged with `anvil merge` (default: "
      "the whole run; under mpirun the rank and size say it)", .parse = set_shard},
+    {"rank-timeout", NULL, FLAG_DOUBLE, AT(rank_timeout_s), "S", "60",
+     "under mpirun: how long rank 0 waits for another rank's records after its own load ended before "
+     "it names that rank missing (the artifact is then incomplete)", .min = 0.1},
     {"start-at", NULL, FLAG_DOUBLE, AT(start_at_unix), "UNIX_TIME", NULL,
      "begin the measured phase at this wall-clock instant, seconds since the epoch (the shards of "
      "one run agree on it; warm-ups run before it)", .min = 1},

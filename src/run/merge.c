@@ -158,7 +158,7 @@ static cJSON *ranks_block(const struct merge_part *p, struct part_doc *d, int co
         cJSON_ReplaceItemInObjectCaseSensitive(e, "clock_offset_ms", isnan(off) ? cJSON_CreateNull() : cJSON_CreateNumber(off));
         cJSON_ReplaceItemInObjectCaseSensitive(e, "clock_offset_uncertainty_ms",
                                                isnan(unc) ? cJSON_CreateNull() : cJSON_CreateNumber(unc));
-        cJSON_ReplaceItemInObjectCaseSensitive(e, "clock_drift_ms", p[i].offset_measured
+        cJSON_ReplaceItemInObjectCaseSensitive(e, "clock_drift_ms", p[i].offset_measured && !isnan(p[i].drift_ns)
                                                ? cJSON_CreateNumber(p[i].drift_ns / 1e6) : cJSON_CreateNull());
         if (!isnan(unc) && !(unc <= worst))
             worst = unc;
