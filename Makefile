@@ -67,7 +67,7 @@ ANVIL_VERSION := $(shell scripts/version)
 B       := build
 A       := build/asan
 
-.PHONY: all test check-layers check-libs demo bench fuzz deps clean FORCE
+.PHONY: all test test-mpi check-layers check-libs demo bench fuzz deps clean FORCE
 all: $(B)/anvil
 
 deps:
@@ -145,8 +145,18 @@ test: deps
 	@scripts/check-layers
 	@$(MAKE) --no-print-directory $(B)/anvil $(A)/anvil $(A)/anvil-tests
 	@scripts/check-libs $(B)
+	@$(if $(MPI_ON),echo "mpi tests: run (MPI built)",echo "mpi tests: skipped: MPI not built (scripts/install-mpi, then make test-mpi)")
 	ANVIL_BIN=$(A)/anvil ANVIL_SIM_BIN=$(B)/anvil ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  $(A)/anvil-tests --jobs 1
+
+# The MPI build and its tests (tests/*/test_mpi*.c, suite mpi) in build/mpi/,
+# apart from the default build so that neither rebuilds the other. Needs
+# Open MPI (scripts/install-mpi); .ci/run runs it before make test.
+MB := build/mpi
+test-mpi: deps
+	@$(MAKE) --no-print-directory MPI=1 B=$(MB) A=$(MB)/asan $(MB)/anvil $(MB)/asan/anvil $(MB)/asan/anvil-tests
+	ANVIL_BIN=$(MB)/asan/anvil ANVIL_SIM_BIN=$(MB)/anvil ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	  $(MB)/asan/anvil-tests --jobs 1 --filter 'mpi/*'
 
 demo: deps
 	@$(MAKE) --no-print-directory $(B)/anvil

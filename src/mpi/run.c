@@ -347,7 +347,7 @@ static int finish_rank0(struct job *j, const struct run_result *own, struct mpi_
     }
     o->all_present = all;
     if (!g[0].have)
-        snprintf(o->error, sizeof o->error, "rank 0's own run: %s", own->error);
+        snprintf(o->error, sizeof o->error, "rank 0's own run: %.900s", own->error);
     else if (run_merge(parts, j->size, "mpi-ping-pong", j->merged, &o->m) != 0)
         snprintf(o->error, sizeof o->error, "%s", o->m.error);
     else
@@ -451,7 +451,7 @@ int mpi_run(const struct run_config *c0, struct mpi_outcome *o)
     } else {
         deliver(&j, &res, o);
         if (o->own == RUN_FAILED)
-            snprintf(o->error, sizeof o->error, "rank %d: %s", o->rank, res.error);
+            snprintf(o->error, sizeof o->error, "rank %d: %.900s", o->rank, res.error);
         rc = o->own == RUN_FAILED || o->error[0] ? -1 : 0;
     }
     run_result_free(&res);
