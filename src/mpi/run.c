@@ -16,7 +16,7 @@
 
 /* Set-up (discovery, calibration from rank 0's cache) may take this long
  * beyond --ready-check-timeout-sec before rank 0 names a rank missing. */
-#define SETUP_TIMEOUT_S 120.0
+#define SETUP_TIMEOUT_S 60.0
 /* From rank 0's go to the measured phase: time for every rank to hear it
  * and open its connections (the pre-warm runs before the phase begins). */
 #define START_MARGIN_NS 500000000
