@@ -37,6 +37,7 @@
 struct sweep_opts {
     const char *base_url, *targets, *out_dir, *resume, *plan_file, *slo;
     const char *conc_list, *rate_list, *in_list, *out_list;
+    const char *launcher;   /* --launcher: put before every round's anvil run (mpirun, srun) */
     long rounds, num_prompts;
     bool force;             /* replace an earlier sweep in --out-dir */
     char **run_args;        /* after "--": passed to every anvil run (points into argv) */
@@ -71,6 +72,10 @@ static const struct flag_spec flags[] = {
      "continue a cut sweep: runs only the rounds not yet complete"},
     {"force", NULL, FLAG_ON, AT(force), NULL, NULL,
      "replace an earlier sweep in --out-dir (its files are moved to DIR/replaced-<time>)"},
+    {"launcher", NULL, FLAG_STRING, AT(launcher), "'CMD ARGS'", NULL,
+     "start every round through this command, e.g. 'mpirun -np 4 --hostfile hosts' or 'srun -N 4': "
+     "each round is then one run over the ranks, merged into the round's artifact (docs/SCALEOUT.md)",
+     .section = "Scale-out"},
     {0},
 };
 
@@ -434,7 +439,8 @@ static int write_results(const struct sweep_plan *plan, const char *dir, bool in
 
 /* Runs the plan's rounds not yet done and writes the results. Returns the
  * exit status. */
-static int execute(const struct sweep_plan *plan, const char *dir, const struct provenance *prov)
+static int execute(const struct sweep_plan *plan, const char *dir, const char *launcher,
+                   const struct provenance *prov)
 {
     char self[PATH_MAX], err[512];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -444,7 +450,7 @@ static int execute(const struct sweep_plan *plan, const char *dir, const struct 
     }
     self[n] = '\0';
     bool interrupted = false;
-    int failed = sweep_execute(plan, self, dir, &interrupted, err, sizeof err);
+    int failed = sweep_execute_launched(plan, self, launcher, dir, &interrupted, err, sizeof err);
     if (failed < 0) {
         fprintf(stderr, "anvil sweep: %s\n", err);
         return 1;
@@ -501,7 +507,7 @@ int sweep_main(int argc, char **argv)
         sweep_plan_free(&plan);
         return 1;
     }
-    rc = execute(&plan, dir, &prov);
+    rc = execute(&plan, dir, o.launcher, &prov);
     provenance_free(&prov);
     sweep_plan_free(&plan);
     return rc;

@@ -200,12 +200,16 @@ static char *setup_rank0(const struct run_config *c, long *len)
     return msg;
 }
 
-/* The shard artifact's path: the merged one's stem + .rank<K>.json. */
+/* The shard artifact's path: DIR/.STEM.ranks/rank<K>.json for the merged
+ * DIR/STEM.json. A hidden folder: whatever reads a folder of artifacts
+ * (a sweep's rounds, anvil report DIR) skips dot entries, so only the
+ * merged artifact counts as the run, while the shards stay for anvil merge. */
 static void shard_path(const char *merged, int rank, char *out, size_t cap)
 {
-    size_t n = strlen(merged);
-    int stem = n > 5 && !strcmp(merged + n - 5, ".json") ? (int)(n - 5) : (int)n;
-    snprintf(out, cap, "%.*s.rank%d.json", stem, merged, rank);
+    const char *slash = strrchr(merged, '/'), *base = slash ? slash + 1 : merged;
+    size_t n = strlen(base);
+    int stem = n > 5 && !strcmp(base + n - 5, ".json") ? (int)(n - 5) : (int)n;
+    snprintf(out, cap, "%.*s.%.*s.ranks/rank%d.json", (int)(base - merged), merged, stem, base, rank);
 }
 
 /* Any rank but 0, after its load: its artifact and journal to rank 0, the

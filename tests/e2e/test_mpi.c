@@ -174,7 +174,7 @@ Test(mpi, a_killed_rank_leaves_an_incomplete_artifact_with_the_rest, .timeout = 
                "if [ \"$OMPI_COMM_WORLD_RANK\" != 1 ]; then \"$@\"; echo $? > %s/rc.$OMPI_COMM_WORLD_RANK; exit 0; fi\n"
                "\"$@\" & p=$!\n"
                "i=0; while [ $i -lt 1500 ]; do\n"
-               "  for j in %s/*.requests.jsonl; do [ -f \"$j\" ] && [ $(wc -l < \"$j\") -ge 3 ] && break 2; done\n"
+               "  for j in %s/.killed.ranks/*.requests.jsonl; do [ -f \"$j\" ] && [ $(wc -l < \"$j\") -ge 3 ] && break 2; done\n"
                "  sleep 0.02; i=$((i+1))\n"
                "done\n"
                "kill -9 $p; wait $p; echo $? > %s/rc.1\n", dir, dir, dir);
@@ -201,8 +201,8 @@ Test(mpi, a_killed_rank_leaves_an_incomplete_artifact_with_the_rest, .timeout = 
     cr_assert(why && strstr(why, "rank 1 of 3 missing"), "%s", why ? why : "(none)");
     cr_assert_eq(harness_num(harness_json_path(m, "ranks.missing.0"), "rank"), 1);
     char s0[160], s2[160];
-    snprintf(s0, sizeof s0, "%s/killed.rank0.json", dir);
-    snprintf(s2, sizeof s2, "%s/killed.rank2.json", dir);
+    snprintf(s0, sizeof s0, "%s/.killed.ranks/rank0.json", dir);
+    snprintf(s2, sizeof s2, "%s/.killed.ranks/rank2.json", dir);
     cJSON *a0 = harness_load_json(s0), *a2 = harness_load_json(s2);
     double kept = harness_num(a0, "completed") + harness_num(a2, "completed");
     cr_assert_eq(kept, 60, "ranks 0 and 2 finished their shares");
@@ -210,6 +210,35 @@ Test(mpi, a_killed_rank_leaves_an_incomplete_artifact_with_the_rest, .timeout = 
     cr_assert_eq(harness_num(m, "requests"), 90);
     cJSON_Delete(a0);
     cJSON_Delete(a2);
+    cJSON_Delete(m);
+    sim_stop(&sim);
+}
+
+Test(mpi, a_sweep_launcher_makes_every_round_one_run_over_the_ranks, .timeout = 120)
+{
+    struct sim_proc sim;
+    cr_assert_eq(sim_start_reference(&sim, sim_args), 0);
+    char dir[] = "/tmp/anvil-mpi-XXXXXX", out[128], round[256], err[16384];
+    cr_assert(mkdtemp(dir));
+    snprintf(out, sizeof out, "%s/sweep", dir);
+    const char *argv[] = {harness_anvil_bin(), "sweep", "--base-url", sim.base_url, "--concurrency", "2,4",
+                          "--input-len", "16", "--output-len", "4", "--rounds", "1", "--num-prompts", "8",
+                          "--out-dir", out, "--launcher",
+                          "mpirun --allow-run-as-root --oversubscribe -x ASAN_OPTIONS=detect_leaks=0 -np 2", NULL};
+    char o[65536];
+    int status;
+    cr_assert_eq(run_cmd_err(argv, o, sizeof o, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 0, "%s", err);
+    const char *cases[] = {"short-16-4-c2", "short-16-4-c4"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(round, sizeof round, "%s/rounds/target/%s/round-1.json", out, cases[i]);
+        cJSON *r = harness_load_json(round);
+        cr_assert_eq(harness_num(r, "completed"), 8);
+        cr_assert_eq(harness_num(harness_json_path(r, "ranks"), "count"), 2, "%s", round);
+        cJSON_Delete(r);
+    }
+    cJSON *m = harness_load_json(strcat(out, "/matrix.json"));
+    cr_assert_eq(cJSON_GetArraySize(harness_json_path(m, "rows")), 2, "one row per round: the shards are not rounds");
     cJSON_Delete(m);
     sim_stop(&sim);
 }
