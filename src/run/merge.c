@@ -14,9 +14,9 @@
 /* One part, read. */
 struct part_doc {
     bool present;
-    cJSON *art;                 /* its artifact, parsed; owned */
-    const cJSON *entry;         /* its ranks.per_rank[0], in art */
-    const cJSON *plan;          /* its ranks.plan, in art */
+    cJSON *art;                 /* its artifact, parsed, until read into b; owned */
+    const cJSON *entry;         /* its ranks.per_rank[0], in b.ranks */
+    const cJSON *plan;          /* its ranks.plan, in b.ranks */
     struct benchmark b;         /* art read (the reference's settings); owned */
     struct journal_doc j;       /* its journal; owned */
     int64_t shift_ns;           /* added to its times: onto the reference's clock */
@@ -52,7 +52,10 @@ static int read_part(const struct merge_part *p, int i, int count, struct part_d
     char err[900];
     if (!(d->art = cJSON_Parse(p->artifact)))
         return fail(res, "%.600s: not JSON", p->name);
-    if (benchmark_from_json(d->art, p->name, &d->b, err, sizeof err) != 0)
+    int read = benchmark_from_json(d->art, p->name, &d->b, err, sizeof err);
+    cJSON_Delete(d->art);   /* read: what follows uses d->b (a big run's tree is the most memory) */
+    d->art = NULL;
+    if (read != 0)
         return fail(res, "%s", err);
     const cJSON *ranks = d->b.ranks;
     const cJSON *per = ranks ? cJSON_GetObjectItemCaseSensitive(ranks, "per_rank") : NULL;
