@@ -418,6 +418,13 @@ int mpi_run(const struct run_config *c0, struct mpi_outcome *o)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &o->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &o->size);
+    /* the split's own checks, before anything is sent (every rank sees the same) */
+    struct run_config whole = *c0;
+    whole.shard_count = o->size;
+    if (run_config_check(&whole, o->error, sizeof o->error) != 0) {
+        o->all_present = true;
+        return -1;
+    }
     struct job j = {.rank = o->rank, .size = o->size, .c = c0};
     j.before = calloc((size_t)o->size, sizeof *j.before);
     j.ready = calloc((size_t)o->size, sizeof *j.ready);

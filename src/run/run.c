@@ -31,7 +31,7 @@ void run_config_defaults(struct run_config *c)
         .request_rate = INFINITY, .burstiness = 1, .slo = {NAN, NAN, NAN}, .name = "anvil run",
         .server_metrics = "auto", .scrape_interval_ms = 1000, .telemetry = OBS_MODE_AUTO,
         .telemetry_interval_ms = 1000,
-        .prefix_groups = 1, .tool_result_len = 200, .agentic_user_len = 100,
+        .prefix_groups = 1, .tool_result_len = 200, .agentic_user_len = 100, .rank_timeout_s = 60,
     };
 }
 
@@ -117,6 +117,10 @@ int run_config_check(const struct run_config *c, char *err, size_t errlen)
                  "mooncake:FILE or azure:FILE");
     else if (isinf(c->request_rate) && c->concurrency < 1 && !trace_spec_is_trace(c->dataset))
         snprintf(err, errlen, "the closed loop needs --concurrency of at least 1");
+    else if (c->shard_count > 1 && c->concurrency < c->shard_count &&
+             (c->concurrency > 0 || (isinf(c->request_rate) && !trace_spec_is_trace(c->dataset))))
+        snprintf(err, errlen, "%d shards (ranks) each take a share of --concurrency %ld: it must be at least %d",
+                 c->shard_count, c->concurrency, c->shard_count);
     else
         return 0;
     return -1;

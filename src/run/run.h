@@ -132,7 +132,7 @@ struct run_config {
     int (*ready)(void *ud, int64_t *measure_at_ns, char *err, size_t errlen);
     void *ready_ud;
     double rank_timeout_s;              /* MPI: how long rank 0 waits for the others' records after its
-                                           own load ended, and the others for rank 0 (s; 0 = 60) */
+                                           own load ended, and the others for rank 0 (s; default 60) */
     bool prepare_only;                  /* discovery and calibration only (filling calibration_cache):
                                            no load, no journal, no artifact; status RUN_OK */
     const char *name;                   /* prefix of messages, e.g. "anvil run" */

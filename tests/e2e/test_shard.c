@@ -156,3 +156,18 @@ Test(shard, a_missing_shard_makes_the_merge_incomplete_and_keeps_the_rest, .time
     merge(dir, merged, 1, (const char *const[]){s[0], s[0], NULL});
     sim_stop(&sim);
 }
+
+Test(shard, more_shards_than_concurrency_is_a_usage_error_before_any_request)
+{
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", "http://127.0.0.1:9/v1", "--concurrency", "2",
+                          "--shard", "0/3", "--out", "/tmp/anvil-shard-never.json", NULL};
+    char o[4096], e[4096];
+    int status;
+    cr_assert_eq(run_cmd_err(argv, o, sizeof o, e, sizeof e, &status), 0);
+    cr_assert_eq(status, 2, "%s", e);
+    cr_assert(strstr(e, "3 shards (ranks) each take a share of --concurrency 2"), "%s", e);
+    const char *bad[] = {harness_anvil_bin(), "run", "--shard", "3/3", NULL};
+    cr_assert_eq(run_cmd_err(bad, o, sizeof o, e, sizeof e, &status), 0);
+    cr_assert_eq(status, 2);
+    cr_assert(strstr(e, "--shard: expected I/N"), "%s", e);
+}
