@@ -146,13 +146,14 @@ static int run_mpi(const struct run_cli *r)
         fprintf(stderr, "anvil run: %s\n", o.error);
     } else {
         const struct run_summary *s = &o.m.summary;
+        FILE *to = strcmp(o.m.artifact_path, "-") ? stdout : stderr;   /* --out -: stdout is the artifact */
         if (o.m.summarized) {
-            load_settings(stdout, &r->c);
-            report_table(stdout, "Serving Benchmark Result (all ranks)", s, 0);
+            load_settings(to, &r->c);
+            report_table(to, "Serving Benchmark Result (all ranks)", s, 0);
         }
         if (o.m.incomplete)
             fprintf(stderr, "anvil run: incomplete: %s\n", o.m.incomplete_reason);
-        printf("artifact: %s%s (%d ranks)\n", o.m.artifact_path, o.m.incomplete ? " (incomplete)" : "", o.size);
+        fprintf(to, "artifact: %s%s (%d ranks)\n", o.m.artifact_path, o.m.incomplete ? " (incomplete)" : "", o.size);
         int ended = s->completed + s->failed;
         status = o.m.incomplete || s->completed == 0 ||
                  (ended && s->failed > r->max_failure_rate * ended) ? 1 : 0;

@@ -187,7 +187,7 @@ Test(layers, a_table_letting_the_client_include_the_simulator_is_refused)
     /* move the sim row above cli and let cli list it */
     replace_in(dir, "docs/ARCHITECTURE.md", "| `sim` | sim |", "| `sim-gone` | sim |");
     replace_in(dir, "docs/ARCHITECTURE.md", "| `cli` | client |", "| `sim` | sim | x | `core` |\n| `cli` | client |");
-    replace_in(dir, "docs/ARCHITECTURE.md", "`mpi` `sweep` |\n| `sim-gone`", "`mpi` `sweep` `sim` |\n| `sim-gone`");
+    replace_in(dir, "docs/ARCHITECTURE.md", "`mpi` `sweep` `decode` |\n| `sim-gone`", "`mpi` `sweep` `decode` `sim` |\n| `sim-gone`");
     int status = check_layers(dir);
     rm_tree(dir);
     cr_assert_eq(status, 2, "%s", err);
