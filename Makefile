@@ -1,6 +1,7 @@
 # anvil — build, test, demo.  Plain make + pkg-config.
 #   make              build/anvil and its three libraries (optimized, with debug info)
 #   make test         install deps, check the layering, build with ASan+UBSan, run every test
+#   make test-mpi     the MPI build in build/mpi/ and its tests (needs scripts/install-mpi)
 #   make check-layers check every #include against docs/ARCHITECTURE.md (no build needed)
 #   make demo         install deps, build, benchmark the built-in simulator
 #   make bench        benchmarks of anvil itself (slow; not part of test)
@@ -67,7 +68,7 @@ ANVIL_VERSION := $(shell scripts/version)
 B       := build
 A       := build/asan
 
-.PHONY: all test check-layers check-libs demo bench fuzz deps clean FORCE
+.PHONY: all test test-mpi check-layers check-libs demo bench fuzz deps clean FORCE
 all: $(B)/anvil
 
 deps:
@@ -145,8 +146,20 @@ test: deps
 	@scripts/check-layers
 	@$(MAKE) --no-print-directory $(B)/anvil $(A)/anvil $(A)/anvil-tests
 	@scripts/check-libs $(B)
+	@$(if $(MPI_ON),echo "mpi tests: run (MPI built)",echo "mpi tests: skipped: MPI not built (scripts/install-mpi, then make test-mpi)")
 	ANVIL_BIN=$(A)/anvil ANVIL_SIM_BIN=$(B)/anvil ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  $(A)/anvil-tests --jobs 1
+
+# The MPI build and its tests (tests/*/test_mpi*.c, suite mpi) in build/mpi/,
+# apart from the default build so that neither rebuilds the other; the
+# simulator is the default build's (make test builds it anyway). Needs Open
+# MPI (scripts/install-mpi); .ci/run runs it before make test.
+MB := build/mpi
+test-mpi: deps
+	@$(MAKE) --no-print-directory $(B)/anvil
+	@$(MAKE) --no-print-directory MPI=1 B=$(MB) A=$(MB)/asan $(MB)/asan/anvil $(MB)/asan/anvil-tests
+	ANVIL_BIN=$(MB)/asan/anvil ANVIL_SIM_BIN=$(B)/anvil ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	  $(MB)/asan/anvil-tests --jobs 1 --filter 'mpi/*'
 
 demo: deps
 	@$(MAKE) --no-print-directory $(B)/anvil

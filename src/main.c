@@ -42,6 +42,7 @@ static const struct command commands[] = {
     {"graph", graph_main, "graph data (charts of one metric across artifacts, with their sha256) from a plan"},
     {"report", report_main, "one self-contained HTML report (charts) of runs, sweeps, load curves, matrices, graph data"},
     {"recover", recover_main, "rebuild a killed run's artifact from its journal"},
+    {"merge", merge_main, "merge the shard artifacts of one run (run --shard I/N) into the run's artifact"},
     {"version", version_main, "print the version and the optional components built in"},
 };
 

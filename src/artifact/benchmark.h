@@ -376,6 +376,12 @@ struct benchmark {
      * before anvil observed them). observe_figures_of (artifact/observe.h)
      * reads the figures a sweep uses from them. */
     cJSON *server_metrics, *hardware, *hardware_run_summary;
+    /* A run spread over processes (MPI ranks or shards; docs/ARTIFACTS.md,
+     * "ranks"), written last: kept as found once its shape is checked
+     * (count, alignment, plan, missing and per_rank entries with rank,
+     * host, pid, threads, requests and the clock offset fields); NULL =
+     * absent (a single process). */
+    cJSON *ranks;
 };
 
 /* ---- building, writing, reading ---- */

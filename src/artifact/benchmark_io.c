@@ -1196,6 +1196,56 @@ static void observed_write(cJSON *o, const struct benchmark *b)
             cJSON_AddItemToObject(o, keys[i], cJSON_Duplicate(v[i], true));
 }
 
+/* One per_rank entry: the fields every rank has, with their types. */
+static void rank_entry_read(struct jread *r, const cJSON *e, int i, void *ctx)
+{
+    (void)i;
+    (void)ctx;
+    long whole;
+    double num;
+    char *host = NULL;
+    jread_whole(r, e, "rank", 0, 0, &whole);
+    jread_string(r, e, "host", 0, &host);
+    free(host);
+    const char *wholes[] = {"pid", "threads", "requests", "sent", "completed", "failed"};
+    for (size_t k = 0; k < sizeof wholes / sizeof *wholes; k++)
+        jread_whole(r, e, wholes[k], JR_OPTIONAL, 0, &whole);
+    const char *nums[] = {"cpu_user_s", "cpu_sys_s", "loop_lag_p50_ms", "loop_lag_p99_ms", "loop_lag_max_ms",
+                          "clock_offset_ms", "clock_offset_uncertainty_ms", "clock_drift_ms", "start_late_ms"};
+    for (size_t k = 0; k < sizeof nums / sizeof *nums; k++)
+        jread_number(r, e, nums[k], JR_OPTIONAL, &num);
+}
+
+/* The ranks block, when present: checked, then kept as found. */
+static void ranks_read(struct jread *r, const cJSON *j, cJSON **out)
+{
+    const cJSON *v = jread_object(r, j, "ranks", JR_OPTIONAL);
+    if (!v)
+        return;
+    size_t mark = jread_enter(r, "ranks");
+    long count;
+    char *alignment = NULL;
+    jread_whole(r, v, "count", 0, 1, &count);
+    jread_string(r, v, "alignment", JR_NONEMPTY, &alignment);
+    free(alignment);
+    double unc;
+    jread_number(r, v, "max_offset_uncertainty_ms", JR_OPTIONAL, &unc);
+    jread_array(r, v, "missing", 0);
+    const cJSON *plan = jread_object(r, v, "plan", 0);
+    if (plan) {
+        size_t m2 = jread_enter(r, "plan");
+        long n;
+        jread_whole(r, plan, "num_prompts", 0, 0, &n);
+        jread_whole(r, plan, "warmup", 0, 0, &n);
+        jread_whole(r, plan, "concurrency", 0, 0, &n);
+        jread_leave(r, m2);
+    }
+    jread_each(r, "per_rank", jread_array(r, v, "per_rank", 0), rank_entry_read, NULL);
+    jread_leave(r, mark);
+    if (!r->failed && !(*out = cJSON_Duplicate(v, true)))
+        jread_fail(r, "ranks", "out of memory");
+}
+
 cJSON *benchmark_to_json(const struct benchmark *b)
 {
     cJSON *o = cJSON_CreateObject();
@@ -1209,6 +1259,8 @@ cJSON *benchmark_to_json(const struct benchmark *b)
                   sizeof *b->request_timings, timing_json_any);
     entries_write(o, "failures", b->n_failures, b->failures, sizeof *b->failures, failure_json_any);
     observed_write(o, b);
+    if (b->ranks)
+        cJSON_AddItemToObject(o, "ranks", cJSON_Duplicate(b->ranks, true));
     return o;
 }
 
@@ -1236,6 +1288,7 @@ int benchmark_from_json(const cJSON *j, const char *name, struct benchmark *out,
     observed_read(&r, j, "server_metrics", false, &out->server_metrics);
     observed_read(&r, j, "hardware", false, &out->hardware);
     observed_read(&r, j, "hardware_run_summary", true, &out->hardware_run_summary);
+    ranks_read(&r, j, &out->ranks);
     if (r.failed) {
         benchmark_free(out);
         return -1;
@@ -1283,6 +1336,7 @@ void benchmark_free(struct benchmark *b)
     cJSON_Delete(b->server_metrics);
     cJSON_Delete(b->hardware);
     cJSON_Delete(b->hardware_run_summary);
+    cJSON_Delete(b->ranks);
     cJSON_Delete(b->source_recipe);
     cJSON_Delete(b->tier);
     counts_free(&b->context_distribution);

@@ -53,6 +53,12 @@ int recover_main(int argc, char **argv);
  * nothing measured, 2 usage error. */
 int decode_main(int argc, char **argv);
 
+/* `anvil merge SHARD_ARTIFACT... --out FILE`: one artifact from the shards
+ * of a run (run/merge.h). argv[0] is "merge". Returns 0 written and
+ * complete, 1 written but incomplete (a shard missing or cut short) or an
+ * input unreadable or not a shard of the others' run, 2 usage error. */
+int merge_main(int argc, char **argv);
+
 struct flag_spec;
 
 /* `anvil run`'s flag table (cli/flags.h), for tests that hold it to the

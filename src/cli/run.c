@@ -14,6 +14,9 @@
 #include "report/observe.h"
 #include "report/table.h"
 #include "workload/trace.h"
+#ifdef ANVIL_WITH_MPI
+#include "mpi/run.h"
+#endif
 
 static void usage(FILE *out)
 {
@@ -130,6 +133,40 @@ void run_cli_free(struct run_cli *r)
     r->extra_body = NULL;
 }
 
+#ifdef ANVIL_WITH_MPI
+/* Under mpirun: this rank's part of the run (mpi/run.h); rank 0 prints the
+ * merged run's summary. Returns the exit status, as report's. */
+static int run_mpi(const struct run_cli *r)
+{
+    struct mpi_outcome o;
+    int rc = mpi_run(&r->c, &o), status = 1;
+    if (o.rank != 0) {
+        if (o.error[0])
+            fprintf(stderr, "anvil run: %s\n", o.error);
+        status = rc == 0 && o.own == RUN_OK ? 0 : 1;
+    } else if (!o.merged) {
+        fprintf(stderr, "anvil run: %s\n", o.error);
+    } else {
+        const struct run_summary *s = &o.m.summary;
+        FILE *to = strcmp(o.m.artifact_path, "-") ? stdout : stderr;   /* --out -: stdout is the artifact */
+        if (o.m.summarized) {
+            load_settings(to, &r->c);
+            report_table(to, "Serving Benchmark Result (all ranks)", s, 0);
+        }
+        if (o.m.incomplete)
+            fprintf(stderr, "anvil run: incomplete: %s\n", o.m.incomplete_reason);
+        fprintf(to, "artifact: %s%s (%d ranks)\n", o.m.artifact_path, o.m.incomplete ? " (incomplete)" : "", o.size);
+        int ended = s->completed + s->failed;
+        status = o.m.incomplete || s->completed == 0 ||
+                 (ended && s->failed > r->max_failure_rate * ended) ? 1 : 0;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    mpi_end(&o);
+    return status;
+}
+#endif
+
 int run_main(int argc, char **argv)
 {
     struct run_cli r = {0};
@@ -139,6 +176,14 @@ int run_main(int argc, char **argv)
         status = 0;
     } else if (rc == 0) {
         curl_global_init(CURL_GLOBAL_DEFAULT);
+#ifdef ANVIL_WITH_MPI
+        if (mpi_launched() && !r.c.shard_count) {
+            status = run_mpi(&r);
+            curl_global_cleanup();
+            run_cli_free(&r);
+            return status;
+        }
+#endif
         struct run_result res;
         run_execute(&r.c, &res);
         status = report(&r, &res);

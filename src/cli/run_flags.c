@@ -46,6 +46,21 @@ static int set_goodput(void *cfg, const char *cmd, const char *flag, const char 
     return -1;
 }
 
+/* --shard I/N: this process sends shard I (0-based) of N. */
+static int set_shard(void *cfg, const char *cmd, const char *flag, const char *v)
+{
+    struct run_config *c = &((struct run_cli *)cfg)->c;
+    int i, n, end = 0;
+    if (sscanf(v, "%d/%d%n", &i, &n, &end) != 2 || v[end] || n < 1 || n > 100000 || i < 0 || i >= n) {
+        fprintf(stderr, "anvil %s: --%s: expected I/N with 0 <= I < N <= 100000 (shard I of N), got '%s'\n",
+                cmd, flag, v);
+        return -1;
+    }
+    c->shard_index = i;
+    c->shard_count = n;
+    return 0;
+}
+
 static int set_header(void *cfg, const char *cmd, const char *flag, const char *v)
 {
     struct run_cli *r = cfg;
@@ -169,6 +184,16 @@ static const struct flag_spec flags[] = {
     {"threads", NULL, FLAG_LONG, AT(threads), "N", NULL,
      "measuring loops, one thread each, the load split over them (default: the online cores, at "
      "most one per 64 streams; never more than --concurrency)", .min = 1, .max = 1024},
+    {"shard", NULL, FLAG_CUSTOM, 0, "I/N", NULL,
+     "send shard I (0-based) of N of the plan: closed loop its share of --concurrency, open loop "
+     "every Nth arrival of the whole schedule; its artifact is merged with `anvil merge` (default: "
+     "the whole run; under mpirun the rank and size say it)", .parse = set_shard},
+    {"rank-timeout", NULL, FLAG_DOUBLE, AT(rank_timeout_s), "S", "60",
+     "under mpirun: how long rank 0 waits for another rank's records after its own load ended before "
+     "it names that rank missing (the artifact is then incomplete)", .min = 0.1},
+    {"start-at", NULL, FLAG_DOUBLE, AT(start_at_unix), "UNIX_TIME", NULL,
+     "begin the measured phase at this wall-clock instant, seconds since the epoch (the shards of "
+     "one run agree on it; warm-ups run before it)", .min = 1},
     {"input-len", "random-input-len", FLAG_LONG, AT(input_len), "N", "1024",
      "prompt length in tokens, as the server counts them; 0 = a minimal prompt (the request's unique "
      "head and the chat template, no filler)", .section = "Workload",

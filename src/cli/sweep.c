@@ -37,6 +37,7 @@
 struct sweep_opts {
     const char *base_url, *targets, *out_dir, *resume, *plan_file, *slo;
     const char *conc_list, *rate_list, *in_list, *out_list;
+    const char *launcher;   /* --launcher: put before every round's anvil run (mpirun, srun) */
     long rounds, num_prompts;
     bool force;             /* replace an earlier sweep in --out-dir */
     struct cost cost;       /* --gpu-hour-cost, --gpus: the end table's cost column */
@@ -76,6 +77,10 @@ static const struct flag_spec flags[] = {
      "price of one GPU-hour: the results table gets cost per million output tokens", .min = 0},
     {"gpus", NULL, FLAG_LONG, AT(cost.gpus), "N", "1", "GPUs each target ran on, for --gpu-hour-cost",
      .min = 1, .max = 1000000},
+    {"launcher", NULL, FLAG_STRING, AT(launcher), "'CMD ARGS'", NULL,
+     "start every round through this command, e.g. 'mpirun -np 4 --hostfile hosts' or 'srun -N 4': "
+     "each round is then one run over the ranks, merged into the round's artifact (docs/SCALEOUT.md)",
+     .section = "Scale-out"},
     {0},
 };
 
@@ -440,8 +445,8 @@ static int write_results(const struct sweep_plan *plan, const char *dir, bool in
 
 /* Runs the plan's rounds not yet done and writes the results. Returns the
  * exit status. */
-static int execute(const struct sweep_plan *plan, const char *dir, const struct provenance *prov,
-                   const struct cost *cost)
+static int execute(const struct sweep_plan *plan, const char *dir, const char *launcher,
+                   const struct provenance *prov, const struct cost *cost)
 {
     char self[PATH_MAX], err[512];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -451,7 +456,7 @@ static int execute(const struct sweep_plan *plan, const char *dir, const struct 
     }
     self[n] = '\0';
     bool interrupted = false;
-    int failed = sweep_execute(plan, self, dir, &interrupted, err, sizeof err);
+    int failed = sweep_execute_launched(plan, self, launcher, dir, &interrupted, err, sizeof err);
     if (failed < 0) {
         fprintf(stderr, "anvil sweep: %s\n", err);
         return 1;
@@ -508,7 +513,7 @@ int sweep_main(int argc, char **argv)
         sweep_plan_free(&plan);
         return 1;
     }
-    rc = execute(&plan, dir, &prov, &o.cost);
+    rc = execute(&plan, dir, o.launcher, &prov, &o.cost);
     provenance_free(&prov);
     sweep_plan_free(&plan);
     return rc;

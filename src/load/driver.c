@@ -436,12 +436,18 @@ static void launch(struct loop *l, struct slot *s, long seq, int64_t after)
 }
 
 
-/* Under the lock: the requests due by now. */
+/* Under the lock: the requests due by now (closed loop: every one, once
+ * the measured phase's start has come). */
 static void update_arrived_locked(struct shared *sh)
 {
-    if (!sh->measuring || !sh->plan.open_loop)
+    if (!sh->measuring)
         return;
     int64_t now = clock_now_ns();
+    if (!sh->plan.open_loop) {
+        if (sh->t_measure <= now)
+            sh->arrived = total(sh);
+        return;
+    }
     while (sh->arrived < total(sh) && sh->t_measure + sh->plan.entries[sh->arrived].send_ns <= now)
         sh->arrived++;
 }
@@ -531,13 +537,15 @@ static void pump(struct loop *l)
 static void begin_measured_locked(struct shared *sh)
 {
     const struct driver_cfg *c = sh->cfg;
-    sh->t_measure = clock_now_ns();
+    int64_t now = clock_now_ns();
+    /* an agreed start still to come (measure_at_ns): the phase and its clock begin then */
+    sh->t_measure = sh->out->t_measure = c->measure_at_ns > now ? c->measure_at_ns : now;
     sh->measuring = true;
     if (c->duration_s > 0) {
         sh->out->window_start = sh->t_measure + (int64_t)(c->warmup_s * 1e9);
         sh->out->window_end = sh->t_measure + (int64_t)((c->warmup_s + c->duration_s) * 1e9);
     }
-    sh->arrived = sh->plan.open_loop ? c->warmup : total(sh);
+    sh->arrived = sh->plan.open_loop || sh->t_measure > now ? c->warmup : total(sh);
     wake_all(sh);
 }
 
@@ -577,16 +585,25 @@ static void arm(struct loop *l)
 }
 
 /* Open loop: the timer for the next request whose plan entry names this
- * loop and that is not due yet. */
+ * loop and that is not due yet; closed loop: the agreed start of the
+ * measured phase (driver_cfg.measure_at_ns) when it is still to come. */
 static void schedule_next_arrival(struct loop *l)
 {
     struct shared *sh = l->sh;
-    if (!sh->plan.open_loop || l->stopping)
+    if (l->stopping)
         return;
     lock(sh);
     long arrived = sh->arrived;
     int64_t t_measure = sh->t_measure;
     unlock(sh);
+    if (!sh->plan.open_loop) {  /* closed loop: a timer only for an agreed start still to come */
+        int64_t wait = t_measure - clock_now_ns();
+        if (arrived < total(sh) && wait > 0) {
+            struct timeval tv = ns_to_timeval(wait);
+            evtimer_add(l->arrival, &tv);
+        }
+        return;
+    }
     const struct plan_entry *e = sh->plan.entries;
     while (l->cursor < total(sh) && (l->cursor < arrived || e[l->cursor].thread != l->id))
         l->cursor++;

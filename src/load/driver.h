@@ -137,6 +137,12 @@ struct driver_cfg {
      * NULL = the window opens at warmup_s. */
     bool (*window_ready)(void *gate_ud, const struct driver_gate *g);
     void *gate_ud;
+    /* The measured phase begins no earlier than this CLOCK_MONOTONIC instant
+     * (ns): one agreed start for every rank or shard of a run spread over
+     * processes (run.h, run_shard). Warm-ups run before it; until it comes
+     * no measured request is sent and open-loop send times count from it.
+     * 0 = as soon as the warm-ups have ended (a single process). */
+    int64_t measure_at_ns;
 };
 
 struct driver_result {
@@ -176,6 +182,7 @@ struct driver_result {
         long requests;
         size_t lag_first, n_lag;
     } *per_loop;
+    int64_t t_measure;           /* CLOCK_MONOTONIC start of the measured phase (0 = never began) */
 };
 
 /* Runs the plan. Records of requests never sent keep t_start == 0. Returns 0,

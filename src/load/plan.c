@@ -189,6 +189,102 @@ int plan_threads(int requested, long online, int concurrency, long requests)
     return n < 1 ? 1 : (int)n;
 }
 
+/* The shard a request of the whole plan p goes to: a turn goes with the
+ * one it follows; a warm-up by its number; a measured request by its slot
+ * (closed loop) or its number (open loop). owner[] holds the answers so far. */
+static int shard_of(const struct load_plan *p, const int *owner, long seq, int count, int conc)
+{
+    long f = p->entries[seq].follows;
+    if (f >= 0)
+        return owner[f];
+    if (seq < p->warmup)
+        return (int)(seq % count);
+    long i = seq - p->warmup;
+    if (p->open_loop)
+        return (int)(i % count);
+    /* slot k belongs to the shard whose contiguous share of the slots holds it */
+    long k = i % conc, base = conc / count, extra = conc % count;
+    long big = extra * (base + 1);
+    return (int)(k < big ? k / (base + 1) : extra + (k - big) / base);
+}
+
+/* Fills s's arrays from the whole plan p. Returns 0 or -1 (memory). */
+static int take_shard(const struct load_plan *p, int index, int count, int conc, struct plan_shard *s)
+{
+    int *owner = calloc((size_t)(p->n ? p->n : 1), sizeof *owner);
+    s->seqs = calloc((size_t)(p->n ? p->n : 1), sizeof *s->seqs);
+    s->local = calloc((size_t)(p->n ? p->n : 1), sizeof *s->local);
+    if (p->open_loop)
+        s->send_ns = calloc((size_t)(p->num_prompts ? p->num_prompts : 1), sizeof *s->send_ns);
+    if (!owner || !s->seqs || !s->local || (p->open_loop && !s->send_ns)) {
+        free(owner);
+        return -1;
+    }
+    long k = 0;
+    for (long seq = 0; seq < p->n; seq++) {
+        owner[seq] = shard_of(p, owner, seq, count, conc);
+        s->local[seq] = -1;
+        if (owner[seq] != index)
+            continue;
+        s->local[seq] = k;
+        s->seqs[k++] = seq;
+        if (seq < p->warmup)
+            s->warmup++;
+        else if (p->open_loop)
+            s->send_ns[s->num_prompts++] = p->entries[seq].send_ns;
+        else
+            s->num_prompts++;
+    }
+    free(owner);
+    return 0;
+}
+
+int plan_shard(const struct plan_cfg *c, const int64_t *send_ns, int index, int count,
+               struct plan_shard *s, char *err, size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    bool open = send_ns || !isinf(c->request_rate);
+    if (count < 1 || index < 0 || index >= count) {
+        snprintf(err, errlen, "shard %d of %d: expected 0 ≤ I < N", index, count);
+        return -1;
+    }
+    if ((!open || c->concurrency > 0) && c->concurrency < count) {
+        snprintf(err, errlen, "%d shards need a %s of at least %d (got %d): each takes a share",
+                 count, open ? "--concurrency cap" : "concurrency", count, c->concurrency);
+        return -1;
+    }
+    struct plan_cfg whole = *c;
+    whole.threads = 1;
+    if (send_ns)
+        whole.request_rate = whole.burstiness = 1;
+    struct load_plan p;
+    if (plan_build(&whole, &p, err, errlen) != 0)
+        return -1;
+    if (send_ns && plan_set_send_times(&p, send_ns) != 0) {
+        plan_free(&p);
+        snprintf(err, errlen, "send times must be ≥ 0 and never decrease");
+        return -1;
+    }
+    int rc = take_shard(&p, index, count, c->concurrency, s);
+    s->n_total = p.n;
+    if (c->concurrency > 0)
+        s->concurrency = c->concurrency / count + (index < c->concurrency % count);
+    plan_free(&p);
+    if (rc != 0) {
+        plan_shard_free(s);
+        snprintf(err, errlen, "out of memory for shard %d of %d", index, count);
+    }
+    return rc;
+}
+
+void plan_shard_free(struct plan_shard *s)
+{
+    free(s->seqs);
+    free(s->send_ns);
+    free(s->local);
+    memset(s, 0, sizeof *s);
+}
+
 void plan_free(struct load_plan *p)
 {
     free(p->entries);

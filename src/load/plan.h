@@ -17,7 +17,17 @@
  *     thread wakes only for its own arrivals and every arrival time is the
  *     one the schedule gives; a cap (concurrency > 0) is counted globally
  *     (driver.c), so every thread can hold up to the whole cap.
- * A trace replay fills send_ns itself (plan_set_send_times). */
+ * A trace replay fills send_ns itself (plan_set_send_times).
+ *
+ * The same split serves processes (ranks of an MPI run, or shards started
+ * apart; plan_shard): shard I of N takes
+ *   - closed loop: its share of the concurrency (as threads get theirs) and
+ *     the measured requests whose slot, request i mod concurrency, is one
+ *     of its own (so each shard's share of requests is its share of slots);
+ *   - open loop: measured entry i when i mod N = I, with the send time the
+ *     whole run's schedule gives it, and its share of a cap;
+ *   - warm-ups: w mod N = I; a turn that follows another goes with it.
+ * The union of the shards is the single-process plan, entry for entry. */
 #ifndef ANVIL_LOAD_PLAN_H
 #define ANVIL_LOAD_PLAN_H
 
@@ -103,6 +113,30 @@ int plan_threads(int requested, long online, int concurrency, long requests);
  * nowhere near busy with fewer, and a thread costs a loop and a pool of
  * connections. */
 #define PLAN_STREAMS_PER_THREAD 64
+
+/* One shard's part of a plan (plan_shard). */
+struct plan_shard {
+    long *seqs;             /* the whole plan's seq of each of this shard's requests, in plan order
+                               (its warm-ups first); owned */
+    int warmup, num_prompts;/* of them: warm-ups, measured */
+    int concurrency;        /* closed loop: its slots; open loop: its share of the cap (0 = none) */
+    int64_t *send_ns;       /* open loop: num_prompts send times from the whole schedule (never
+                               decreasing), else NULL; owned */
+    long *local;            /* for each seq of the whole plan, its place in seqs, or -1; owned */
+    long n_total;           /* requests of the whole plan (local has this many) */
+};
+
+/* Splits the plan c describes (its threads taken as 1; send_ns, when not
+ * NULL, the caller's schedule of c->num_prompts times, as
+ * plan_set_send_times) into shard `index` of `count` (see the top of this
+ * file). Errors (message in err): count < 1, index outside [0, count), a
+ * closed loop or a cap with less concurrency than shards, plan_build's.
+ * Returns 0 or -1 (*s empty). */
+int plan_shard(const struct plan_cfg *c, const int64_t *send_ns, int index, int count,
+               struct plan_shard *s, char *err, size_t errlen);
+
+/* Frees the shard's arrays (s may be all zero). */
+void plan_shard_free(struct plan_shard *s);
 
 /* Frees the plan's arrays (p may be all zero). */
 void plan_free(struct load_plan *p);

@@ -15,13 +15,15 @@
 char *run_make_body(void *ud, long seq, long *planned, long *max_tokens)
 {
     struct run_ctx *x = ud;
-    return workload_body(x->wl, seq, planned, max_tokens);
+    return workload_body(x->wl, run_global_seq(x, seq), planned, max_tokens);
 }
 
 long run_follows(void *ud, long seq)
 {
     struct run_ctx *x = ud;
-    return workload_follows(x->wl, seq);
+    long f = workload_follows(x->wl, run_global_seq(x, seq));
+    /* a turn is in the shard of the one it follows (plan_shard) */
+    return f < 0 || !x->shard.local ? f : x->shard.local[f];
 }
 
 int run_waits(void *ud, long seq, long *out, int cap)
@@ -97,9 +99,12 @@ static struct bench_meta settings_meta(const struct run_ctx *x)
     return (struct bench_meta){
         .run_id = x->res->run_id, .started_at = x->started_at, .server = &x->srv,
         .engine_label = c->engine_label, .gpu_label = c->gpu_label,
-        .endpoint = endpoint_name(c->endpoint), .concurrency = (int)c->concurrency,
-        .num_prompts = (int)c->num_prompts, .request_rate = c->request_rate,
-        .burstiness = c->burstiness, .warmup = (int)c->warmup,
+        /* a shard's artifact tells its own share; its ranks block the whole run's */
+        .endpoint = endpoint_name(c->endpoint),
+        .concurrency = x->shard.seqs ? x->shard.concurrency : (int)c->concurrency,
+        .num_prompts = x->shard.seqs ? x->shard.num_prompts : (int)c->num_prompts,
+        .request_rate = c->request_rate, .burstiness = c->burstiness,
+        .warmup = x->shard.seqs ? x->shard.warmup : (int)c->warmup,
         .input_len = c->dataset ? -1 : c->input_len, .output_len = c->output_len,
         .ignore_eos = c->ignore_eos, .seed = (uint64_t)c->seed,
         .calibration_method = x->calibration_method,
@@ -233,6 +238,14 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
     cJSON *art = artifact_benchmark(&meta, res->records, res->n_records, s);
     free(per_thread);
     if (art && run_observe_attach(x, dr, art) != 0) {
+        cJSON_Delete(art);
+        art = NULL;
+    }
+    /* after the observed blocks, where benchmark_to_json writes it back */
+    cJSON *ranks = art && c->shard_count > 0 ? run_shard_ranks(x, dr) : NULL;
+    if (ranks)
+        cJSON_AddItemToObject(art, "ranks", ranks);
+    if (art && c->shard_count > 0 && !ranks) {
         cJSON_Delete(art);
         art = NULL;
     }

@@ -73,9 +73,13 @@ static cJSON *requests_line(const struct run_ctx *x, const struct req_record *r)
     return line;
 }
 
-void run_log_record(void *ud, int loop, const struct req_record *r)
+void run_log_record(void *ud, int loop, const struct req_record *rec)
 {
     struct run_ctx *x = ud;
+    /* a shard logs the whole plan's request_index (a copy: the driver places its records by its own) */
+    struct req_record shown = *rec;
+    const struct req_record *r = &shown;
+    shown.index = run_record_index(x, rec);
     struct run_log *g = x->log;
     /* the driver never runs more loops than run_log_start was told; if it
      * did, the mutex still keeps a shared buffer whole */

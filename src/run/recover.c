@@ -11,19 +11,9 @@
 #include "artifact/journal.h"
 #include "core/file.h"
 #include "run/run.h"
+#include "run/stage.h"
 
-/* What the journal holds, read. */
-struct journal_doc {
-    cJSON *header;
-    struct benchmark settings;
-    struct journal_opts opts;
-    int64_t t0;
-    const char *artifact;
-    struct req_record *recs;
-    int n;
-};
-
-static void doc_free(struct journal_doc *d)
+void run_journal_doc_free(struct journal_doc *d)
 {
     for (int i = 0; d->recs && i < d->n; i++)
         record_free(&d->recs[i]);
@@ -32,8 +22,7 @@ static void doc_free(struct journal_doc *d)
     cJSON_Delete(d->header);
 }
 
-/* Reads the header line (line 1). Returns 0 or -1 with err set. */
-static int read_header(const char *path, const char *line, struct journal_doc *d, char *err, size_t errlen)
+int run_journal_read_header(const char *path, const char *line, struct journal_doc *d, char *err, size_t errlen)
 {
     const cJSON *settings;
     const char *run_id;
@@ -67,9 +56,7 @@ static int place(struct journal_doc *d, int planned, int *extra, struct req_reco
     return 0;
 }
 
-/* Reads every request line after the header. A last line cut by the kill
- * (no newline, not JSON) is dropped; any other bad line is an error. */
-static int read_records(const char *path, char *text, struct journal_doc *d, int *dropped, char *err,
+int run_journal_read_records(const char *path, char *text, struct journal_doc *d, int *dropped, char *err,
                         size_t errlen)
 {
     size_t lines = 0;
@@ -110,8 +97,7 @@ static int read_records(const char *path, char *text, struct journal_doc *d, int
     return 0;
 }
 
-/* The run's settings as the run had them, from the settings artifact. */
-static struct bench_meta meta_of(const struct benchmark *b, const struct journal_opts *o,
+struct bench_meta run_settings_meta(const struct benchmark *b, const struct journal_opts *o,
                                  struct server_info *srv)
 {
     *srv = (struct server_info){.max_model_len = isnan(b->max_context_tokens) ? -1 : (long)b->max_context_tokens};
@@ -153,7 +139,7 @@ static cJSON *rebuild(struct journal_doc *d, struct run_summary *s)
         .check_prompt_tokens = d->opts.check_prompt_tokens, .slo = d->opts.slo,
     };
     struct server_info srv;
-    struct bench_meta meta = meta_of(&d->settings, &d->opts, &srv);
+    struct bench_meta meta = run_settings_meta(&d->settings, &d->opts, &srv);
     if (meta.duration_s > 0) {      /* the window: as far as the journal saw it */
         for (int i = 0; i < d->n; i++) {
             const struct req_record *r = &d->recs[i];
@@ -197,8 +183,8 @@ int run_recover(const char *journal, const char *out, bool force, struct run_rec
         snprintf(res->error, sizeof res->error, "%s: no complete header line (the run wrote no settings)", journal);
     } else {
         *nl = '\0';
-        if (read_header(journal, text, &d, res->error, sizeof res->error) == 0
-            && read_records(journal, nl + 1, &d, &res->dropped, res->error, sizeof res->error) == 0) {
+        if (run_journal_read_header(journal, text, &d, res->error, sizeof res->error) == 0
+            && run_journal_read_records(journal, nl + 1, &d, &res->dropped, res->error, sizeof res->error) == 0) {
             snprintf(res->artifact_path, sizeof res->artifact_path, "%s", out ? out : d.artifact);
             struct stat st;
             cJSON *j = NULL;
@@ -214,6 +200,6 @@ int run_recover(const char *journal, const char *out, bool force, struct run_rec
         }
     }
     free(text);
-    doc_free(&d);
+    run_journal_doc_free(&d);
     return rc;
 }

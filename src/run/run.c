@@ -31,7 +31,7 @@ void run_config_defaults(struct run_config *c)
         .request_rate = INFINITY, .burstiness = 1, .slo = {NAN, NAN, NAN}, .name = "anvil run",
         .server_metrics = "auto", .scrape_interval_ms = 1000, .telemetry = OBS_MODE_AUTO,
         .telemetry_interval_ms = 1000,
-        .prefix_groups = 1, .tool_result_len = 200, .agentic_user_len = 100,
+        .prefix_groups = 1, .tool_result_len = 200, .agentic_user_len = 100, .rank_timeout_s = 60,
     };
 }
 
@@ -127,6 +127,13 @@ int run_config_check(const struct run_config *c, char *err, size_t errlen)
                  "mooncake:FILE or azure:FILE");
     else if (isinf(c->request_rate) && c->concurrency < 1 && !trace_spec_is_trace(c->dataset))
         snprintf(err, errlen, "the closed loop needs --concurrency of at least 1");
+    else if (c->shard_count > 1 && c->concurrency < c->shard_count &&
+             (c->concurrency > 0 || (isinf(c->request_rate) && !trace_spec_is_trace(c->dataset))))
+        snprintf(err, errlen, "%d shards (ranks) each take a share of --concurrency %ld: it must be at least %d",
+                 c->shard_count, c->concurrency, c->shard_count);
+    else if (c->shard_count > 1 && (c->agentic_file || c->agentic_sessions > 0))
+        snprintf(err, errlen, "agentic sessions are not split over shards or ranks (a turn waits for its "
+                 "sub-agents, which the shard split does not keep together): run them in one process");
     else
         return 0;
     return -1;
@@ -218,11 +225,16 @@ static int drive(struct run_ctx *x, struct driver_result *dr)
         .threads = plan_threads((int)c->threads, sysconf(_SC_NPROCESSORS_ONLN), (int)c->concurrency,
                                 c->warmup + c->num_prompts),
     };
+    if (c->shard_count > 0 && run_shard_cfg(x, &cfg) != 0)
+        return -1;
     announce(x, cfg.threads);
     x->threads = cfg.threads;
     clock_utc_iso8601(x->started_at);
     if (run_journal_header(x) != 0)
         return -1;
+    if (run_agree_start(x) != 0)
+        return -1;
+    cfg.measure_at_ns = x->measure_at;
     if (run_log_start(x, cfg.threads) != 0) {
         snprintf(x->res->error, sizeof x->res->error, "cannot start the request log: %s", strerror(errno));
         return -1;
@@ -317,7 +329,7 @@ static int set_up(struct run_ctx *x)
     }
     if (run_prepare_workload(x) != 0)
         return -1;
-    return run_journal_open(x);
+    return c->prepare_only ? 0 : run_journal_open(x);
 }
 
 /* A trace replay: loads the window and makes the run the trace's requests,
@@ -525,6 +537,10 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
     bool agentic = c->agentic_file || c->agentic_sessions > 0;
     bool ready = (!trace_spec_is_trace(c->dataset) || load_trace(&x) == 0) &&
                  (!agentic || plan_agentic(&x) == 0) && set_up(&x) == 0;
+    if (ready && c->prepare_only) {
+        out->status = RUN_OK;
+        ready = false;
+    }
     if (ready) {
         flush_cache(&x);
         if (x.c->prefix_hit_rate > 0)
@@ -532,6 +548,7 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
         run_observe_start(&x);
     }
     if (ready && drive(&x, &dr) == 0) {
+        run_shard_records(&x, &dr);
         run_observe_finish(&x, &dr);
         out->window_start = dr.phase_ns[SAMPLER_WINDOW_START];
         out->window_end = dr.phase_ns[SAMPLER_WINDOW_END];
@@ -561,6 +578,7 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
     free(x.calib_urls);
     free(x.trace_due);
     cJSON_Delete(x.tool_choice);
+    plan_shard_free(&x.shard);
     return out->status;
 }
 

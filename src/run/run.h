@@ -127,6 +127,23 @@ struct run_config {
     int telemetry;                      /* enum obs_mode: auto (on with a GPU), on, off */
     double telemetry_interval_ms;       /* periodic GPU and host readings */
     const char *gpu_metrics_url;        /* a Prometheus GPU exporter (DCGM names); NULL = none */
+    /* One run spread over processes (docs/ARTIFACTS.md, "ranks"): this
+     * process sends shard shard_index of shard_count of the plan
+     * (load/plan.h, plan_shard) and its artifact gets a `ranks` block of one
+     * entry for `anvil merge`; shard_count 0 = the whole run. */
+    int shard_index, shard_count;
+    double start_at_unix;               /* --start-at: the measured phase begins at this wall-clock
+                                           instant (s since the epoch); 0 = none */
+    /* Called once the set-up is done, just before the load (an MPI rank
+     * waits there for the others): returns 0 and may set *measure_at_ns,
+     * the agreed CLOCK_MONOTONIC start of the measured phase, or -1 to stop
+     * the run with the reason in err. NULL = none. */
+    int (*ready)(void *ud, int64_t *measure_at_ns, char *err, size_t errlen);
+    void *ready_ud;
+    double rank_timeout_s;              /* MPI: how long rank 0 waits for the others' records after its
+                                           own load ended, and the others for rank 0 (s; default 60) */
+    bool prepare_only;                  /* discovery and calibration only (filling calibration_cache):
+                                           no load, no journal, no artifact; status RUN_OK */
     const char *name;                   /* prefix of messages, e.g. "anvil run" */
     FILE *log;                          /* messages (warnings, errors); NULL = stderr */
 };

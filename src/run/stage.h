@@ -6,6 +6,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "artifact/benchmark.h"
+#include "artifact/journal.h"
+#include "load/plan.h"
 #include "openai/discover.h"
 #include "run/run.h"
 #include "workload/calibrate.h"
@@ -55,6 +58,9 @@ struct run_ctx {
     struct sampler **samplers;      /* c->samplers then obs's, for the driver; owned array */
     int n_samplers;
     double warmup_output_tokens;    /* tokens of warm-up requests (cross-check allowance) */
+    struct plan_shard shard;        /* shard_count > 0: this process's part of the plan; owned */
+    int64_t measure_at;             /* CLOCK_MONOTONIC agreed start of the measured phase; 0 = none */
+    int64_t unix_minus_mono;        /* CLOCK_REALTIME − CLOCK_MONOTONIC (ns) when the load began */
 };
 
 /* Prints "NAME: message" to the run's log, with the API key scrubbed. */
@@ -153,5 +159,67 @@ int run_journal_open(struct run_ctx *x);
 /* Writes the journal's header line (the settings known when the load
  * starts). Returns 0, or -1 with the reason in x->res->error. */
 int run_journal_header(struct run_ctx *x);
+
+/* A shard (c->shard_count > 0, run/shard.c): x->shard from the plan the
+ * whole run would have, and cfg's load made that shard's (its warm-ups,
+ * measured requests, concurrency and, open loop, its send times from the
+ * whole schedule). Returns 0, or -1 with the reason in x->res->error. */
+int run_shard_cfg(struct run_ctx *x, struct driver_cfg *cfg);
+
+/* The agreed start of the measured phase, x->measure_at: c->start_at_unix
+ * turned into CLOCK_MONOTONIC, then c->ready's (an MPI rank's). Also takes
+ * x->unix_minus_mono. Returns 0, or -1 with the reason in x->res->error. */
+int run_agree_start(struct run_ctx *x);
+
+/* A shard's records after the load: each measured record's index becomes
+ * the whole plan's request_index. Nothing without a shard. */
+void run_shard_records(struct run_ctx *x, struct driver_result *dr);
+
+/* The shard's `ranks` block (docs/ARTIFACTS.md) from the load's result and
+ * summary: a new object the caller adds to the artifact, or NULL (memory). */
+cJSON *run_shard_ranks(const struct run_ctx *x, const struct driver_result *dr);
+
+/* seq of the driver (a shard's own numbering) → the whole plan's seq
+ * (itself without a shard). */
+long run_global_seq(const struct run_ctx *x, long seq);
+
+/* The request_index of the whole plan for a record of the driver's: a
+ * warm-up's (closed-loop runs) is its warm-up number, a measured one's its
+ * measured number (r->index itself without a shard). */
+int run_record_index(const struct run_ctx *x, const struct req_record *r);
+
+/* A journal, read (run/recover.c; docs/ARTIFACTS.md, "The journal"). */
+struct journal_doc {
+    cJSON *header;                  /* owned; artifact points into it */
+    struct benchmark settings;      /* the header's settings artifact; owned */
+    struct journal_opts opts;
+    int64_t t0;                     /* CLOCK_MONOTONIC base of the lines' times */
+    const char *artifact;
+    struct req_record *recs;        /* n records, owned: measured ones at their request_index when
+                                       it is below settings.requests (those never seen all zero),
+                                       the rest after them in the order they ended */
+    int n;
+};
+
+/* Reads a journal's header line (line 1, NUL-terminated) into d; path names
+ * the file in messages. Returns 0 or -1 with err set. */
+int run_journal_read_header(const char *path, const char *line, struct journal_doc *d, char *err,
+                            size_t errlen);
+
+/* Reads every request line after the header (text is modified). A last
+ * line cut by a kill (no newline, not JSON) is dropped and counted in
+ * *dropped; any other bad line is an error. Returns 0 or -1 with err set. */
+int run_journal_read_records(const char *path, char *text, struct journal_doc *d, int *dropped, char *err,
+                             size_t errlen);
+
+/* Frees what d owns. */
+void run_journal_doc_free(struct journal_doc *d);
+
+/* A run's settings as it had them, from its settings artifact b (a journal's
+ * or an artifact's) and summary options o: strings borrowed from b, the
+ * server in *srv; marked incomplete ("recovered from the journal"), which a
+ * caller that knows better overrides. */
+struct bench_meta run_settings_meta(const struct benchmark *b, const struct journal_opts *o,
+                                    struct server_info *srv);
 
 #endif

@@ -36,14 +36,31 @@ bool sweep_round_done(const char *path)
     return done;
 }
 
-/* argv for one job: anvil run ARGS --out ARTIFACT. Returns a malloc'd array
- * whose strings point into job (valid while job lives), or NULL. */
-static char **job_argv(const struct sweep_job *job, const char *anvil_bin)
+/* Words of a launcher command line, split at spaces and tabs into w (cap
+ * of them, pointing into buf, a copy). Returns how many. */
+static size_t launcher_words(const char *launcher, char *buf, size_t bufcap, char **w, size_t cap)
 {
-    char **argv = calloc(job->n_args + 5, sizeof *argv);
+    size_t n = 0;
+    snprintf(buf, bufcap, "%s", launcher ? launcher : "");
+    for (char *save = NULL, *t = strtok_r(buf, " \t", &save); t && n < cap; t = strtok_r(NULL, " \t", &save))
+        w[n++] = t;
+    return n;
+}
+
+/* argv for one job: [LAUNCHER...] anvil run ARGS --out ARTIFACT. Returns a
+ * malloc'd array whose strings point into job and buf (valid while they
+ * live), or NULL. */
+static char **job_argv(const struct sweep_job *job, const char *anvil_bin, const char *launcher, char *buf,
+                       size_t bufcap)
+{
+    char *pre[64];
+    size_t n_pre = launcher_words(launcher, buf, bufcap, pre, 64);
+    char **argv = calloc(job->n_args + 5 + n_pre, sizeof *argv);
     if (!argv)
         return NULL;
     size_t k = 0;
+    for (size_t i = 0; i < n_pre; i++)
+        argv[k++] = pre[i];
     argv[k++] = (char *)anvil_bin;
     argv[k++] = "run";
     for (size_t i = 0; i < job->n_args; i++)
@@ -54,13 +71,13 @@ static char **job_argv(const struct sweep_job *job, const char *anvil_bin)
 }
 
 /* Runs one job; returns its exit status (0..255, 128+signal) or -1. */
-static int run_job(const struct sweep_job *job, const char *anvil_bin, const char *dir)
+static int run_job(const struct sweep_job *job, const char *anvil_bin, const char *launcher, const char *dir)
 {
     const char *artifact = job->artifact;
-    char log[1200];
+    char log[1200], words[4096];
     snprintf(log, sizeof log, "%s/logs/%s-%s-round-%ld.log", dir, job->target[0] ? job->target : "target",
              job->case_id, job->round);
-    char **argv = job_argv(job, anvil_bin);
+    char **argv = job_argv(job, anvil_bin, launcher, words, sizeof words);
     if (!argv || file_mkdir_parents(artifact) != 0 || file_mkdir_parents(log) != 0) {
         free(argv);
         return -1;
@@ -84,7 +101,7 @@ static int run_job(const struct sweep_job *job, const char *anvil_bin, const cha
             dup2(fd, STDERR_FILENO);
             close(fd);
         }
-        execv(anvil_bin, argv);
+        execvp(argv[0], argv);     /* a launcher is looked up in PATH; anvil_bin is a path */
         _exit(127);
     }
     free(argv);
@@ -113,6 +130,12 @@ static void progress(size_t i, size_t n, const struct sweep_job *job, double ela
 int sweep_execute(const struct sweep_plan *plan, const char *anvil_bin, const char *dir, bool *interrupted,
                   char *err, size_t errlen)
 {
+    return sweep_execute_launched(plan, anvil_bin, NULL, dir, interrupted, err, errlen);
+}
+
+int sweep_execute_launched(const struct sweep_plan *plan, const char *anvil_bin, const char *launcher,
+                           const char *dir, bool *interrupted, char *err, size_t errlen)
+{
     struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
@@ -131,7 +154,7 @@ int sweep_execute(const struct sweep_plan *plan, const char *anvil_bin, const ch
             continue;
         }
         progress(i, n, job, ns_to_ms(clock_now_ns() - t0) / 1000, ran);
-        int st = run_job(job, anvil_bin, dir);
+        int st = run_job(job, anvil_bin, launcher, dir);
         ran++;
         i++;
         if (st < 0 || st == 2 || st == 127) {

@@ -23,4 +23,12 @@ bool sweep_round_done(const char *path);
 int sweep_execute(const struct sweep_plan *plan, const char *anvil_bin, const char *dir, bool *interrupted,
                   char *err, size_t errlen);
 
+/* As sweep_execute, with every round started through launcher, a command
+ * line put before anvil_bin (split at spaces; its first word looked up in
+ * PATH): "mpirun -np 4 --hostfile hosts" makes each round one run over 4
+ * MPI ranks (docs/SCALEOUT.md), "srun -N 4" the same under Slurm. NULL or
+ * "" = none (sweep_execute). */
+int sweep_execute_launched(const struct sweep_plan *plan, const char *anvil_bin, const char *launcher,
+                           const char *dir, bool *interrupted, char *err, size_t errlen);
+
 #endif

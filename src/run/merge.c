@@ -1,0 +1,366 @@
+/* merge.c — the shards of one run merged into one artifact (merge.h). */
+#include "run/merge.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "artifact/benchmark.h"
+#include "artifact/journal.h"
+#include "run/stage.h"
+
+/* One part, read. */
+struct part_doc {
+    bool present;
+    cJSON *art;                 /* its artifact, parsed, until read into b; owned */
+    const cJSON *entry;         /* its ranks.per_rank[0], in b.ranks */
+    const cJSON *plan;          /* its ranks.plan, in b.ranks */
+    struct benchmark b;         /* art read (the reference's settings); owned */
+    struct journal_doc j;       /* its journal; owned */
+    int64_t shift_ns;           /* added to its times: onto the reference's clock */
+};
+
+static int fail(struct merge_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fail(struct merge_result *res, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(res->error, sizeof res->error, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* o[key], a decimal int64 string (ranks entries' instants), or 0. */
+static int64_t ns_of(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? strtoll(v->valuestring, NULL, 10) : 0;
+}
+
+static double num_of(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* Reads part i: its artifact, its ranks entry (a shard i of count), its journal. */
+static int read_part(const struct merge_part *p, int i, int count, struct part_doc *d, struct merge_result *res)
+{
+    char err[900];
+    if (!(d->art = cJSON_Parse(p->artifact)))
+        return fail(res, "%.600s: not JSON", p->name);
+    int read = benchmark_from_json(d->art, p->name, &d->b, err, sizeof err);
+    cJSON_Delete(d->art);   /* read: what follows uses d->b (a big run's tree is the most memory) */
+    d->art = NULL;
+    if (read != 0)
+        return fail(res, "%s", err);
+    const cJSON *ranks = d->b.ranks;
+    const cJSON *per = ranks ? cJSON_GetObjectItemCaseSensitive(ranks, "per_rank") : NULL;
+    if (!per || cJSON_GetArraySize(per) != 1)
+        return fail(res, "%.600s: not a shard's artifact (no ranks block of one entry: was it run with --shard?)",
+                    p->name);
+    d->entry = cJSON_GetArrayItem(per, 0);
+    d->plan = cJSON_GetObjectItemCaseSensitive(ranks, "plan");
+    double n = num_of(ranks, "count"), rank = num_of(d->entry, "rank");
+    if (n != count || rank != i)
+        return fail(res, "%.600s: shard %g of %g, not %d of %d", p->name, rank, n, i, count);
+    if (!p->journal)
+        return fail(res, "%.600s: no journal (%s): the merge needs the raw records", p->name,
+                    "none named in its ranks entry");
+    char *text = strdup(p->journal), *nl = text ? strchr(text, '\n') : NULL;
+    int dropped = 0, rc = -1;
+    if (!text)
+        snprintf(err, sizeof err, "out of memory");
+    else if (!nl)
+        snprintf(err, sizeof err, "%.600s: the journal has no complete header line", p->name);
+    else {
+        *nl = '\0';
+        rc = run_journal_read_header(p->name, text, &d->j, err, sizeof err) == 0 &&
+             run_journal_read_records(p->name, nl + 1, &d->j, &dropped, err, sizeof err) == 0 ? 0 : -1;
+    }
+    free(text);
+    d->present = rc == 0;
+    return rc == 0 ? 0 : fail(res, "%s", err);
+}
+
+static void shift_record(struct req_record *r, int64_t s)
+{
+    int64_t *t[] = {&r->t_scheduled, &r->t_start, &r->t_headers, &r->t_first_byte, &r->t_first_event,
+                    &r->t_first_output, &r->t_first_content, &r->t_end};
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+        if (*t[i])
+            *t[i] += s;
+    for (size_t i = 0; i < r->n_chunks; i++)
+        r->chunks[i].t_ns += s;
+}
+
+/* Every measured record of every part, shifted, in one array: at its
+ * request_index (of total) when the run had a fixed count, else in turn.
+ * Records move out of the parts. Returns 0 or -1 (res->error: memory, a
+ * request in two parts). */
+static int gather(struct part_doc *d, int count, long total, bool duration, struct req_record **out, int *n,
+                  struct merge_result *res)
+{
+    long cap = total;
+    for (int i = 0; duration && i < count; i++)
+        cap += d[i].j.n;
+    struct req_record *recs = calloc((size_t)(cap ? cap : 1), sizeof *recs);
+    if (!recs)
+        return fail(res, "out of memory for %ld records", cap);
+    long k = duration ? 0 : total;
+    for (int i = 0; i < count; i++) {
+        for (int x = 0; d[i].present && x < d[i].j.n; x++) {
+            struct req_record *r = &d[i].j.recs[x];
+            if (!r->t_start || (r->warmup && !duration))
+                continue;   /* never sent, or a warm-up: not part of the measured run */
+            shift_record(r, d[i].shift_ns);
+            long at = duration ? k++ : r->index;
+            if (!duration && (at < 0 || at >= total || recs[at].t_start)) {
+                *out = recs;
+                *n = (int)(duration ? k : total);
+                return fail(res, "rank %d: request_index %d is %s", i, r->index,
+                            at < 0 || at >= total ? "outside the plan" : "in two shards");
+            }
+            recs[at] = *r;
+            memset(r, 0, sizeof *r);    /* moved */
+        }
+    }
+    *out = recs;
+    *n = (int)(duration ? k : total);
+    return 0;
+}
+
+/* The merged ranks block: every present part's entry with its clock offset,
+ * the missing ones named. */
+static cJSON *ranks_block(const struct merge_part *p, struct part_doc *d, int count, int ref, const char *alignment)
+{
+    cJSON *r = cJSON_CreateObject(), *missing = cJSON_CreateArray(), *per = cJSON_CreateArray();
+    if (!r || !missing || !per) {
+        cJSON_Delete(r);
+        cJSON_Delete(missing);
+        cJSON_Delete(per);
+        return NULL;
+    }
+    double worst = NAN;
+    for (int i = 0; i < count; i++) {
+        if (!d[i].present) {
+            cJSON *m = cJSON_CreateObject();
+            cJSON_AddNumberToObject(m, "rank", i);
+            cJSON_AddStringToObject(m, "reason", p[i].missing_reason ? p[i].missing_reason : "no artifact");
+            cJSON_AddItemToArray(missing, m);
+            continue;
+        }
+        cJSON *e = cJSON_Duplicate(d[i].entry, true);
+        if (!e)
+            continue;
+        double off = p[i].offset_measured ? p[i].offset_ns / 1e6 : -(double)d[i].shift_ns / 1e6;
+        double unc = p[i].offset_measured ? p[i].uncertainty_ns / 1e6 : NAN;
+        cJSON_ReplaceItemInObjectCaseSensitive(e, "clock_offset_ms", isnan(off) ? cJSON_CreateNull() : cJSON_CreateNumber(off));
+        cJSON_ReplaceItemInObjectCaseSensitive(e, "clock_offset_uncertainty_ms",
+                                               isnan(unc) ? cJSON_CreateNull() : cJSON_CreateNumber(unc));
+        cJSON_ReplaceItemInObjectCaseSensitive(e, "clock_drift_ms", p[i].offset_measured && !isnan(p[i].drift_ns)
+                                               ? cJSON_CreateNumber(p[i].drift_ns / 1e6) : cJSON_CreateNull());
+        if (!isnan(unc) && !(unc <= worst))
+            worst = unc;
+        cJSON_AddItemToArray(per, e);
+    }
+    cJSON_AddNumberToObject(r, "count", count);
+    cJSON_AddStringToObject(r, "alignment", alignment);
+    if (!strcmp(alignment, "wall-clock"))
+        cJSON_AddStringToObject(r, "alignment_note", "the hosts' wall clocks as their time sync keeps them "
+                                "(not measured; NTP is typically 0.1 to 10 ms): less precise than mpi-ping-pong");
+    if (isnan(worst))
+        cJSON_AddNullToObject(r, "max_offset_uncertainty_ms");
+    else
+        cJSON_AddNumberToObject(r, "max_offset_uncertainty_ms", worst);
+    cJSON_AddItemToObject(r, "missing", missing);
+    cJSON_AddItemToObject(r, "plan", cJSON_Duplicate(d[ref].plan, true));
+    cJSON_AddItemToObject(r, "per_rank", per);
+    return r;
+}
+
+/* Why the merged run is incomplete, into res (empty when it is not). */
+static void why_incomplete(const struct merge_part *p, const struct part_doc *d, int count,
+                           const struct run_summary *s, struct merge_result *res)
+{
+    char *w = res->incomplete_reason;
+    size_t cap = sizeof res->incomplete_reason, len = 0;
+    w[0] = '\0';
+    for (int i = 0; i < count && len < cap; i++) {
+        const char *why = !d[i].present ? (p[i].missing_reason ? p[i].missing_reason : "no artifact")
+                          : d[i].b.incomplete ? (d[i].b.incomplete_reason ? d[i].b.incomplete_reason : "incomplete")
+                          : NULL;
+        if (why)
+            len += (size_t)snprintf(w + len, cap - len, "%srank %d of %d %s: %s", len ? "; " : "", i, count,
+                                    d[i].present ? "incomplete" : "missing", why);
+    }
+    if (!w[0] && s->sent < s->requests)
+        snprintf(w, cap, "not every request was sent");
+    res->incomplete = w[0] != '\0';
+}
+
+/* Sums and extremes over the present parts' ranks entries, into meta and s. */
+static void fold_ranks(const struct part_doc *d, int count, struct bench_meta *m, struct run_summary *s)
+{
+    double worst = -1;
+    size_t samples = 0;
+    for (int i = 0; i < count; i++) {
+        if (!d[i].present)
+            continue;
+        const cJSON *e = d[i].entry;
+        m->client_cpu_user_s += num_of(e, "cpu_user_s");
+        m->client_cpu_sys_s += num_of(e, "cpu_sys_s");
+        m->prewarmed_connections += (int)num_of(e, "prewarmed_connections");
+        m->stamps_kernel += (long)num_of(e, "arrival_stamps_kernel_rx");
+        m->stamps_clock += (long)num_of(e, "arrival_stamps_client_clock");
+        samples += (size_t)num_of(e, "loop_lag_samples");
+        double p99 = num_of(e, "loop_lag_p99_ms");
+        if (!isnan(p99) && p99 > worst) {   /* the worst rank's lag stands for the run */
+            worst = p99;
+            s->loop_lag.p50 = num_of(e, "loop_lag_p50_ms");
+            s->loop_lag.p99 = p99;
+            s->loop_lag.max = num_of(e, "loop_lag_max_ms");
+        }
+        if (d[i].b.finished_at && (!m->finished_at || strcmp(d[i].b.finished_at, m->finished_at) > 0))
+            m->finished_at = d[i].b.finished_at;
+        if (d[i].b.server_gone.present && !m->server_gone) {
+            m->server_gone = true;
+            m->gone_first_failure_s = d[i].b.server_gone.first_failure_s;
+            m->gone_connect_failures = d[i].b.server_gone.connect_failures;
+            m->gone_truncated = d[i].b.server_gone.truncated;
+        }
+        m->cache_contaminated |= d[i].b.cache_contaminated;
+    }
+    s->loop_lag.samples = samples;
+}
+
+static double achieved_rate(const struct req_record *r, int n)
+{
+    int64_t first = 0, last = 0;
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        if (!r[i].t_start)
+            continue;
+        k++;
+        if (!first || r[i].t_start < first)
+            first = r[i].t_start;
+        if (r[i].t_start > last)
+            last = r[i].t_start;
+    }
+    return k > 1 && last > first ? (k - 1) / ((double)(last - first) / 1e9) : NAN;
+}
+
+/* The merged artifact of the parts read. Returns 0 or -1 (res->error). */
+static int build(const struct merge_part *p, struct part_doc *d, int count, int ref, const char *alignment,
+                 const char *out, struct merge_result *res)
+{
+    const struct benchmark *rb = &d[ref].b;
+    bool duration = rb->duration_mode.present;
+    long total = (long)num_of(d[ref].plan, "num_prompts");
+    struct req_record *recs = NULL;
+    int n = 0, rc = -1;
+    cJSON *j = NULL;
+    struct benchmark b = {0};
+    struct summary_opts so = {
+        .method = d[ref].j.opts.method, .ignore_eos = d[ref].j.opts.ignore_eos,
+        .lateness_is_client = d[ref].j.opts.lateness_is_client,
+        .check_prompt_tokens = d[ref].j.opts.check_prompt_tokens, .slo = d[ref].j.opts.slo,
+    };
+    for (int i = 0; duration && i < count; i++) {  /* the window: from the first rank's opening to the last's close */
+        int64_t ws = ns_of(d[i].entry, "window_start_ns"), we = ns_of(d[i].entry, "window_end_ns");
+        if (!d[i].present || !ws || !we)
+            continue;
+        if (!so.window_start || ws + d[i].shift_ns < so.window_start)
+            so.window_start = ws + d[i].shift_ns;
+        if (we + d[i].shift_ns > so.window_end)
+            so.window_end = we + d[i].shift_ns;
+    }
+    if (gather(d, count, total, duration, &recs, &n, res) != 0)
+        goto done;
+    struct server_info srv;
+    struct bench_meta meta = run_settings_meta(rb, &d[ref].j.opts, &srv);
+    meta.finished_at = NULL;
+    fold_ranks(d, count, &meta, &res->summary);
+    so.stamps_kernel = meta.stamps_kernel;
+    so.stamps_clock = meta.stamps_clock;
+    struct dist lag = res->summary.loop_lag;
+    if (summary_compute(recs, n, &so, &res->summary) != 0) {
+        fail(res, "out of memory summarizing");
+        goto done;
+    }
+    res->summary.loop_lag = lag;
+    res->summary.loop_lagged = lag.samples >= 100 && lag.p99 > 1;
+    res->summarized = true;
+    res->records = n;
+    meta.num_prompts = duration ? res->summary.sent : (int)total;
+    meta.warmup = (int)num_of(d[ref].plan, "warmup");
+    meta.concurrency = (int)num_of(d[ref].plan, "concurrency");
+    meta.achieved_rate = achieved_rate(recs, n);
+    meta.window_s = so.window_end > so.window_start ? (double)(so.window_end - so.window_start) / 1e9 : 0;
+    why_incomplete(p, d, count, &res->summary, res);
+    meta.incomplete = res->incomplete;
+    meta.incomplete_reason = res->incomplete ? res->incomplete_reason : NULL;
+    if (benchmark_from_run(&meta, recs, n, &res->summary, &b) != 0) {
+        fail(res, "out of memory building the artifact");
+        goto done;
+    }
+    /* the command line and host of rank 0's run, and what it observed of the server */
+    struct provenance prov = b.provenance;
+    b.provenance = d[ref].b.provenance;
+    d[ref].b.provenance = prov;
+    b.server_metrics = d[ref].b.server_metrics;
+    b.hardware = d[ref].b.hardware;
+    b.hardware_run_summary = d[ref].b.hardware_run_summary;
+    d[ref].b.server_metrics = d[ref].b.hardware = d[ref].b.hardware_run_summary = NULL;
+    b.ranks = ranks_block(p, d, count, ref, alignment);
+    if (!b.ranks || !(j = benchmark_to_json(&b))) {
+        fail(res, "out of memory building the artifact");
+        goto done;
+    }
+    snprintf(res->artifact_path, sizeof res->artifact_path, "%s", out);
+    rc = artifact_write_file(out, j, res->error, sizeof res->error);
+done:
+    cJSON_Delete(j);
+    benchmark_free(&b);
+    for (int i = 0; recs && i < n; i++)
+        record_free(&recs[i]);
+    free(recs);
+    return rc;
+}
+
+int run_merge(const struct merge_part *parts, int count, const char *alignment, const char *out,
+              struct merge_result *res)
+{
+    *res = (struct merge_result){0};
+    if (count < 1)
+        return fail(res, "no shards to merge");
+    struct part_doc *d = calloc((size_t)count, sizeof *d);
+    if (!d)
+        return fail(res, "out of memory");
+    int rc = 0, ref = -1;
+    for (int i = 0; i < count && rc == 0; i++)
+        if (parts[i].artifact && (rc = read_part(&parts[i], i, count, &d[i], res)) == 0 && ref < 0)
+            ref = i;
+    if (rc == 0 && ref < 0)
+        rc = fail(res, "none of the %d shards is present", count);
+    for (int i = 0; rc == 0 && i < count; i++) {
+        if (!d[i].present)
+            continue;
+        /* onto the reference's clock: measured offsets from rank 0, else the wall clocks */
+        d[i].shift_ns = parts[i].offset_measured
+                            ? -(int64_t)llround(parts[i].offset_ns - (parts[ref].offset_measured ? parts[ref].offset_ns : 0))
+                            : ns_of(d[i].entry, "unix_minus_monotonic_ns") - ns_of(d[ref].entry, "unix_minus_monotonic_ns");
+    }
+    if (rc == 0)
+        rc = build(parts, d, count, ref, alignment, out, res);
+    for (int i = 0; i < count; i++) {
+        run_journal_doc_free(&d[i].j);
+        benchmark_free(&d[i].b);
+        cJSON_Delete(d[i].art);
+    }
+    free(d);
+    return rc;
+}

@@ -1,0 +1,179 @@
+/* test_shard.c — a run split into shards (`anvil run --shard I/N
+ * --start-at T`) and merged (`anvil merge`) is the single-process run:
+ * the same requests, counts and per-request numbers within the
+ * simulator's jitter, the same open-loop schedule; a missing shard makes
+ * the merged artifact incomplete and names it, keeping the rest. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+
+#include "artifact/benchmark.h"
+#include "artifact/json.h"
+#include "harness.h"
+#include "scaleout.h"
+
+/* Fixed latency, so every request's numbers are known up to the jitter. */
+static const char *const sim_args[] = {"--ttft-ms", "15", "--itl-ms", "2", NULL};
+
+static int merge(const char *dir, const char *out, int status_want, const char *const inputs[])
+{
+    const char *argv[16] = {harness_anvil_bin(), "merge", "--out", out};
+    int k = 4;
+    for (int i = 0; inputs[i]; i++)
+        argv[k++] = inputs[i];
+    argv[k] = NULL;
+    char o[16384], e[4096];
+    int status;
+    (void)dir;
+    cr_assert_eq(run_cmd_err(argv, o, sizeof o, e, sizeof e, &status), 0);
+    cr_assert_eq(status, status_want, "anvil merge exited %d: %s", status, e);
+    return status;
+}
+
+/* Reading the merged artifact and writing it back gives its bytes (the ranks block included). */
+static void assert_round_trip(const char *path)
+{
+    size_t len;
+    char *text = harness_read_file(path, &len), err[512];
+    cJSON *in = cJSON_Parse(text);
+    struct benchmark b;
+    cr_assert_eq(benchmark_from_json(in, path, &b, err, sizeof err), 0, "%s", err);
+    cr_assert_not_null(b.ranks);
+    cJSON *out = benchmark_to_json(&b);
+    char *again = artifact_print(out);
+    cr_assert(again && strlen(again) + 1 == len && !strncmp(again, text, len - 1), "%s differs when written back", path);
+    free(again);
+    cJSON_Delete(out);
+    benchmark_free(&b);
+    cJSON_Delete(in);
+    free(text);
+}
+
+Test(shard, closed_loop_shards_merged_equal_the_single_process_run, .timeout = 120)
+{
+    struct sim_proc sim;
+    cr_assert_eq(sim_start_reference(&sim, sim_args), 0);
+    char dir[] = "/tmp/anvil-shard-XXXXXX", single[128], merged[128], s0[128], s1[128];
+    cr_assert(mkdtemp(dir));
+    snprintf(single, sizeof single, "%s/single.json", dir);
+    snprintf(merged, sizeof merged, "%s/merged.json", dir);
+    snprintf(s0, sizeof s0, "%s/s0.json", dir);
+    snprintf(s1, sizeof s1, "%s/s1.json", dir);
+    const char *tail[] = {"--base-url", sim.base_url, "--num-prompts", "24", "--concurrency", "4",
+                          "--warmup", "2", "--input-len", "32", "--output-len", "8", "--calibration", "none", NULL};
+    const char *argv[32] = {harness_anvil_bin(), "run", "--out", single};
+    int k = 4;
+    for (int i = 0; tail[i]; i++)
+        argv[k++] = tail[i];
+    argv[k] = NULL;
+    int status;
+    char o[16384];
+    cr_assert_eq(run_cmd(argv, o, sizeof o, &status), 0);
+    cr_assert_eq(status, 0);
+    scaleout_run_shards(dir, 2, tail);
+    merge(dir, merged, 0, (const char *const[]){s0, s1, NULL});
+    cJSON *a = harness_load_json(single), *m = harness_load_json(merged);
+    cr_assert_eq(harness_num(m, "requests"), 24);
+    cr_assert_eq(harness_num(m, "warmup_requests"), 2);
+    cr_assert_eq(harness_num(m, "completed"), 24);
+    scaleout_assert_same_requests(a, m, 10);
+    cr_assert_eq(cJSON_IsTrue(harness_json_path(m, "incomplete")), 0);
+    cJSON *ranks = harness_json_path(m, "ranks");
+    cr_assert_eq(harness_num(ranks, "count"), 2);
+    cr_assert_str_eq(cJSON_GetStringValue(harness_json_path(ranks, "alignment")), "wall-clock");
+    cr_assert(cJSON_IsNull(harness_json_path(ranks, "max_offset_uncertainty_ms")), "nothing measured it");
+    cr_assert_eq(cJSON_GetArraySize(harness_json_path(ranks, "missing")), 0);
+    cr_assert_eq(harness_num(harness_json_path(ranks, "plan"), "concurrency"), 4);
+    double requests = 0;
+    for (int r = 0; r < 2; r++) {
+        char p[32];
+        snprintf(p, sizeof p, "per_rank.%d", r);
+        const cJSON *e = harness_json_path(ranks, p);
+        cr_assert_eq(harness_num(e, "rank"), r);
+        requests += harness_num(e, "requests");
+        cr_assert_eq(harness_num(e, "threads"), 1);
+        cr_assert_geq(harness_num(e, "start_late_ms"), 0);
+        cr_assert_lt(harness_num(e, "start_late_ms"), 50, "the shards began at the agreed instant");
+    }
+    cr_assert_eq(requests, 24, "the shards' requests are the plan's");
+    assert_round_trip(merged);
+    cJSON_Delete(a);
+    cJSON_Delete(m);
+    sim_stop(&sim);
+}
+
+Test(shard, poisson_shards_merged_send_at_the_single_process_schedule, .timeout = 120)
+{
+    struct sim_proc sim;
+    cr_assert_eq(sim_start_reference(&sim, sim_args), 0);
+    char dir[] = "/tmp/anvil-shard-XXXXXX", merged[128], s[3][128];
+    cr_assert(mkdtemp(dir));
+    snprintf(merged, sizeof merged, "%s/merged.json", dir);
+    for (int i = 0; i < 3; i++)
+        snprintf(s[i], sizeof s[i], "%s/s%d.json", dir, i);
+    const char *tail[] = {"--base-url", sim.base_url, "--num-prompts", "30", "--request-rate", "60",
+                          "--seed", "11", "--input-len", "16", "--output-len", "4", "--calibration", "none", NULL};
+    scaleout_run_shards(dir, 3, tail);
+    merge(dir, merged, 0, (const char *const[]){s[0], s[1], s[2], NULL});
+    cJSON *m = harness_load_json(merged);
+    cr_assert_eq(harness_num(m, "completed"), 30);
+    /* the shards' clocks meet through the wall clock: on one host, exactly up to
+     * the reading of the two clocks (µs); the sends themselves are as late as the loops */
+    scaleout_assert_schedule(m, 30, 60, 11, 0.05);
+    cJSON_Delete(m);
+    sim_stop(&sim);
+}
+
+Test(shard, a_missing_shard_makes_the_merge_incomplete_and_keeps_the_rest, .timeout = 120)
+{
+    struct sim_proc sim;
+    cr_assert_eq(sim_start_reference(&sim, sim_args), 0);
+    char dir[] = "/tmp/anvil-shard-XXXXXX", merged[128], s[3][128];
+    cr_assert(mkdtemp(dir));
+    snprintf(merged, sizeof merged, "%s/merged.json", dir);
+    for (int i = 0; i < 3; i++)
+        snprintf(s[i], sizeof s[i], "%s/s%d.json", dir, i);
+    const char *tail[] = {"--base-url", sim.base_url, "--num-prompts", "12", "--concurrency", "3",
+                          "--input-len", "16", "--output-len", "4", "--calibration", "none", NULL};
+    scaleout_run_shards(dir, 3, tail);
+    merge(dir, merged, 1, (const char *const[]){s[2], s[0], NULL});
+    cJSON *m = harness_load_json(merged), *a0 = harness_load_json(s[0]), *a2 = harness_load_json(s[2]);
+    cr_assert(cJSON_IsTrue(harness_json_path(m, "incomplete")));
+    const char *why = cJSON_GetStringValue(harness_json_path(m, "incomplete_reason"));
+    cr_assert(why && strstr(why, "rank 1 of 3 missing"), "%s", why ? why : "(none)");
+    cr_assert_eq(harness_num(harness_json_path(m, "ranks.missing.0"), "rank"), 1);
+    cr_assert_eq(harness_num(m, "requests"), 12, "the plan's requests, some never seen");
+    double kept = harness_num(a0, "completed") + harness_num(a2, "completed");
+    cr_assert_eq(harness_num(m, "completed"), kept, "every surviving record is kept");
+    cr_assert_eq(cJSON_GetArraySize(harness_json_path(m, "request_timings")), (int)kept);
+    cJSON_Delete(m);
+    cJSON_Delete(a0);
+    cJSON_Delete(a2);
+    /* an artifact that is no shard, or a shard given twice, is refused */
+    merge(dir, merged, 1, (const char *const[]){s[0], s[0], NULL});
+    sim_stop(&sim);
+}
+
+Test(shard, more_shards_than_concurrency_is_a_usage_error_before_any_request)
+{
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", "http://127.0.0.1:9/v1", "--concurrency", "2",
+                          "--shard", "0/3", "--out", "/tmp/anvil-shard-never.json", NULL};
+    char o[4096], e[4096];
+    int status;
+    cr_assert_eq(run_cmd_err(argv, o, sizeof o, e, sizeof e, &status), 0);
+    cr_assert_eq(status, 2, "%s", e);
+    cr_assert(strstr(e, "3 shards (ranks) each take a share of --concurrency 2"), "%s", e);
+    const char *bad[] = {harness_anvil_bin(), "run", "--shard", "3/3", NULL};
+    cr_assert_eq(run_cmd_err(bad, o, sizeof o, e, sizeof e, &status), 0);
+    cr_assert_eq(status, 2);
+    cr_assert(strstr(e, "--shard: expected I/N"), "%s", e);
+    /* a session's turns wait for their sub-agents, which the split does not keep together */
+    const char *agents[] = {harness_anvil_bin(), "run", "--base-url", "http://127.0.0.1:9/v1", "--concurrency", "4",
+                            "--agentic-sessions", "4", "--shard", "0/2", "--out", "/tmp/anvil-shard-never.json", NULL};
+    cr_assert_eq(run_cmd_err(agents, o, sizeof o, e, sizeof e, &status), 0);
+    cr_assert_eq(status, 2, "%s", e);
+    cr_assert(strstr(e, "agentic sessions are not split over shards"), "%s", e);
+}
