@@ -228,3 +228,28 @@ Test(show, formats_quote_and_escape)
     free(buf);
     rdoc_free(&d);
 }
+
+/* A matrix row of a capacity-limited duration round (nothing completed,
+ * the window counted tokens) is named in show's notes as the sweep's
+ * results table names it (before: show said nothing of it, the row read as
+ * 0 completed). */
+Test(show, capacity_limited_matrix_rounds_are_noted)
+{
+    struct artifact_any a;
+    char err[512];
+    cr_assert_eq(artifact_any_read("tests/data/seed-003.json", &a, err, sizeof err), 0, "%s", err);
+    struct rdoc d = {0};
+    show_artifact(&d, &a, NULL);
+    for (size_t i = 0; i < d.n_notes; i++)
+        cr_assert_null(strstr(d.notes[i], "capacity-limited"), "%s", d.notes[i]);
+    rdoc_free(&d);
+    a.u.matrix.rows[0].capacity_limited = a.u.matrix.rows[1].capacity_limited = true;
+    struct rdoc e = {0};
+    show_artifact(&e, &a, NULL);
+    bool noted = false;
+    for (size_t i = 0; i < e.n_notes; i++)
+        noted |= strstr(e.notes[i], "2 duration-mode rounds capacity-limited") != NULL;
+    cr_assert(noted);
+    rdoc_free(&e);
+    artifact_any_free(&a);
+}
