@@ -71,7 +71,9 @@ static int report(const struct run_cli *r, const struct run_result *res)
     if (res->summarized) {
         load_settings(to, c);
         report_table(to, "Serving Benchmark Result", &res->summary, res->warmup_failed);
-        report_cost(to, &r->cost, res->summary.output_throughput);
+        /* duration mode: charged on the window's tokens, as the sweep's table and show charge it */
+        report_cost(to, &r->cost, isnan(res->summary.aggregate_tps) ? res->summary.output_throughput
+                                                                    : res->summary.aggregate_tps);
         if (r->pct_given)
             report_percentiles(to, &r->pct, res->records, res->n_records, c->pct);
         report_failures(to, res->records, res->n_records);

@@ -58,6 +58,7 @@ struct shared {
     struct load_plan plan;
     char **bodies;              /* prebuild_bodies: body of each seq until sent (then NULL) */
     long *planned, *max_tokens; /* prebuild_bodies: their planned prompt tokens and max_tokens */
+    long n_prebuilt;            /* bodies[0 .. n_prebuilt) were built; later seqs are built when sent */
     struct loop *loops;
     int n_loops;
     long next_seq;              /* next request of the plan not yet claimed, warm-ups first */
@@ -356,7 +357,7 @@ static void on_idle(evutil_socket_t fd, short what, void *arg);
 static char *take_body(struct shared *sh, long seq, long *planned, long *max_tokens)
 {
     const struct driver_cfg *c = sh->cfg;
-    if (!sh->bodies)
+    if (!sh->bodies || seq >= sh->n_prebuilt)
         return c->make_body(c->ud, seq, planned, max_tokens);
     char *b = sh->bodies[seq];
     sh->bodies[seq] = NULL;     /* each seq is claimed once */
@@ -1050,20 +1051,32 @@ static void teardown_loop(struct loop *l)
     free(l->lag_ms);
 }
 
-/* Every body built before the run starts (prebuild_bodies). */
+/* Every body built before the run starts (prebuild_bodies). In duration
+ * mode the plan is only a cap (200,000 requests by default), not what the
+ * window will send: the bodies are built in order until they hold
+ * DRIVER_PREBUILD_DURATION_BYTES or took DRIVER_PREBUILD_DURATION_NS, and
+ * the requests after those build theirs when sent. Building all of them
+ * took 2 s of CPU for agent sessions and, with --images-per-request,
+ * minutes and every image in memory (64×64: 12 s, 330 MB) before the
+ * first request. */
 static int prebuild(struct shared *sh)
 {
     const struct driver_cfg *c = sh->cfg;
-    size_t n = (size_t)(total(sh) ? total(sh) : 1);
+    size_t n = (size_t)(total(sh) ? total(sh) : 1), bytes = 0;
     sh->bodies = calloc(n, sizeof *sh->bodies);
     sh->planned = calloc(n, sizeof *sh->planned);
     sh->max_tokens = calloc(n, sizeof *sh->max_tokens);
     if (!sh->bodies || !sh->planned || !sh->max_tokens)
         return -1;
-    for (long s = 0; s < total(sh); s++) {
+    long s = 0;
+    int64_t until = clock_now_ns() + DRIVER_PREBUILD_DURATION_NS;
+    for (; s < total(sh) && (c->duration_s <= 0 || (bytes < DRIVER_PREBUILD_DURATION_BYTES &&
+                                                    (s % 64 || clock_now_ns() < until))); s++) {
         sh->planned[s] = sh->max_tokens[s] = -1;
         sh->bodies[s] = c->make_body(c->ud, s, &sh->planned[s], &sh->max_tokens[s]);
+        bytes += sh->bodies[s] ? strlen(sh->bodies[s]) : 0;
     }
+    sh->n_prebuilt = s;
     return 0;   /* a NULL body fails its request when sent, as one built late would */
 }
 

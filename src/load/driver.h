@@ -119,9 +119,11 @@ struct driver_cfg {
      * concurrency or the requests. */
     int threads;
     /* Build every request body (make_body) before the run starts, so none is
-     * built while others are timed (e.g. dataset bodies, built with cJSON).
+     * built while others are timed (e.g. dataset bodies, built with cJSON);
+     * in duration mode only the first ones (DRIVER_PREBUILD_DURATION_BYTES).
      * Otherwise bodies are built as requests are sent, on the sending thread:
-     * make_body must then be safe to call from several threads at once. */
+     * make_body must then be safe to call from several threads at once (it
+     * must be even with prebuild_bodies, for duration mode's later ones). */
     bool prebuild_bodies;
     /* A schedule of the caller's (e.g. a trace's): measured request i is due
      * send_ns[i] ns after the measured phase starts (num_prompts entries,
@@ -205,6 +207,13 @@ int driver_run(const struct driver_cfg *cfg, struct driver_result *out);
  * the server is gone: one could be a blip, three with no reply between are
  * not (a killed server refuses every one within a millisecond). */
 #define DRIVER_GONE_AFTER 3
+
+/* Duration mode with prebuild_bodies: bodies are built before the run
+ * until they hold this many bytes or took this long, ns (the plan's cap is
+ * not what the window sends); later requests build theirs as they are
+ * sent. */
+#define DRIVER_PREBUILD_DURATION_BYTES ((size_t)64 << 20)
+#define DRIVER_PREBUILD_DURATION_NS 1000000000LL
 
 /* Frees the records, lag samples, per-loop figures and sampler reports. */
 void driver_result_free(struct driver_result *r);

@@ -410,7 +410,7 @@ static double m_itl50(const struct benchmark *b, const struct cost *c) { (void)c
 static double m_itl99(const struct benchmark *b, const struct cost *c) { (void)c; return b->metrics.dist.itl.p99; }
 static double m_e2e50(const struct benchmark *b, const struct cost *c) { (void)c; return b->metrics.dist.e2e.p50; }
 static double m_e2e99(const struct benchmark *b, const struct cost *c) { (void)c; return b->metrics.dist.e2e.p99; }
-static double m_cost(const struct benchmark *b, const struct cost *c) { return cost_per_mtok(c, bench_output_tps(b)); }
+static double m_cost(const struct benchmark *b, const struct cost *c) { return cost_per_mtok(c, bench_cost_tps(b)); }
 
 static const struct cmp_metric metrics[] = {
     {"output throughput (tok/s)", true, 2, m_out_tps, MM_OUTPUT_THROUGHPUT},

@@ -168,7 +168,7 @@ static cJSON *run_json(const struct artifact_any *a, const struct cost *cost, ch
         card(cards, "goodput, requests/s (SLO attainment)", "%.3f (%.2f)", b->metrics.goodput_rps,
              b->good_request_share);
     if (cost && isfinite(cost->gpu_hour_usd))
-        card1(cards, "cost, USD per million output tokens", cost_per_mtok(cost, bench_output_tps(b)), 4);
+        card1(cards, "cost, USD per million output tokens", cost_per_mtok(cost, bench_cost_tps(b)), 4);
     cJSON *req = cJSON_AddObjectToObject(r, "req");
     cJSON *start = cJSON_AddArrayToObject(req, "start_s"), *ttft = cJSON_AddArrayToObject(req, "ttft"),
           *tpot = cJSON_AddArrayToObject(req, "tpot"), *e2e = cJSON_AddArrayToObject(req, "e2e"),

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "artifact/json.h"
+#include "artifact/matrix.h"
 
 double cost_per_mtok(const struct cost *c, double output_tps)
 {
@@ -17,6 +18,11 @@ double bench_output_tps(const struct benchmark *b)
 {
     double v = b->metrics.output_throughput;
     return isnan(v) ? b->metrics.throughput_tok_s : v;
+}
+
+double bench_cost_tps(const struct benchmark *b)
+{
+    return matrix_round_output_tps(b);
 }
 
 static bool cost_on(const struct cost *c)
@@ -89,7 +95,7 @@ static void bench_run_table(struct rdoc *doc, const struct artifact_any *a, cons
     if (!isnan(b->good_request_share))
         kv_num(t, "SLO attainment (share of requests):", b->good_request_share, 3);
     if (cost_on(cost))
-        kv_num(t, "Cost (USD per million output tokens):", cost_per_mtok(cost, bench_output_tps(b)), 4);
+        kv_num(t, "Cost (USD per million output tokens):", cost_per_mtok(cost, bench_cost_tps(b)), 4);
 }
 
 static void bench_notes(struct rdoc *doc, const struct benchmark *b)
@@ -181,6 +187,12 @@ static void show_matrix(struct rdoc *doc, const struct artifact_any *a, const st
     }
     for (size_t i = 0; i < m->n_status_reasons; i++)
         rdoc_note(doc, "FAIL: %s", m->status_reasons[i]);
+    size_t limited = 0;
+    for (size_t i = 0; i < m->n_rows; i++)
+        limited += m->rows[i].capacity_limited;
+    if (limited)    /* as the sweep's results table says it: measured, not failed */
+        rdoc_note(doc, "%zu duration-mode round%s capacity-limited: every request still running when the "
+                  "window closed, throughput counted inside the window", limited, limited == 1 ? "" : "s");
     rdoc_note(doc, "%zu rows (one per round); the full min–max ranges are in the file's aggregates",
               m->n_rows);
 }

@@ -24,6 +24,13 @@ double cost_per_mtok(const struct cost *c, double output_tps);
  * output_throughput, else seed 001's throughput_tok_s. */
 double bench_output_tps(const struct benchmark *b);
 
+/* The output tokens/s a benchmark's cost is charged on: a duration-mode
+ * run's window throughput (duration_mode.aggregate_tps: every output token
+ * the window counted, whichever request it belongs to; docs/MATRIX.md),
+ * else bench_output_tps — as the sweep's results table charges a round
+ * (matrix_round_output_tps). */
+double bench_cost_tps(const struct benchmark *b);
+
 /* Adds a's summary tables (and notes) to doc; the first table's title names
  * the file and its kind. cost may be NULL. Out of memory is recorded in doc
  * (rdoc_print then fails). */

@@ -178,8 +178,11 @@ static int png_size(const char *url, int64_t *w, int64_t *h)
 static int jpeg_size(const char *url, int64_t *w, int64_t *h)
 {
     static const char prefix[] = "data:image/jpeg;base64,";
-    size_t n = sizeof prefix - 1, len = strlen(url + n) & ~(size_t)3;
-    if (strncmp(url, prefix, n) != 0 || len < 8)
+    size_t n = sizeof prefix - 1;
+    if (strncmp(url, prefix, n) != 0)
+        return -1;      /* before strlen: a URL shorter than the prefix ends before url + n */
+    size_t len = strlen(url + n) & ~(size_t)3;
+    if (len < 8)
         return -1;
     if (len > SIM_JPEG_HEAD / 3 * 4)
         len = SIM_JPEG_HEAD / 3 * 4;

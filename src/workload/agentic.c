@@ -37,19 +37,26 @@ static double seconds_at(const cJSON *o, const char *key)
     return cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble <= 86400 ? v->valuedouble : -1;
 }
 
-static int read_turn(const cJSON *t, struct agentic_turn *out)
+/* Reads one turn into out. Returns NULL, or the first field that is not as
+ * the file format says (the turn itself when it is not an object). */
+static const char *read_turn(const cJSON *t, struct agentic_turn *out)
 {
     if (!cJSON_IsObject(t))
-        return -1;
+        return "the turn (not an object)";
     *out = (struct agentic_turn){len_at(t, "user_len", 0), len_at(t, "tool_calls", 0),
                                  len_at(t, "tool_result_len", 0), len_at(t, "output_len", -1),
                                  seconds_at(t, "think_time_s"), len_at(t, "sub_agents", 0),
                                  len_at(t, "sub_agent_len", 100), len_at(t, "sub_agent_output_len", -1),
                                  len_at(t, "sub_agent_result_len", 100)};
-    return out->user_len < 0 || out->tool_calls < 0 || out->tool_calls > 64 || out->tool_result_len < 0 ||
-           out->output_len == -2 || out->output_len == 0 || out->think_s < 0 || out->sub_agents < 0 ||
-           out->sub_agents > 64 || out->sub_agent_len < 1 || out->sub_agent_output_len == -2 ||
-           out->sub_agent_output_len == 0 || out->sub_agent_result_len < 0 ? -1 : 0;
+    return out->user_len < 0 ? "user_len"
+         : out->tool_calls < 0 || out->tool_calls > 64 ? "tool_calls"
+         : out->tool_result_len < 0 ? "tool_result_len"
+         : out->output_len == -2 || out->output_len == 0 ? "output_len"
+         : out->think_s < 0 ? "think_time_s"
+         : out->sub_agents < 0 || out->sub_agents > 64 ? "sub_agents"
+         : out->sub_agent_len < 1 ? "sub_agent_len"
+         : out->sub_agent_output_len == -2 || out->sub_agent_output_len == 0 ? "sub_agent_output_len"
+         : out->sub_agent_result_len < 0 ? "sub_agent_result_len" : NULL;
 }
 
 static int read_session(const cJSON *s, struct agentic_session *out, const char *path, size_t i, char *err,
@@ -70,11 +77,12 @@ static int read_session(const cJSON *s, struct agentic_session *out, const char 
     size_t k = 0;
     const cJSON *t;
     cJSON_ArrayForEach(t, turns) {
-        if (read_turn(t, &out->turns[k]) != 0) {
-            snprintf(err, errlen, "%s: sessions[%zu].turns[%zu]: user_len, tool_calls (up to 64), "
+        const char *bad = read_turn(t, &out->turns[k]);
+        if (bad) {
+            snprintf(err, errlen, "%s: sessions[%zu].turns[%zu]: bad %s: user_len, tool_calls (up to 64), "
                      "tool_result_len, sub_agents (up to 64), sub_agent_result_len must be whole numbers, "
                      "output_len, sub_agent_output_len and sub_agent_len ones >= 1, think_time_s seconds "
-                     "from 0 to 86400", path, i, k);
+                     "from 0 to 86400", path, i, k, bad);
             return -1;
         }
         k++;

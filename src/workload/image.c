@@ -5,15 +5,17 @@
 #include <errno.h>
 #include <png.h>
 #include <setjmp.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <jpeglib.h>
 
 #include <openssl/evp.h>
 
-#include "core/file.h"
 #include "core/rand.h"
 
 #define TILE 16
@@ -162,13 +164,52 @@ int image_jpeg_data_url(uint64_t seed, int w, int h, struct buf *out)
     return rc;
 }
 
+/* Reads at most IMAGE_MAX_FILE_BYTES + 1 bytes of path into a malloc'd
+ * buffer (caller frees), *n of them: a regular file over the limit is not
+ * read (*n its size, the buffer empty), and a device that never ends
+ * (/dev/zero) stops at the first byte past the limit (*n = SIZE_MAX)
+ * instead of being read until memory runs out. The buffer is allocated at
+ * the limit; its untouched pages cost no memory. NULL with errno when the
+ * file cannot be read. */
+static unsigned char *read_bounded(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = (size_t)IMAGE_MAX_FILE_BYTES + 1;
+    struct stat st;
+    bool regular = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
+    if (regular && (uintmax_t)st.st_size >= cap) {
+        fclose(f);
+        *n = (size_t)st.st_size;        /* over the limit: the caller refuses it by *n */
+        return malloc(1);
+    }
+    unsigned char *b = malloc(cap);
+    size_t got = 0, k;
+    while (b && got < cap && (k = fread(b + got, 1, cap - got, f)) > 0)
+        got += k;
+    int saved = b ? errno : ENOMEM;
+    bool bad = !b || ferror(f);
+    fclose(f);
+    if (bad) {
+        free(b);
+        errno = saved;
+        return NULL;
+    }
+    /* a regular file that grew, or a device, past the limit: size unknown */
+    *n = got == cap && cap > (size_t)IMAGE_MAX_FILE_BYTES ? SIZE_MAX : got;
+    return b;
+}
+
 int image_file_data_url(const char *path, struct buf *out, char *err, size_t errlen)
 {
     size_t n = 0;
-    unsigned char *bytes = (unsigned char *)file_read_all(path, &n);
+    unsigned char *bytes = read_bounded(path, &n);
     const char *mime = NULL;
     if (!bytes)
         snprintf(err, errlen, "image %s cannot be read: %s", path, strerror(errno));
+    else if (n == SIZE_MAX)
+        snprintf(err, errlen, "image %s is more than the %ld bytes accepted", path, IMAGE_MAX_FILE_BYTES);
     else if (n > (size_t)IMAGE_MAX_FILE_BYTES)
         snprintf(err, errlen, "image %s is %zu bytes, more than the %ld accepted", path, n, IMAGE_MAX_FILE_BYTES);
     else if (n >= 8 && !memcmp(bytes, "\x89PNG\r\n\x1a\n", 8))

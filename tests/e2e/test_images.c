@@ -180,3 +180,34 @@ Test(images, a_missing_dataset_image_is_named_before_sending, .timeout = 60)
     unlink(bad);
     unlink("/tmp/anvil-images-unused.json");
 }
+
+/* A duration run with images: its bodies are not all built before the
+ * first request (the plan's 200,000-request cap, not what the window
+ * sends): a prebuilt head, the rest built when sent, each still its own
+ * images at the calibrated length. Before, every one of the 200,000 was
+ * built first: minutes of image encoding and all of them in memory. */
+Test(images, a_duration_run_does_not_build_every_capped_body_first, .timeout = 60)
+{
+    const char *sim_args[] = {"--enable-prefix-caching", NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    char art[64];
+    cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--duration", "0.5",
+                          "--concurrency", "2", "--input-len", "300", "--output-len", "4",
+                          "--images-per-request", "1", "--image-size", "256x256", "--out", art, NULL};
+    static char out[16384], err[16384];
+    int status;
+    cr_assert_eq(run_cmd_err(argv, out, sizeof out, err, sizeof err, &status), 0);
+    sim_stop(&sim);
+    cr_assert_eq(status, 0, "%s", err);
+    cJSON *a = harness_load_json(art);
+    unlink(art);
+    cr_assert_gt(harness_num(a, "completed"), 0);
+    cr_assert_eq(harness_num(a, "failed"), 0);
+    cr_assert_eq(harness_num(a, "prompt_token_mismatches"), 0);
+    const cJSON *t;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItem(a, "request_timings"))
+        cr_assert_eq(harness_num(t, "cached_tokens"), 0, "each request's images are its own");
+    cJSON_Delete(a);
+}

@@ -291,3 +291,45 @@ Test(threads, a_callers_send_times_are_the_schedule, .timeout = 60)
     }
     cr_assert_eq(sim_stop(&sim), 0);
 }
+
+/* Agent sessions with think time and sub-agent fan-out: the waits are over
+ * every loop (a turn ends on one, its sub-agents go on others, the next
+ * turn waits for all), and the requests are the same ones whatever the
+ * thread count — each index the same prompt (its session's history) and
+ * the same output tokens. */
+Test(threads, agent_sessions_with_think_time_and_fan_out_the_same_with_1_and_2_threads, .timeout = 120)
+{
+    const char *args[] = {"--agentic-sessions", "4", "--turns", "2..4", "--sub-agents", "3", "--think-time",
+                          "0.005..0.02", "--concurrency", "4", "--output-len", "6", "--tool-result-len", "30",
+                          "--user-len", "20", "--seed", "5", NULL};
+    cJSON *one = run_with_threads(args, "1"), *two = run_with_threads(args, "2");
+    same_shape(one, two, "$");
+    int n = (int)harness_num(one, "completed");
+    cr_assert_gt(n, 8);
+    cr_assert_eq(harness_num(two, "completed"), n);
+    cr_assert_eq(harness_num(one, "failed") + harness_num(two, "failed"), 0);
+    static double tok[2][512], prompt[2][512];
+    cr_assert_leq(n, 512);
+    for (int k = 0; k < 2; k++) {
+        const cJSON *r;
+        cJSON_ArrayForEach(r, cJSON_GetObjectItem(k ? two : one, "request_timings")) {
+            int i = (int)harness_num(r, "request_index");
+            cr_assert(i >= 0 && i < n);
+            tok[k][i] = harness_num(r, "output_tokens");
+            prompt[k][i] = harness_num(r, "prompt_tokens");
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        cr_assert_eq(tok[0][i], tok[1][i], "request %d: output tokens differ", i);
+        cr_assert_eq(prompt[0][i], prompt[1][i], "request %d: %g prompt tokens with 1 thread, %g with 2", i,
+                     prompt[0][i], prompt[1][i]);
+    }
+    for (int k = 0; k < 2; k++) {
+        const cJSON *ag = harness_json_path(k ? two : one, "workload.agentic");
+        cr_assert_eq(harness_num(ag, "sessions_completed"), 4);
+        cr_assert_gt(harness_num(ag, "sub_agent_requests"), 0);
+    }
+    cr_assert_eq(harness_num(harness_json_path(two, "client"), "threads"), 2);
+    cJSON_Delete(one);
+    cJSON_Delete(two);
+}

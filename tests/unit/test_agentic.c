@@ -103,6 +103,9 @@ Test(agentic_unit, bad_think_times_and_fan_outs_are_refused_with_the_turn)
 {
     const char *bad[] = {"{\"think_time_s\": -1}", "{\"think_time_s\": \"soon\"}", "{\"sub_agents\": 65}",
                          "{\"sub_agents\": 2, \"sub_agent_len\": 0}", "{\"sub_agent_output_len\": 0}"};
+    /* the field named (before: every field's rule listed, none named) */
+    const char *field[] = {"bad think_time_s", "bad think_time_s", "bad sub_agents", "bad sub_agent_len",
+                           "bad sub_agent_output_len"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char path[] = "/tmp/anvil-agentic-XXXXXX";
         int fd = mkstemp(path);
@@ -114,6 +117,7 @@ Test(agentic_unit, bad_think_times_and_fan_outs_are_refused_with_the_turn)
         char err[600];
         cr_assert_eq(agentic_load(path, &a, err, sizeof err), -1, "%s", bad[i]);
         cr_assert(strstr(err, "sessions[0].turns[1]"), "%s: %s", bad[i], err);
+        cr_assert(strstr(err, field[i]), "%s: %s", bad[i], err);
         unlink(path);
     }
 }

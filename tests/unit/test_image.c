@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 #include <openssl/evp.h>
@@ -189,4 +190,26 @@ Test(image, formats_parse)
     cr_assert_eq(f, IMAGE_PNG);
     cr_assert_eq(image_parse_format("gif", &f), -1);
     cr_assert_str_eq(image_format_name(IMAGE_JPEG), "jpeg");
+}
+
+/* A dataset's image that is a device never ending (/dev/zero) or a file
+ * over the limit is refused by its size, not read until memory runs out
+ * (before: /dev/zero was read until the allocator failed). */
+Test(image, an_endless_or_oversized_file_is_refused_without_reading_it_all, .timeout = 20)
+{
+    struct buf url;
+    buf_init(&url, 1u << 30);
+    char err[512];
+    cr_assert_eq(image_file_data_url("/dev/zero", &url, err, sizeof err), -1);
+    cr_assert(strstr(err, "/dev/zero") && strstr(err, "more than"), "%s", err);
+    char path[] = "/tmp/anvil-test-image-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(ftruncate(fd, IMAGE_MAX_FILE_BYTES + 1), 0);     /* sparse: no disk used */
+    close(fd);
+    cr_assert_eq(image_file_data_url(path, &url, err, sizeof err), -1);
+    cr_assert(strstr(err, "67108865 bytes, more than"), "%s", err);
+    unlink(path);
+    cr_assert_eq(url.len, 0);
+    buf_free(&url);
 }

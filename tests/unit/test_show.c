@@ -228,3 +228,53 @@ Test(show, formats_quote_and_escape)
     free(buf);
     rdoc_free(&d);
 }
+
+/* A matrix row of a capacity-limited duration round (nothing completed,
+ * the window counted tokens) is named in show's notes as the sweep's
+ * results table names it (before: show said nothing of it, the row read as
+ * 0 completed). */
+Test(show, capacity_limited_matrix_rounds_are_noted)
+{
+    struct artifact_any a;
+    char err[512];
+    cr_assert_eq(artifact_any_read("tests/data/seed-003.json", &a, err, sizeof err), 0, "%s", err);
+    struct rdoc d = {0};
+    show_artifact(&d, &a, NULL);
+    for (size_t i = 0; i < d.n_notes; i++)
+        cr_assert_null(strstr(d.notes[i], "capacity-limited"), "%s", d.notes[i]);
+    rdoc_free(&d);
+    a.u.matrix.rows[0].capacity_limited = a.u.matrix.rows[1].capacity_limited = true;
+    struct rdoc e = {0};
+    show_artifact(&e, &a, NULL);
+    bool noted = false;
+    for (size_t i = 0; i < e.n_notes; i++)
+        noted |= strstr(e.notes[i], "2 duration-mode rounds capacity-limited") != NULL;
+    cr_assert(noted);
+    rdoc_free(&e);
+    artifact_any_free(&a);
+}
+
+/* A duration-mode run's cost is charged on the window's throughput
+ * (aggregate_tps), as the sweep's results table charges it, while its
+ * output throughput row stays the completed requests' (as anvil run prints
+ * it). Before, show charged the completed requests' throughput: 286.6
+ * against the window's 427 tok/s in #12's round, no cost at all when none
+ * completed. */
+Test(show, a_duration_runs_cost_is_the_windows)
+{
+    struct artifact_any a;
+    char err[512];
+    cr_assert_eq(artifact_any_read("tests/data/seed-001.json", &a, err, sizeof err), 0, "%s", err);
+    double tps = bench_output_tps(&a.u.bench);
+    a.u.bench.duration_mode.present = true;
+    a.u.bench.duration_mode.aggregate_tps = 2 * tps;
+    struct cost cost = {2.0, 1};
+    struct rdoc d = {0};
+    show_artifact(&d, &a, &cost);
+    const struct rtable *run = table(&d, "tests/data/seed-001.json");
+    cr_assert_eq(cell(run, "Output token throughput (tok/s):", 1)->num, tps);
+    cr_assert_float_eq(cell(run, "Cost (USD per million output tokens):", 1)->num,
+                       2.0 / (2 * tps * 3600) * 1e6, 1e-12);
+    rdoc_free(&d);
+    artifact_any_free(&a);
+}

@@ -348,3 +348,21 @@ Test(sim_request, context_shift_truncates_as_llamacpp)
     const char *body = "{\"max_tokens\":60,\"prompt\":\"a b c d e\"}";
     cr_expect_eq(sim_request_parse(body, strlen(body), SIM_EP_COMPLETIONS, &lim, &rq, &err), -1);
 }
+
+/* An image_url shorter than the JPEG data: URL prefix is a 400 naming the
+ * part, not a read past the string's end (before: ASan heap-buffer-overflow
+ * in jpeg_size, which took strlen past the prefix before checking it). */
+Test(sim_request, a_short_image_url_is_refused_not_overread)
+{
+    static const char *urls[] = {"x", "data:image/png;base64,", "data:image/jpeg;base64,", "data:image/jpeg;"};
+    for (size_t i = 0; i < sizeof urls / sizeof *urls; i++) {
+        char body[512];
+        snprintf(body, sizeof body, "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":"
+                 "\"hi\"},{\"type\":\"image_url\",\"image_url\":{\"url\":\"%s\"}}]}],\"max_tokens\":2}", urls[i]);
+        struct sim_request rq;
+        struct sim_error err;
+        cr_assert_eq(parse(body, SIM_EP_CHAT, &rq, &err), -1, "%s", urls[i]);
+        cr_expect_eq(err.status, 400);
+        cr_expect(strstr(err.message, "PNG or JPEG"), "%s", err.message);
+    }
+}
