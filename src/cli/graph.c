@@ -10,7 +10,7 @@
 #include "cli/cli.h"
 #include "cli/flags.h"
 #include "core/file.h"
-#include "sweep/yamljson.h"
+#include "core/yamljson.h"
 
 struct graph_cli {
     const char *out;

@@ -246,7 +246,7 @@ static const struct flag_spec flags[] = {
      "with --dataset: one request per user turn, sending the conversation's recorded history "
      "before it, only after the previous turn's reply has ended"},
     {"agentic", NULL, FLAG_STRING, AT(agentic_file), "FILE", NULL,
-     "agent sessions: JSON {\"sessions\": [{\"system_len\": N, \"turns\": [{\"user_len\": N, "
+     "agent sessions (JSON, or YAML in a .yaml/.yml file): {\"sessions\": [{\"system_len\": N, \"turns\": [{\"user_len\": N, "
      "\"tool_calls\": N, \"tool_result_len\": N, \"output_len\": N, \"think_time_s\": S, "
      "\"sub_agents\": K, \"sub_agent_len\": N, \"sub_agent_output_len\": N, \"sub_agent_result_len\": N}]}]} "
      "(lengths in words); each turn resends the session's whole history, its assistant tool calls "

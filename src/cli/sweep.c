@@ -29,7 +29,7 @@
 #include "sweep/plan.h"
 #include "sweep/report.h"
 #include "sweep/runner.h"
-#include "sweep/yamljson.h"
+#include "core/yamljson.h"
 
 #define MAX_LIST 64
 #define MAX_TARGETS 16

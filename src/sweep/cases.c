@@ -9,7 +9,7 @@
 
 #include "artifact/json.h"
 #include "core/file.h"
-#include "sweep/yamljson.h"
+#include "core/yamljson.h"
 
 bool sweep_safe_name(const char *s)
 {

@@ -13,6 +13,7 @@
 #include "core/buf.h"
 #include "core/file.h"
 #include "core/rand.h"
+#include "core/yamljson.h"
 #include "workload/prompt.h"
 
 #define MAX_LEN 10000000L
@@ -104,12 +105,21 @@ int agentic_load(const char *path, struct agentic *out, char *err, size_t errlen
         snprintf(err, errlen, "%s: cannot read the file", path);
         return -1;
     }
-    cJSON *root = cJSON_Parse(text);
+    /* a hand-written file may be YAML (a .yaml/.yml name) or JSON */
+    const char *dot = strrchr(path, '.');
+    bool yaml = dot && (!strcmp(dot, ".yaml") || !strcmp(dot, ".yml"));
+    char why[256] = "";
+    cJSON *root = yaml ? yaml_to_json(text, strlen(text), why, sizeof why) : cJSON_Parse(text);
     free(text);
+    if (yaml && !root) {
+        snprintf(err, errlen, "%s: %s", path, why);
+        return -1;
+    }
     const cJSON *sessions = cJSON_GetObjectItemCaseSensitive(root, "sessions"), *s;
     int rc = 0;
     if (!cJSON_IsArray(sessions) || cJSON_GetArraySize(sessions) < 1) {
-        snprintf(err, errlen, "%s: expected JSON {\"sessions\": [...]} with one session at least", path);
+        snprintf(err, errlen, "%s: expected {\"sessions\": [...]} (JSON, or YAML in a .yaml/.yml file) with one "
+                 "session at least", path);
         rc = -1;
     } else if (!(out->sessions = calloc((size_t)cJSON_GetArraySize(sessions), sizeof *out->sessions))) {
         snprintf(err, errlen, "out of memory");

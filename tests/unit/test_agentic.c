@@ -121,3 +121,46 @@ Test(agentic_unit, bad_think_times_and_fan_outs_are_refused_with_the_turn)
         unlink(path);
     }
 }
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert(f, "%s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* #17: the agentic file is YAML or JSON; a .yaml file read the same as its
+ * JSON twin (it was parsed as JSON only, and refused). */
+Test(agentic_unit, a_yaml_file_reads_as_its_json_twin)
+{
+    char dir[] = "/tmp/anvil-agentic-yaml-XXXXXX", yml[64], json[64], bad[64], err[512];
+    cr_assert(mkdtemp(dir));
+    snprintf(yml, sizeof yml, "%s/s.yaml", dir);
+    snprintf(json, sizeof json, "%s/s.json", dir);
+    snprintf(bad, sizeof bad, "%s/bad.yml", dir);
+    write_file(yml, "sessions:\n  - system_len: 20\n    turns:\n      - user_len: 8\n        output_len: 16\n"
+                    "      - tool_calls: 2\n        tool_result_len: 30\n        think_time_s: 0.5\n"
+                    "        sub_agents: 2\n");
+    write_file(json, "{\"sessions\": [{\"system_len\": 20, \"turns\": [{\"user_len\": 8, \"output_len\": 16},"
+                     " {\"tool_calls\": 2, \"tool_result_len\": 30, \"think_time_s\": 0.5, \"sub_agents\": 2}]}]}");
+    write_file(bad, "sessions: [\n");
+    struct agentic a = {0}, b = {0}, c = {0};
+    cr_assert_eq(agentic_load(yml, &a, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(agentic_load(json, &b, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(a.n, 1);
+    cr_assert_eq(a.sessions[0].system_len, 20);
+    cr_assert_eq(a.sessions[0].n_turns, b.sessions[0].n_turns);
+    cr_assert_eq(memcmp(a.sessions[0].turns, b.sessions[0].turns, 2 * sizeof *a.sessions[0].turns), 0);
+    cr_assert_eq(a.sessions[0].turns[1].sub_agents, 2);
+    cr_assert_eq(a.sessions[0].turns[1].think_s, 0.5);
+    cr_assert_eq(agentic_load(bad, &c, err, sizeof err), -1);
+    cr_assert(strstr(err, bad), "names the file: %s", err);
+    agentic_free(&a);
+    agentic_free(&b);
+    agentic_free(&c);
+    unlink(yml);
+    unlink(json);
+    unlink(bad);
+    rmdir(dir);
+}

@@ -3,7 +3,7 @@
 
 #include <criterion/criterion.h>
 
-#include "sweep/yamljson.h"
+#include "core/yamljson.h"
 
 Test(yaml, scalars_sequences_and_mappings)
 {

@@ -1,7 +1,8 @@
-/* yamljson.h — reads a YAML document (libyaml) as a cJSON tree, so sweep
- * plans can be written in YAML or JSON alike. */
-#ifndef ANVIL_SWEEP_YAMLJSON_H
-#define ANVIL_SWEEP_YAMLJSON_H
+/* yamljson.h — reads a YAML document (libyaml) as a cJSON tree, so the
+ * files people write by hand (sweep and graph plans, agentic session files)
+ * can be YAML or JSON alike. */
+#ifndef ANVIL_CORE_YAMLJSON_H
+#define ANVIL_CORE_YAMLJSON_H
 
 #include <stddef.h>
 

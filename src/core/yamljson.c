@@ -1,5 +1,5 @@
 /* yamljson.c — YAML documents as cJSON trees, through libyaml's loader. */
-#include "sweep/yamljson.h"
+#include "core/yamljson.h"
 
 #include <math.h>
 #include <stdio.h>
