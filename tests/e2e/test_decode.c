@@ -210,8 +210,10 @@ Test(decode_e2e, seed_key_paths_steps_per_s_and_the_capacity_limited_cell, .time
     cr_expect_eq(harness_num(p2k, "tok_per_sec"), harness_num(p2k, "prompt_tokens") / harness_num(p2k, "ttft_seconds"));
     /* validated by the server's prefill-time histogram: the scout was alone (C=1) */
     const cJSON *v = cJSON_GetObjectItem(p2k, "server_validation");
-    cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(v, "method")), "prometheus:prefill_time_histogram",
+    cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(v, "method")), "prometheus:kv_computed",
                      "%s", cJSON_GetStringValue(cJSON_GetObjectItem(v, "invalid_reason")));
+    cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(v, "invalid_reason")), "");
+    cr_expect_eq(harness_num(v, "samples"), 1);
     cr_expect_gt(harness_num(v, "prefill_seconds"), 0);
     cr_expect_leq(harness_num(v, "prefill_seconds"), harness_num(p2k, "ttft_seconds"), "inside the client's TTFT");
     cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "burst_results")), 0);
