@@ -387,7 +387,14 @@ static void log_calibration(struct decode_events *ev, const char *bench, const c
 static int run_cell(const struct decode_config *c, const struct startup *s, struct decode_events *ev,
                     struct cell_slot *slot, bool first_at_ctx, char *why, size_t whycap)
 {
-    bool scout_cell = first_at_ctx && slot->ctx > 0;
+    /* the context's first cell times its integrated prefill when that is the matrix's prefill there */
+    long pctx[DECODE_MAX_LIST];
+    size_t np = decode_prefill_contexts(c, pctx);
+    bool scout_cell = first_at_ctx && slot->ctx > 0 && !c->standalone_prefill;
+    bool listed = false;
+    for (size_t k = 0; k < np; k++)
+        listed = listed || pctx[k] == slot->ctx;
+    scout_cell = scout_cell && listed;
     char name[64], rel[128], path[4200], bench[4200], cal[4200], label[32];
     cell_name(slot->conc, slot->ctx, name, sizeof name);
     decode_size_label(slot->ctx, label, sizeof label);
