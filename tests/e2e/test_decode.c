@@ -278,6 +278,10 @@ Test(decode_e2e, seed_key_paths_steps_per_s_and_the_capacity_limited_cell, .time
     cr_expect_gt(harness_num(v, "prefill_seconds"), 0);
     cr_expect_leq(harness_num(v, "prefill_seconds"), harness_num(sc, "ttft_seconds"), "inside the client's TTFT");
     cJSON_Delete(cf);
+    /* context 0 is anvil run's minimal prompt (--input-len 0), not a 1-token one */
+    cJSON *b0 = load_dir(dir, "cells/c1-ctx0.bench.json");
+    cr_expect_eq(harness_num(b0, "context_tokens"), 0);
+    cJSON_Delete(b0);
     /* --run-burst: one burst per context x concurrency (C x 1 requests each), and the summary table */
     const cJSON *bursts = cJSON_GetObjectItem(doc, "burst_results"), *bt = cJSON_GetObjectItem(doc, "burst_summary_table");
     cr_expect_eq(cJSON_GetArraySize(bursts), 4);
