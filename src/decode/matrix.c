@@ -204,26 +204,6 @@ static const char *p2p_line(const cJSON *p2p)
     return "not effective: the runtime RegistryDwords lack the expected settings";
 }
 
-/* "startup prefill tests: ..." — which contexts get which prefill (the seed's line). */
-static void prefill_plan_event(const struct decode_config *c, struct decode_events *ev)
-{
-    long ctx[DECODE_MAX_LIST];
-    size_t n = decode_prefill_contexts(c, ctx);
-    char in[600] = "", extra[600] = "";
-    for (size_t i = 0; i < n; i++) {
-        char label[32];
-        decode_size_label(ctx[i], label, sizeof label);
-        char *to = c->standalone_prefill || !decode_runs_context(c, ctx[i]) ? extra : in;
-        snprintf(to + strlen(to), 600 - strlen(to), "%s'%s'", *to ? ", " : "", label);
-    }
-    if (c->standalone_prefill)
-        decode_event(ev, "startup prefill tests: standalone cold prefills [%s], %ld samples each", extra,
-                     c->prefill_samples);
-    else
-        decode_event(ev, "startup prefill tests: integrated from decode scout requests [%s]; scout-only extras [%s]",
-                     in, extra);
-}
-
 static int startup(const struct decode_config *c, struct startup *s, struct decode_events *ev, const cJSON *args,
                    char *err, size_t errlen)
 {
@@ -269,7 +249,7 @@ static int startup(const struct decode_config *c, struct startup *s, struct deco
             decode_size_label(c->ctx[i], label, sizeof label);
     decode_event(ev, "startup calibrating prompt text up_to=%s: once per context at its first run (the decode "
                  "warm-up takes the largest), cached in %s/calibration.json", label, c->dir);
-    prefill_plan_event(c, ev);
+    decode_prefill_plan_event(c, ev);
     decode_event(ev, "startup startup preparation done");
     if (c->run.telemetry != OBS_MODE_OFF)
         decode_event(ev, "hardware monitor interval=%gs", c->run.telemetry_interval_ms / 1000);

@@ -36,6 +36,25 @@ bool decode_runs_context(const struct decode_config *c, long ctx)
     return false;
 }
 
+void decode_prefill_plan_event(const struct decode_config *c, struct decode_events *ev)
+{
+    long ctx[DECODE_MAX_LIST];
+    size_t n = decode_prefill_contexts(c, ctx);
+    char in[600] = "", extra[600] = "";
+    for (size_t i = 0; i < n; i++) {
+        char label[32];
+        decode_size_label(ctx[i], label, sizeof label);
+        char *to = c->standalone_prefill || !decode_runs_context(c, ctx[i]) ? extra : in;
+        snprintf(to + strlen(to), 600 - strlen(to), "%s'%s'", *to ? ", " : "", label);
+    }
+    if (c->standalone_prefill)
+        decode_event(ev, "startup prefill tests: standalone cold prefills [%s], %ld samples each", extra,
+                     c->prefill_samples);
+    else
+        decode_event(ev, "startup prefill tests: integrated from decode scout requests [%s]; scout-only extras [%s]",
+                     in, extra);
+}
+
 /* An entry cached by an earlier run: the JSON in path, or NULL. */
 static cJSON *cached(const char *path)
 {
@@ -68,9 +87,11 @@ static void merge_object(cJSON **into, cJSON *from)
 static void cache(struct decode_events *ev, const char *path, const cJSON *j)
 {
     char err[600];
-    if (file_mkdir_parents(path) != 0 || artifact_write_file(path, j, err, sizeof err) != 0)
-        decode_event(ev, "warning: cannot cache %s (%s): a resumed run measures it again", path,
-                     errno ? strerror(errno) : err);
+    if (file_mkdir_parents(path) != 0)
+        snprintf(err, sizeof err, "%s", strerror(errno));
+    else if (artifact_write_file(path, j, err, sizeof err) == 0)
+        return;
+    decode_event(ev, "warning: cannot keep %s (%s): a resumed run measures it again", path, err);
 }
 
 /* ---- prefill ---- */
@@ -106,7 +127,8 @@ static cJSON *measure_prefill(const struct decode_config *c, const struct run_co
         if (!j)
             snprintf(why, cap, "out of memory");
     } else {
-        snprintf(why, cap, "%s", r.n ? r.entries[0].error : "out of memory");
+        snprintf(why, cap, "%s", !r.n ? "out of memory" : *r.entries[0].error ? r.entries[0].error
+                                                                              : "no request completed");
     }
     prefill_result_free(&r);
     return j;

@@ -23,6 +23,11 @@
  * (cap DECODE_MAX_LIST). */
 size_t decode_prefill_contexts(const struct decode_config *c, long *out);
 
+/* Logs which prefill each prefill context gets: "startup prefill tests:
+ * integrated from decode scout requests ['64k']; scout-only extras ['8k']"
+ * (the seed's line), or the standalone contexts and samples. */
+void decode_prefill_plan_event(const struct decode_config *c, struct decode_events *ev);
+
 /* Whether the matrix runs context ctx (then its first cell's request is
  * the context's integrated scout). */
 bool decode_runs_context(const struct decode_config *c, long ctx);
