@@ -251,39 +251,6 @@ cJSON *decode_cell_json(const struct decode_cell_out *c, const struct observe_re
     return o;
 }
 
-cJSON *decode_prefill_json(const struct decode_prefill_out *p)
-{
-    cJSON *o = cJSON_CreateObject();
-    if (!o)
-        return NULL;
-    double tps = p->ttft_seconds > 0 && p->prompt_tokens >= 0 ? (double)p->prompt_tokens / p->ttft_seconds : NAN;
-    artifact_add_number(o, "ttft_seconds", p->ttft_seconds);
-    artifact_add_number(o, "prefill_seconds", p->ttft_seconds);
-    artifact_add_number(o, "tok_per_sec", tps);
-    artifact_add_number(o, "client_ttft_seconds", p->ttft_seconds);
-    artifact_add_number(o, "client_tok_per_sec", tps);
-    artifact_add_whole(o, "prompt_tokens", p->prompt_tokens);
-    artifact_add_whole(o, "samples", p->samples);
-    artifact_add_string(o, "method", p->method);
-    cJSON *v = cJSON_AddObjectToObject(o, "server_validation");
-    if (v) {
-        cJSON_AddStringToObject(v, "method", p->validation_method ? p->validation_method : "");
-        artifact_add_number(v, "tok_per_sec", p->validation_tok_per_sec);
-        artifact_add_number(v, "prefill_seconds", p->validation_prefill_seconds);
-        artifact_add_whole(v, "prompt_tokens", p->validation_prompt_tokens);
-        artifact_add_whole(v, "request_prompt_tokens", p->prompt_tokens);
-        artifact_add_whole(v, "cached_tokens", p->cached_tokens);
-        /* the prompt tokens are the request's usage; the seconds the server's */
-        cJSON_AddStringToObject(v, "token_source", p->validation_method && *p->validation_method
-                                                        ? "usage.prompt_tokens" : "");
-        artifact_add_whole(v, "samples", p->validation_samples);
-        cJSON_AddStringToObject(v, "invalid_reason", p->invalid_reason ? p->invalid_reason : "");
-    }
-    /* telemetry isolated to the prefill: none for a scout inside a cell (as the seed's) */
-    cJSON_AddObjectToObject(o, "hardware_summary");
-    return o;
-}
-
 int decode_matrix_write(const char *path, const cJSON *doc, char *err, size_t errlen)
 {
     struct decode_matrix m;

@@ -128,24 +128,6 @@ struct decode_cell_out {
  * reading or without obs). Caller deletes; NULL when memory runs out. */
 cJSON *decode_cell_json(const struct decode_cell_out *c, const struct observe_report *obs);
 
-/* One `prefill` entry (seconds, tokens/s); method e.g. "integrated_scout". */
-struct decode_prefill_out {
-    double ttft_seconds;
-    long prompt_tokens;
-    long cached_tokens;                     /* usage's cached_tokens; ARTIFACT_NONE unknown */
-    long samples;
-    const char *method;
-    const char *validation_method;          /* "" when there is no server-side validation */
-    double validation_tok_per_sec, validation_prefill_seconds;
-    long validation_prompt_tokens, validation_samples;
-    const char *invalid_reason;             /* why there is none, "" when valid */
-};
-
-/* The prefill entry object (prefill_seconds = ttft_seconds, tok_per_sec =
- * prompt_tokens / ttft_seconds, client_* the same: the client's figures).
- * Caller deletes. */
-cJSON *decode_prefill_json(const struct decode_prefill_out *p);
-
 /* Writes the decode matrix doc to path (artifact_write_file: atomic), after
  * checking that decode_matrix_from_json reads it. Returns 0, or -1 with the
  * reason in err. */

@@ -58,6 +58,13 @@ static int set_ctx(void *cfg, const char *cmd, const char *flag, const char *v)
     return set_list(cmd, flag, v, 0, r->d.ctx, &r->d.n_ctx);
 }
 
+static int set_prefill_ctx(void *cfg, const char *cmd, const char *flag, const char *v)
+{
+    struct decode_cli *r = cfg;
+    r->d.prefill_contexts_arg = v;
+    return set_list(cmd, flag, v, 1, r->d.prefill_ctx, &r->d.n_prefill_ctx);
+}
+
 static int set_temperature(void *cfg, const char *cmd, const char *flag, const char *v)
 {
     struct decode_cli *r = cfg;
@@ -66,6 +73,7 @@ static int set_temperature(void *cfg, const char *cmd, const char *flag, const c
 }
 
 static const char *const telemetry_names[] = {"auto", "on", "off", NULL};    /* enum obs_mode's order */
+static const char *const metric_names[] = {"client", "server", NULL};       /* enum prefill_metric's order */
 
 static const struct flag_spec flags[] = {
     {"base-url", NULL, FLAG_STRING, RUN(base_url), "URL", NULL,
@@ -96,6 +104,24 @@ static const struct flag_spec flags[] = {
      "the server's KV cache in tokens when it does not report it; 0 = from the server", .max = 1e12},
     {"accept-norm-ref-len", NULL, FLAG_DOUBLE, AT(accept_norm_ref_len), "L", "0",
      "acceptance length to normalize to: accept_norm_tps = steps/s x L; 0 = off"},
+    {"standalone-prefill", NULL, FLAG_ON, AT(standalone_prefill), NULL, NULL,
+     "measure prefill by repeated cold prefills (one at a time, unique prompts, max_tokens 1) before the "
+     "cells, instead of each context's first decode request", .section = "Prefill and bursts"},
+    {"prefill-contexts", NULL, FLAG_CUSTOM, 0, "LIST", NULL,
+     "prompt tokens of each prefill context (k = 1024; default: the non-zero --contexts); without "
+     "--standalone-prefill a context the matrix does not run gets one cold prefill (scout_only)",
+     .parse = set_prefill_ctx},
+    {"prefill-samples", NULL, FLAG_LONG, AT(prefill_samples), "N", "3",
+     "cold prefills per context with --standalone-prefill", .min = 1, .max = 100000},
+    {"prefill-metric", NULL, FLAG_CHOICE, AT(prefill_metric), "client|server", "client",
+     "the prefill headline: the client's TTFT, or the server's prefill time when its validation holds",
+     .choices = metric_names},
+    {"run-burst", NULL, FLAG_ON, AT(run_burst), NULL, NULL,
+     "after the cells, a finite burst per context x concurrency, each request to its end (E2E decode)"},
+    {"request-count", NULL, FLAG_LONG, AT(request_count), "N", "0",
+     "requests of every burst; 0 = C x --burst-requests-per-concurrency", .max = 1000000},
+    {"burst-requests-per-concurrency", NULL, FLAG_LONG, AT(burst_requests_per_concurrency), "N", "5",
+     "a burst at concurrency C sends C x N requests (when --request-count is 0)", .min = 1, .max = 100000},
     {"server-metrics", NULL, FLAG_STRING, RUN(server_metrics), "auto|off|URL", "auto",
      "the server's Prometheus /metrics (auto: the base URL's root)", .section = "Server and hardware"},
     {"scrape-interval-ms", NULL, FLAG_DOUBLE, RUN(scrape_interval_ms), "MS", "1000",
@@ -122,8 +148,9 @@ static void usage(FILE *out)
     fprintf(out, "usage: anvil decode [flags]\n"
             "The sustained-decode matrix (seed 004): for every concurrency x context cell, C streams kept\n"
             "running until the server reports C running and none queued (--ready-stable-s), then a\n"
-            "--duration window; prefill from each context's first request; server counters and hardware\n"
-            "telemetry per cell. A cut run resumes at the next cell when run again with the same --out-dir.\n\n");
+            "--duration window; prefill from each context's first request (or --standalone-prefill); server\n"
+            "counters and hardware telemetry per cell; --run-burst adds finite bursts. A cut run resumes at\n"
+            "the next cell (or phase) when run again with the same --out-dir.\n\n");
     flags_help(out, flags);
     fprintf(out, "  %-28s this text\n\nExit status: 0 every cell measured; 1 incomplete (the cells done are "
             "written; run again to resume) or nothing measured; 2 usage error.\n", "-h, --help");

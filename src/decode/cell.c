@@ -15,7 +15,7 @@
 long decode_prompt_len(long context_tokens, long max_tokens)
 {
     long p = context_tokens - max_tokens;
-    return p >= 1 ? p : 1;
+    return p > 0 ? p : 0;
 }
 
 void decode_engine_steps(double out_tokens, double drafts, double accepted, double aggregate_tps,
@@ -204,7 +204,8 @@ static cJSON *trace_json(const struct decode_gate *g, int64_t t0)
 }
 
 /* The first request sent: its send instant and the scout's figures. */
-static int64_t first_send(const struct run_result *res, const struct decode_gate *g, struct decode_cell_result *out)
+static int64_t first_send(const struct decode_cell_cfg *c, const struct run_result *res, const struct decode_gate *g,
+                          struct decode_cell_result *out)
 {
     const struct req_record *first = NULL;
     for (int i = 0; i < res->n_records; i++) {
@@ -214,15 +215,17 @@ static int64_t first_send(const struct run_result *res, const struct decode_gate
     }
     if (!first)
         return 0;
-    if (first->t_first_content && first->fail == FAIL_NONE) {
-        out->scout = true;
-        out->scout_ttft_s = (double)(first->t_first_content - first->t_start) / 1e9;
+    if (first->t_first_content && (first->fail == FAIL_NONE || first->cut) && c->context_tokens > 0) {
+        double ttft = (double)(first->t_first_content - first->t_start) / 1e9;
+        long prompt = first->prompt_tokens >= 0 ? first->prompt_tokens : first->planned_prompt_tokens;
+        int64_t end = !first->cut ? first->t_end : 0;
+        struct observe_report *obs = calloc(1, sizeof *obs);
+        bool have = obs && decode_gate_scout_report(g, first->t_start, first->t_first_content, end, obs) == 0;
+        char err[300];
+        out->scout = prefill_scout_entry(c->context_tokens, ttft, prompt, have ? obs : NULL, c->prefill_metric,
+                                         &out->scout_entry, err, sizeof err) == 0;
         out->t_scout_first_token = first->t_first_content;
-        out->scout_prompt_tokens = first->prompt_tokens >= 0 ? first->prompt_tokens : first->planned_prompt_tokens;
-        out->scout_cached_tokens = first->cached_tokens;
-        int64_t end = first->fail == FAIL_NONE && !first->cut ? first->t_end : 0;
-        decode_gate_prefill_between(g, first->t_first_content, end, &out->scout_server_prefill_s,
-                                    out->scout_invalid_reason, sizeof out->scout_invalid_reason);
+        free(obs);
     }
     return first->t_start;
 }
@@ -246,7 +249,7 @@ static int figures(const struct decode_cell_cfg *c, const struct decode_gate *g,
     struct decode_window w;
     if (client_figures(res, ws, we, &o, &samples, &w) != 0)
         return -1;
-    int64_t t0 = first_send(res, g, out);
+    int64_t t0 = first_send(c, res, g, out);
     out->t_first_send = t0;
     o.measurement_wall_seconds = (double)(we - ws) / 1e9;
     o.client_output_tokens = w.tokens;
@@ -339,4 +342,5 @@ void decode_cell_result_free(struct decode_cell_result *r)
 {
     cJSON_Delete(r->json);
     r->json = NULL;
+    prefill_entry_free(&r->scout_entry);
 }

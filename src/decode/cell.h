@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "artifact/decode_matrix.h"
+#include "decode/prefill.h"
 #include "run/run.h"
 
 struct decode_cell_cfg {
@@ -27,6 +28,7 @@ struct decode_cell_cfg {
                                                    on the base URL's origin, else NULL; not owned */
     double kv_budget_tokens;        /* the server's KV pool (startup discovery); NaN unknown */
     double accept_norm_ref_len;     /* accept_norm_tps = steps/s × this; 0 = off (written 0) */
+    enum prefill_metric prefill_metric; /* the scout entry's headline */
     const char *bench_out;          /* the cell's benchmark/v1 artifact (the run's own) */
 };
 
@@ -38,13 +40,11 @@ struct decode_cell_result {
     bool server_gone;               /* the server stopped answering */
     bool interrupted;               /* a signal stopped the run */
     cJSON *json;                    /* the results[] object (with ready_trace); owned; NULL unless measured */
-    /* the cell's first request: the integrated prefill scout */
-    bool scout;
-    double scout_ttft_s;
-    long scout_prompt_tokens, scout_cached_tokens;
+    /* the cell's first request: the integrated prefill scout (prefill_scout_entry, validated by
+       prefill_validate from the gate's scrapes around it: decode_gate_scout_report) */
+    bool scout;                     /* it timed a prefill: scout_entry holds it */
+    struct prefill_entry scout_entry;
     int64_t t_scout_first_token;    /* CLOCK_MONOTONIC */
-    double scout_server_prefill_s;  /* the server's prefill time of the scout (NaN: see the reason) */
-    char scout_invalid_reason[200]; /* why there is no server-side figure ("" when there is) */
     /* for the event log and the terminal table */
     double aggregate_tps, steps_per_s, accept_len;
     bool capacity_limited, warmup_timed_out;
@@ -53,9 +53,10 @@ struct decode_cell_result {
     char ready_line[400];           /* "ready ..." or "warmup timeout ..." */
 };
 
-/* The prompt length of a cell's requests: context − max_tokens (the
- * request then holds the context in the KV cache at its end), at least 1
- * (context 0, or one not above max_tokens: a minimal prompt). */
+/* The prompt length of a cell's requests (run_config.input_len):
+ * context − max_tokens (the request then holds the context in the KV cache
+ * at its end); 0 — `anvil run`'s minimal prompt — for context 0 or one not
+ * above max_tokens. */
 long decode_prompt_len(long context_tokens, long max_tokens);
 
 /* Runs the cell c describes into *out (decode_cell_result_free releases

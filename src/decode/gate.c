@@ -14,6 +14,16 @@ static void *scrape_sample(void *ud, const struct sampler_tick *tick)
     return srv_scrape(&g->scraper, tick->t_due, tick->phase);
 }
 
+/* Keeps r's prefill figures for the scout's validation. */
+static void keep_prefill(struct decode_gate *g, const struct srv_reading *r)
+{
+    const struct srv_hist *h = r->detail ? &r->detail->hist[SVH_PREFILL] : NULL;
+    if (g->n_prefill < DECODE_GATE_READINGS)
+        g->prefill[g->n_prefill++] = (struct decode_gate_prefill){
+            r->t_sent, r->t_done, h && h->n ? h->count : NAN, h && h->n ? h->sum : NAN,
+            r->v[SV_PROMPT_TOKENS], r->v[SV_PREFIX_HITS]};
+}
+
 /* On the measuring loop: the newest counts. A failed scrape leaves the
  * previous ones, which go stale only until the next scrape. */
 static void scrape_collect(void *ud, const struct sampler_tick *tick, void *result)
@@ -24,10 +34,7 @@ static void scrape_collect(void *ud, const struct sampler_tick *tick, void *resu
     if (r->ok) {
         g->running = r->v[SV_RUNNING];
         g->queued = r->v[SV_WAITING];
-        const struct srv_hist *h = r->detail ? &r->detail->hist[SVH_PREFILL] : NULL;
-        if (g->n_prefill < DECODE_GATE_READINGS)
-            g->prefill[g->n_prefill++] = (struct decode_gate_prefill){
-                r->t_sent, r->t_done, h && h->n ? h->count : NAN, h && h->n ? h->sum : NAN};
+        keep_prefill(g, r);
     }
     srv_reading_free(r);
     free(r);
@@ -103,32 +110,51 @@ bool decode_gate_ready(void *ud, const struct driver_gate *dg)
     return true;
 }
 
-int decode_gate_prefill_between(const struct decode_gate *g, int64_t t_first, int64_t t_end, double *seconds,
-                                char *why, size_t cap)
+/* The last scrape that ended by t0 and the first that began after t1 (t1 0:
+ * none after). */
+static void bracket(const struct decode_gate *g, int64_t t0, int64_t t1, const struct decode_gate_prefill **before,
+                    const struct decode_gate_prefill **after)
 {
-    const struct decode_gate_prefill *before = NULL, *after = NULL;
+    *before = *after = NULL;
     for (int i = 0; i < g->n_prefill; i++) {
         const struct decode_gate_prefill *p = &g->prefill[i];
-        if (p->t_done <= t_first)
-            before = p;
-        if (!after && t_end && p->t_sent >= t_end)
-            after = p;
+        if (p->t_done <= t0)
+            *before = p;
+        if (!*after && t1 && p->t_sent >= t1)
+            *after = p;
     }
-    *seconds = NAN;
+}
+
+int decode_gate_scout_report(const struct decode_gate *g, int64_t t_start, int64_t t_first, int64_t t_end,
+                             struct observe_report *out)
+{
     if (!g->server)
-        snprintf(why, cap, "no server metrics");
-    else if (!t_end)
-        snprintf(why, cap, "the scout did not finish before its cell ended (the server counts a prefill at the end)");
-    else if (!before || !after)
-        snprintf(why, cap, "no /metrics reading %s the scout", !before ? "before" : "after");
-    else if (isnan(before->count) || isnan(after->count))
-        snprintf(why, cap, "the server reports no prefill-time histogram");
-    else if (after->count - before->count != 1)
-        snprintf(why, cap, "contaminated: %.0f prefills counted between the readings around the scout",
-                 after->count - before->count);
-    else {
-        *seconds = after->sum - before->sum;
-        return 1;
+        return -1;
+    memset(out, 0, sizeof *out);
+    out->server_enabled = true;
+    snprintf(out->server_url, sizeof out->server_url, "%s", g->scraper.shown);
+    struct srv_summary *s = &out->server;
+    for (int k = 0; k < SV_N; k++)
+        s->delta[k] = s->run_delta[k] = NAN;
+    const struct decode_gate_prefill *c0, *c1, *h0, *h1;
+    bracket(g, t_start, t_first, &c0, &c1);
+    bracket(g, t_first, t_end, &h0, &h1);
+    if (!t_end)
+        snprintf(s->reason, sizeof s->reason, "the scout did not finish before its cell ended (the server "
+                 "observes a prefill time at the request's end)");
+    else if (!h0 || !h1)
+        snprintf(s->reason, sizeof s->reason, "no /metrics reading %s the scout", !h0 ? "before" : "after");
+    if (*s->reason)
+        return 0;
+    s->available = true;
+    if (c0 && c1) {     /* the cell's first scrape usually goes out with the scout: then no counter figure */
+        s->delta[SV_PROMPT_TOKENS] = c1->prompt_tokens - c0->prompt_tokens;
+        s->delta[SV_PREFIX_HITS] = c1->prefix_hits - c0->prefix_hits;
+    }
+    double n = h1->count - h0->count;   /* NaN without the histogram: counts none */
+    if (n > 0) {
+        s->hist[SVH_PREFILL].count = n;
+        s->hist[SVH_PREFILL].mean = (h1->sum - h0->sum) / n;
     }
     return 0;
 }

@@ -17,6 +17,7 @@
 
 #include "load/driver.h"
 #include "load/sampler.h"
+#include "observe/observe.h"
 #include "observe/scrape.h"
 
 /* Scrapes of the gate's sampler: every 200 ms. */
@@ -32,12 +33,13 @@ struct decode_gate_obs {
 
 #define DECODE_GATE_TRACE 256   /* observations kept (the first ones) */
 
-/* The prefill-time histogram at one scrape, for the scout's server-side
- * validation (decode_gate_prefill_between). */
+/* What one scrape said about prefills, for the scout's server-side
+ * validation (decode_gate_scout_report). */
 struct decode_gate_prefill {
     int64_t t_sent, t_done;     /* the scrape's GET went out / its last byte came (CLOCK_MONOTONIC) */
     double count, sum;          /* prefills observed, their seconds (vLLM's
                                    request_prefill_time_seconds; NaN when absent) */
+    double prompt_tokens, prefix_hits;  /* the prompt-token and prefix-cache-hit counters (NaN absent) */
 };
 
 #define DECODE_GATE_READINGS 4096   /* scrapes kept (the first ones: 13 min at 200 ms) */
@@ -74,15 +76,28 @@ struct sampler *decode_gate_sampler(struct decode_gate *g);
  * Records the observation and, on opening, the ready reason. */
 bool decode_gate_ready(void *ud, const struct driver_gate *dg);
 
-/* The server's own prefill time of one request that ran from t_start to
- * t_end (CLOCK_MONOTONIC; its first token at t_first): the change of the
- * prefill-time histogram between the last scrape that ended before
- * t_first and the first that began after t_end, valid when exactly one
- * prefill was observed between them (the server records a request's
- * prefill time when it finishes). Returns 1 with *seconds set, or 0 with
- * why it is not valid in why. */
-int decode_gate_prefill_between(const struct decode_gate *g, int64_t t_first, int64_t t_end, double *seconds,
-                                char *why, size_t cap);
+/* The server's view of one request — the cell's scout, sent at t_start,
+ * its first token at t_first, ended at t_end (CLOCK_MONOTONIC; 0 = cut by
+ * the window) — as the observe report prefill_validate (decode/prefill.h)
+ * judges, from the gate's scrapes around it:
+ * - the prompt-token and prefix-hit counters' change between the last
+ *   scrape that ended before t_start and the first that began after
+ *   t_first (the server counts a prompt when it arrives or is prefilled;
+ *   the cell's replacement of the scout, sent at t_end, stays out); NaN —
+ *   prefill_validate then takes the requests' usage — when no scrape ended
+ *   before t_start (the cell's first scrape goes out with its first
+ *   request; a scrape before the run would count its calibration probes);
+ * - the prefill-time histogram's change (count, mean) between the last
+ *   scrape that ended before t_first and the first that began after t_end
+ *   (the server observes a request's prefill time when it ends).
+ * Other counters are NaN and other_traffic false: another request shows in
+ * the prompt-token counter or in the histogram's count. Fills *out
+ * (nothing owned: observe_report_free is not needed) with
+ * server.available false and the reason when the scout was cut or a
+ * scrape around its life is missing. Returns 0, or -1 (out untouched) when the
+ * gate has no server metrics. */
+int decode_gate_scout_report(const struct decode_gate *g, int64_t t_start, int64_t t_first, int64_t t_end,
+                             struct observe_report *out);
 
 /* Frees what g holds. */
 void decode_gate_free(struct decode_gate *g);

@@ -18,6 +18,9 @@
 #include "core/version.h"
 #include "decode/cell.h"
 #include "decode/events.h"
+#include "decode/burst.h"
+#include "decode/phases.h"
+#include "decode/prefill.h"
 #include "decode/table.h"
 #include "observe/fetch.h"
 #include "observe/scrape.h"
@@ -39,6 +42,13 @@ struct startup {
 struct cell_slot {
     long conc, ctx;
     cJSON *file;                /* DIR/cells/<name>.json: {"result": ..., "scout": ...}; owned */
+};
+
+/* What the phases besides the cells gave (decode/phases.h); owned, NULL = not run. */
+struct phase_out {
+    cJSON *prefill;             /* standalone or scout_only entries, keyed by context */
+    cJSON *burst_results, *burst_table;
+    bool burst_done;            /* every burst is there */
 };
 
 static FILE *log_of(const struct decode_config *c)
@@ -239,7 +249,7 @@ static int startup(const struct decode_config *c, struct startup *s, struct deco
             decode_size_label(c->ctx[i], label, sizeof label);
     decode_event(ev, "startup calibrating prompt text up_to=%s: once per context at its first run (the decode "
                  "warm-up takes the largest), cached in %s/calibration.json", label, c->dir);
-    decode_event(ev, "startup prefill tests: integrated from decode scout requests");
+    decode_prefill_plan_event(c, ev);
     decode_event(ev, "startup startup preparation done");
     if (c->run.telemetry != OBS_MODE_OFF)
         decode_event(ev, "hardware monitor interval=%gs", c->run.telemetry_interval_ms / 1000);
@@ -247,21 +257,6 @@ static int startup(const struct decode_config *c, struct startup *s, struct deco
 }
 
 /* ---- cells ---- */
-
-/* The scout of a cell: its first request, when it is the first at its context. */
-static cJSON *scout_json(const struct decode_cell_result *r, long conc)
-{
-    if (!r->scout)
-        return cJSON_CreateNull();
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "concurrent_streams", (double)(conc - 1));
-    artifact_add_number(o, "server_prefill_seconds", r->scout_server_prefill_s);
-    cJSON_AddStringToObject(o, "invalid_reason", r->scout_invalid_reason);
-    cJSON_AddNumberToObject(o, "ttft_seconds", r->scout_ttft_s);
-    cJSON_AddNumberToObject(o, "prompt_tokens", (double)r->scout_prompt_tokens);
-    artifact_add_whole(o, "cached_tokens", r->scout_cached_tokens);
-    return o;
-}
 
 static long largest(const long *v, size_t n)
 {
@@ -297,7 +292,32 @@ static struct decode_cell_cfg cell_cfg(const struct decode_config *c, const stru
         .ready_stable_s = c->ready_stable_s, .metrics_url = *s->metrics_url ? s->metrics_url : NULL,
         .metrics_headers = s->metrics_headers,
         .kv_budget_tokens = s->kv_budget, .accept_norm_ref_len = c->accept_norm_ref_len, .bench_out = bench_out,
+        .prefill_metric = c->prefill_metric,
     };
+}
+
+/* The run settings of the prefill and burst phases: the cells' (server
+ * resolved, calibration cache, /metrics), their artifacts in the phase's
+ * folder. */
+static void phase_base(const struct decode_config *c, const struct startup *s, struct run_config *rc, char *cal,
+                       size_t cal_cap)
+{
+    cell_cfg(c, s, rc, 1, 0, c->duration_s, NULL, cal, cal_cap);
+    rc->progress = false;
+}
+
+/* Runs the prefill phase (before the cells) or the burst phase (after).
+ * Returns NULL done, else the reason (in why). */
+static const char *run_phase(const struct decode_config *c, const struct startup *s, struct decode_events *ev,
+                             struct phase_out *ph, bool burst, char *why, size_t cap)
+{
+    struct run_config rc;
+    char cal[4200];
+    phase_base(c, s, &rc, cal, sizeof cal);
+    if (!burst)
+        return decode_prefill_phase(c, &rc, s->srv.max_model_len, ev, &ph->prefill, why, cap) == 0 ? NULL : why;
+    ph->burst_done = decode_burst_phase(c, &rc, ev, &ph->burst_results, &ph->burst_table, why, cap) == 0;
+    return ph->burst_done ? NULL : why;
 }
 
 /* The decode warm-up: lowest concurrency at the largest context for
@@ -347,7 +367,14 @@ static void log_calibration(struct decode_events *ev, const char *bench, const c
 static int run_cell(const struct decode_config *c, const struct startup *s, struct decode_events *ev,
                     struct cell_slot *slot, bool first_at_ctx, char *why, size_t whycap)
 {
-    bool scout_cell = first_at_ctx && slot->ctx > 0;
+    /* the context's first cell times its integrated prefill when that is the matrix's prefill there */
+    long pctx[DECODE_MAX_LIST];
+    size_t np = decode_prefill_contexts(c, pctx);
+    bool scout_cell = first_at_ctx && slot->ctx > 0 && !c->standalone_prefill;
+    bool listed = false;
+    for (size_t k = 0; k < np; k++)
+        listed = listed || pctx[k] == slot->ctx;
+    scout_cell = scout_cell && listed;
     char name[64], rel[128], path[4200], bench[4200], cal[4200], label[32];
     cell_name(slot->conc, slot->ctx, name, sizeof name);
     decode_size_label(slot->ctx, label, sizeof label);
@@ -371,7 +398,7 @@ static int run_cell(const struct decode_config *c, const struct startup *s, stru
     }
     if (scout_cell && r.scout)
         decode_event_at(ev, r.t_scout_first_token, "integrated prefill done ctx=%s %.0f tok/s", label,
-                        (double)r.scout_prompt_tokens / r.scout_ttft_s);
+                        r.scout_entry.client_tok_per_sec);
     decode_event_at(ev, r.t_ready, "%s C=%ld ctx=%s %s", r.warmup_timed_out ? "warmup timeout" : "ready", slot->conc,
                     label, r.ready_line + (r.warmup_timed_out ? strlen("warmup timeout ") : strlen("ready ")));
     if (isfinite(r.steps_per_s))
@@ -383,7 +410,10 @@ static int run_cell(const struct decode_config *c, const struct startup *s, stru
     slot->file = cJSON_CreateObject();
     cJSON_AddItemToObject(slot->file, "result", r.json);
     r.json = NULL;
-    cJSON_AddItemToObject(slot->file, "scout", scout_json(&r, slot->conc));
+    cJSON *scout = r.scout ? prefill_entry_json(&r.scout_entry) : cJSON_CreateNull();
+    if (r.scout && scout)   /* sent with the cell's other streams when C > 1: said, not hidden */
+        cJSON_AddNumberToObject(scout, "concurrent_streams", (double)(slot->conc - 1));
+    cJSON_AddItemToObject(slot->file, "scout", scout);
     decode_cell_result_free(&r);
     snprintf(rel, sizeof rel, "cells/%s.json", name);
     dir_path(c, rel, path, sizeof path);
@@ -419,8 +449,14 @@ static cJSON *numbers(const long *v, size_t n)
     return a;
 }
 
-static cJSON *metadata(const struct decode_config *c, const struct startup *s, size_t done, size_t planned,
-                       const char *incomplete)
+/* metadata.burst_e2e_status: seed 004's "not_run_use_--run-burst", "measured", or "incomplete". */
+static const char *burst_status(const struct decode_config *c, const struct phase_out *ph)
+{
+    return !c->run_burst ? "not_run_use_--run-burst" : ph->burst_done ? "measured" : "incomplete";
+}
+
+static cJSON *metadata(const struct decode_config *c, const struct startup *s, const struct phase_out *ph,
+                       size_t done, size_t planned, const char *incomplete)
 {
     cJSON *m = cJSON_CreateObject();
     char ts[40];
@@ -437,17 +473,18 @@ static cJSON *metadata(const struct decode_config *c, const struct startup *s, s
     cJSON_AddStringToObject(m, "decode_mode", "duration");
     cJSON_AddStringToObject(m, "primary_decode_layer", "sustained_decode");
     cJSON_AddNumberToObject(m, "duration_per_test", c->duration_s);
-    cJSON_AddNumberToObject(m, "request_count", 0);
+    cJSON_AddNumberToObject(m, "request_count", (double)c->request_count);
     cJSON_AddNumberToObject(m, "warmup_request_count", 0);
-    cJSON_AddBoolToObject(m, "run_burst", false);
-    cJSON_AddStringToObject(m, "prefill_mode", "integrated_decode_scout");
-    cJSON_AddBoolToObject(m, "standalone_prefill", false);
+    cJSON_AddBoolToObject(m, "run_burst", c->run_burst);
+    cJSON_AddStringToObject(m, "prefill_mode", c->standalone_prefill ? "standalone_cold_prefill"
+                                                                     : "integrated_decode_scout");
+    cJSON_AddBoolToObject(m, "standalone_prefill", c->standalone_prefill);
     cJSON_AddBoolToObject(m, "prefill_only", false);
     cJSON_AddBoolToObject(m, "skip_prefill", false);
-    cJSON_AddStringToObject(m, "burst_e2e_status", "not_run_use_--run-burst");
-    cJSON_AddNumberToObject(m, "burst_request_count", 0);
+    cJSON_AddStringToObject(m, "burst_e2e_status", burst_status(c, ph));
+    cJSON_AddNumberToObject(m, "burst_request_count", (double)c->request_count);
     cJSON_AddNumberToObject(m, "burst_warmup_request_count", 0);
-    cJSON_AddNumberToObject(m, "burst_requests_per_concurrency", 5);
+    cJSON_AddNumberToObject(m, "burst_requests_per_concurrency", (double)c->burst_requests_per_concurrency);
     cJSON_AddNumberToObject(m, "decode_warmup_seconds", c->decode_warmup_s);
     cJSON_AddNumberToObject(m, "decode_warmup_context", (double)largest(c->ctx, c->n_ctx));
     cJSON_AddNumberToObject(m, "decode_warmup_concurrency", (double)smallest(c->conc, c->n_conc));
@@ -529,54 +566,36 @@ static cJSON *run_hardware(const struct cell_slot *cells, size_t n)
 }
 
 /* The prefill and burst sections: THE place where they are built. The
- * default prefill is the integrated scout — each non-zero context's first
- * request, alone on the server (the lowest concurrency's cell runs first
- * at every context), its TTFT. Standalone prefills (--standalone-prefill)
- * and bursts (--run-burst) add to these sections here when they run; until
- * then burst_results is empty and burst_summary_table {} (metadata's
- * burst_e2e_status and methodology say not run). */
-static void add_prefill_and_burst(cJSON *doc, const struct cell_slot *cells, size_t n)
+ * default prefill is the integrated scout — each prefill context's first
+ * decode request, alone on the server when the lowest concurrency is 1
+ * (that cell runs first at every context), its TTFT, validated from the
+ * gate's scrapes around it (cell.c) — plus, for a prefill context the
+ * matrix does not run, the phase's scout_only prefill; with
+ * --standalone-prefill the phase's standalone entries alone. The bursts
+ * are the phase's (--run-burst): [] and {} when it did not run. Entries in
+ * the order of the prefill contexts. */
+static void add_prefill_and_burst(cJSON *doc, const struct decode_config *c, const struct cell_slot *cells, size_t n,
+                                  const struct phase_out *ph)
 {
     cJSON *pre = cJSON_AddObjectToObject(doc, "prefill");
-    long seen[DECODE_MAX_LIST];
-    size_t n_seen = 0;
-    for (size_t i = 0; i < n; i++) {
-        bool first = true;     /* only a context's first cell holds its scout */
-        for (size_t k = 0; k < n_seen; k++)
-            first = first && seen[k] != cells[i].ctx;
-        if (!first)
-            continue;
-        if (n_seen < DECODE_MAX_LIST)
-            seen[n_seen++] = cells[i].ctx;
-        const cJSON *sc = cJSON_GetObjectItem(cells[i].file, "scout");
+    long ctx[DECODE_MAX_LIST];
+    size_t np = decode_prefill_contexts(c, ctx);
+    for (size_t k = 0; k < np; k++) {
         char key[32];
-        snprintf(key, sizeof key, "%ld", cells[i].ctx);
-        if (cells[i].ctx == 0 || !cJSON_IsObject(sc))
-            continue;
-        const cJSON *cached = cJSON_GetObjectItem(sc, "cached_tokens");
-        const cJSON *srv = cJSON_GetObjectItem(sc, "server_prefill_seconds");
-        long prompt = (long)cJSON_GetNumberValue(cJSON_GetObjectItem(sc, "prompt_tokens"));
-        bool valid = cJSON_IsNumber(srv) && srv->valuedouble > 0;
-        struct decode_prefill_out p = {
-            .ttft_seconds = cJSON_GetNumberValue(cJSON_GetObjectItem(sc, "ttft_seconds")),
-            .prompt_tokens = prompt,
-            .cached_tokens = cJSON_IsNumber(cached) ? (long)cached->valuedouble : ARTIFACT_NONE,
-            .samples = 1, .method = "integrated_scout",
-            .validation_method = valid ? "prometheus:prefill_time_histogram" : "",
-            .validation_tok_per_sec = valid ? (double)prompt / srv->valuedouble : NAN,
-            .validation_prefill_seconds = valid ? srv->valuedouble : NAN,
-            .validation_prompt_tokens = valid ? prompt : ARTIFACT_NONE,
-            .validation_samples = valid,
-            .invalid_reason = valid ? "" : cJSON_GetStringValue(cJSON_GetObjectItem(sc, "invalid_reason")),
-        };
-        cJSON *e = decode_prefill_json(&p);
-        /* sent with the cell's other streams when the lowest concurrency is above 1: said, not hidden */
-        cJSON_AddNumberToObject(e, "concurrent_streams",
-                                cJSON_GetNumberValue(cJSON_GetObjectItem(sc, "concurrent_streams")));
-        cJSON_AddItemToObject(pre, key, e);
+        snprintf(key, sizeof key, "%ld", ctx[k]);
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(ph->prefill, key);
+        for (size_t i = 0; !e && !c->standalone_prefill && i < n; i++)
+            if (cells[i].ctx == ctx[k] && cells[i].file) {
+                e = cJSON_GetObjectItem(cells[i].file, "scout");    /* the context's first cell (run order) */
+                break;
+            }
+        if (cJSON_IsObject(e))
+            cJSON_AddItemToObject(pre, key, cJSON_Duplicate(e, true));
     }
-    cJSON_AddItemToObject(doc, "burst_results", cJSON_CreateArray());
-    cJSON_AddItemToObject(doc, "burst_summary_table", cJSON_CreateObject());
+    cJSON_AddItemToObject(doc, "burst_results", ph->burst_results ? cJSON_Duplicate(ph->burst_results, true)
+                                                                  : cJSON_CreateArray());
+    cJSON_AddItemToObject(doc, "burst_summary_table", ph->burst_table ? cJSON_Duplicate(ph->burst_table, true)
+                                                                      : cJSON_CreateObject());
 }
 
 static cJSON *method_entry(const char *name, bool present, const char *formula, const char *notes)
@@ -589,15 +608,11 @@ static cJSON *method_entry(const char *name, bool present, const char *formula, 
     return o;
 }
 
-static cJSON *methodology(void)
+static cJSON *methodology(const struct decode_config *c, const struct phase_out *ph)
 {
     cJSON *m = cJSON_CreateObject();
-    cJSON *p = method_entry("Prefill", true, "prompt_tokens / TTFT",
-                            "Default mode records the first request of each non-zero context (its cell at the "
-                            "lowest concurrency runs first, so it is alone on the server): its client TTFT. "
-                            "Standalone mode (--standalone-prefill) repeats cold prefills with unique prompts.");
-    cJSON_AddStringToObject(p, "mode", "integrated_decode_scout");
-    cJSON_AddItemToObject(m, "prefill", p);
+    cJSON_AddItemToObject(m, "prefill", prefill_methodology_json(c->standalone_prefill ? PREFILL_STANDALONE
+                                                                                      : PREFILL_INTEGRATED_SCOUT));
     cJSON_AddItemToObject(m, "sustained_decode", method_entry(
         "Sustained Decode", true,
         "output tokens arriving inside the window (OpenAI continuous usage counts; client chunks when the "
@@ -607,11 +622,7 @@ static cJSON *methodology(void)
         "it ends); the window opens when the server reports C running and 0 queued for --ready-stable-s "
         "(without server metrics: C streams decoding), or at the cell's warm-up timeout (warmup_timed_out). "
         "Prometheus metrics are stored as validation and scheduler state."));
-    cJSON *b = method_entry("Burst / E2E Decode", false, "sum(completion_tokens) / profiling_wall_time",
-                            "Finite client-facing request burst using OpenAI stream usage. It includes request "
-                            "admission, scheduling, prefill/cache behavior, and completion.");
-    cJSON_AddStringToObject(b, "status", "not run; use --run-burst");
-    cJSON_AddItemToObject(m, "burst_e2e_decode", b);
+    cJSON_AddItemToObject(m, "burst_e2e_decode", burst_methodology_json(cJSON_GetArraySize(ph->burst_results) > 0));
     cJSON_AddItemToObject(m, "acceptance_normalization", method_entry(
         "Acceptance-normalized decode (MTP / speculative)", true,
         "engine_steps = spec_drafts + max(0, output_tokens - (accepted_tokens + spec_drafts)); "
@@ -643,20 +654,20 @@ static cJSON *summary_table(const struct cell_slot *cells, size_t n)
 }
 
 static cJSON *build_doc(const struct decode_config *c, const struct startup *s, const struct decode_events *ev,
-                        const struct cell_slot *cells, size_t n, const char *incomplete)
+                        const struct cell_slot *cells, size_t n, const struct phase_out *ph, const char *incomplete)
 {
     size_t done = 0;
     for (size_t i = 0; i < n; i++)
         done += cells[i].file != NULL;
     cJSON *doc = cJSON_CreateObject();
-    cJSON_AddItemToObject(doc, "metadata", metadata(c, s, done, n, incomplete));
+    cJSON_AddItemToObject(doc, "metadata", metadata(c, s, ph, done, n, incomplete));
     cJSON_AddItemToObject(doc, "startup_diagnostics", cJSON_Duplicate(s->diag, 1));
     const char *keys[] = {"nvidia_p2p_override", "p2pmark", "amd_fabric"};
     for (size_t k = 0; k < 3; k++)
         cJSON_AddItemToObject(doc, keys[k], cJSON_Duplicate(cJSON_GetObjectItem(s->diag, keys[k]), 1));
     cJSON_AddItemToObject(doc, "hardware_run_summary", run_hardware(cells, n));
     cJSON_AddItemToObject(doc, "event_log", decode_events_json(ev));
-    add_prefill_and_burst(doc, cells, n);
+    add_prefill_and_burst(doc, c, cells, n, ph);
     cJSON *res = cJSON_AddArrayToObject(doc, "results");
     for (size_t i = 0; i < n; i++)
         if (cells[i].file)
@@ -667,7 +678,7 @@ static cJSON *build_doc(const struct decode_config *c, const struct startup *s, 
     cJSON *bt = cJSON_DetachItemFromObject(doc, "burst_summary_table");
     cJSON_AddItemToObject(doc, "burst_results", br);
     cJSON_AddItemToObject(doc, "burst_summary_table", bt);
-    cJSON_AddItemToObject(doc, "methodology", methodology());
+    cJSON_AddItemToObject(doc, "methodology", methodology(c, ph));
     return doc;
 }
 
@@ -679,13 +690,23 @@ static cJSON *args_json(const struct decode_config *c)
     cJSON_AddStringToObject(a, "contexts", c->contexts_arg);
     cJSON_AddNumberToObject(a, "max_tokens", (double)c->max_tokens);
     cJSON_AddNumberToObject(a, "duration", c->duration_s);
-    cJSON_AddNumberToObject(a, "request_count", 0);
-    cJSON_AddBoolToObject(a, "run_burst", false);
-    cJSON_AddBoolToObject(a, "standalone_prefill", false);
+    cJSON_AddNumberToObject(a, "request_count", (double)c->request_count);
+    cJSON_AddBoolToObject(a, "run_burst", c->run_burst);
+    cJSON_AddBoolToObject(a, "standalone_prefill", c->standalone_prefill);
     cJSON_AddBoolToObject(a, "prefill_only", false);
     cJSON_AddBoolToObject(a, "skip_prefill", false);
-    cJSON_AddStringToObject(a, "prefill_contexts", "");
-    cJSON_AddStringToObject(a, "prefill_metric", "client");
+    char list[600] = "";    /* as typed, else the default's labels (the non-zero contexts) */
+    long ctx[DECODE_MAX_LIST];
+    size_t np = decode_prefill_contexts(c, ctx);
+    for (size_t i = 0; !c->prefill_contexts_arg && i < np; i++) {
+        char label[32];
+        decode_size_label(ctx[i], label, sizeof label);
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? "," : "", label);
+    }
+    cJSON_AddStringToObject(a, "prefill_contexts", c->prefill_contexts_arg ? c->prefill_contexts_arg : list);
+    cJSON_AddStringToObject(a, "prefill_metric", c->prefill_metric == PREFILL_METRIC_SERVER ? "server" : "client");
+    cJSON_AddNumberToObject(a, "prefill_samples", (double)c->prefill_samples);
+    cJSON_AddNumberToObject(a, "burst_requests_per_concurrency", (double)c->burst_requests_per_concurrency);
     cJSON_AddNumberToObject(a, "dcp_size", 0);
     cJSON_AddNumberToObject(a, "kv_budget", (double)c->kv_budget);
     cJSON_AddNumberToObject(a, "ready_stable_s", c->ready_stable_s);
@@ -761,11 +782,16 @@ enum decode_status decode_execute(const struct decode_config *c, char *err, size
     if (resuming)
         decode_event(&ev, "resume: %zu of %zu cells measured by an earlier run", resumed, n);
     char why[1200];
+    struct phase_out ph = {0};
     const char *incomplete = !cells ? "out of memory" : NULL;
-    if (cells && resumed < n && decode_warmup(c, &s, &ev) != 0)
+    if (!incomplete)
+        incomplete = run_phase(c, &s, &ev, &ph, false, why, sizeof why);
+    if (!incomplete && resumed < n && decode_warmup(c, &s, &ev) != 0)
         incomplete = "the decode warm-up did not run";
-    if (!incomplete && cells)
+    if (!incomplete)
         incomplete = run_cells(c, &s, &ev, cells, n, why, sizeof why);
+    if (!incomplete && c->run_burst)
+        incomplete = run_phase(c, &s, &ev, &ph, true, why, sizeof why);
     size_t done = 0;
     for (size_t i = 0; i < n && cells; i++)
         done += cells[i].file != NULL;
@@ -779,7 +805,7 @@ enum decode_status decode_execute(const struct decode_config *c, char *err, size
         snprintf(err, errlen, "no cell was measured: %s", incomplete ? incomplete : "?");
         status = DECODE_FAILED;
     } else {
-        cJSON *doc = build_doc(c, &s, &ev, cells, n, incomplete);
+        cJSON *doc = build_doc(c, &s, &ev, cells, n, &ph, incomplete);
         char out[4200];
         if (c->out)
             snprintf(out, sizeof out, "%s", c->out);
@@ -799,6 +825,9 @@ enum decode_status decode_execute(const struct decode_config *c, char *err, size
     for (size_t i = 0; cells && i < n; i++)
         cJSON_Delete(cells[i].file);
     free(cells);
+    cJSON_Delete(ph.prefill);
+    cJSON_Delete(ph.burst_results);
+    cJSON_Delete(ph.burst_table);
     free_startup(&s);
     decode_events_close(&ev);
     return status;

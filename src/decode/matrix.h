@@ -16,6 +16,7 @@
 
 #include "decode/diag.h"
 #include "decode/grid.h"
+#include "decode/prefill.h"
 #include "run/run.h"
 
 struct decode_config {
@@ -34,6 +35,17 @@ struct decode_config {
     double decode_warmup_s;             /* a C=lowest warm-up at the largest context first; 0 = none */
     double accept_norm_ref_len;         /* --accept-norm-ref-len; 0 = off */
     long kv_budget;                     /* --kv-budget tokens; 0 = from the server */
+    /* prefill (decode/prefill.h): the integrated scout of each non-zero context by default */
+    bool standalone_prefill;            /* --standalone-prefill: repeated cold prefills instead */
+    const char *prefill_contexts_arg;   /* as typed; NULL = the non-zero decode contexts */
+    long prefill_ctx[DECODE_MAX_LIST];  /* prompt tokens of each prefill context, each >= 1 */
+    size_t n_prefill_ctx;               /* 0 = the non-zero decode contexts */
+    long prefill_samples;               /* --prefill-samples: cold prefills per standalone context */
+    enum prefill_metric prefill_metric; /* --prefill-metric: the headline's side */
+    /* bursts (decode/burst.h) */
+    bool run_burst;                     /* --run-burst: a finite burst per context x concurrency */
+    long request_count;                 /* --request-count: requests of every burst; 0 = C x the next */
+    long burst_requests_per_concurrency;    /* --burst-requests-per-concurrency (seed: 5) */
     const char *dir;                    /* the resumable directory */
     const char *out;                    /* the artifact; NULL = DIR/decode.json */
     struct decode_diag_paths diag;      /* where host facts are read (tests point them elsewhere) */

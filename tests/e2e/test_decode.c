@@ -33,6 +33,23 @@ static const char *const may_be_null[] = {
     NULL,
 };
 
+/* Keys of a results[] cell that a burst does not have: the server's and the
+ * gate's figures of a window (burst.h: a burst is what the client sees). */
+static bool not_a_burst_key(const char *key)
+{
+    static const char *const gate[] = {"accept_norm_tps", "accept_norm_ref_len", "avg_running_reqs",
+                                       "max_running_reqs", "effective_concurrency", "avg_queue_reqs",
+                                       "max_queue_reqs", "queue_fraction", "underfilled", "warmup_timed_out",
+                                       "warmup_duration", "ready_reason", "timeout_reason", "capacity_limited",
+                                       "hardware_summary", NULL};
+    if (!strncmp(key, "server_", 7))
+        return true;
+    for (int i = 0; gate[i]; i++)
+        if (!strcmp(gate[i], key))
+            return true;
+    return false;
+}
+
 /* Objects whose keys are data (contexts, concurrencies, values read from
  * the host), not names: each of ours is checked against the seed's first. */
 static const char *const data_keyed[] = {"prefill", "summary_table", "summary_table.*", NULL};
@@ -52,6 +69,25 @@ static const char *type_name(const cJSON *v)
 {
     return cJSON_IsNumber(v) ? "number" : cJSON_IsString(v) ? "string" : cJSON_IsBool(v) ? "bool"
          : cJSON_IsNull(v) ? "null" : cJSON_IsArray(v) ? "array" : cJSON_IsObject(v) ? "object" : "?";
+}
+
+static void walk(const cJSON *s, const cJSON *o, const char *p, int *checked);
+
+/* The seed's burst_results is [] (it ran none): each of ours is walked
+ * against the seed's first results[] cell, the keys a burst has. */
+static void walk_bursts(const cJSON *seed, const cJSON *o, int *checked)
+{
+    const cJSON *ref = cJSON_GetArrayItem(cJSON_GetObjectItem(seed, "results"), 0), *b, *e;
+    cr_assert(cJSON_IsObject(ref));
+    cJSON_ArrayForEach(b, o) {
+        cJSON_ArrayForEach(e, ref) {
+            if (not_a_burst_key(e->string))
+                continue;
+            char q[512];
+            snprintf(q, sizeof q, "burst_results[].%s", e->string);
+            walk(e, cJSON_GetObjectItemCaseSensitive(b, e->string), q, checked);
+        }
+    }
 }
 
 /* Walks seed s at path p against ours o; counts the paths checked. */
@@ -154,7 +190,8 @@ Test(decode_e2e, seed_key_paths_steps_per_s_and_the_capacity_limited_cell, .time
     const char *argv[] = {harness_anvil_bin(), "decode", "--base-url", sim.base_url, "--concurrency", "1,4",
                           "--contexts", "0,2k", "--duration", "1.5", "--max-tokens", "256", "--ready-stable-s", "0.3",
                           "--cell-warmup-timeout-s", "2", "--decode-warmup-s", "0.3", "--telemetry-interval-ms", "100",
-                          "--scrape-interval-ms", "100", "--out-dir", dir, NULL};
+                          "--scrape-interval-ms", "100", "--standalone-prefill", "--prefill-samples", "2",
+                          "--run-burst", "--burst-requests-per-concurrency", "1", "--out-dir", dir, NULL};
     static char out[65536];
     int status;
     cr_assert_eq(run_cmd(argv, out, sizeof out, &status), 0);
@@ -166,6 +203,9 @@ Test(decode_e2e, seed_key_paths_steps_per_s_and_the_capacity_limited_cell, .time
     int checked = 0;
     walk(seed, doc, "", &checked);
     cr_expect_geq(checked, 280, "key paths checked: %d", checked);
+    int burst_paths = 0;
+    walk_bursts(seed, cJSON_GetObjectItem(doc, "burst_results"), &burst_paths);
+    cr_expect_geq(burst_paths, 4 * 60, "burst key paths checked: %d", burst_paths);
 
     /* the capacity-limited cell: 4 × 2048 tokens > the 5120-token KV cache */
     const cJSON *big = cell(doc, 4, 2048);
@@ -202,22 +242,66 @@ Test(decode_e2e, seed_key_paths_steps_per_s_and_the_capacity_limited_cell, .time
     cr_expect_leq(harness_num(c1, "measurement_seconds"), harness_num(c1, "measurement_wall_seconds"));
     cr_expect_eq(harness_num(cJSON_GetObjectItem(c1, "hardware_summary"), "gpu_util_avg_pct"), 70);
     cr_expect_eq(harness_num(cJSON_GetObjectItem(doc, "hardware_run_summary"), "power_total_avg_w"), 300);
-    /* the integrated scout at 2k; none at 0 */
+    /* --standalone-prefill: the prefill section is the cold prefills at 2k (the non-zero context), each
+     * one alone on the server: validated by its prefill-time histogram, its hardware read as the cells' */
     const cJSON *pre = cJSON_GetObjectItem(doc, "prefill");
     cr_expect_eq(cJSON_GetArraySize(pre), 1);
     const cJSON *p2k = cJSON_GetObjectItem(pre, "2048");
-    cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(p2k, "method")), "integrated_scout");
-    cr_expect_eq(harness_num(p2k, "tok_per_sec"), harness_num(p2k, "prompt_tokens") / harness_num(p2k, "ttft_seconds"));
-    /* validated by the server's prefill-time histogram: the scout was alone (C=1) */
+    cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(p2k, "method")), "standalone");
+    cr_expect_eq(harness_num(p2k, "samples"), 2);
+    cr_expect_eq(harness_num(p2k, "client_tok_per_sec"),
+                 harness_num(p2k, "prompt_tokens") / harness_num(p2k, "client_ttft_seconds"));
     const cJSON *v = cJSON_GetObjectItem(p2k, "server_validation");
-    cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(v, "method")), "prometheus:prefill_time_histogram",
-                     "%s", cJSON_GetStringValue(cJSON_GetObjectItem(v, "invalid_reason")));
+    cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(v, "invalid_reason")), "");
+    cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(v, "method")), "prometheus:kv_computed");
+    cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(v, "token_source")), "prompt_tokens_counter");
+    cr_expect_eq(harness_num(v, "samples"), 2);
     cr_expect_gt(harness_num(v, "prefill_seconds"), 0);
-    cr_expect_leq(harness_num(v, "prefill_seconds"), harness_num(p2k, "ttft_seconds"), "inside the client's TTFT");
-    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "burst_results")), 0);
-    cr_expect_str_eq(cJSON_GetStringValue(harness_json_path(doc, "metadata.burst_e2e_status")),
-                     "not_run_use_--run-burst");
-    cr_expect(cJSON_IsFalse(harness_json_path(doc, "methodology.burst_e2e_decode.present")));
+    cr_expect_leq(harness_num(v, "prefill_seconds"), harness_num(p2k, "client_ttft_seconds"), "inside the TTFT");
+    cr_expect_eq(harness_num(cJSON_GetObjectItem(p2k, "hardware_summary"), "gpu_util_avg_pct"), 70);
+    cr_expect_str_eq(cJSON_GetStringValue(harness_json_path(doc, "metadata.prefill_mode")), "standalone_cold_prefill");
+    cr_expect_str_eq(cJSON_GetStringValue(harness_json_path(doc, "methodology.prefill.mode")),
+                     "standalone_cold_prefill");
+    cr_expect(cJSON_IsTrue(harness_json_path(doc, "startup_diagnostics.args.standalone_prefill")));
+    cr_expect_str_eq(cJSON_GetStringValue(harness_json_path(doc, "startup_diagnostics.args.prefill_contexts")), "2k");
+    /* the 2k cell's first request still timed its prefill (kept in its cell file): the integrated scout,
+     * validated by the server's prefill-time histogram from the gate's scrapes around it (alone: C=1) */
+    cJSON *cf = load_dir(dir, "cells/c1-ctx2048.json");
+    const cJSON *sc = cJSON_GetObjectItem(cf, "scout");
+    cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(sc, "method")), "integrated_scout");
+    cr_expect_eq(harness_num(sc, "tok_per_sec"), harness_num(sc, "prompt_tokens") / harness_num(sc, "ttft_seconds"));
+    v = cJSON_GetObjectItem(sc, "server_validation");
+    cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(v, "method")), "prometheus:kv_computed",
+                     "%s", cJSON_GetStringValue(cJSON_GetObjectItem(v, "invalid_reason")));
+    cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(v, "invalid_reason")), "");
+    cr_expect_eq(harness_num(v, "samples"), 1);
+    cr_expect_gt(harness_num(v, "prefill_seconds"), 0);
+    cr_expect_leq(harness_num(v, "prefill_seconds"), harness_num(sc, "ttft_seconds"), "inside the client's TTFT");
+    cJSON_Delete(cf);
+    /* context 0 is anvil run's minimal prompt (--input-len 0), not a 1-token one */
+    cJSON *b0 = load_dir(dir, "cells/c1-ctx0.bench.json");
+    cr_expect_eq(harness_num(b0, "context_tokens"), 0);
+    cJSON_Delete(b0);
+    /* --run-burst: one burst per context x concurrency (C x 1 requests each), and the summary table */
+    const cJSON *bursts = cJSON_GetObjectItem(doc, "burst_results"), *bt = cJSON_GetObjectItem(doc, "burst_summary_table");
+    cr_expect_eq(cJSON_GetArraySize(bursts), 4);
+    const long bctx[] = {0, 0, 2048, 2048}, bconc[] = {1, 4, 1, 4};
+    for (int i = 0; i < 4; i++) {
+        const cJSON *b = cJSON_GetArrayItem(bursts, i);
+        cr_expect_eq(harness_num(b, "context_tokens"), bctx[i], "burst %d: context-major", i);
+        cr_expect_eq(harness_num(b, "concurrency"), bconc[i], "burst %d", i);
+        cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(b, "benchmark_mode")), "burst");
+        cr_expect_eq(harness_num(b, "request_count"), bconc[i]);
+        cr_expect_eq(harness_num(b, "completed_request_count"), bconc[i]);
+        cr_expect_gt(harness_num(b, "aggregate_tps"), 0);
+        char ck[16], cc[16];
+        snprintf(ck, sizeof ck, "%ld", bctx[i]);
+        snprintf(cc, sizeof cc, "%ld", bconc[i]);
+        cr_expect_eq(harness_num(cJSON_GetObjectItem(bt, ck), cc), harness_num(b, "aggregate_tps"));
+    }
+    cr_expect_str_eq(cJSON_GetStringValue(harness_json_path(doc, "metadata.burst_e2e_status")), "measured");
+    cr_expect(cJSON_IsTrue(harness_json_path(doc, "metadata.run_burst")));
+    cr_expect(cJSON_IsTrue(harness_json_path(doc, "methodology.burst_e2e_decode.present")));
     cr_expect_eq(harness_num(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "summary_table"), "2048"), "4"),
                  harness_num(big, "aggregate_tps"));
     cr_expect_geq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "event_log")), 15);
@@ -357,6 +441,92 @@ Test(decode_e2e, a_killed_server_leaves_an_incomplete_matrix_that_resumes, .time
         incomplete |= strstr(e->valuestring, "matrix incomplete") != NULL;
     }
     cr_expect(resumed && incomplete, "the event log keeps both runs");
+    /* the default prefill: the 256 context's integrated scout (kept from the cut run or measured now) */
+    const cJSON *p256 = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "prefill"), "256");
+    cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(p256, "method")), "integrated_scout");
+    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "prefill")), 1, "none at context 0");
+    cr_expect_str_eq(cJSON_GetStringValue(harness_json_path(doc, "metadata.prefill_mode")), "integrated_decode_scout");
+    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "burst_results")), 0);
+    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "burst_summary_table")), 0);
+    cr_expect_str_eq(cJSON_GetStringValue(harness_json_path(doc, "metadata.burst_e2e_status")),
+                     "not_run_use_--run-burst");
+    cr_expect(cJSON_IsFalse(harness_json_path(doc, "methodology.burst_e2e_decode.present")));
+    cr_expect(cJSON_IsFalse(harness_json_path(doc, "startup_diagnostics.args.run_burst")));
+    cJSON_Delete(doc);
+    rmtree(dir);
+}
+
+static bool exists(const char *dir, const char *rel)
+{
+    char p[600];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/%s", dir, rel);
+    return stat(p, &st) == 0;
+}
+
+static bool logged(const cJSON *doc, const char *what)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(doc, "event_log")) {
+        if (strstr(e->valuestring, what))
+            return true;
+    }
+    return false;
+}
+
+Test(decode_e2e, a_resumed_run_keeps_the_prefill_and_bursts_measured_before_the_kill, .timeout = 120)
+{
+    char dir[64], port[16];
+    tmpdir(dir, sizeof dir);
+    struct sim_proc sim;
+    start_sim(&sim, NULL);
+    snprintf(port, sizeof port, "%d", sim.port);
+    /* the second burst (C=2: 2 x 3 requests of 512 tokens) lasts long enough to be cut */
+    const char *argv[] = {harness_anvil_bin(), "decode", "--base-url", sim.base_url, "--concurrency", "1,2",
+                          "--contexts", "256", "--duration", "0.5", "--max-tokens", "512", "--ready-stable-s", "0.1",
+                          "--cell-warmup-timeout-s", "3", "--decode-warmup-s", "0", "--telemetry", "off",
+                          "--standalone-prefill", "--prefill-contexts", "1k", "--prefill-samples", "2", "--run-burst",
+                          "--burst-requests-per-concurrency", "3", "--out-dir", dir, NULL};
+    pid_t pid = harness_spawn(argv, 1);
+    cr_assert_gt(pid, 0);
+    for (int i = 0; i < 600 && !exists(dir, "burst/c1-ctx256.json"); i++)
+        harness_sleep_ms(20);
+    cr_assert(exists(dir, "burst/c1-ctx256.json"), "the first burst was written");
+    cr_assert(exists(dir, "prefill/standalone-ctx1024.json"), "the prefill was written before the cells");
+    kill(sim.pid, SIGKILL);
+    sim_stop(&sim);
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 1, "incomplete: exit 1 (status %d)", st);
+    cr_expect(!exists(dir, "burst/c2-ctx256.json"), "the cut burst is not kept");
+    cJSON *doc = load_dir(dir, "decode.json");
+    cr_expect(cJSON_IsTrue(harness_json_path(doc, "metadata.incomplete")));
+    cr_expect_str_eq(cJSON_GetStringValue(harness_json_path(doc, "metadata.burst_e2e_status")), "incomplete");
+    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "burst_results")), 1, "the burst done is reported");
+    cJSON *pre1 = cJSON_Duplicate(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "prefill"), "1024"), 1);
+    cJSON *b1 = cJSON_Duplicate(cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "burst_results"), 0), 1);
+    cr_assert(cJSON_IsObject(pre1) && cJSON_IsObject(b1));
+    cJSON_Delete(doc);
+    /* the same command against the server back: only the cut burst runs */
+    const char *again[] = {"--port", port, NULL};
+    start_sim(&sim, again);
+    static char out[65536];
+    cr_assert_eq(run_cmd(argv, out, sizeof out, &st), 0);
+    cr_assert_eq(st, 0, "%s", out);
+    cr_assert_eq(sim_stop(&sim), 0);
+    doc = load_dir(dir, "decode.json");
+    cr_expect(cJSON_IsFalse(harness_json_path(doc, "metadata.incomplete")));
+    cr_expect(cJSON_Compare(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "prefill"), "1024"), pre1, 1), "the prefill was kept, not re-measured");
+    const cJSON *bursts = cJSON_GetObjectItem(doc, "burst_results");
+    cr_expect_eq(cJSON_GetArraySize(bursts), 2);
+    cr_expect(cJSON_Compare(cJSON_GetArrayItem(bursts, 0), b1, 1), "the first burst was kept, not re-measured");
+    cr_expect_eq(harness_num(cJSON_GetArrayItem(bursts, 1), "completed_request_count"), 6);
+    cr_expect(logged(doc, "prefill standalone resumed ctx=1k"), "the event log says the prefill was resumed");
+    cr_expect(logged(doc, "burst resumed C=1 ctx=256"));
+    cr_expect(logged(doc, "burst start C=2 ctx=256"));
+    cr_expect_str_eq(cJSON_GetStringValue(harness_json_path(doc, "metadata.burst_e2e_status")), "measured");
+    cJSON_Delete(pre1);
+    cJSON_Delete(b1);
     cJSON_Delete(doc);
     rmtree(dir);
 }

@@ -166,7 +166,8 @@ Test(decode_unit, warmup_timeout_policy_by_context)
     cr_expect_eq(decode_warmup_timeout_s(131072, 0), 180);
     cr_expect_eq(decode_warmup_timeout_s(131072, 7.5), 7.5);
     cr_expect_eq(decode_prompt_len(65536, 1024), 64512);
-    cr_expect_eq(decode_prompt_len(0, 1024), 1);
+    cr_expect_eq(decode_prompt_len(0, 1024), 0, "context 0: anvil run's minimal prompt (--input-len 0)");
+    cr_expect_eq(decode_prompt_len(512, 1024), 0);
 }
 
 Test(decode_unit, client_gate_opens_only_after_the_condition_held_stable)
@@ -261,15 +262,15 @@ Test(decode_unit, written_cells_read_back)
     struct decode_cell_out c = {.concurrency = 2, .context_tokens = 8192, .aggregate_source = "openai_continuous_usage",
                                 .aggregate_tps = 200, .server_spec_drafts = NAN, .samples = &s, .n_samples = 1,
                                 .capacity_limited = true, .avg_running_reqs = 1.5};
+    char err[300];
     cJSON *doc = cJSON_CreateObject();
     cJSON *meta = cJSON_AddObjectToObject(doc, "metadata");
     cJSON_AddStringToObject(meta, "decode_mode", "duration");
     cJSON_AddItemToArray(cJSON_AddArrayToObject(doc, "results"), decode_cell_json(&c, NULL));
-    struct decode_prefill_out p = {.ttft_seconds = 2, .prompt_tokens = 8000, .cached_tokens = 0, .samples = 1,
-                                   .method = "integrated_scout", .validation_tok_per_sec = NAN};
-    cJSON_AddItemToObject(cJSON_AddObjectToObject(doc, "prefill"), "8192", decode_prefill_json(&p));
+    struct prefill_entry p;
+    cr_assert_eq(prefill_scout_entry(8192, 2, 8000, NULL, PREFILL_METRIC_CLIENT, &p, err, sizeof err), 0, "%s", err);
+    cJSON_AddItemToObject(cJSON_AddObjectToObject(doc, "prefill"), "8192", prefill_entry_json(&p));
     struct decode_matrix m;
-    char err[300];
     cr_assert_eq(decode_matrix_from_json(doc, "t", &m, err, sizeof err), 0, "%s", err);
     cr_expect_eq(m.cells[0].concurrency, 2);
     cr_expect_eq(m.cells[0].aggregate_tps, 200);
@@ -283,27 +284,70 @@ Test(decode_unit, written_cells_read_back)
     cJSON_Delete(doc);
 }
 
+/* The gate's scrapes at 0..4 s (each 10 ms long): prefills counted 3, 3, 3, 4 (+0.5 s), 6; prompt tokens
+ * 1000, 1000, 3000 (the scout's 2000 arrive between 1 and 2 s), 3000, 9000; prefix hits 0 throughout. */
+static void scout_gate(struct decode_gate *g)
+{
+    decode_gate_init(g, 1, 0, "http://127.0.0.1:1/metrics", NULL);
+    const double count[] = {3, 3, 3, 4, 6}, sum[] = {1, 1, 1, 1.5, 2.5}, prompt[] = {1000, 1000, 3000, 3000, 9000};
+    const int64_t s = 1000000000;
+    for (int i = 0; i < 5; i++)
+        g->prefill[g->n_prefill++] = (struct decode_gate_prefill){i * s, i * s + s / 100, count[i], sum[i],
+                                                                  prompt[i], 0};
+}
+
+/* The scout's entry as the matrix makes it: the gate's report, prefill_scout_entry. */
+static void scout(const struct decode_gate *g, double t_start, double t_first, double t_end, long prompt,
+                  struct prefill_entry *e)
+{
+    const int64_t s = 1000000000;
+    static struct observe_report obs;
+    char err[300];
+    cr_assert_eq(decode_gate_scout_report(g, (int64_t)(t_start * s), (int64_t)(t_first * s), (int64_t)(t_end * s),
+                                          &obs), 0);
+    cr_assert_eq(prefill_scout_entry(2048, t_first - t_start, prompt, &obs, PREFILL_METRIC_CLIENT, e, err,
+                                     sizeof err), 0, "%s", err);
+}
+
 Test(decode_unit, the_scouts_server_prefill_is_one_histogram_observation_between_two_readings)
 {
     static struct decode_gate g;
-    decode_gate_init(&g, 1, 0, "http://127.0.0.1:1/metrics", NULL);
-    /* scrapes at 0..4 s (each 10 ms long); prefills counted: 3, 3, 3, 4 (+0.5 s), 6 */
-    const double count[] = {3, 3, 3, 4, 6}, sum[] = {1, 1, 1, 1.5, 2.5};
-    const int64_t s = 1000000000;
-    for (int i = 0; i < 5; i++)
-        g.prefill[g.n_prefill++] = (struct decode_gate_prefill){i * s, i * s + s / 100, count[i], sum[i]};
-    double sec;
-    char why[200];
-    /* first token at 1.5 s, end at 2.5 s: readings 1 (before) and 3 (after): one prefill */
-    cr_expect_eq(decode_gate_prefill_between(&g, 3 * s / 2, 5 * s / 2, &sec, why, sizeof why), 1, "%s", why);
-    cr_expect_eq(sec, 0.5);
+    scout_gate(&g);
+    struct prefill_entry e;
+    /* sent at 1.02 s, first token at 1.5 s, end at 2.5 s: prompt counter between readings 1 and 2 (its 2000
+     * tokens), the histogram between 1 and 3 (one prefill of 0.5 s) */
+    scout(&g, 1.02, 1.5, 2.5, 2000, &e);
+    cr_expect_str_eq(e.server.invalid_reason, "");
+    cr_expect_str_eq(e.server.method, "prometheus:kv_computed");
+    cr_expect_eq(e.server.prefill_seconds, 0.5);
+    cr_expect_eq(e.server.tok_per_sec, 4000);
+    cr_expect_eq(e.server.samples, 1);
+    cr_expect_str_eq(e.server.token_source, "prompt_tokens_counter");
+    /* sent with the first scrape (0.005 s): no reading before it, no counter figure: the request's usage */
+    scout(&g, 0.005, 1.5, 2.5, 2000, &e);
+    cr_expect_str_eq(e.server.invalid_reason, "");
+    cr_expect_str_eq(e.server.token_source, "request_usage");
+    cr_expect_eq(e.server.tok_per_sec, 4000);
     /* end at 3.5 s: readings 1 and 4: three prefills, another request's among them */
-    cr_expect_eq(decode_gate_prefill_between(&g, 3 * s / 2, 7 * s / 2, &sec, why, sizeof why), 0);
-    cr_expect(strstr(why, "contaminated: 3 prefills"), "%s", why);
-    cr_expect(isnan(sec));
-    cr_expect_eq(decode_gate_prefill_between(&g, 3 * s / 2, 9 * s / 2, &sec, why, sizeof why), 0);
-    cr_expect(strstr(why, "no /metrics reading after"), "%s", why);
-    cr_expect_eq(decode_gate_prefill_between(&g, 3 * s / 2, 0, &sec, why, sizeof why), 0, "cut: not finished");
-    cr_expect(strstr(why, "did not finish"), "%s", why);
+    scout(&g, 1.02, 1.5, 3.5, 2000, &e);
+    cr_expect(strstr(e.server.invalid_reason, "other traffic: the server's histogram counted 3 requests"), "%s",
+              e.server.invalid_reason);
+    cr_expect_eq(e.server.prefill_seconds, 0, "no figure when not valid (the seed's 0)");
+    /* the prompt counter moved by another request's tokens too */
+    scout(&g, 1.02, 1.5, 2.5, 500, &e);
+    cr_expect(strstr(e.server.invalid_reason, "prompt-token counter moved by 2000, the requests reported 500"), "%s",
+              e.server.invalid_reason);
+    /* no reading after the end; the scout cut by the window */
+    scout(&g, 1.02, 1.5, 4.5, 2000, &e);
+    cr_expect(strstr(e.server.invalid_reason, "no /metrics reading after"), "%s", e.server.invalid_reason);
+    const int64_t s = 1000000000;
+    static struct observe_report obs;
+    cr_assert_eq(decode_gate_scout_report(&g, s, 3 * s / 2, 0, &obs), 0);
+    cr_expect(!obs.server.available && strstr(obs.server.reason, "did not finish"), "cut: %s", obs.server.reason);
     decode_gate_free(&g);
+    /* without server metrics the gate has no report: the entry says not measured */
+    static struct decode_gate off;
+    decode_gate_init(&off, 1, 0, NULL, NULL);
+    cr_expect_eq(decode_gate_scout_report(&off, s, 3 * s / 2, 2 * s, &obs), -1);
+    decode_gate_free(&off);
 }
