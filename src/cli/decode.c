@@ -20,16 +20,7 @@ struct decode_cli {
 static int set_header(void *cfg, const char *cmd, const char *flag, const char *v)
 {
     struct decode_cli *r = cfg;
-    if (!strchr(v, ':') || v[0] == ':') {
-        /* the value may be a secret: never echo it */
-        fprintf(stderr, "anvil %s: --%s: expected 'Name: value', got (value withheld)\n", cmd, flag);
-        return -1;
-    }
-    struct curl_slist *l = curl_slist_append(r->headers, v);
-    if (!l)
-        return -1;
-    r->headers = l;
-    return 0;
+    return flag_header(cmd, flag, v, &r->headers);
 }
 
 static int set_list(const char *cmd, const char *flag, const char *v, long min, long *out, size_t *n)

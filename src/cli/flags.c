@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <curl/curl.h>
+
 int flag_long(const char *cmd, const char *flag, const char *s, long min, long max, long *out)
 {
     char *end;
@@ -219,4 +221,18 @@ size_t flags_count(const struct flag_spec *t)
     while (t[n].name)
         n++;
     return n;
+}
+
+int flag_header(const char *cmd, const char *flag, const char *v, struct curl_slist **headers)
+{
+    if (!strchr(v, ':') || v[0] == ':') {
+        /* the value may be a secret: never echo it */
+        fprintf(stderr, "anvil %s: --%s: expected 'Name: value', got (value withheld)\n", cmd, flag);
+        return -1;
+    }
+    struct curl_slist *l = curl_slist_append(*headers, v);
+    if (!l)
+        return -1;
+    *headers = l;
+    return 0;
 }

@@ -17,6 +17,14 @@ int flag_double(const char *cmd, const char *flag, const char *s, double min, do
  * as flag_long. */
 int flag_rate(const char *cmd, const char *flag, const char *s, double *out);
 
+struct curl_slist;
+
+/* Appends a `--header 'Name: value'` to *headers (curl's list, owned by the
+ * caller). A value without a name is refused, printing "anvil CMD: --FLAG:
+ * ..." to stderr without the value (it may be a secret). Returns 0, or -1
+ * (bad value, memory; *headers unchanged). */
+int flag_header(const char *cmd, const char *flag, const char *v, struct curl_slist **headers);
+
 /* One command's flags as a table: each row names the flag, how its value
  * is read, where it is stored (an offset into the command's config
  * struct), its default and its help. Help text, parsing and defaults all

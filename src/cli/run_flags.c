@@ -64,16 +64,7 @@ static int set_shard(void *cfg, const char *cmd, const char *flag, const char *v
 static int set_header(void *cfg, const char *cmd, const char *flag, const char *v)
 {
     struct run_cli *r = cfg;
-    if (!strchr(v, ':') || v[0] == ':') {
-        /* the value may be a secret: never echo it */
-        fprintf(stderr, "anvil %s: --%s: expected 'Name: value', got (value withheld)\n", cmd, flag);
-        return -1;
-    }
-    struct curl_slist *l = curl_slist_append(r->headers, v);
-    if (!l)
-        return -1;
-    r->headers = l;
-    return 0;
+    return flag_header(cmd, flag, v, &r->headers);
 }
 
 /* --header-env NAME=VAR: the header's value is read from the environment,

@@ -115,21 +115,6 @@ int burst_cell_aggregate(struct burst_cell *c)
     return 0;
 }
 
-/* "N of M requests failed (first: CATEGORY: MESSAGE)", or "no request
- * completed" when none failed, into out (cap bytes). */
-static void failures_text(const struct run_result *r, char *out, size_t cap)
-{
-    const struct req_record *first = NULL;
-    for (int i = 0; i < r->n_records && !first; i++)
-        if (r->records[i].t_start && r->records[i].fail != FAIL_NONE)
-            first = &r->records[i];
-    if (!first || r->summary.failed == 0)
-        snprintf(out, cap, "no request completed");
-    else
-        snprintf(out, cap, "%d of %d requests failed (first: %s: %.300s)", r->summary.failed, r->summary.sent,
-                 fail_kind_name(first->fail), first->fail_msg);
-}
-
 /* The cell's samples, counts and figures from a finished run. */
 static int cell_of_run(struct burst_cell *c, const struct run_result *r)
 {
@@ -158,7 +143,7 @@ static int cell_of_run(struct burst_cell *c, const struct run_result *r)
     c->total_tokens = c->client_output_tokens;
     c->aggregate_source = usage ? "openai_usage" : "client_chunks";
     if (s->failed > 0 || s->completed == 0)
-        failures_text(r, c->error, sizeof c->error);
+        run_failures_text(r, c->error, sizeof c->error);
     return burst_cell_aggregate(c);
 }
 

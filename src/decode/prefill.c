@@ -179,21 +179,6 @@ int prefill_scout_entry(long context_tokens, double ttft_s, long prompt_tokens, 
     return 0;
 }
 
-/* "N of M requests failed (first: CATEGORY: MESSAGE)", or "no request
- * completed" when none failed, into out (cap bytes). */
-static void failures_text(const struct run_result *r, char *out, size_t cap)
-{
-    const struct req_record *first = NULL;
-    for (int i = 0; i < r->n_records && !first; i++)
-        if (r->records[i].t_start && r->records[i].fail != FAIL_NONE)
-            first = &r->records[i];
-    if (!first || r->summary.failed == 0)
-        snprintf(out, cap, "no request completed");
-    else
-        snprintf(out, cap, "%d of %d requests failed (first: %s: %.300s)", r->summary.failed, r->summary.sent,
-                 fail_kind_name(first->fail), first->fail_msg);
-}
-
 /* Fills e's figures from a finished run's summary and server report. */
 static void entry_of_run(struct prefill_entry *e, const struct run_result *r, enum prefill_metric metric)
 {
@@ -203,7 +188,7 @@ static void entry_of_run(struct prefill_entry *e, const struct run_result *r, en
         if (r->error[0])
             snprintf(e->error, sizeof e->error, "%s", r->error);
         else
-            failures_text(r, e->error, sizeof e->error);
+            run_failures_text(r, e->error, sizeof e->error);
         invalid(&e->server, "no request completed");
         return;
     }
@@ -217,7 +202,7 @@ static void entry_of_run(struct prefill_entry *e, const struct run_result *r, en
     else
         prefill_validate(r->observe, s->completed, prompt, s->cached_reports ? s->cached_tokens : -1, &e->server);
     if (s->failed > 0)
-        failures_text(r, e->error, sizeof e->error);
+        run_failures_text(r, e->error, sizeof e->error);
     headline(e, metric);
 }
 

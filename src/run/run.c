@@ -593,3 +593,16 @@ void run_result_free(struct run_result *r)
     free(r->observe);
     r->observe = NULL;
 }
+
+void run_failures_text(const struct run_result *r, char *out, size_t cap)
+{
+    const struct req_record *first = NULL;
+    for (int i = 0; i < r->n_records && !first; i++)
+        if (r->records[i].t_start && r->records[i].fail != FAIL_NONE)
+            first = &r->records[i];
+    if (!first || r->summary.failed == 0)
+        snprintf(out, cap, "no request completed");
+    else
+        snprintf(out, cap, "%d of %d requests failed (first: %s: %.300s)", r->summary.failed, r->summary.sent,
+                 fail_kind_name(first->fail), first->fail_msg);
+}

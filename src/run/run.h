@@ -204,6 +204,11 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out);
 /* Frees what *r owns. */
 void run_result_free(struct run_result *r);
 
+/* Why a finished run has requests that did not complete, into out (cap
+ * bytes): "N of M requests failed (first: CATEGORY: MESSAGE)", or "no request
+ * completed" when none failed. */
+void run_failures_text(const struct run_result *r, char *out, size_t cap);
+
 /* What run_recover did. */
 struct run_recovery {
     char error[1024];           /* why, when it failed */
