@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "sim/arrival.h"
 #include "sim/driver.h"
 #include "sim/flavor.h"
 #include "sim/gen.h"
@@ -243,22 +244,25 @@ static void dispatch(struct sim_server *s, struct evhttp_request *req, const str
 /* A stream is many small writes: with Nagle's algorithm on, a token waits
  * for the ACK of the previous segment, which the client may delay by up to
  * 40 ms — the token would reach the client late. Real servers (uvicorn)
- * disable it too. */
-static void set_nodelay(struct evhttp_request *req)
+ * disable it too. Returns the connection's socket, or -1. */
+static int set_nodelay(struct evhttp_request *req)
 {
     struct evhttp_connection *conn = evhttp_request_get_connection(req);
     struct bufferevent *bev = conn ? evhttp_connection_get_bufferevent(conn) : NULL;
-    int one = 1;
-    if (bev)
-        setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    int one = 1, fd = bev ? bufferevent_getfd(bev) : -1;
+    if (fd >= 0)
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
 }
 
-/* The one evhttp callback: exact path match, then method. */
+/* The one evhttp callback: exact path match, then method. A request's
+ * arrival is when its bytes reached the host (arrival.h), else now,
+ * before any parsing. */
 static void on_request(struct evhttp_request *req, void *arg)
 {
-    int64_t t0 = clock_now_ns();   /* a request's arrival time, before any parsing */
+    int64_t now = clock_now_ns();
     struct sim_server *s = arg;
-    set_nodelay(req);
+    int64_t t0 = sim_arrivals_take(s->rx_stamps, set_nodelay(req), now);
     if (s->script && evhttp_request_get_command(req) == EVHTTP_REQ_POST) {
         sim_script_play(s->script, s->base, req);
         return;
@@ -361,12 +365,13 @@ struct sim_server *sim_server_new(struct event_base *base, const struct sim_conf
     s->id_salt = sim_mix64((uint64_t)clock_now_ns() ^ ((uint64_t)getpid() << 32));
     s->model_json = sim_json_quote(cfg->model);
     s->out = evbuffer_new();
+    s->rx_stamps = sim_arrivals_new(base);
     sim_metrics_init(&s->metrics, cfg->flavor);
     if (!cfg->fixed_latency) {
         struct sim_engine_hooks hooks = {.on_tokens = sim_gen_on_tokens, .flush = sim_gen_flush, .ctx = s};
         s->driver = sim_driver_new(base, &cfg->engine, &hooks);
     }
-    if (!s->model_json || !s->out || (!cfg->fixed_latency && !s->driver)) {
+    if (!s->model_json || !s->out || !s->rx_stamps || (!cfg->fixed_latency && !s->driver)) {
         snprintf(err, errcap, "out of memory");
         sim_server_free(s);
         return NULL;
@@ -397,6 +402,7 @@ int sim_server_free(struct sim_server *s)
     if (s->http)
         evhttp_free(s->http);
     sim_gen_discard_all(s);   /* defensive: normally nothing is left */
+    sim_arrivals_free(s->rx_stamps);   /* after the connections: none is peeked any more */
     sim_driver_free(s->driver);
     sim_script_free(s->script);   /* after evhttp_free: its playbacks ended with their connections */
     int rc = sim_trace_close(s->trace);

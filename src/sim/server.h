@@ -20,6 +20,7 @@ struct evbuffer;
 struct sim_trace;
 struct sim_gen;
 struct sim_driver;
+struct sim_arrivals;
 
 /* The flags of `anvil sim`, after parsing. Strings are borrowed from argv
  * and must outlive the server. */
@@ -52,6 +53,7 @@ struct sim_server {
     struct sim_metrics metrics;
     struct sim_gen *live;         /* in-flight generation requests (list owned here) */
     struct sim_driver *driver;    /* engine mode: the engine on its step timer (owned), else NULL */
+    struct sim_arrivals *rx_stamps;   /* kernel receive stamps of requests (arrival.h; owned) */
     uint64_t arrivals;            /* generation requests seen (fault key without X-Request-Id) */
     struct buf scratch;           /* one SSE event or body at a time */
     struct evbuffer *out;         /* staging for evhttp_send_reply_chunk, which drains it */
@@ -61,7 +63,7 @@ struct sim_server {
     bool shutting_down;           /* set by sim_server_free: aborts are not client closes */
 };
 
-/* Creates the server on base: binds cfg->host:cfg->port (backlog SOMAXCONN),
+/* Creates the server on base (given two priorities, arrival.h): binds cfg->host:cfg->port (backlog SOMAXCONN),
  * opens the trace file when cfg->trace_path is set. Returns the server, or
  * NULL after writing one line (no newline) into err (errcap bytes). */
 struct sim_server *sim_server_new(struct event_base *base, const struct sim_config *cfg,

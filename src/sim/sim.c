@@ -388,6 +388,11 @@ static struct event_base *new_base(void)
     event_config_set_flag(ec, EVENT_BASE_FLAG_PRECISE_TIMER | EVENT_BASE_FLAG_NO_CACHE_TIME);
     struct event_base *base = event_base_new_with_config(ec);
     event_config_free(ec);
+    /* priority 0 peeks at arriving requests before evhttp reads them (arrival.h) */
+    if (base && event_base_priority_init(base, 2) != 0) {
+        event_base_free(base);
+        return NULL;
+    }
     return base;
 }
 

@@ -262,3 +262,18 @@ Test(load_e2e, concurrency_cap_holds_over_two_threads, .timeout = 120)
     cJSON_Delete(a);
     unlink(trace);
 }
+
+/* A closed loop opens one connection per stream before measuring, past
+ * 1,024 too (the cap there left the first wave's other sends paying a
+ * handshake, or a SYN retransmit when the server's queue overflowed). */
+Test(load_e2e, closed_loop_prewarms_a_connection_per_stream_past_1024, .timeout = 120)
+{
+    const char *sim_args[] = {"--ttft-ms", "0", "--itl-ms", "0", NULL};
+    const char *run_args[] = {"--concurrency", "1100", "--num-prompts", "1100", "--threads", "2",
+                              "--input-len", "4", "--output-len", "1", "--calibration", "none", NULL};
+    cJSON *a = run_against(sim_args, run_args, NULL);
+    cr_assert_eq(harness_num(a, "completed"), 1100);
+    cr_assert_eq(harness_num(a, "prewarmed_connections"), 1100, "pre-warmed %.0f connections for 1100 streams",
+                 harness_num(a, "prewarmed_connections"));
+    cJSON_Delete(a);
+}
