@@ -8,7 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "sweep/plan.h"
-#include "sweep/yamljson.h"
+#include "core/yamljson.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len);
 
