@@ -140,16 +140,26 @@ static void server_checks(cJSON *root, const struct srv_summary *s)
     artifact_add_number(t, "transfer_mean", s->transfer_ms);
 }
 
-cJSON *artifact_server_metrics(const struct observe_report *r)
+/* The head both observe blocks share: enabled, available, why not (the
+ * switch's note when off, the summary's reason when unavailable), source. */
+static cJSON *block_head(bool enabled, bool available, const char *off_note, const char *reason, const char *source)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
+    cJSON_AddBoolToObject(o, "enabled", enabled);
+    cJSON_AddBoolToObject(o, "available", enabled && available);
+    add_str_or_null(o, "reason", !enabled ? off_note : available ? NULL : reason);
+    add_str_or_null(o, "source", source);
+    return o;
+}
+
+cJSON *artifact_server_metrics(const struct observe_report *r)
+{
     const struct srv_summary *s = &r->server;
-    cJSON_AddBoolToObject(o, "enabled", r->server_enabled);
-    cJSON_AddBoolToObject(o, "available", r->server_enabled && s->available);
-    add_str_or_null(o, "reason", !r->server_enabled ? r->server_note : s->available ? NULL : s->reason);
-    add_str_or_null(o, "source", r->server_url);
+    cJSON *o = block_head(r->server_enabled, s->available, r->server_note, s->reason, r->server_url);
+    if (!o)
+        return NULL;
     if (!r->server_enabled)
         return o;
     cJSON_AddStringToObject(o, "engine", srv_engine_name(s->engine));
@@ -207,14 +217,10 @@ static cJSON *device_json(const struct hw_device_summary *d)
 
 cJSON *artifact_hardware(const struct observe_report *r)
 {
-    cJSON *o = cJSON_CreateObject();
+    const struct hw_summary *h = &r->hardware;
+    cJSON *o = block_head(r->hardware_enabled, h->available, r->hardware_note, h->reason, r->gpu_source);
     if (!o)
         return NULL;
-    const struct hw_summary *h = &r->hardware;
-    cJSON_AddBoolToObject(o, "enabled", r->hardware_enabled);
-    cJSON_AddBoolToObject(o, "available", r->hardware_enabled && h->available);
-    add_str_or_null(o, "reason", !r->hardware_enabled ? r->hardware_note : h->available ? NULL : h->reason);
-    add_str_or_null(o, "source", r->gpu_source);
     add_str_or_null(o, "source_detail", r->gpu_source_detail);
     add_str_or_null(o, "note", r->hardware_enabled ? r->hardware_note : NULL);
     if (!r->hardware_enabled)
