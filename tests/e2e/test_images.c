@@ -12,16 +12,23 @@
 
 #include "harness.h"
 
-Test(images, image_tokens_counted_and_calibrated, .timeout = 60)
+/* Runs `anvil run --base-url SIM ARGS... --out TMP` against a simulator
+ * started with sim_args (NULL = none), asserts exit 0 and returns the
+ * artifact (caller deletes). */
+static cJSON *run_on_sim(const char *const *sim_args, const char *const *args)
 {
-    const char *sim_args[] = {"--enable-prefix-caching", NULL};
     struct sim_proc sim;
     cr_assert_eq(sim_start(&sim, sim_args), 0);
     char art[64];
     cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
-    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--num-prompts", "6",
-                          "--concurrency", "2", "--input-len", "1024", "--output-len", "4",
-                          "--images-per-request", "2", "--image-size", "448x420", "--out", art, NULL};
+    const char *argv[48] = {harness_anvil_bin(), "run", "--base-url", sim.base_url};
+    size_t n = 4;
+    for (size_t i = 0; args[i]; i++) {
+        cr_assert_lt(n, 45);
+        argv[n++] = args[i];
+    }
+    argv[n++] = "--out";
+    argv[n++] = art;
     static char out[16384], err[16384];
     int status;
     cr_assert_eq(run_cmd_err(argv, out, sizeof out, err, sizeof err, &status), 0);
@@ -29,6 +36,15 @@ Test(images, image_tokens_counted_and_calibrated, .timeout = 60)
     cr_assert_eq(status, 0, "%s", err);
     cJSON *a = harness_load_json(art);
     unlink(art);
+    return a;
+}
+
+Test(images, image_tokens_counted_and_calibrated, .timeout = 60)
+{
+    const char *sim_args[] = {"--enable-prefix-caching", NULL};
+    cJSON *a = run_on_sim(sim_args, (const char *[]){"--num-prompts", "6", "--concurrency", "2", "--input-len", "1024",
+                                                      "--output-len", "4", "--images-per-request", "2",
+                                                      "--image-size", "448x420", NULL});
     const cJSON *im = harness_json_path(a, "workload.images");
     cr_assert(im);
     cr_assert_eq(harness_num(im, "per_request"), 2);
@@ -64,20 +80,9 @@ Test(images, images_that_cannot_fit_stop_before_sending, .timeout = 60)
  * counts them as it counts a PNG of that size. */
 Test(images, jpeg_images_counted_like_png, .timeout = 60)
 {
-    struct sim_proc sim;
-    cr_assert_eq(sim_start(&sim, NULL), 0);
-    char art[64];
-    cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
-    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--num-prompts", "3",
-                          "--input-len", "600", "--output-len", "4", "--images-per-request", "1",
-                          "--image-size", "300x200", "--image-format", "jpeg", "--out", art, NULL};
-    static char out[16384], err[16384];
-    int status;
-    cr_assert_eq(run_cmd_err(argv, out, sizeof out, err, sizeof err, &status), 0);
-    sim_stop(&sim);
-    cr_assert_eq(status, 0, "%s", err);
-    cJSON *a = harness_load_json(art);
-    unlink(art);
+    cJSON *a = run_on_sim(NULL, (const char *[]){"--num-prompts", "3", "--input-len", "600", "--output-len", "4",
+                                                  "--images-per-request", "1", "--image-size", "300x200",
+                                                  "--image-format", "jpeg", NULL});
     const cJSON *im = harness_json_path(a, "workload.images");
     cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(im, "format")), "jpeg");
     cr_assert_eq(harness_num(im, "tokens_per_image"), 11 * 8 + 2, "300x200: 11 x 8 patches and two markers");
@@ -189,20 +194,9 @@ Test(images, a_missing_dataset_image_is_named_before_sending, .timeout = 60)
 Test(images, a_duration_run_does_not_build_every_capped_body_first, .timeout = 60)
 {
     const char *sim_args[] = {"--enable-prefix-caching", NULL};
-    struct sim_proc sim;
-    cr_assert_eq(sim_start(&sim, sim_args), 0);
-    char art[64];
-    cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
-    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--duration", "0.5",
-                          "--concurrency", "2", "--input-len", "300", "--output-len", "4",
-                          "--images-per-request", "1", "--image-size", "256x256", "--out", art, NULL};
-    static char out[16384], err[16384];
-    int status;
-    cr_assert_eq(run_cmd_err(argv, out, sizeof out, err, sizeof err, &status), 0);
-    sim_stop(&sim);
-    cr_assert_eq(status, 0, "%s", err);
-    cJSON *a = harness_load_json(art);
-    unlink(art);
+    cJSON *a = run_on_sim(sim_args, (const char *[]){"--duration", "0.5", "--concurrency", "2", "--input-len", "300",
+                                                      "--output-len", "4", "--images-per-request", "1",
+                                                      "--image-size", "256x256", NULL});
     cr_assert_gt(harness_num(a, "completed"), 0);
     cr_assert_eq(harness_num(a, "failed"), 0);
     cr_assert_eq(harness_num(a, "prompt_token_mismatches"), 0);
