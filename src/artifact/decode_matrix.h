@@ -108,6 +108,8 @@ struct decode_cell_out {
     double input_seq_len_avg;
     long request_count, completed_request_count, total_tokens, num_completed, num_errors;
     double wall_time;               /* the cell from its first send to its last end, s */
+    /* the server's: generation tok/s, utilization (share 0..1), draft acceptance (share) and
+     * tokens per decode step */
     double server_gen_throughput, server_utilization, server_spec_accept_rate, server_spec_accept_length;
     double server_spec_drafts, server_spec_draft_tokens, server_spec_accepted_tokens;
     int n_pos_accept;

@@ -70,6 +70,7 @@ enum run_status decode_cell_run(const struct decode_cell_cfg *c, struct decode_c
 void decode_engine_steps(double out_tokens, double drafts, double accepted, double aggregate_tps,
                          double *steps, double *accept_len, double *steps_per_s);
 
+/* Frees what *r owns (its JSON and scout entry); safe on an emptied result. */
 void decode_cell_result_free(struct decode_cell_result *r);
 
 #endif

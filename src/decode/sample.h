@@ -27,11 +27,11 @@ long decode_record_tokens(const struct req_record *r);
  * and e2e_output_tps_per_user 0 as the seed writes them. */
 void decode_sample_of(const struct req_record *r, struct decode_request_sample *out);
 
-/* The client's side of a cell's window [ws, we). */
+/* The client's side of a cell's window [ws, we) (CLOCK_MONOTONIC ns). */
 struct decode_window {
     long tokens;                /* output tokens whose chunk arrived inside the window */
     bool counted;               /* every such chunk carried its count (continuous usage) */
-    int64_t last_arrival;       /* the last such chunk's arrival; 0 = none */
+    int64_t last_arrival;       /* the last such chunk's arrival, CLOCK_MONOTONIC ns; 0 = none */
     long requests;              /* requests that overlap the window (sent before it closed, not
                                    ended before it opened) */
     long completed;             /* of them, completed (whenever) */

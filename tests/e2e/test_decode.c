@@ -117,6 +117,7 @@ static void walk(const cJSON *s, const cJSON *o, const char *p, int *checked)
     } else if (cJSON_IsArray(s) && s->child) {
         const cJSON *e;
         snprintf(q, sizeof q, "%s[]", p);
+        cr_expect(o->child != NULL, "%s: empty where the seed has elements", p);
         if (cJSON_IsObject(s->child) || cJSON_IsArray(s->child))
             cJSON_ArrayForEach(e, o) walk(s->child, e, q, checked);
     }
