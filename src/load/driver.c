@@ -66,12 +66,11 @@ struct shared {
     long done;                  /* requests finished, warm-ups included */
     long failed, out_tokens;    /* of them failed; output tokens they carried (progress line) */
     long in_flight;             /* claimed and not yet ended, over every loop */
-    /* With follows / waits_for: when each request (seq) ended (0 = not
-     * yet); of the requests each waits for, how many have not ended; when it
-     * may go (the last of them ended, plus its think time); held requests
-     * that may go now, in the order they became sendable; held requests
-     * whose think time runs, a min-heap on go_ns. */
-    int64_t *ended_ns;
+    /* With follows / waits_for (else all NULL): of the requests each (seq)
+     * waits for, how many have not ended; when it may go (the last of them
+     * ended, plus its think time); held requests that may go now, in the
+     * order they became sendable; held requests whose think time runs, a
+     * min-heap on go_ns. */
     int *pending;
     int64_t *go_ns;
     long *ready, ready_head, ready_tail;
@@ -286,7 +285,6 @@ static void hold_or_ready_locked(struct shared *sh, long d, int64_t now)
 static void release_waiters_locked(struct shared *sh, long seq)
 {
     int64_t now = clock_now_ns();
-    sh->ended_ns[seq] = now;
     const struct load_plan *p = &sh->plan;
     for (long i = p->waiters_at[seq]; i < p->waiters_at[seq + 1]; i++) {
         long d = p->waiters[i];
@@ -310,7 +308,7 @@ static void ended_locked(struct shared *sh, struct slot *s, bool warm)
     sh->in_flight--;
     if (!warm && s->rec->t_end > sh->last_measured_end)
         sh->last_measured_end = s->rec->t_end;
-    if (sh->ended_ns)
+    if (sh->pending)
         release_waiters_locked(sh, s->seq);
     if (warm && s->rec->fail != FAIL_NONE)
         sh->out->warmup_failed++;
@@ -461,7 +459,7 @@ static void update_arrived_locked(struct shared *sh)
  * request it waited for plus its think time (-1: it waits for none). */
 static long next_sendable_locked(struct shared *sh, int64_t *after)
 {
-    int64_t now = sh->n_thinking || sh->ended_ns ? clock_now_ns() : 0;
+    int64_t now = sh->n_thinking || sh->pending ? clock_now_ns() : 0;
     while (sh->n_thinking && sh->go_ns[sh->thinking[0]] <= now)
         sh->ready[sh->ready_tail++] = think_pop_locked(sh);
     if (sh->ready_head < sh->ready_tail) {
@@ -473,7 +471,7 @@ static long next_sendable_locked(struct shared *sh, int64_t *after)
         if (sh->next_seq == sh->cfg->warmup && !sh->measuring)
             return -1;
         long seq = sh->next_seq++;
-        if (!sh->ended_ns || sh->plan.entries[seq].n_waits == 0) {
+        if (!sh->pending || sh->plan.entries[seq].n_waits == 0) {
             *after = -1;
             return seq;
         }
@@ -1112,8 +1110,7 @@ static int setup_shared(struct shared *sh)
         return -1;
     }
     sh->out->threads = threads;
-    if (sh->plan.any_follows && (!(sh->ended_ns = calloc((size_t)n, sizeof *sh->ended_ns)) ||
-                                 !(sh->pending = calloc((size_t)n, sizeof *sh->pending)) ||
+    if (sh->plan.any_follows && (!(sh->pending = calloc((size_t)n, sizeof *sh->pending)) ||
                                  !(sh->go_ns = calloc((size_t)n, sizeof *sh->go_ns)) ||
                                  !(sh->thinking = calloc((size_t)n, sizeof *sh->thinking)) ||
                                  !(sh->ready = calloc((size_t)n, sizeof *sh->ready))))
@@ -1141,7 +1138,6 @@ static void teardown_shared(struct shared *sh)
     free(sh->bodies);
     free(sh->planned);
     free(sh->max_tokens);
-    free(sh->ended_ns);
     free(sh->pending);
     free(sh->go_ns);
     free(sh->thinking);
