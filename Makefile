@@ -22,6 +22,10 @@ LIBS    = $(PKG_LIBS) -lm
 OPT     := -O2 -g
 SAN     := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 
+# The targets that install and then build (test, test-mpi, demo, bench)
+# compile on every core.
+JOBS    := -j$(shell nproc 2>/dev/null || echo 1)
+
 # --- optional components ---------------------------------------------------
 MPI     ?= 0
 NVML    ?= 1
@@ -144,7 +148,7 @@ test: deps
 	@scripts/install-report-deps
 	@scripts/install-browser-deps
 	@scripts/check-layers
-	@$(MAKE) --no-print-directory $(B)/anvil $(A)/anvil $(A)/anvil-tests
+	@$(MAKE) --no-print-directory $(JOBS) $(B)/anvil $(A)/anvil $(A)/anvil-tests
 	@scripts/check-libs $(B)
 	@$(if $(MPI_ON),echo "mpi tests: run (MPI built)",echo "mpi tests: skipped: MPI not built (scripts/install-mpi, then make test-mpi)")
 	ANVIL_BIN=$(A)/anvil ANVIL_SIM_BIN=$(B)/anvil ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 UBSAN_OPTIONS=print_stacktrace=1 \
@@ -156,17 +160,17 @@ test: deps
 # MPI (scripts/install-mpi); .ci/run runs it before make test.
 MB := build/mpi
 test-mpi: deps
-	@$(MAKE) --no-print-directory $(B)/anvil
-	@$(MAKE) --no-print-directory MPI=1 B=$(MB) A=$(MB)/asan $(MB)/asan/anvil $(MB)/asan/anvil-tests
+	@$(MAKE) --no-print-directory $(JOBS) $(B)/anvil
+	@$(MAKE) --no-print-directory $(JOBS) MPI=1 B=$(MB) A=$(MB)/asan $(MB)/asan/anvil $(MB)/asan/anvil-tests
 	ANVIL_BIN=$(MB)/asan/anvil ANVIL_SIM_BIN=$(B)/anvil ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  $(MB)/asan/anvil-tests --jobs 1 --filter 'mpi/*'
 
 demo: deps
-	@$(MAKE) --no-print-directory $(B)/anvil
+	@$(MAKE) --no-print-directory $(JOBS) $(B)/anvil
 	@scripts/demo
 
 bench: deps
-	@$(MAKE) --no-print-directory $(B)/anvil
+	@$(MAKE) --no-print-directory $(JOBS) $(B)/anvil
 	@bench/run
 	@bench/threads
 	@bench/memory

@@ -204,7 +204,7 @@ static void trace_gen(struct sim_gen *g, int status, const char *finish, bool cl
         .cached_tokens = g->seq.cached_tokens,
         .reasoning_tokens = g->sent < g->reasoning ? g->sent : g->reasoning,
         .events = g->seq.events, .n_events = g->seq.n_events, .fault = g->fault_name,
-        .seq = g->engine ? &g->seq : NULL,
+        .seq = g->engine ? &g->seq : NULL, .late_ns = -1,
     };
     sim_trace_write(g->srv->trace, &r);
 }
@@ -705,7 +705,7 @@ static void reject(struct sim_server *s, struct evhttp_request *req, const char 
         const char *rid = evhttp_find_header(evhttp_request_get_input_headers(req), "X-Request-Id");
         struct sim_trace_rec r = {.request_id = rid, .path = path, .status = err->status,
                                   .received_ns = t0, .finished_ns = clock_now_ns(),
-                                  .prompt_tokens = -1, .fault = fault};
+                                  .prompt_tokens = -1, .fault = fault, .late_ns = -1};
         sim_trace_write(s->trace, &r);
     }
     sim_server_reply_error(s, req, err);

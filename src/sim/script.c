@@ -18,6 +18,7 @@
 
 #include "core/clock.h"
 #include "core/file.h"
+#include "sim/trace.h"
 
 enum step_kind { STEP_WRITE, STEP_CLOSE, STEP_HOLD };
 
@@ -48,6 +49,13 @@ struct play {
     struct event *timer;
     int64_t t0;
     size_t next;
+    struct sim_trace *trace;         /* NULL: not traced */
+    char *request_id;                /* X-Request-Id copy for the trace, or NULL */
+    char *path;                      /* the request's path, copied for the trace */
+    struct sim_trace_chunk *writes;  /* traced: each write's time, n_steps room */
+    size_t n_writes;
+    int64_t late_ns;                 /* the latest a step ran after its time */
+    bool ended;                      /* the reply's end was sent */
 };
 
 static int b64_value(int c)
@@ -215,12 +223,38 @@ void sim_script_free(struct sim_script *sc)
     free(sc);
 }
 
+/* The request's trace line, as it leaves (sim/trace.h). */
+static void trace_play(const struct play *p)
+{
+    struct sim_trace_rec r = {
+        .request_id = p->request_id, .path = p->path, .status = p->sc->status,
+        .received_ns = p->t0, .finished_ns = clock_now_ns(), .prompt_tokens = -1, .stream = true,
+        .client_closed = !p->ended, .chunks = p->writes, .n_chunks = p->n_writes, .late_ns = p->late_ns,
+    };
+    sim_trace_write(p->trace, &r);
+}
+
+/* Frees p's memory (NULL-safe); play_free also traces it and lets go of
+ * its connection. */
+static void play_release(struct play *p)
+{
+    if (!p)
+        return;
+    if (p->timer)
+        event_free(p->timer);
+    free(p->writes);
+    free(p->request_id);
+    free(p->path);
+    free(p);
+}
+
 static void play_free(struct play *p)
 {
+    if (p->trace)
+        trace_play(p);
     if (p->conn)
         evhttp_connection_set_closecb(p->conn, NULL, NULL);
-    event_free(p->timer);
-    free(p);
+    play_release(p);
 }
 
 /* The client went away, the script closed, or the server is shutting
@@ -252,6 +286,9 @@ static void on_step(evutil_socket_t fd, short what, void *arg)
     struct play *p = arg;
     while (p->next < p->sc->n_steps && p->t0 + p->sc->steps[p->next].at_ns <= clock_now_ns()) {
         const struct step *st = &p->sc->steps[p->next++];
+        int64_t now = clock_now_ns();
+        if (now - (p->t0 + st->at_ns) > p->late_ns)
+            p->late_ns = now - (p->t0 + st->at_ns);
         if (st->kind == STEP_HOLD)
             return;     /* never finish: the client's idle timeout must act */
         if (st->kind == STEP_CLOSE) {
@@ -262,6 +299,8 @@ static void on_step(evutil_socket_t fd, short what, void *arg)
             return;
         }
         struct evbuffer *b = evbuffer_new();
+        if (p->writes)
+            p->writes[p->n_writes++] = (struct sim_trace_chunk){.t_ns = now};
         if (b) {
             evbuffer_add(b, st->bytes, st->len);
             evhttp_send_reply_chunk(p->req, b);
@@ -273,21 +312,39 @@ static void on_step(evutil_socket_t fd, short what, void *arg)
         return;
     }
     evhttp_send_reply_end(p->req);
+    p->ended = true;
     play_free(p);
 }
 
-int sim_script_play(const struct sim_script *sc, struct event_base *base, struct evhttp_request *req)
+/* Sets up p's trace state; false when memory runs out. */
+static bool trace_init(struct play *p, struct sim_trace *trace)
+{
+    p->trace = trace;
+    if (!trace)
+        return true;
+    const char *rid = evhttp_find_header(evhttp_request_get_input_headers(p->req), "X-Request-Id");
+    p->writes = calloc(p->sc->n_steps ? p->sc->n_steps : 1, sizeof *p->writes);
+    const char *path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(p->req));
+    p->request_id = rid ? strdup(rid) : NULL;
+    p->path = strdup(path ? path : "");
+    return p->writes && p->path && (!rid || p->request_id);
+}
+
+int sim_script_play(const struct sim_script *sc, struct event_base *base, struct evhttp_request *req,
+                    int64_t t0_ns, struct sim_trace *trace)
 {
     struct play *p = calloc(1, sizeof *p);
-    if (!p || !(p->timer = evtimer_new(base, on_step, p))) {
-        free(p);
+    if (p) {
+        p->sc = sc;
+        p->req = req;
+    }
+    if (!p || !(p->timer = evtimer_new(base, on_step, p)) || !trace_init(p, trace)) {
+        play_release(p);
         evhttp_send_error(req, 500, "out of memory");
         return -1;
     }
-    p->sc = sc;
-    p->req = req;
     p->conn = evhttp_request_get_connection(req);
-    p->t0 = clock_now_ns();
+    p->t0 = t0_ns;
     struct evkeyvalq *h = evhttp_request_get_output_headers(req);
     for (size_t i = 0; i < sc->n_headers; i++)
         evhttp_add_header(h, sc->headers[i].name, sc->headers[i].value);
@@ -295,6 +352,7 @@ int sim_script_play(const struct sim_script *sc, struct event_base *base, struct
     evhttp_send_reply_start(req, sc->status, sc->status < 400 ? "OK" : "Error");
     if (sc->n_steps == 0) {
         evhttp_send_reply_end(req);
+        p->ended = true;
         play_free(p);
         return 0;
     }

@@ -264,7 +264,7 @@ static void on_request(struct evhttp_request *req, void *arg)
     struct sim_server *s = arg;
     int64_t t0 = sim_arrivals_take(s->rx_stamps, set_nodelay(req), now);
     if (s->script && evhttp_request_get_command(req) == EVHTTP_REQ_POST) {
-        sim_script_play(s->script, s->base, req);
+        sim_script_play(s->script, s->base, req, t0, s->trace);
         return;
     }
     const char *path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));

@@ -121,6 +121,10 @@ int sim_trace_write(struct sim_trace *t, const struct sim_trace_rec *r)
     }
     fputs("]", f);
     put_engine_fields(f, r);
+    if (r->late_ns >= 0)
+        fprintf(f, ",\"late_ns\":%" PRId64, r->late_ns);
+    else
+        fputs(",\"late_ns\":null", f);
     fputs("}\n", f);
     if (fflush(f) != 0 || ferror(f)) {
         t->failed = 1;

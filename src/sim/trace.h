@@ -45,6 +45,9 @@ struct sim_trace_rec {
      * share of /metrics' spec_decode counters), printed after "fault"; NULL
      * prints null. */
     const struct sim_seq *seq;
+    /* Script mode (--script): the latest any step was written after its
+     * scheduled time (ns), printed last as "late_ns"; < 0 prints null. */
+    int64_t late_ns;
 };
 
 /* Opens (truncates) path for writing. Returns the trace, or NULL with errno

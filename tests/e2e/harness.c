@@ -281,6 +281,46 @@ pid_t harness_spawn(const char *const argv[], int quiet)
     return pid;
 }
 
+void harness_read_trace(const char *path, struct harness_traced *t, int cap)
+{
+    for (int i = 0; i < cap; i++)
+        t[i] = (struct harness_traced){.received = NAN, .first = NAN, .finished = NAN};
+    char *text = harness_read_file(path, NULL);
+    cr_assert(text, "cannot read the trace %s", path);
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        cJSON *j = cJSON_Parse(line);
+        int idx;
+        const cJSON *id = cJSON_GetObjectItem(j, "request_id"), *c;
+        if (cJSON_IsString(id) && sscanf(id->valuestring, "anvil-req-%d", &idx) == 1 && idx >= 0 && idx < cap) {
+            struct harness_traced *r = &t[idx];
+            const cJSON *first = cJSON_GetObjectItem(j, "first_token_ns");
+            r->first = cJSON_IsNumber(first) ? first->valuedouble : NAN;
+            r->received = harness_num(j, "received_ns");
+            r->finished = harness_num(j, "finished_ns");
+            cJSON_ArrayForEach(c, cJSON_GetObjectItem(j, "chunks"))
+                if (r->n_chunks < HARNESS_TRACE_CHUNKS && cJSON_IsNumber(cJSON_GetObjectItem(c, "t_ns")))
+                    r->chunk[r->n_chunks++] = harness_num(c, "t_ns");
+        }
+        cJSON_Delete(j);
+    }
+    free(text);
+}
+
+void harness_check_first_stamp(const struct harness_traced *t, double stamp_ns, bool shared, const char *what)
+{
+    double err = (stamp_ns - t->first) / 1e6;
+    if (fabs(err) <= 1.0)
+        return;
+    cr_assert(shared, "%s: first token stamped %.3f ms from the server's write", what, err);
+    cr_assert_geq(err, -1.0, "%s: first token stamped %.3f ms before the server's write", what, -err);
+    for (int j = 1; j < t->n_chunks; j++)
+        if (fabs(stamp_ns - t->chunk[j]) <= 1e6)
+            return;
+    cr_assert_fail("%s: first token stamped %.3f ms after the server's write, read with the second but at no "
+                   "later chunk's write", what, err);
+}
+
 void harness_split_cpus(pid_t sim)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);

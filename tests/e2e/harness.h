@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include <stdbool.h>
+
 #include <cjson/cJSON.h>
 
 /* A running simulator. */
@@ -140,6 +142,30 @@ double harness_num(const cJSON *o, const char *k);
  * reader is placed on its writer's CPU, and two processes sharing one stall
  * each other for milliseconds — the machine's noise, not the client's. */
 void harness_split_cpus(pid_t sim);
+
+/* What the simulator's trace (--trace) says of one request
+ * ("anvil-req-N"): when it received it and wrote the first token, each
+ * content chunk and the end (CLOCK_MONOTONIC ns; NAN when not traced). */
+#define HARNESS_TRACE_CHUNKS 64
+struct harness_traced {
+    double received, first, finished;
+    double chunk[HARNESS_TRACE_CHUNKS];
+    int n_chunks;       /* chunks kept (at most HARNESS_TRACE_CHUNKS) */
+};
+
+/* Reads the trace at path into t[0..cap) by request index; requests not
+ * in it keep received = first = finished = NAN and no chunks. Fails the calling test
+ * when the file cannot be read. */
+void harness_read_trace(const char *path, struct harness_traced *t, int cap);
+
+/* Checks a first-token stamp (ns) against the server's writes in t: within
+ * 1 ms of the first chunk's, or — when the client dated its first two
+ * outputs by one read (shared: the kernel merged the segments that arrived
+ * while it was off the CPU, and keeps the newest one's stamp,
+ * METHODOLOGY.md) — within 1 ms of a later chunk's write, never before the
+ * first. Fails the calling test naming what (printf-style prefix) and the
+ * error. */
+void harness_check_first_stamp(const struct harness_traced *t, double stamp_ns, bool shared, const char *what);
 
 /* Sleeps ms milliseconds (tests only: the simulator itself never sleeps). */
 void harness_sleep_ms(long ms);
