@@ -96,6 +96,21 @@ bool matrix_round_capacity_limited(const struct benchmark *b)
     return b->duration_mode.present && b->completed == 0 && b->duration_mode.tokens_in_window > 0;
 }
 
+const char *matrix_case_id(const struct benchmark *b, char *buf, size_t cap)
+{
+    if (b->sweep.present && b->sweep.case_id) {
+        snprintf(buf, cap, "%s", b->sweep.case_id);
+        return buf;
+    }
+    char ctx[32] = "dataset";
+    if (!isnan(b->context_tokens))
+        snprintf(ctx, sizeof ctx, "%.0f", b->context_tokens);
+    int n = snprintf(buf, cap, "run-%s-%ld-c%ld", ctx, b->max_tokens, b->concurrency);
+    if (!isnan(b->request_rate) && n > 0 && (size_t)n < cap)
+        snprintf(buf + n, cap - (size_t)n, "-r%g", b->request_rate);
+    return buf;
+}
+
 int matrix_row_of(const struct benchmark *b, const char *sha256_hex, struct matrix_row *out,
                   char *err, size_t errlen)
 {
@@ -107,16 +122,11 @@ int matrix_row_of(const struct benchmark *b, const char *sha256_hex, struct matr
     out->input_tokens = (long)b->context_tokens;
     out->output_tokens = b->max_tokens;
     out->concurrency = b->concurrency;      /* 0: open loop, no cap */
-    char case_id[96];
-    int n = snprintf(case_id, sizeof case_id, "run-%ld-%ld-c%ld", out->input_tokens, out->output_tokens,
-                     out->concurrency);
-    /* an open-loop round's load point is its rate: 8 req/s is not c=32's case */
-    if (!isnan(b->request_rate) && n > 0 && (size_t)n < sizeof case_id)
-        snprintf(case_id + n, sizeof case_id - (size_t)n, "-r%g", b->request_rate);
-    /* who and what the round was: from `sweep` when anvil ran it inside a
+    char case_id[160];
+    /* who the round measured: from `sweep` when anvil ran it inside a
      * sweep, else from the artifact's own fields */
     out->engine = strdup(b->sweep.present ? b->sweep.target : b->engine);
-    out->case_id = strdup(b->sweep.present ? b->sweep.case_id : case_id);
+    out->case_id = strdup(matrix_case_id(b, case_id, sizeof case_id));
     out->repeat = b->sweep.present ? b->sweep.round : ARTIFACT_NONE;
     /* open-loop rounds: their load point (requests/s); concurrency is then the cap */
     out->has_request_rate = true;

@@ -103,11 +103,17 @@ struct matrix {
 int matrix_round_read(const cJSON *art, const char *name, struct benchmark *out, char *err,
                       size_t errlen);
 
+/* The case a round measured, into buf (cap bytes, NUL-terminated, cut to
+ * fit): the `sweep` case_id when anvil ran it inside a sweep, else
+ * "run-<context_tokens>-<max_tokens>-c<concurrency>" ("dataset" for a
+ * dataset round's unplanned context), with "-r<request rate>" for an open
+ * loop: 8 req/s is not c=32's case. Returns buf. */
+const char *matrix_case_id(const struct benchmark *b, char *buf, size_t cap);
+
 /* One row from a round artifact whose file bytes have the SHA-256
  * sha256_hex (NULL writes null). engine, case_id and repeat come from the
  * artifact's `sweep` when present; else engine is the artifact's `engine`,
- * case_id "run-<context_tokens>-<max_tokens>-c<concurrency>" and repeat
- * none (matrix_assemble numbers it). A metric the artifact lacks is NaN;
+ * case_id matrix_case_id's and repeat none (matrix_assemble numbers it). A metric the artifact lacks is NaN;
  * output_throughput is matrix_round_output_tps (a duration-mode round's
  * window) and capacity_limited matrix_round_capacity_limited. Returns 0, or
  * -1 with a message in err when context_tokens is not a whole number (a

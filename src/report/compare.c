@@ -69,12 +69,8 @@ static int walk(struct cmp_side *s, const char *dir, char *err, size_t errlen)
 
 static char *case_id_of(const struct benchmark *b)
 {
-    char *id = NULL;
-    if (b->sweep.present && b->sweep.case_id)
-        return strdup(b->sweep.case_id);
-    if (asprintf(&id, "run-%.0f-%ld-c%ld", b->context_tokens, b->max_tokens, b->concurrency) < 0)
-        return NULL;
-    return id;
+    char id[160];
+    return strdup(matrix_case_id(b, id, sizeof id));
 }
 
 static bool same_target(const char *a, const char *b)

@@ -814,3 +814,22 @@ Test(matrix, typed_reader_names_the_file_and_key_of_a_bad_field)
     }
     cJSON_Delete(seed);
 }
+
+/* A round's case outside a sweep: a dataset round has no planned context
+ * (it read "run-nan-..." in anvil compare before), an open loop adds its
+ * rate, a sweep's own id wins. */
+Test(matrix, case_id_of_dataset_open_loop_and_sweep_rounds)
+{
+    struct benchmark b = {.context_tokens = 32, .max_tokens = 8, .concurrency = 2, .request_rate = NAN};
+    char id[64];
+    cr_assert_str_eq(matrix_case_id(&b, id, sizeof id), "run-32-8-c2");
+    b.context_tokens = NAN;
+    cr_assert_str_eq(matrix_case_id(&b, id, sizeof id), "run-dataset-8-c2");
+    b.request_rate = 8;
+    b.concurrency = 0;
+    cr_assert_str_eq(matrix_case_id(&b, id, sizeof id), "run-dataset-8-c0-r8");
+    b.sweep = (struct bench_sweep){.present = true, .case_id = (char *)"short-32-8-c2"};
+    cr_assert_str_eq(matrix_case_id(&b, id, sizeof id), "short-32-8-c2");
+    char tiny[8];
+    cr_assert_str_eq(matrix_case_id(&b, tiny, sizeof tiny), "short-3", "cut to fit");
+}
