@@ -23,12 +23,13 @@ static int fail(struct load_plan *p, char *err, size_t errlen, const char *fmt, 
 }
 
 /* The requests s waits for, into out (PLAN_MAX_WAITS): follows' one or
- * waits_for's. Returns their count. */
+ * waits_for's. Returns their count, which set_follows refuses above
+ * PLAN_MAX_WAITS (out then holds the first PLAN_MAX_WAITS). */
 static int waits_of(const struct plan_cfg *c, long s, long *out)
 {
     if (c->waits_for) {
         int n = c->waits_for(c->ud, s, out, PLAN_MAX_WAITS);
-        return n < 0 ? 0 : n > PLAN_MAX_WAITS ? PLAN_MAX_WAITS : n;
+        return n < 0 ? 0 : n;
     }
     long f = c->follows ? c->follows(c->ud, s) : -1;
     out[0] = f;
@@ -77,6 +78,12 @@ static int set_follows(const struct plan_cfg *c, struct load_plan *p, char *err,
     long s = 0, f = -1;
     for (; s < p->n && !bad; s++) {
         int k = waits_of(c, s, w);
+        if (k > PLAN_MAX_WAITS) {
+            bad = "many";
+            f = k;
+            s++;
+            break;
+        }
         struct plan_entry *e = &p->entries[s];
         e->follows = k ? w[0] : -1;
         e->n_waits = k;
@@ -97,6 +104,9 @@ static int set_follows(const struct plan_cfg *c, struct load_plan *p, char *err,
     free(w);
     if (bad && !strcmp(bad, "second"))
         return fail(p, err, errlen, "request %ld is the second to follow request %ld", s - 1, f);
+    if (bad && !strcmp(bad, "many"))
+        return fail(p, err, errlen, "request %ld waits for %ld requests, more than the %d a plan allows", s - 1, f,
+                    PLAN_MAX_WAITS);
     if (bad && !strcmp(bad, "think"))
         return fail(p, err, errlen, "request %ld has a negative think time", s - 1);
     if (bad)

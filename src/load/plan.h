@@ -57,7 +57,8 @@ struct plan_cfg {
     long (*follows)(void *ud, long seq);
     /* Instead of follows, when set: the requests (seqs, each before seq)
      * request seq waits for until all have ended, written to out (at most
-     * cap = PLAN_MAX_WAITS); returns their count (0 = none). Any number of
+     * cap = PLAN_MAX_WAITS); returns their count (0 = none; above cap, the
+     * plan is refused). Any number of
      * requests may wait for one (an agent's sub-agents wait for its turn). */
     int (*waits_for)(void *ud, long seq, long *out, int cap);
     /* How long request seq is held after the last request it waits for
@@ -92,7 +93,8 @@ struct load_plan {
  * closed loop with concurrency < 1, rate or burstiness ≤ 0, a request that
  * follows (or waits for) itself, a later request or one outside the plan,
  * two requests following the same one (follows; waits_for allows it), a
- * negative think time, or memory. Returns 0 or -1 (p left empty). */
+ * request waiting for more than PLAN_MAX_WAITS, a negative think time, or
+ * memory. Returns 0 or -1 (p left empty). */
 int plan_build(const struct plan_cfg *c, struct load_plan *p, char *err, size_t errlen);
 
 /* Replaces the measured requests' send times with the caller's (e.g. a

@@ -235,10 +235,12 @@ int workload_waits(const struct workload *w, long seq, long *out, int cap)
         return 0;
     long i = (long)((size_t)seq % ds->n), base = seq - i, n = 0;
     const struct dataset_entry *e = ds->entries;
-    for (long j = i - 1; j >= 0 && e[j].conversation == e[i].conversation && n < cap; j--) {
+    for (long j = i - 1; j >= 0 && e[j].conversation == e[i].conversation; j--) {
         if (e[i].agent > 0 && e[j].agent > 0)
             continue;           /* a sub-agent waits for its parent turn only */
-        out[n++] = base + j;
+        if (n < cap)
+            out[n] = base + j;
+        n++;                    /* counted past cap: the plan refuses rather than drops a wait */
         if (e[j].agent == 0)
             break;              /* the previous turn: what came before it ended before it */
     }

@@ -87,7 +87,8 @@ char *workload_body(const struct workload *w, long seq, long *planned_prompt_tok
 long workload_follows(const struct workload *w, long seq);
 
 /* The requests request seq waits for in its pass over the dataset (each
- * before it), written to out (up to cap); returns their count. A turn of
+ * before it), the first cap of them written to out; returns their count,
+ * which may exceed cap (plan_build then refuses the plan). A turn of
  * the agent (agent 0) waits for its previous turn and the sub-agents that
  * turn spawned; a sub-agent for the turn that spawned it; otherwise as
  * workload_follows. */

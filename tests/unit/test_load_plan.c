@@ -157,6 +157,28 @@ Test(load_plan, requests_may_wait_for_several_and_several_for_one)
     plan_free(&p);
 }
 
+/* Request 1 waits for request 0 three hundred times over: more than a plan
+ * holds. */
+static int too_many(void *ud, long seq, long *out, int cap)
+{
+    (void)ud;
+    for (int i = 0; i < cap && seq == 1; i++)
+        out[i] = 0;
+    return seq == 1 ? 300 : 0;
+}
+
+/* A wait beyond PLAN_MAX_WAITS is refused, not dropped (it was capped
+ * silently before, and the request could start before one it waits for). */
+Test(load_plan, more_waits_than_a_plan_holds_are_refused)
+{
+    struct plan_cfg c = closed(0, 3, 1, 1);
+    c.waits_for = too_many;
+    struct load_plan p;
+    char err[200] = "";
+    cr_assert_eq(plan_build(&c, &p, err, sizeof err), -1);
+    cr_assert_str_eq(err, "request 1 waits for 300 requests, more than the 256 a plan allows");
+}
+
 static long follows_later(void *ud, long seq)
 {
     (void)ud;
