@@ -402,6 +402,9 @@ int artifact_series_read(const cJSON *block, bool hardware, const char *name, st
         for (size_t i = 0; i < n && !r.failed; i++)
             if (isnan(v[i]))
                 jread_fail(&r, "t_ms", "expected a number at [%zu], got null", i);
+            else if (i > 0 && !(v[i] > v[i - 1]))
+                jread_fail(&r, "t_ms", "[%zu] is %g, not after [%zu]'s %g (samples are in time order)", i, v[i],
+                           i - 1, v[i - 1]);
             else
                 out->t_ns[i] = (int64_t)llround(t0 + v[i] * 1e6);
     }

@@ -48,7 +48,8 @@ cJSON *artifact_series(const struct obs_timeline *t, bool hardware, const int *g
 
 /* Reads the `series` of block (a server_metrics or hardware block as the
  * benchmark keeps it; hardware says which) into *out: absent, null or a
- * block without one reads as no point (0). t_ms must hold numbers, every
+ * block without one reads as no point (0). t_ms must hold increasing
+ * numbers (each sample after the one before), every
  * column an array of as many numbers or nulls, and at most
  * OBS_TIMELINE_COLS columns. A hardware column's device is its device's
  * "index"; a server or host column's -1. Returns 0, or -1 with

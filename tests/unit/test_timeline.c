@@ -141,6 +141,15 @@ Test(timeline, telemetry_per_gpu_and_the_host)
     cr_assert_float_eq(b1->v[2], 70, 1e-12);
     cr_assert(isnan(column(&back, "cpu_util_pct", -1)->v[0]));
     obs_timeline_free(&back);
+    /* a time not after the one before it: refused, as a chart would draw it backwards */
+    cJSON *tm = cJSON_GetObjectItem(series, "t_ms");
+    double keep = cJSON_GetArrayItem(tm, 2)->valuedouble;
+    cJSON_SetNumberValue(cJSON_GetArrayItem(tm, 2), cJSON_GetArrayItem(tm, 1)->valuedouble);
+    cr_assert_eq(artifact_series_read(block, true, "run.json", &back, err, sizeof err), -1);
+    cr_assert(strstr(err, "hardware.series.t_ms") && strstr(err, "not after"), "%s", err);
+    cJSON_SetNumberValue(cJSON_GetArrayItem(tm, 2), keep);
+    cr_assert_eq(artifact_series_read(block, true, "run.json", &back, err, sizeof err), 0, "%s", err);
+    obs_timeline_free(&back);
     /* a column one value short, a null time: named with their path */
     cJSON *p = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(series, "devices"), 0), "power_w");
     cJSON_DeleteItemFromArray(p, 0);
