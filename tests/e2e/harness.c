@@ -307,18 +307,19 @@ void harness_read_trace(const char *path, struct harness_traced *t, int cap)
     free(text);
 }
 
-void harness_check_first_stamp(const struct harness_traced *t, double stamp_ns, bool shared, const char *what)
+bool harness_check_first_stamp(const struct harness_traced *t, double stamp_ns, bool shared, const char *what)
 {
     double err = (stamp_ns - t->first) / 1e6;
     if (fabs(err) <= 1.0)
-        return;
+        return false;
     cr_assert(shared, "%s: first token stamped %.3f ms from the server's write", what, err);
     cr_assert_geq(err, -1.0, "%s: first token stamped %.3f ms before the server's write", what, -err);
     for (int j = 1; j < t->n_chunks; j++)
         if (fabs(stamp_ns - t->chunk[j]) <= 1e6)
-            return;
+            return true;
     cr_assert_fail("%s: first token stamped %.3f ms after the server's write, read with the second but at no "
                    "later chunk's write", what, err);
+    return true;
 }
 
 void harness_split_cpus(pid_t sim)

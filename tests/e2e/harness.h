@@ -163,9 +163,10 @@ void harness_read_trace(const char *path, struct harness_traced *t, int cap);
  * outputs by one read (shared: the kernel merged the segments that arrived
  * while it was off the CPU, and keeps the newest one's stamp,
  * METHODOLOGY.md) — within 1 ms of a later chunk's write, never before the
- * first. Fails the calling test naming what (printf-style prefix) and the
- * error. */
-void harness_check_first_stamp(const struct harness_traced *t, double stamp_ns, bool shared, const char *what);
+ * first. Fails the calling test naming what and the error. Returns true
+ * when the stamp was a merged read's (callers bound how often: a client
+ * that always dated the first token by a later one would pass one by one). */
+bool harness_check_first_stamp(const struct harness_traced *t, double stamp_ns, bool shared, const char *what);
 
 /* Sleeps ms milliseconds (tests only: the simulator itself never sleeps). */
 void harness_sleep_ms(long ms);
