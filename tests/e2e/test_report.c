@@ -260,3 +260,16 @@ Test(report_e2e, refuses_bad_inputs_and_names_them, .timeout = 30)
     cr_assert_eq(status, 2);
     cr_assert(strstr(err, "-o FILE is required"), "%s", err);
 }
+
+/* make test has run scripts/install-report-deps: a second run finds the
+ * locked uPlot in node_modules/ and does nothing (it ran npm ci on every
+ * call before, reading the lock's version from the wrong line). */
+Test(report_e2e, install_report_deps_is_a_no_op_once_installed, .timeout = 60)
+{
+    const char *argv[] = {"scripts/install-report-deps", NULL};
+    static char out[4096], err[4096];
+    int status;
+    cr_assert_eq(run_cmd_err(argv, out, sizeof out, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 0);
+    cr_assert_str_eq(err, "", "a second run said: %s", err);
+}
