@@ -7,9 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "artifact/decode_matrix.h"
 #include "core/clock.h"
-#include "stats/dist.h"
-#include "stats/metrics.h"
 
 int burst_config_from_run(struct burst_config *out, const struct run_config *base, const long *concurrency,
                           size_t n_concurrency, const long *contexts, size_t n_contexts, char *err,
@@ -35,81 +34,12 @@ int burst_config_from_run(struct burst_config *out, const struct run_config *bas
     return 0;
 }
 
-/* ---- per request ---- */
-
-void burst_sample_figures(struct burst_sample *s)
-{
-    double n = (double)s->output_tokens, gen = s->latency_s - s->ttft_s;
-    bool spans = s->completed && n > 1 && gen > 0;
-    s->inter_token_latency_avg_s = spans ? gen / (n - 1) : NAN;
-    s->output_tps_per_user = spans ? (n - 1) / gen : NAN;
-    s->e2e_output_tps_per_user = s->completed && s->latency_s > 0 && n > 0 ? n / s->latency_s : NAN;
-}
-
-static double since(int64_t from, int64_t to)
-{
-    return from && to ? (double)(to - from) / 1e9 : NAN;
-}
-
-void burst_sample_of(const struct req_record *r, struct burst_sample *out)
-{
-    struct req_metrics m;
-    metrics_derive(r, &m);
-    *out = (struct burst_sample){
-        .ttft_s = since(r->t_start, r->t_first_output), .latency_s = since(r->t_start, r->t_end),
-        .time_to_second_token_s = r->n_chunks >= 2 ? since(r->chunks[0].t_ns, r->chunks[1].t_ns) : NAN,
-        .chunk_inter_token_latency_avg_s = r->n_chunks >= 2
-            ? since(r->chunks[0].t_ns, r->chunks[r->n_chunks - 1].t_ns) / (double)(r->n_chunks - 1) : NAN,
-        .input_tokens = r->prompt_tokens, .output_tokens = m.output_tokens, .completed = true,
-    };
-    burst_sample_figures(out);
-}
-
 /* ---- per cell ---- */
-
-/* Which figure of a sample a stat is over, and whether only completed
- * samples count. */
-static double sample_value(const struct burst_sample *s, int k)
-{
-    switch (k) {
-    case 0: return s->ttft_s;
-    case 1: return s->time_to_second_token_s;
-    case 2: return s->completed ? s->latency_s : NAN;
-    case 3: return s->inter_token_latency_avg_s;
-    case 4: return s->output_tps_per_user;
-    case 5: return s->completed ? s->e2e_output_tps_per_user : NAN;
-    case 6: return s->chunk_inter_token_latency_avg_s;
-    case 7: return s->completed ? (double)s->output_tokens : NAN;
-    default: return s->input_tokens >= 0 ? (double)s->input_tokens : NAN;
-    }
-}
-
-/* The stats of the cell in sample_value's order. */
-static struct burst_stat *stat_of(struct burst_cell *c, int k)
-{
-    struct burst_stat *v[] = {&c->ttft, &c->time_to_second_token, &c->request_latency, &c->inter_token_latency,
-                              &c->output_tps_per_user, &c->e2e_output_tps_per_user, &c->chunk_inter_token_latency,
-                              &c->output_seq_len};
-    return v[k];
-}
 
 int burst_cell_aggregate(struct burst_cell *c)
 {
-    double *v = malloc((c->n_samples ? c->n_samples : 1) * sizeof *v);
-    if (!v)
+    if (decode_sample_stats_of(c->samples, c->n_samples, &c->stats) != 0)
         return -1;
-    for (int k = 0; k < 9; k++) {
-        for (size_t i = 0; i < c->n_samples; i++)
-            v[i] = sample_value(&c->samples[i], k);
-        struct dist d;
-        dist_compute(v, c->n_samples, PCT_LINEAR, &d);  /* the seed's percentiles: numpy's default */
-        if (k == 8) {
-            c->input_seq_len_avg = d.mean;
-            break;
-        }
-        *stat_of(c, k) = (struct burst_stat){d.mean, d.p50, d.p90, d.p99};
-    }
-    free(v);
     c->aggregate_tps = c->measurement_s > 0 ? (double)c->client_output_tokens / c->measurement_s : NAN;
     c->per_request_avg_tps = c->concurrency > 0 ? c->aggregate_tps / (double)c->concurrency : NAN;
     return 0;
@@ -135,8 +65,8 @@ static int cell_of_run(struct burst_cell *c, const struct run_result *r)
         const struct req_record *rec = &r->records[i];
         if (!rec->t_start || rec->fail != FAIL_NONE || rec->cut || c->n_samples >= (size_t)s->completed)
             continue;
-        struct burst_sample *x = &c->samples[c->n_samples++];
-        burst_sample_of(rec, x);
+        struct decode_request_sample *x = &c->samples[c->n_samples++];
+        decode_sample_of(rec, x);
         c->client_output_tokens += x->output_tokens;
         usage &= rec->completion_tokens >= 0;
     }
@@ -210,91 +140,45 @@ int burst_run(const struct burst_config *c, struct burst_result *out)
 
 /* ---- JSON ---- */
 
-/* A finite number, else 0 (seed 004 writes 0 where there is no figure). */
+/* A finite number, else 0 (the summary table's: seed 004 writes 0 where there is no figure). */
 static double fig(double v)
 {
     return isfinite(v) ? v : 0;
 }
 
-static void add_stat(cJSON *o, const char *name, const struct burst_stat *s, bool all)
+/* The cell in the decode cell writer's terms: what a burst measures; the
+ * window's server and gate figures stay unset (burst_cell_json drops them). */
+static struct decode_cell_out cell_out(const struct burst_cell *c)
 {
-    static const char *const suffix[] = {"avg", "p50", "p90", "p99"};
-    const double v[] = {s->avg, s->p50, s->p90, s->p99};
-    for (int i = 0; i < (all ? 4 : 1); i++) {
-        char key[96];
-        snprintf(key, sizeof key, "%s_%s", name, suffix[i]);
-        cJSON_AddNumberToObject(o, key, fig(v[i]));
-    }
-}
-
-static cJSON *sample_json(const struct burst_sample *s)
-{
-    cJSON *j = cJSON_CreateObject();
-    if (!j)
-        return NULL;
-    cJSON_AddNumberToObject(j, "ttft", fig(s->ttft_s));
-    cJSON_AddNumberToObject(j, "time_to_second_token", fig(s->time_to_second_token_s));
-    cJSON_AddNumberToObject(j, "latency", s->completed ? fig(s->latency_s) : 0);
-    cJSON_AddNumberToObject(j, "inter_token_latency_avg", fig(s->inter_token_latency_avg_s));
-    cJSON_AddNumberToObject(j, "chunk_inter_token_latency_avg", fig(s->chunk_inter_token_latency_avg_s));
-    cJSON_AddNumberToObject(j, "input_tokens", s->input_tokens >= 0 ? (double)s->input_tokens : 0);
-    cJSON_AddNumberToObject(j, "output_tokens", (double)s->output_tokens);
-    cJSON_AddNumberToObject(j, "output_tps_per_user", fig(s->output_tps_per_user));
-    cJSON_AddNumberToObject(j, "e2e_output_tps_per_user", fig(s->e2e_output_tps_per_user));
-    if (!cJSON_AddBoolToObject(j, "completed", s->completed)) {    /* out of memory */
-        cJSON_Delete(j);
-        return NULL;
-    }
-    return j;
+    struct decode_cell_out o = {
+        .concurrency = c->concurrency, .context_tokens = c->context_tokens,
+        .warmup_request_count = c->warmup_request_count, .measurement_seconds = c->measurement_s,
+        .measurement_wall_seconds = c->measurement_wall_s, .client_output_tokens = c->client_output_tokens,
+        .aggregate_source = c->aggregate_source ? c->aggregate_source : "openai_usage",
+        .aggregate_tps = c->aggregate_tps, .per_request_avg_tps = c->per_request_avg_tps,
+        .request_count = c->request_count, .completed_request_count = c->completed_request_count,
+        .total_tokens = c->total_tokens, .num_completed = c->num_completed, .num_errors = c->num_errors,
+        .wall_time = c->wall_time_s, .samples = c->samples, .n_samples = c->n_samples,
+    };
+    decode_sample_stats_put(&c->stats, &o);
+    return o;
 }
 
 cJSON *burst_cell_json(const struct burst_cell *c)
 {
-    cJSON *j = cJSON_CreateObject(), *samples = cJSON_CreateArray();
-    bool ok = j && samples;
-    for (size_t i = 0; ok && i < c->n_samples; i++) {
-        cJSON *s = sample_json(&c->samples[i]);
-        ok = s && cJSON_AddItemToArray(samples, s);
-        if (!ok)
-            cJSON_Delete(s);
-    }
-    if (!ok) {
-        cJSON_Delete(samples);
+    struct decode_cell_out o = cell_out(c);
+    cJSON *j = decode_cell_json(&o, NULL);
+    cJSON *last = cJSON_GetObjectItemCaseSensitive(j, "num_errors");
+    cJSON *mode = cJSON_GetObjectItemCaseSensitive(j, "benchmark_mode");
+    cJSON *target = cJSON_GetObjectItemCaseSensitive(j, "request_count_target");
+    if (!last || !mode || !target || !cJSON_SetValuestring(mode, "burst")) {  /* out of memory */
         cJSON_Delete(j);
         return NULL;
     }
-    cJSON_AddNumberToObject(j, "concurrency", (double)c->concurrency);
-    cJSON_AddNumberToObject(j, "context_tokens", (double)c->context_tokens);
-    cJSON_AddStringToObject(j, "benchmark_mode", "burst");
-    cJSON_AddNumberToObject(j, "request_count_target", (double)c->request_count_target);
-    cJSON_AddNumberToObject(j, "warmup_request_count", (double)c->warmup_request_count);
-    cJSON_AddNumberToObject(j, "measurement_seconds", fig(c->measurement_s));
-    cJSON_AddNumberToObject(j, "measurement_wall_seconds", fig(c->measurement_wall_s));
-    cJSON_AddNumberToObject(j, "client_output_tokens", (double)c->client_output_tokens);
-    cJSON_AddStringToObject(j, "aggregate_source", c->aggregate_source ? c->aggregate_source : "openai_usage");
-    cJSON_AddNumberToObject(j, "aggregate_tps", fig(c->aggregate_tps));
-    cJSON_AddNumberToObject(j, "per_request_avg_tps", fig(c->per_request_avg_tps));
-    add_stat(j, "ttft", &c->ttft, true);
-    add_stat(j, "time_to_second_token", &c->time_to_second_token, true);
-    add_stat(j, "request_latency", &c->request_latency, true);
-    add_stat(j, "inter_token_latency", &c->inter_token_latency, true);
-    add_stat(j, "output_tps_per_user", &c->output_tps_per_user, true);
-    add_stat(j, "e2e_output_tps_per_user", &c->e2e_output_tps_per_user, true);
-    add_stat(j, "chunk_inter_token_latency", &c->chunk_inter_token_latency, true);
-    cJSON_AddNumberToObject(j, "input_seq_len_avg", fig(c->input_seq_len_avg));
-    add_stat(j, "output_seq_len", &c->output_seq_len, true);
-    cJSON_AddNumberToObject(j, "request_count", (double)c->request_count);
-    cJSON_AddNumberToObject(j, "completed_request_count", (double)c->completed_request_count);
-    if (!cJSON_AddItemToObject(j, "request_samples", samples))
-        cJSON_Delete(samples);
-    cJSON_AddNumberToObject(j, "total_tokens", (double)c->total_tokens);
-    cJSON_AddNumberToObject(j, "wall_time", fig(c->wall_time_s));
-    cJSON_AddNumberToObject(j, "num_completed", (double)c->num_completed);
-    cJSON_AddNumberToObject(j, "num_errors", (double)c->num_errors);
-    if (!cJSON_GetObjectItem(j, "num_errors")) {    /* cJSON could not allocate one of them */
-        cJSON_Delete(j);
-        return NULL;
-    }
+    cJSON_SetNumberValue(target, (double)c->request_count_target);
+    cJSON_DeleteItemFromObjectCaseSensitive(j, "server_output_tokens");
+    while (last->next)  /* the window's server and gate figures */
+        cJSON_Delete(cJSON_DetachItemViaPointer(j, last->next));
     return j;
 }
 

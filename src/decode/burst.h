@@ -9,12 +9,11 @@
  *     aggregate_tps = Σ completion_tokens / profiling wall time
  *
  * (first request's start → last request's end). Each cell has the
- * client-side keys of seed 004's results[] cells, with the same formulas
- * (checked against the seed's own numbers in tests/unit/test_burst.c):
- * per request, with n output tokens, TTFT t and latency L (seconds),
- * output_tps_per_user = (n − 1) / (L − t), inter_token_latency = (L − t) /
- * (n − 1), e2e_output_tps_per_user = n / L; per cell, the mean and the
- * linear-interpolation p50/p90/p99 (numpy's default) of each. */
+ * client-side keys of seed 004's results[] cells and the decode cells'
+ * figures, from the same code: each request's sample is decode_sample_of
+ * (TTFT to the first content), the cell's statistics decode_sample_stats_of
+ * and its JSON decode_cell_json (decode/sample.h,
+ * artifact/decode_matrix.h). */
 #ifndef ANVIL_DECODE_BURST_H
 #define ANVIL_DECODE_BURST_H
 
@@ -23,9 +22,9 @@
 
 #include <cjson/cJSON.h>
 
+#include "decode/sample.h"
 #include "observe/observe.h"
 #include "run/run.h"
-#include "stats/record.h"
 
 /* Seed 004's metadata.burst_requests_per_concurrency. */
 #define BURST_REQUESTS_PER_CONCURRENCY 5
@@ -55,39 +54,6 @@ int burst_config_from_run(struct burst_config *out, const struct run_config *bas
                           size_t n_concurrency, const long *contexts, size_t n_contexts, char *err,
                           size_t errlen);
 
-/* One request: seed 004's request_samples entry. Seconds; NaN = undefined
- * (rendered 0, as the seed writes it). */
-struct burst_sample {
-    double ttft_s;              /* start → first output token of any kind (reasoning or content:
-                                   n counts both) */
-    double time_to_second_token_s;  /* first output chunk → the next */
-    double latency_s;           /* start → end of stream; 0 when not completed */
-    double inter_token_latency_avg_s;   /* (L − t) / (n − 1) */
-    double chunk_inter_token_latency_avg_s; /* mean gap between output chunks: (last − first) /
-                                               (chunks − 1) */
-    long input_tokens;          /* usage.prompt_tokens; -1 unknown */
-    long output_tokens;         /* usage.completion_tokens, else output chunks */
-    double output_tps_per_user; /* (n − 1) / (L − t) */
-    double e2e_output_tps_per_user; /* n / L; 0 when not completed */
-    bool completed;
-};
-
-/* Fills s's derived figures (inter_token_latency_avg_s,
- * output_tps_per_user, e2e_output_tps_per_user) from ttft_s, latency_s,
- * output_tokens and completed, by the formulas above; undefined ones
- * (n ≤ 1, L ≤ t, not completed) NaN. */
-void burst_sample_figures(struct burst_sample *s);
-
-/* The sample of a completed request r (r->fail == FAIL_NONE): its times
- * from r's timestamps, then burst_sample_figures. */
-void burst_sample_of(const struct req_record *r, struct burst_sample *out);
-
-/* Mean and linear-interpolation percentiles of one figure over a cell's
- * samples (NaN = no sample has it). */
-struct burst_stat {
-    double avg, p50, p90, p99;
-};
-
 /* One burst: a burst_results entry. */
 struct burst_cell {
     long concurrency, context_tokens;
@@ -100,15 +66,10 @@ struct burst_cell {
                                        "client_chunks" (some counted by their chunks); static */
     double aggregate_tps;       /* client_output_tokens / measurement_s */
     double per_request_avg_tps; /* aggregate_tps / concurrency */
-    /* over every sample: ttft, time_to_second_token, inter_token_latency, output_tps_per_user,
-       chunk_inter_token_latency, input_seq_len (its avg); over completed ones: request_latency,
-       e2e_output_tps_per_user, output_seq_len */
-    struct burst_stat ttft, time_to_second_token, request_latency, inter_token_latency, output_tps_per_user,
-                      e2e_output_tps_per_user, chunk_inter_token_latency, output_seq_len;
-    double input_seq_len_avg;
+    struct decode_sample_stats stats;   /* over samples, as a decode cell's */
     long request_count;         /* measured requests sent */
     long completed_request_count;
-    struct burst_sample *samples;   /* completed requests, by request index; owned */
+    struct decode_request_sample *samples;  /* completed requests, by request index; owned */
     size_t n_samples;
     long total_tokens;          /* = client_output_tokens */
     double wall_time_s;         /* the whole run: discovery, calibration, warm-ups, burst, artifact */
@@ -123,7 +84,7 @@ struct burst_cell {
 
 /* Computes c's figures from c->samples (completed or not, as the seed's
  * cells hold them), c->concurrency, c->client_output_tokens and
- * c->measurement_s: every burst_stat, input_seq_len_avg, aggregate_tps and
+ * c->measurement_s: c->stats (decode_sample_stats_of), aggregate_tps and
  * per_request_avg_tps. Returns 0, or -1 when memory runs out. */
 int burst_cell_aggregate(struct burst_cell *c);
 
@@ -139,15 +100,17 @@ struct burst_result {
  * when memory runs out). */
 int burst_run(const struct burst_config *c, struct burst_result *out);
 
-/* One burst_results entry: the keys of seed 004's results[] cells that a
- * burst has, in the seed's order (concurrency, context_tokens,
- * benchmark_mode "burst", request_count_target, warmup_request_count,
- * measurement_seconds, measurement_wall_seconds, client_output_tokens,
- * aggregate_source, aggregate_tps, per_request_avg_tps, ttft_* …
- * output_seq_len_p99, request_count, completed_request_count,
- * request_samples, total_tokens, wall_time, num_completed, num_errors;
- * _avg, _p50, _p90, _p99 of each figure). Undefined numbers are 0, as in
- * the seed. Caller deletes; NULL when memory runs out. */
+/* One burst_results entry: decode_cell_json of the cell's figures with
+ * benchmark_mode "burst" and its request_count_target, less the window's
+ * server and gate figures (server_output_tokens and every key after
+ * num_errors): the keys of seed 004's results[] cells that a burst has, in
+ * the seed's order (concurrency, context_tokens, benchmark_mode,
+ * request_count_target, warmup_request_count, measurement_seconds,
+ * measurement_wall_seconds, client_output_tokens, aggregate_source,
+ * aggregate_tps, per_request_avg_tps, ttft_* … output_seq_len_p99,
+ * request_count, completed_request_count, request_samples, total_tokens,
+ * wall_time, num_completed, num_errors). Undefined numbers are null, as in
+ * the decode cells. Caller deletes; NULL when memory runs out. */
 cJSON *burst_cell_json(const struct burst_cell *c);
 
 /* Seed 004's `burst_results` array (every cell that sent requests) and

@@ -17,14 +17,23 @@
  * NaN when n < 2 or the span is not positive. */
 double decode_output_tps_per_user(long n, double first_s, double last_s);
 
+/* The seed's inter_token_latency_avg of the same request: (last_s −
+ * first_s) / (n − 1) seconds per token; NaN when n < 2 or the span is not
+ * positive. */
+double decode_inter_token_latency(long n, double first_s, double last_s);
+
 /* Output tokens of r: usage.completion_tokens when it reported them, else
  * the tokens its chunks carried (continuous usage; a chunk without a count
  * counts 1). */
 long decode_record_tokens(const struct req_record *r);
 
-/* r's request_samples entry. A completed request's figures run to its end
- * (latency); a cut one's (completed false) to its last token, with latency
- * and e2e_output_tps_per_user 0 as the seed writes them. */
+/* r's request_samples entry, the one per-request sample of decode cells and
+ * bursts. TTFT is send → first content (t_first_content; reasoning before
+ * it is not the answer's start: NaN when no content came); the decode
+ * figures run from it, or from the first output chunk when there is no
+ * content. A completed request's figures run to its end (latency); a cut
+ * one's (completed false) to its last token, with latency and
+ * e2e_output_tps_per_user 0 as the seed writes them. */
 void decode_sample_of(const struct req_record *r, struct decode_request_sample *out);
 
 /* The client's side of a cell's window [ws, we) (CLOCK_MONOTONIC ns). */
@@ -50,5 +59,25 @@ bool decode_in_window(const struct req_record *r, int64_t ws, int64_t we);
  * place), percentiles interpolated linearly between ranks as the seed's are
  * (the p50 of two values is their mean). All NaN when none is left. */
 void decode_stat4_of(double *v, size_t n, struct decode_stat4 *out);
+
+/* A cell's client-side statistics over its request samples (seed 004's
+ * results[] figures): ttft, time_to_second_token, inter_token_latency,
+ * output_tps_per_user and chunk_inter_token_latency over every sample;
+ * request_latency, e2e_output_tps_per_user and output_seq_len over the
+ * completed ones; input_seq_len_avg the mean input_tokens (unknown ones,
+ * below 0, left out). Seconds, tokens, tokens/s; NaN = no sample has it. */
+struct decode_sample_stats {
+    struct decode_stat4 ttft, time_to_second_token, request_latency, inter_token_latency;
+    struct decode_stat4 output_tps_per_user, e2e_output_tps_per_user, chunk_inter_token_latency;
+    struct decode_stat4 output_seq_len;
+    double input_seq_len_avg;
+};
+
+/* Fills *out from the n samples s (decode_stat4_of each). Returns 0, or -1
+ * when memory runs out (*out then untouched). */
+int decode_sample_stats_of(const struct decode_request_sample *s, size_t n, struct decode_sample_stats *out);
+
+/* Copies st into the matching fields of the cell writer's *o. */
+void decode_sample_stats_put(const struct decode_sample_stats *st, struct decode_cell_out *o);
 
 #endif

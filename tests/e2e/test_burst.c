@@ -53,11 +53,11 @@ Test(burst_e2e, bursts_per_context_and_concurrency, .timeout = 60)
         cr_assert_eq(x->n_samples, (size_t)x->request_count);
         cr_assert_gt(x->wall_time_s, x->measurement_s, "the run took longer than its burst");
         for (size_t k = 0; k < x->n_samples; k++) {
-            const struct burst_sample *s = &x->samples[k];
+            const struct decode_request_sample *s = &x->samples[k];
             cr_assert(s->completed && s->output_tokens == 8);
-            cr_assert(s->ttft_s > 0 && s->latency_s > s->ttft_s);
-            cr_assert_eq(s->output_tps_per_user, 7 / (s->latency_s - s->ttft_s));
-            cr_assert_eq(s->e2e_output_tps_per_user, 8 / s->latency_s);
+            cr_assert(s->ttft > 0 && s->latency > s->ttft);
+            cr_assert_eq(s->output_tps_per_user, 7 / (s->latency - s->ttft));
+            cr_assert_eq(s->e2e_output_tps_per_user, 8 / s->latency);
             if (x->context_tokens == 64)
                 cr_assert_leq(labs(s->input_tokens - 64), 4, "%ld", s->input_tokens);
             else
@@ -89,7 +89,8 @@ Test(burst_e2e, bursts_per_context_and_concurrency, .timeout = 60)
 
 /* A burst whose requests all fail is recorded, not lost: sent, every
  * request an error, the first one's cause in the cell's error, the cell
- * rendered with zeros. */
+ * rendered with its zero tokens and null where there is no figure (as a
+ * decode cell). */
 Test(burst_e2e, a_failing_burst_says_why, .timeout = 30)
 {
     char dir[] = "/tmp/anvil-burst-XXXXXX";
@@ -120,9 +121,62 @@ Test(burst_e2e, a_failing_burst_says_why, .timeout = 30)
     cr_assert_eq(x->num_completed, 0);
     cr_assert(strstr(x->error, "2 of 2 requests failed (first: http"), "%s", x->error);
     cJSON *j = burst_cell_json(x);
+    cr_assert(cJSON_IsNumber(cJSON_GetObjectItem(j, "aggregate_tps")));
     cr_assert_eq(cJSON_GetObjectItem(j, "aggregate_tps")->valuedouble, 0);
+    cr_assert(cJSON_IsNull(cJSON_GetObjectItem(j, "ttft_avg")), "no sample: no TTFT, never 0");
     cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "request_samples")), 0);
     cJSON_Delete(j);
+    burst_result_free(&r);
+    fclose(base.log);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+/* A burst's TTFT is the decode cells' (decode/sample.h): send → first
+ * content, not → first output. With 3 reasoning tokens streamed before the
+ * content, each request_samples[].ttft is the run artifact's ttft_ms of the
+ * same request (first content), which lies past its
+ * time_to_first_output_ms (the reasoning). */
+Test(burst_e2e, ttft_counts_to_the_first_content_not_the_reasoning, .timeout = 30)
+{
+    char dir[] = "/tmp/anvil-burst-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    const char *sim_args[] = {"--ttft-ms", "2", "--itl-ms", "5", "--reasoning-tokens", "3", NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    struct run_config base;
+    run_config_defaults(&base);
+    base.base_url = sim.base_url;
+    base.output_len = 8;
+    base.telemetry = OBS_MODE_OFF;
+    base.log = tmpfile();
+    const long conc[] = {1}, ctx[] = {16};
+    struct burst_config c;
+    char err[256];
+    cr_assert_eq(burst_config_from_run(&c, &base, conc, 1, ctx, 1, err, sizeof err), 0, "%s", err);
+    c.requests_per_concurrency = 2;
+    c.out_dir = dir;
+    struct burst_result r;
+    int rc = burst_run(&c, &r);
+    cr_assert_eq(sim_stop(&sim), 0);
+    cr_assert_eq(rc, 0, "%s", r.n ? r.cells[0].error : "");
+    cJSON *cell = burst_cell_json(&r.cells[0]), *run = harness_load_json(r.cells[0].artifact_path);
+    cr_assert(cell && run, "%s", r.cells[0].artifact_path);
+    const cJSON *samples = cJSON_GetObjectItem(cell, "request_samples");
+    const cJSON *timings = cJSON_GetObjectItem(run, "request_timings");
+    cr_assert_eq(cJSON_GetArraySize(samples), 2);
+    cr_assert_eq(cJSON_GetArraySize(timings), 2);
+    for (int i = 0; i < 2; i++) {
+        const cJSON *s = cJSON_GetArrayItem(samples, i), *t = cJSON_GetArrayItem(timings, i);
+        double ttft_ms = harness_num(s, "ttft") * 1000;
+        double content_ms = harness_num(t, "ttft_ms"), output_ms = harness_num(t, "time_to_first_output_ms");
+        cr_assert_gt(content_ms, output_ms, "request %d: the reasoning came first", i);
+        cr_expect_leq(fabs(ttft_ms - content_ms), 1e-6, "request %d: TTFT %.6f ms, first content at %.6f ms, "
+                      "first output (reasoning) at %.6f ms", i, ttft_ms, content_ms, output_ms);
+    }
+    cJSON_Delete(cell);
+    cJSON_Delete(run);
     burst_result_free(&r);
     fclose(base.log);
     char cmd[128];

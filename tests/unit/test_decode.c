@@ -41,6 +41,10 @@ static void near(double got, double want, const char *what)
     cr_expect(fabs(got - want) <= 1e-9 * fmax(1, fabs(want)), "%s: %.17g, seed %.17g", what, got, want);
 }
 
+/* Per request, with n output tokens, TTFT t and latency L (s):
+ * output_tps_per_user = (n − 1) / (L − t), inter_token_latency_avg =
+ * (L − t) / (n − 1), e2e_output_tps_per_user = n / L, for every completed
+ * sample of the seed. */
 Test(decode_unit, output_tps_per_user_is_n_minus_1_over_latency_minus_ttft_in_the_seed)
 {
     cJSON *j = seed();
@@ -53,12 +57,15 @@ Test(decode_unit, output_tps_per_user_is_n_minus_1_over_latency_minus_ttft_in_th
             long n = (long)num(s, "output_tokens");
             near(decode_output_tps_per_user(n, num(s, "ttft"), num(s, "latency")), num(s, "output_tps_per_user"),
                  "output_tps_per_user");
+            near(decode_inter_token_latency(n, num(s, "ttft"), num(s, "latency")),
+                 num(s, "inter_token_latency_avg"), "inter_token_latency_avg");
             near((double)n / num(s, "latency"), num(s, "e2e_output_tps_per_user"), "e2e_output_tps_per_user");
             checked++;
         }
     }
-    cr_expect_geq(checked, 20);
+    cr_expect_eq(checked, 26, "every completed sample of the seed's six cells");
     cr_expect(isnan(decode_output_tps_per_user(1, 0.1, 0.2)), "one token has no decode rate");
+    cr_expect(isnan(decode_inter_token_latency(1, 0.1, 0.2)), "one token has no inter-token latency");
     cJSON_Delete(j);
 }
 
