@@ -180,6 +180,15 @@ static void capacity(const struct decode_cell_cfg *c, const struct observe_repor
     o->capacity_limited = *why != 0;
 }
 
+/* Why the gate never opened: the newest observation and the longest the
+ * condition held against what --ready-stable-s asks (short requests that
+ * end and are replaced break it at every replacement). */
+static void timeout_reason(const struct decode_gate *g, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s; the condition held %.2f s at most, %.1f s asked (--ready-stable-s)", g->last,
+             g->longest_s, g->stable_s);
+}
+
 static cJSON *trace_json(const struct decode_gate *g, int64_t t0)
 {
     cJSON *a = cJSON_CreateArray();
@@ -278,12 +287,12 @@ static int figures(const struct decode_cell_cfg *c, const struct decode_gate *g,
     }
     o.per_request_avg_tps = o.aggregate_tps / (double)c->concurrency;
     server_figures(c, obs, &o);
-    char cap_why[200], timeout[200] = "";
+    char cap_why[200], timeout[320] = "";
     capacity(c, obs, &o, client_concurrency(res, ws, we), cap_why, sizeof cap_why);
     o.capacity_reason = cap_why;
     o.warmup_timed_out = !g->opened;
     if (o.warmup_timed_out)
-        snprintf(timeout, sizeof timeout, "%s", g->last);
+        timeout_reason(g, timeout, sizeof timeout);
     o.ready_reason = g->opened ? g->ready_reason : "warmup_timeout";
     o.timeout_reason = timeout;
     out->json = decode_cell_json(&o, obs);
@@ -302,7 +311,7 @@ static int figures(const struct decode_cell_cfg *c, const struct decode_gate *g,
     if (g->opened)
         snprintf(out->ready_line, sizeof out->ready_line, "ready %s", g->ready_reason);
     else
-        snprintf(out->ready_line, sizeof out->ready_line, "warmup timeout %s", g->last);
+        snprintf(out->ready_line, sizeof out->ready_line, "warmup timeout %s", timeout);
     return 0;
 }
 

@@ -102,6 +102,8 @@ bool decode_gate_ready(void *ud, const struct driver_gate *dg)
     if (!g->met_since)
         g->met_since = dg->now;
     double held = (double)(dg->now - g->met_since) / 1e9;
+    if (held > g->longest_s)
+        g->longest_s = held;
     if (held < g->stable_s)
         return false;
     g->opened = true;

@@ -50,6 +50,7 @@ struct decode_gate {
     bool server;                /* judged on the server's counts */
     double running, queued;     /* the newest scrape's (NaN until one) */
     int64_t met_since;          /* the condition has held since then; 0 = not met */
+    double longest_s;           /* the longest it held without a break (s), for a timeout's reason */
     bool opened;                /* the gate opened the window */
     int64_t t_open;
     char ready_reason[300];     /* at opening: "running_reqs=C/C, queue_reqs=0, ..." */

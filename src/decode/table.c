@@ -21,7 +21,8 @@ void decode_print_table(FILE *out, const cJSON *doc)
     const cJSON *conc = cJSON_GetObjectItem(meta, "concurrency_levels");
     const cJSON *ctx = cJSON_GetObjectItem(meta, "context_lengths");
     const cJSON *results = cJSON_GetObjectItem(doc, "results");
-    fprintf(out, "\nSustained decode, aggregate output tok/s (* capacity-limited, - not run)\n%-10s", "context");
+    fprintf(out, "\nSustained decode, aggregate output tok/s (* capacity-limited, ! warm-up timed out, - not run)"
+            "\n%-10s", "context");
     const cJSON *c, *x;
     cJSON_ArrayForEach(c, conc) {
         char h[32];
@@ -40,8 +41,9 @@ void decode_print_table(FILE *out, const cJSON *doc)
             if (!r || !cJSON_IsNumber(tps))
                 snprintf(v, sizeof v, "-");
             else
-                snprintf(v, sizeof v, "%.1f%s", tps->valuedouble,
-                         cJSON_IsTrue(cJSON_GetObjectItem(r, "capacity_limited")) ? "*" : "");
+                snprintf(v, sizeof v, "%.1f%s%s", tps->valuedouble,
+                         cJSON_IsTrue(cJSON_GetObjectItem(r, "capacity_limited")) ? "*" : "",
+                         cJSON_IsTrue(cJSON_GetObjectItem(r, "warmup_timed_out")) ? "!" : "");
             fprintf(out, " %12s", v);
         }
         fputc('\n', out);

@@ -179,7 +179,9 @@ static void announce(const struct run_ctx *x, int threads)
     else
         snprintf(load, sizeof load, "%g req/s (burstiness %g, %s)", c->request_rate, c->burstiness, cap);
     char amount[96];
-    if (c->duration_s > 0)
+    if (c->duration_s > 0 && c->window_ready)
+        snprintf(amount, sizeof amount, "for %g s once ready (warm-up of up to %g s)", c->duration_s, c->warmup_s);
+    else if (c->duration_s > 0)
         snprintf(amount, sizeof amount, "for %g s after %g s of warm-up", c->duration_s, c->warmup_s);
     else
         snprintf(amount, sizeof amount, "%ld prompts", c->num_prompts);

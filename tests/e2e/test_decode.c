@@ -198,6 +198,9 @@ Test(decode_e2e, seed_key_paths_steps_per_s_and_the_capacity_limited_cell, .time
     cr_assert_eq(run_cmd(argv, out, sizeof out, &status), 0);
     cr_assert_eq(status, 0, "%s", out);
     cr_expect(strstr(out, "Sustained decode"), "the terminal table: %s", out);
+    /* the timed-out cell is marked in the table, as the legend says */
+    cr_expect(strstr(out, "! warm-up timed out") && strstr(out, "*!\n"), "the table marks the timed-out cell: %s",
+              out);
     cr_assert_eq(sim_stop(&sim), 0);
     cJSON *seed = harness_load_json("tests/data/seed-004.json");
     cJSON *doc = load_dir(dir, "decode.json");
@@ -218,6 +221,7 @@ Test(decode_e2e, seed_key_paths_steps_per_s_and_the_capacity_limited_cell, .time
     const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(big, "timeout_reason"));
     cr_expect(strstr(why, "running_reqs=") && strstr(why, "/4, queue_reqs=") && !strstr(why, "running_reqs=4/4"),
               "%s", why);
+    cr_expect(strstr(why, "; the condition held 0.00 s at most, 0.3 s asked (--ready-stable-s)"), "%s", why);
     cr_expect_lt(harness_num(big, "effective_concurrency"), 4);
     const cJSON *r;
     cJSON_ArrayForEach(r, cJSON_GetObjectItem(doc, "results")) {
