@@ -57,52 +57,23 @@ static int client_figures(const struct run_result *res, int64_t ws, int64_t we, 
                           struct decode_request_sample **samples, struct decode_window *w)
 {
     decode_window_count(res->records, res->n_records, ws, we, w);
-    size_t n = 0, cap = (size_t)(res->n_records ? res->n_records : 1);
-    struct decode_request_sample *s = calloc(cap, sizeof *s);
-    double *v[8];
-    for (int k = 0; k < 8; k++)
-        v[k] = calloc(cap, sizeof *v[k]);
-    if (!s || !v[0] || !v[1] || !v[2] || !v[3] || !v[4] || !v[5] || !v[6] || !v[7]) {
-        free(s);
-        for (int k = 0; k < 8; k++)
-            free(v[k]);
+    struct decode_request_sample *s = calloc((size_t)(res->n_records ? res->n_records : 1), sizeof *s);
+    if (!s)
         return -1;
-    }
-    size_t nc = 0;      /* completed: latency, e2e rate and output length are theirs */
-    double in_sum = 0;
+    size_t n = 0;
     for (int i = 0; i < res->n_records; i++) {
         const struct req_record *r = &res->records[i];
         /* a request without two chunks yet (queued, in prefill at the window's end) has no
          * decode figure: it counts in request_count only */
-        if (!decode_in_window(r, ws, we) || (r->fail != FAIL_NONE && !r->cut) || r->n_chunks < 2)
-            continue;
-        struct decode_request_sample *x = &s[n];
-        decode_sample_of(r, x);
-        v[0][n] = x->ttft;
-        v[1][n] = x->time_to_second_token;
-        v[3][n] = x->inter_token_latency_avg;
-        v[4][n] = x->output_tps_per_user;
-        v[6][n] = x->chunk_inter_token_latency_avg;
-        in_sum += (double)x->input_tokens;
-        if (x->completed) {
-            v[2][nc] = x->latency;
-            v[5][nc] = x->e2e_output_tps_per_user;
-            v[7][nc] = (double)x->output_tokens;
-            nc++;
-        }
-        n++;
+        if (decode_in_window(r, ws, we) && (r->fail == FAIL_NONE || r->cut) && r->n_chunks >= 2)
+            decode_sample_of(r, &s[n++]);
     }
-    decode_stat4_of(v[0], n, &o->ttft);
-    decode_stat4_of(v[1], n, &o->time_to_second_token);
-    decode_stat4_of(v[2], nc, &o->request_latency);
-    decode_stat4_of(v[3], n, &o->inter_token_latency);
-    decode_stat4_of(v[4], n, &o->output_tps_per_user);
-    decode_stat4_of(v[5], nc, &o->e2e_output_tps_per_user);
-    decode_stat4_of(v[6], n, &o->chunk_inter_token_latency);
-    decode_stat4_of(v[7], nc, &o->output_seq_len);
-    o->input_seq_len_avg = n ? in_sum / (double)n : NAN;
-    for (int k = 0; k < 8; k++)
-        free(v[k]);
+    struct decode_sample_stats st;
+    if (decode_sample_stats_of(s, n, &st) != 0) {
+        free(s);
+        return -1;
+    }
+    decode_sample_stats_put(&st, o);
     *samples = s;
     o->samples = s;
     o->n_samples = n;
