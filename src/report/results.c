@@ -102,6 +102,8 @@ static void verdicts(FILE *out, const struct results_row *rows, size_t n, const 
                 limited, limited == 1 ? "" : "s");
     else if (!strcmp(status, "PASS"))
         fprintf(out, "requests: PASS (every request of every round completed)\n");
+    else if (!failed && reason)
+        fprintf(out, "requests: %s (%s; no request failed)\n", status, reason);
     else
         fprintf(out, "requests: %s (%ld failed requests in %ld rounds%s%s)\n", status, failed, failed_rounds,
                 reason ? "; " : "", reason ? reason : "");

@@ -60,7 +60,8 @@ struct results_opts {
  * goodput req/s, SLO attainment, and "USD / M out tok" when priced) in
  * o->format, then the verdict lines
  *   requests: PASS (every request of every round completed)
- *   requests: FAIL|INCOMPLETE (N failed requests in R rounds[; reason])
+ *   requests: FAIL|INCOMPLETE (N failed requests in R rounds[; reason]), or
+ *   requests: INCOMPLETE (reason; no request failed)
  *   SLO (slo): MET at every load point (...) | MISSED at K of M load points (...)
  *   SLO: not set (...)
  * SLO attainment = good / (completed + failed) over the point's rounds.

@@ -100,7 +100,7 @@ Test(results_table, request_failures_and_slo_misses_are_separate_words)
     rows[1].cut = true;
     o.slo = NULL;
     t = print(rows, 2, &o);
-    cr_assert(strstr(t, "requests: INCOMPLETE (0 failed requests in 0 rounds; a round was cut short)"), "%s", t);
+    cr_assert(strstr(t, "requests: INCOMPLETE (a round was cut short; no request failed)"), "%s", t);
     cr_assert(strstr(t, "SLO: not set"), "%s", t);
     free(t);
     o.slo = "ttft:1000";
@@ -111,7 +111,7 @@ Test(results_table, request_failures_and_slo_misses_are_separate_words)
     o.status = "FAIL";
     o.reason = "round 2 of c8 has no artifact";
     t = print(rows, 2, &o);
-    cr_assert(strstr(t, "requests: FAIL (0 failed requests in 0 rounds; round 2 of c8 has no artifact)"), "%s", t);
+    cr_assert(strstr(t, "requests: FAIL (round 2 of c8 has no artifact; no request failed)"), "%s", t);
     free(t);
 }
 
