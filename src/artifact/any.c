@@ -155,7 +155,8 @@ static int walk(const char *dir, char ***paths, size_t *n, char *err, size_t err
     for (size_t i = 0; rc == 0 && i < k; i++) {
         char *path = NULL;
         struct stat st;
-        if (asprintf(&path, "%s/%s", dir, names[i]) < 0) {
+        size_t dl = strlen(dir);    /* "dir/" as given keeps one slash: "dir/x.json" */
+        if (asprintf(&path, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", names[i]) < 0) {
             rc = -1;
             break;
         }

@@ -447,9 +447,11 @@ Test(results_e2e, run_and_sweep_price_output_tokens_like_show, .timeout = 120)
     char **files;
     size_t n;
     char rounds[128];
-    snprintf(rounds, sizeof rounds, "%s/rounds", dir);
+    snprintf(rounds, sizeof rounds, "%s/rounds/", dir);
     cr_assert_eq(artifact_find_json(rounds, &files, &n, err, sizeof err), 0, "%s", err);
     cr_assert_eq(n, 2);
+    for (size_t i = 0; i < n; i++)   /* a folder given with its slash: paths keep one (had two) */
+        cr_assert(!strstr(files[i], "//"), "%s", files[i]);
     for (size_t i = 0; i < n; i++) {
         char want[32];
         snprintf(want, sizeof want, " %.4f\n", cost_of(files[i], 3, 4));
