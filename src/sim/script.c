@@ -279,6 +279,17 @@ static void arm(struct play *p)
     evtimer_add(p->timer, &tv);
 }
 
+/* Ends the reply and frees p first: ending it may free the connection at
+ * once (an HTTP/1.0 client, nothing left to write), whose close callback
+ * would free p under us. */
+static void end_reply(struct play *p)
+{
+    struct evhttp_request *req = p->req;
+    p->ended = true;
+    play_free(p);
+    evhttp_send_reply_end(req);
+}
+
 static void on_step(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
@@ -311,9 +322,7 @@ static void on_step(evutil_socket_t fd, short what, void *arg)
         arm(p);
         return;
     }
-    evhttp_send_reply_end(p->req);
-    p->ended = true;
-    play_free(p);
+    end_reply(p);
 }
 
 /* Sets up p's trace state; false when memory runs out. */
@@ -351,9 +360,7 @@ int sim_script_play(const struct sim_script *sc, struct event_base *base, struct
     evhttp_connection_set_closecb(p->conn, on_conn_close, p);
     evhttp_send_reply_start(req, sc->status, sc->status < 400 ? "OK" : "Error");
     if (sc->n_steps == 0) {
-        evhttp_send_reply_end(req);
-        p->ended = true;
-        play_free(p);
+        end_reply(p);
         return 0;
     }
     arm(p);

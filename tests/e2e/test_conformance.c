@@ -9,6 +9,7 @@
  * (measured, not assumed: at rest it is a fraction of a millisecond; a late
  * step lengthens the gap before it and shortens the one after). */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,17 +173,32 @@ Test(conformance, every_script_in_the_folder_is_in_the_corpus)
     cr_assert_eq(n, (int)N_CASES);
 }
 
-/* A raw POST to the simulator on 127.0.0.1:port; returns the socket. */
-static int post_raw(int port)
+/* A raw POST to the simulator on 127.0.0.1:port (HTTP/1.0, or 1.1 with
+ * Connection: close, so the reply ends with the connection); returns the
+ * socket. */
+static int post_raw(int port, bool http10)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     cr_assert(fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0);
-    static const char req[] = "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Request-Id: stopped\r\n"
-                              "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
-    cr_assert_eq(write(fd, req, sizeof req - 1), (ssize_t)(sizeof req - 1));
+    char req[256];
+    int n = snprintf(req, sizeof req, "POST /v1/chat/completions HTTP/1.%d\r\nHost: x\r\nX-Request-Id: stopped\r\n"
+                     "Connection: close\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
+                     http10 ? 0 : 1);
+    cr_assert_eq(write(fd, req, (size_t)n), (ssize_t)n);
     return fd;
+}
+
+/* Reads fd to its end; returns the bytes read. */
+static size_t read_all(int fd)
+{
+    char buf[4096];
+    size_t total = 0;
+    for (ssize_t k; (k = read(fd, buf, sizeof buf)) > 0;)
+        total += (size_t)k;
+    close(fd);
+    return total;
 }
 
 /* The allowance is the server's measured delay: a simulator stopped for
@@ -200,14 +216,11 @@ Test(conformance, a_stopped_server_shows_its_delay_in_the_trace, .timeout = 60)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     double sent = (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-    int fd = post_raw(sim.port);
+    int fd = post_raw(sim.port, false);
     kill(sim.pid, SIGSTOP);
     harness_sleep_ms(300);
     kill(sim.pid, SIGCONT);
-    char buf[4096];
-    while (read(fd, buf, sizeof buf) > 0 && !memmem(buf, sizeof buf, "[DONE]", 6))
-        ;
-    close(fd);
+    cr_assert_gt(read_all(fd), 0);
     cr_assert_eq(sim_stop(&sim), 0);
     cJSON *tr[2];
     cr_assert_eq(harness_read_jsonl(trace, tr, 2), 1);
@@ -225,5 +238,36 @@ Test(conformance, a_stopped_server_shows_its_delay_in_the_trace, .timeout = 60)
     cr_assert_str_eq(cJSON_GetObjectItem(tr[0], "request_id")->valuestring, "stopped");
     cr_assert(cJSON_IsNull(cJSON_GetObjectItem(tr[0], "first_token_ns")), "a script's bytes are not parsed");
     cJSON_Delete(tr[0]);
+    unlink(trace);
+}
+
+/* A reply whose last step writes nothing, to an HTTP/1.0 client: ending
+ * it frees the connection at once. The playback ended after that and wrote
+ * to its freed state (found by ASan in the simulator); now it ends, traced
+ * as finished, and the simulator stops cleanly. */
+Test(conformance, a_reply_ending_with_an_empty_write_to_http10, .timeout = 60)
+{
+    char script[64], trace[64];
+    cr_assert_eq(harness_tmpfile(script, sizeof script), 0);
+    cr_assert_eq(harness_tmpfile(trace, sizeof trace), 0);
+    FILE *f = fopen(script, "w");
+    cr_assert(f);
+    fputs("{\"status\": 200, \"headers\": {\"content-type\": \"text/event-stream\"}}\n"
+          "{\"after_ms\": 0, \"write\": \"data: a\\n\\n\"}\n{\"after_ms\": 50, \"write\": \"\"}\n", f);
+    fclose(f);
+    const char *sim_args[] = {"--script", script, "--trace", trace, NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    cr_assert_gt(read_all(post_raw(sim.port, true)), 0);
+    cr_assert_gt(read_all(post_raw(sim.port, true)), 0, "the simulator still answers");
+    cr_assert_eq(sim_stop(&sim), 0, "the simulator exits cleanly (no sanitizer report)");
+    cJSON *tr[3];
+    cr_assert_eq(harness_read_jsonl(trace, tr, 3), 2);
+    for (int i = 0; i < 2; i++) {
+        cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(tr[i], "client_closed")), "the reply reached its end");
+        cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(tr[i], "chunks")), 2);
+        cJSON_Delete(tr[i]);
+    }
+    unlink(script);
     unlink(trace);
 }
