@@ -44,8 +44,10 @@ void decode_sample_of(const struct req_record *r, struct decode_request_sample *
     else if (r->n_chunks)
         last = s_between(r->t_start, r->chunks[r->n_chunks - 1].t_ns);
     double first = r->n_chunks ? s_between(r->t_start, r->chunks[0].t_ns) : NAN;
-    /* the seed measures decode from the first content token */
-    double from = isfinite(ttft) ? ttft : first;
+    /* decode runs from the first output token, as n counts reasoning tokens
+     * too; without reasoning that is the first content token, where the seed
+     * measures from */
+    double from = isfinite(first) ? first : ttft;
     *out = (struct decode_request_sample){
         .ttft = ttft,
         .time_to_second_token = r->n_chunks >= 2 ? s_between(r->chunks[0].t_ns, r->chunks[1].t_ns) : NAN,

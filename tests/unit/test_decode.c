@@ -81,6 +81,26 @@ static size_t values(const cJSON *cell, const char *k, bool completed_only, doub
     return n;
 }
 
+/* A reasoning stream: 3 reasoning tokens at 10, 20, 30 ms, then 7 content
+ * tokens to 100 ms (10 in usage). TTFT is the first content (40 ms); the
+ * per-user rate and ITL count the 10 tokens from the first output (10 ms):
+ * (10 − 1) / 0.09 s. From the first content they read 10 tokens over 60 ms,
+ * 1.5× too fast (as they did before). */
+Test(decode_unit, a_reasoning_streams_decode_rate_counts_from_its_first_output)
+{
+    struct out_chunk ch[10];
+    for (int i = 0; i < 10; i++)
+        ch[i] = (struct out_chunk){.t_ns = (int64_t)(i + 1) * 10000000, .tokens = 1, .content = i >= 3};
+    struct req_record r = {.t_start = 1, .t_first_output = ch[0].t_ns, .t_first_content = ch[3].t_ns,
+                           .t_end = ch[9].t_ns, .completion_tokens = 10, .prompt_tokens = 16, .done_seen = true,
+                           .chunks = ch, .n_chunks = 10, .fail = FAIL_NONE};
+    struct decode_request_sample x;
+    decode_sample_of(&r, &x);
+    cr_assert_float_eq(x.ttft, 0.04, 1e-6);
+    cr_assert_float_eq(x.output_tps_per_user, 9 / 0.09, 1e-3, "%g", x.output_tps_per_user);
+    cr_assert_float_eq(x.inter_token_latency_avg, 0.01, 1e-6, "%g", x.inter_token_latency_avg);
+}
+
 Test(decode_unit, cell_statistics_reproduce_the_seed_from_its_samples)
 {
     cJSON *j = seed();
