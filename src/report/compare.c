@@ -245,19 +245,20 @@ int cmp_side_as_rows(const struct cmp_side *s, struct cmp_side *out, char *err, 
 
 void cmp_noise_of(const double *v, size_t n, unsigned long seed, struct cmp_noise *out)
 {
-    *out = (struct cmp_noise){NAN, NAN, NAN, "no value"};
+    *out = (struct cmp_noise){.median = NAN, .lo = NAN, .hi = NAN, .method = "no value", .n = 0};
     double *x = malloc((n ? n : 1) * sizeof *x);
     if (!x)
         return;
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        if (!isnan(v[i]))
+        if (isfinite(v[i]))
             x[k++] = v[i];
     if (k == 0) {
         free(x);
         return;
     }
     gsl_sort(x, 1, k);
+    out->n = k;
     out->median = gsl_stats_median_from_sorted_data(x, 1, k);
     out->lo = x[0];
     out->hi = x[k - 1];
@@ -286,14 +287,40 @@ void cmp_noise_of(const double *v, size_t n, unsigned long seed, struct cmp_nois
     free(x);
 }
 
-const char *cmp_verdict(const struct cmp_noise *a, const struct cmp_noise *b, bool higher_better)
+bool cmp_rounds_to_zero(double d, int prec)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.*f", prec, d);
+    return strtod(buf, NULL) == 0;
+}
+
+/* The verdicts, each with the qualifier of a pair that lacks a noise
+ * estimate: [word][0] both sides have 2+ values, [1] A has one, [2] B has
+ * one, [3] both have one. Constant strings, so the verdict column holds a
+ * fixed vocabulary. */
+enum { V_BETTER, V_WORSE, V_WITHIN, V_SAME };
+static const char *const verdicts[][4] = {
+    {"better", "better (no noise estimate for A: 1 round)", "better (no noise estimate for B: 1 round)",
+     "better (no noise estimate: 1 round each)"},
+    {"worse", "worse (no noise estimate for A: 1 round)", "worse (no noise estimate for B: 1 round)",
+     "worse (no noise estimate: 1 round each)"},
+    {"within noise", "within noise (no noise estimate for A: 1 round)",
+     "within noise (no noise estimate for B: 1 round)", "within noise (no noise estimate: 1 round each)"},
+    {"same", "same (no noise estimate for A: 1 round)", "same (no noise estimate for B: 1 round)",
+     "same (no noise estimate: 1 round each)"},
+};
+
+const char *cmp_verdict(const struct cmp_noise *a, const struct cmp_noise *b, bool higher_better, int prec)
 {
     if (isnan(a->median) || isnan(b->median))
         return "n/a";
+    int q = (a->n == 1) + 2 * (b->n == 1);
+    if (cmp_rounds_to_zero(b->median - a->median, prec))
+        return verdicts[V_SAME][q];
     if (b->lo <= a->hi && a->lo <= b->hi)
-        return "within noise";
+        return verdicts[V_WITHIN][q];
     bool higher = b->lo > a->hi;
-    return higher == higher_better ? "better" : "worse";
+    return verdicts[higher == higher_better ? V_BETTER : V_WORSE][q];
 }
 
 /* ---- workloads ---- */
@@ -428,7 +455,7 @@ static void noise_of_case(const struct cmp_case *c, const struct cmp_metric *m, 
 {
     double *v = malloc((c->n ? c->n : 1) * sizeof *v);
     if (!v) {
-        *out = (struct cmp_noise){NAN, NAN, NAN, "out of memory"};
+        *out = (struct cmp_noise){.median = NAN, .lo = NAN, .hi = NAN, .method = "out of memory", .n = 0};
         return;
     }
     for (size_t i = 0; i < c->n; i++) {
@@ -475,9 +502,10 @@ static void pair_table(struct rdoc *doc, const struct cmp_case *a, const struct 
         rtable_text(t, m->name);
         rtable_num(t, za.median, m->prec);
         rtable_num(t, zb.median, m->prec);
-        rtable_num(t, zb.median - za.median, m->prec);
+        double delta = zb.median - za.median;
+        rtable_num(t, cmp_rounds_to_zero(delta, m->prec) ? 0.0 : delta, m->prec);     /* never "-0.00" */
         rtable_num(t, za.median != 0 ? zb.median / za.median : NAN, 3);
-        rtable_text(t, cmp_verdict(&za, &zb, m->higher_better));
+        rtable_text(t, cmp_verdict(&za, &zb, m->higher_better, m->prec));
         interval_cell(t, &za, m->prec);
         interval_cell(t, &zb, m->prec);
     }
@@ -594,7 +622,7 @@ int cmp_compare(const struct cmp_side *a, const struct cmp_side *b, bool force, 
                   "workloads are told apart by lengths, concurrency and rate only");
     rdoc_note(doc, "noise: with 3 or more rounds a side's interval is a bootstrap 95%% interval of the "
               "median (%d resamples, seed %d); with 2 the min–max of the rounds; with 1 there is no noise "
-              "estimate and any difference counts; within noise = the intervals overlap",
-              BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED);
+              "estimate (the verdict says so) and any difference counts; within noise = the intervals "
+              "overlap; same = B - A is 0 at the printed precision", BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED);
     return 0;
 }
