@@ -344,14 +344,38 @@ static const char *load_mode_of(const struct benchmark *b)
     return b->measurement_protocol ? b->measurement_protocol : "unknown";
 }
 
+/* A request rate as a reason prints it: "8 req/s"; NaN (null: no rate) is
+ * "closed loop", or "trace replay" for a replayed trace (its times are the
+ * trace's); +inf (every request at once) is "unlimited". */
+static const char *rate_text(double rate, const char *load_mode, char *buf, size_t cap)
+{
+    if (isnan(rate))
+        return load_mode && !strcmp(load_mode, "trace-replay") ? "trace replay" : "closed loop";
+    if (isinf(rate))
+        return "unlimited";
+    snprintf(buf, cap, "%g req/s", rate);
+    return buf;
+}
+
+/* Planned input tokens per request; NaN (null) are a dataset's prompts. */
+static const char *tokens_text(double tokens, char *buf, size_t cap)
+{
+    if (!isfinite(tokens))
+        return "dataset prompts";
+    snprintf(buf, cap, "%.0f tokens", tokens);
+    return buf;
+}
+
 bool cmp_workload_differs(const struct benchmark *a, const struct benchmark *b, char *why, size_t whylen)
 {
+    char x[64], y[64];
     size_t n = 0;
     why[0] = '\0';
 #define DIFF(...) (n += (size_t)snprintf(why + n, n < whylen ? whylen - n : 0, "%s", n ? "; " : ""), \
                    n += (size_t)snprintf(why + n, n < whylen ? whylen - n : 0, __VA_ARGS__))
     if (!same_num(a->context_tokens, b->context_tokens))
-        DIFF("input lengths differ (%.0f vs %.0f tokens)", a->context_tokens, b->context_tokens);
+        DIFF("input lengths differ (%s vs %s)", tokens_text(a->context_tokens, x, sizeof x),
+             tokens_text(b->context_tokens, y, sizeof y));
     if (a->max_tokens != b->max_tokens)
         DIFF("output lengths differ (max_tokens %ld vs %ld)", a->max_tokens, b->max_tokens);
     if (strcmp(load_mode_of(a), load_mode_of(b)))
@@ -359,7 +383,8 @@ bool cmp_workload_differs(const struct benchmark *a, const struct benchmark *b, 
     if (a->concurrency != b->concurrency)
         DIFF("concurrency differs (%ld vs %ld)", a->concurrency, b->concurrency);
     if (!same_num(a->request_rate, b->request_rate))
-        DIFF("request rates differ (%g vs %g req/s)", a->request_rate, b->request_rate);
+        DIFF("request rates differ (%s vs %s)", rate_text(a->request_rate, a->load_mode, x, sizeof x),
+             rate_text(b->request_rate, b->load_mode, y, sizeof y));
     if (!same_str(a->endpoint, b->endpoint))
         DIFF("endpoints differ (%s vs %s)", a->endpoint ? a->endpoint : "unknown",
              b->endpoint ? b->endpoint : "unknown");
@@ -375,6 +400,7 @@ bool cmp_workload_differs(const struct benchmark *a, const struct benchmark *b, 
 
 bool cmp_row_workload_differs(const struct matrix_row *a, const struct matrix_row *b, char *why, size_t whylen)
 {
+    char x[64], y[64];
     size_t n = 0;
     why[0] = '\0';
 #define DIFF(...) (n += (size_t)snprintf(why + n, n < whylen ? whylen - n : 0, "%s", n ? "; " : ""), \
@@ -388,7 +414,7 @@ bool cmp_row_workload_differs(const struct matrix_row *a, const struct matrix_ro
         DIFF("load modes differ (%s vs %s)", isnan(ra) ? "closed loop" : "open loop",
              isnan(rb) ? "closed loop" : "open loop");
     else if (!same_num(ra, rb))
-        DIFF("request rates differ (%g vs %g req/s)", ra, rb);
+        DIFF("request rates differ (%s vs %s)", rate_text(ra, NULL, x, sizeof x), rate_text(rb, NULL, y, sizeof y));
     if (a->concurrency != b->concurrency)
         DIFF("concurrency differs (%ld vs %ld)", a->concurrency, b->concurrency);
 #undef DIFF

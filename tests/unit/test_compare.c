@@ -192,6 +192,39 @@ Test(compare, different_workloads_are_refused_unless_forced)
     rdoc_free(&d);
 }
 
+/* An open loop against a duration-mode closed loop, and synthetic prompts
+ * against a dataset's: the reasons name the closed loop and the dataset
+ * where a number is missing. Before, they said "8 vs nan req/s" and "nan vs
+ * 1024 tokens". */
+Test(compare, workload_reasons_print_no_nan)
+{
+    static struct side_fixture a, b;
+    const double t[] = {100}, p[] = {10};
+    side(&a, "r1.json", 1, t, p);
+    side(&b, "d1.json", 1, t, p);
+    a.b[0].load_mode = (char *)"open-loop";
+    a.b[0].request_rate = 8;
+    b.b[0].duration_mode.present = true;
+    b.b[0].context_tokens = NAN;
+    b.b[0].workload.present = true;
+    b.b[0].workload.dataset = (char *)"sharegpt";
+    struct rdoc d = {0};
+    char err[1024];
+    cr_assert_eq(cmp_compare(&a.s, &b.s, false, NULL, &d, err, sizeof err), 1);
+    cr_assert(strstr(err, "request rates differ (8 req/s vs closed loop)"), "%s", err);
+    cr_assert(strstr(err, "input lengths differ (1024 tokens vs dataset prompts)"), "%s", err);
+    cr_assert(strstr(err, "load modes differ (open-loop vs duration)"), "%s", err);
+    cr_assert_null(strstr(err, "nan"), "%s", err);
+    char why[512];
+    cr_assert(cmp_workload_differs(&b.b[0], &a.b[0], why, sizeof why));
+    cr_assert(strstr(why, "request rates differ (closed loop vs 8 req/s)"), "%s", why);
+    a.b[0].request_rate = INFINITY;
+    cr_assert(cmp_workload_differs(&a.b[0], &b.b[0], why, sizeof why));
+    cr_assert_null(strstr(why, "inf"), "%s", why);
+    cr_assert(strstr(why, "request rates differ (unlimited vs closed loop)"), "%s", why);
+    rdoc_free(&d);
+}
+
 Test(compare, cost_row_when_priced)
 {
     static struct side_fixture a, b;
