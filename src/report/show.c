@@ -71,6 +71,8 @@ static void bench_run_table(struct rdoc *doc, const struct artifact_any *a, cons
     kv_text(t, "Engine:", b->engine);
     kv_text(t, "Model:", b->model);
     kv_text(t, "Endpoint:", b->endpoint);
+    kv_text(t, "Started:", b->started_at);
+    kv_text(t, "Finished:", b->finished_at);
     kv_text(t, "Load mode:", b->load_mode ? b->load_mode : b->measurement_protocol);
     kv_whole(t, "Concurrency:", b->concurrency);
     if (!isnan(b->request_rate))
@@ -251,7 +253,9 @@ static void show_decode(struct rdoc *doc, const struct artifact_any *a, const st
     kv_text(t, "Engine:", m->engine);
     kv_text(t, "Model:", m->model);
     kv_text(t, "Server:", m->server);
-    kv_text(t, "Started:", m->timestamp);
+    /* metadata.timestamp is when the file was written, after the last cell (seed 004: the
+     * event log starts at 01:04:47, the timestamp says 01:14:26); the file has no start date */
+    kv_text(t, "Written:", m->timestamp);
     kv_num(t, "Window per cell (s):", m->duration_per_test_s, 1);
     kv_whole(t, "Output tokens per request (max_tokens):", m->max_tokens);
     bool c = cost_on(cost);

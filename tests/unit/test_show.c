@@ -109,6 +109,10 @@ Test(show, benchmark_tables_carry_the_seed_numbers)
     double tps = raw_num(p, "metrics", "throughput_tok_s");
     cr_assert_eq(cell(run, "Output token throughput (tok/s):", 1)->num, tps);
     cr_assert_eq(cell(run, "Successful requests:", 1)->num, 16);
+    /* the run's own start and end (UTC), as the file has them */
+    cr_assert_str_eq(cell(run, "Started:", 1)->text, a.u.bench.started_at);
+    cr_assert_str_eq(cell(run, "Finished:", 1)->text, a.u.bench.finished_at);
+    cr_assert_str_eq(a.u.bench.started_at, "2026-09-05T03:46:17Z");
     /* $2 per GPU-hour at tps tokens/s: 2 / (tps * 3600) * 1e6 USD per million tokens */
     cr_assert_float_eq(cell(run, "Cost (USD per million output tokens):", 1)->num, 2.0 / (tps * 3600) * 1e6, 1e-12);
     rdoc_free(&d);
@@ -137,6 +141,12 @@ Test(show, decode_matrix_cells_and_prefill)
     const struct rtable *t = table(&d, "Sustained decode");
     cr_assert_eq(t->ncells / t->ncols, 6);
     cr_assert_eq(t->cells[4].num, 0.13393967098090798 * 1000);     /* TTFT p50 of cell 0, ms */
+    /* metadata.timestamp is when the file was written (after the event log's last cell), not
+     * when the run started: labelled so (it read "Started:" before) */
+    const struct rtable *head = table(&d, p);
+    cr_assert_str_eq(cell(head, "Written:", 1)->text, "2026-08-28T01:14:26.824486");
+    for (size_t r = 0; r < head->ncells / head->ncols; r++)
+        cr_assert_str_neq(head->cells[r * head->ncols].text, "Started:");
     rdoc_free(&d);
     artifact_any_free(&a);
 }
