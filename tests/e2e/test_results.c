@@ -243,6 +243,7 @@ Test(results_e2e, show_and_compare_what_anvil_writes, .timeout = 180)
     sweep(b, "40", "3");
     snprintf(path, sizeof path, "%s/rounds/sim/short-16-4-c2/round-1.json", a);
     show_ok(path, "table", "Successful requests:");
+    show_ok(path, "csv", "\nSuccessful requests,");     /* a key in CSV: no colon */
     show_ok(path, "markdown", "| TTFT |");
     snprintf(path, sizeof path, "%s/matrix.json", a);
     show_ok(path, "table", "short-16-4-c2");
