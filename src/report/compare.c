@@ -245,19 +245,20 @@ int cmp_side_as_rows(const struct cmp_side *s, struct cmp_side *out, char *err, 
 
 void cmp_noise_of(const double *v, size_t n, unsigned long seed, struct cmp_noise *out)
 {
-    *out = (struct cmp_noise){NAN, NAN, NAN, "no value"};
+    *out = (struct cmp_noise){.median = NAN, .lo = NAN, .hi = NAN, .method = "no value", .n = 0};
     double *x = malloc((n ? n : 1) * sizeof *x);
     if (!x)
         return;
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        if (!isnan(v[i]))
+        if (isfinite(v[i]))
             x[k++] = v[i];
     if (k == 0) {
         free(x);
         return;
     }
     gsl_sort(x, 1, k);
+    out->n = k;
     out->median = gsl_stats_median_from_sorted_data(x, 1, k);
     out->lo = x[0];
     out->hi = x[k - 1];
@@ -286,14 +287,40 @@ void cmp_noise_of(const double *v, size_t n, unsigned long seed, struct cmp_nois
     free(x);
 }
 
-const char *cmp_verdict(const struct cmp_noise *a, const struct cmp_noise *b, bool higher_better)
+bool cmp_rounds_to_zero(double d, int prec)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.*f", prec, d);
+    return strtod(buf, NULL) == 0;
+}
+
+/* The verdicts, each with the qualifier of a pair that lacks a noise
+ * estimate: [word][0] both sides have 2+ values, [1] A has one, [2] B has
+ * one, [3] both have one. Constant strings, so the verdict column holds a
+ * fixed vocabulary. */
+enum { V_BETTER, V_WORSE, V_WITHIN, V_SAME };
+static const char *const verdicts[][4] = {
+    {"better", "better (no noise estimate for A: 1 round)", "better (no noise estimate for B: 1 round)",
+     "better (no noise estimate: 1 round each)"},
+    {"worse", "worse (no noise estimate for A: 1 round)", "worse (no noise estimate for B: 1 round)",
+     "worse (no noise estimate: 1 round each)"},
+    {"within noise", "within noise (no noise estimate for A: 1 round)",
+     "within noise (no noise estimate for B: 1 round)", "within noise (no noise estimate: 1 round each)"},
+    {"same", "same (no noise estimate for A: 1 round)", "same (no noise estimate for B: 1 round)",
+     "same (no noise estimate: 1 round each)"},
+};
+
+const char *cmp_verdict(const struct cmp_noise *a, const struct cmp_noise *b, bool higher_better, int prec)
 {
     if (isnan(a->median) || isnan(b->median))
         return "n/a";
+    int q = (a->n == 1) + 2 * (b->n == 1);
+    if (cmp_rounds_to_zero(b->median - a->median, prec))
+        return verdicts[V_SAME][q];
     if (b->lo <= a->hi && a->lo <= b->hi)
-        return "within noise";
+        return verdicts[V_WITHIN][q];
     bool higher = b->lo > a->hi;
-    return higher == higher_better ? "better" : "worse";
+    return verdicts[higher == higher_better ? V_BETTER : V_WORSE][q];
 }
 
 /* ---- workloads ---- */
@@ -317,14 +344,38 @@ static const char *load_mode_of(const struct benchmark *b)
     return b->measurement_protocol ? b->measurement_protocol : "unknown";
 }
 
+/* A request rate as a reason prints it: "8 req/s"; NaN (null: no rate) is
+ * "closed loop", or "trace replay" for a replayed trace (its times are the
+ * trace's); +inf (every request at once) is "unlimited". */
+static const char *rate_text(double rate, const char *load_mode, char *buf, size_t cap)
+{
+    if (isnan(rate))
+        return load_mode && !strcmp(load_mode, "trace-replay") ? "trace replay" : "closed loop";
+    if (isinf(rate))
+        return "unlimited";
+    snprintf(buf, cap, "%g req/s", rate);
+    return buf;
+}
+
+/* Planned input tokens per request; NaN (null) are a dataset's prompts. */
+static const char *tokens_text(double tokens, char *buf, size_t cap)
+{
+    if (!isfinite(tokens))
+        return "dataset prompts";
+    snprintf(buf, cap, "%.0f tokens", tokens);
+    return buf;
+}
+
 bool cmp_workload_differs(const struct benchmark *a, const struct benchmark *b, char *why, size_t whylen)
 {
+    char x[64], y[64];
     size_t n = 0;
     why[0] = '\0';
 #define DIFF(...) (n += (size_t)snprintf(why + n, n < whylen ? whylen - n : 0, "%s", n ? "; " : ""), \
                    n += (size_t)snprintf(why + n, n < whylen ? whylen - n : 0, __VA_ARGS__))
     if (!same_num(a->context_tokens, b->context_tokens))
-        DIFF("input lengths differ (%.0f vs %.0f tokens)", a->context_tokens, b->context_tokens);
+        DIFF("input lengths differ (%s vs %s)", tokens_text(a->context_tokens, x, sizeof x),
+             tokens_text(b->context_tokens, y, sizeof y));
     if (a->max_tokens != b->max_tokens)
         DIFF("output lengths differ (max_tokens %ld vs %ld)", a->max_tokens, b->max_tokens);
     if (strcmp(load_mode_of(a), load_mode_of(b)))
@@ -332,7 +383,8 @@ bool cmp_workload_differs(const struct benchmark *a, const struct benchmark *b, 
     if (a->concurrency != b->concurrency)
         DIFF("concurrency differs (%ld vs %ld)", a->concurrency, b->concurrency);
     if (!same_num(a->request_rate, b->request_rate))
-        DIFF("request rates differ (%g vs %g req/s)", a->request_rate, b->request_rate);
+        DIFF("request rates differ (%s vs %s)", rate_text(a->request_rate, a->load_mode, x, sizeof x),
+             rate_text(b->request_rate, b->load_mode, y, sizeof y));
     if (!same_str(a->endpoint, b->endpoint))
         DIFF("endpoints differ (%s vs %s)", a->endpoint ? a->endpoint : "unknown",
              b->endpoint ? b->endpoint : "unknown");
@@ -348,6 +400,7 @@ bool cmp_workload_differs(const struct benchmark *a, const struct benchmark *b, 
 
 bool cmp_row_workload_differs(const struct matrix_row *a, const struct matrix_row *b, char *why, size_t whylen)
 {
+    char x[64], y[64];
     size_t n = 0;
     why[0] = '\0';
 #define DIFF(...) (n += (size_t)snprintf(why + n, n < whylen ? whylen - n : 0, "%s", n ? "; " : ""), \
@@ -361,7 +414,7 @@ bool cmp_row_workload_differs(const struct matrix_row *a, const struct matrix_ro
         DIFF("load modes differ (%s vs %s)", isnan(ra) ? "closed loop" : "open loop",
              isnan(rb) ? "closed loop" : "open loop");
     else if (!same_num(ra, rb))
-        DIFF("request rates differ (%g vs %g req/s)", ra, rb);
+        DIFF("request rates differ (%s vs %s)", rate_text(ra, NULL, x, sizeof x), rate_text(rb, NULL, y, sizeof y));
     if (a->concurrency != b->concurrency)
         DIFF("concurrency differs (%ld vs %ld)", a->concurrency, b->concurrency);
 #undef DIFF
@@ -428,7 +481,7 @@ static void noise_of_case(const struct cmp_case *c, const struct cmp_metric *m, 
 {
     double *v = malloc((c->n ? c->n : 1) * sizeof *v);
     if (!v) {
-        *out = (struct cmp_noise){NAN, NAN, NAN, "out of memory"};
+        *out = (struct cmp_noise){.median = NAN, .lo = NAN, .hi = NAN, .method = "out of memory", .n = 0};
         return;
     }
     for (size_t i = 0; i < c->n; i++) {
@@ -475,9 +528,10 @@ static void pair_table(struct rdoc *doc, const struct cmp_case *a, const struct 
         rtable_text(t, m->name);
         rtable_num(t, za.median, m->prec);
         rtable_num(t, zb.median, m->prec);
-        rtable_num(t, zb.median - za.median, m->prec);
+        double delta = zb.median - za.median;
+        rtable_num(t, cmp_rounds_to_zero(delta, m->prec) ? 0.0 : delta, m->prec);     /* never "-0.00" */
         rtable_num(t, za.median != 0 ? zb.median / za.median : NAN, 3);
-        rtable_text(t, cmp_verdict(&za, &zb, m->higher_better));
+        rtable_text(t, cmp_verdict(&za, &zb, m->higher_better, m->prec));
         interval_cell(t, &za, m->prec);
         interval_cell(t, &zb, m->prec);
     }
@@ -594,7 +648,7 @@ int cmp_compare(const struct cmp_side *a, const struct cmp_side *b, bool force, 
                   "workloads are told apart by lengths, concurrency and rate only");
     rdoc_note(doc, "noise: with 3 or more rounds a side's interval is a bootstrap 95%% interval of the "
               "median (%d resamples, seed %d); with 2 the min–max of the rounds; with 1 there is no noise "
-              "estimate and any difference counts; within noise = the intervals overlap",
-              BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED);
+              "estimate (the verdict says so) and any difference counts; within noise = the intervals "
+              "overlap; same = B - A is 0 at the printed precision", BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED);
     return 0;
 }

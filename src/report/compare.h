@@ -2,7 +2,7 @@
  * a file, or every such file under a directory such as a sweep's; or a
  * matrix, seed 003's shape or a sweep's matrix.json, whose rows are its
  * rounds), matched case by case; per metric the two medians, delta, ratio and a verdict —
- * better, worse or within noise — where noise is the rounds' spread: the
+ * better, worse, within noise or same — where noise is the rounds' spread: the
  * min–max of the rounds with fewer than 3, else a bootstrap 95% interval of
  * the median. Two cases measured under different workloads are refused
  * with the reason unless forced. */
@@ -63,18 +63,28 @@ bool cmp_row_workload_differs(const struct matrix_row *a, const struct matrix_ro
 struct cmp_noise {
     double median, lo, hi;
     const char *method;         /* "min-max", "bootstrap 95% CI of the median", "1 round" */
+    size_t n;                   /* values it was taken from (NaN and ±inf dropped) */
 };
 
-/* The noise of n values (NaNs dropped): with 3 or more, the 2.5th and
+/* The noise of n values (NaN and ±inf dropped): with 3 or more, the 2.5th and
  * 97.5th percentiles of the medians of 2000 resamples (GSL's MT19937 seeded
  * with seed, so reruns agree); with 1 or 2, min–max. median NaN when no
  * value. */
 void cmp_noise_of(const double *v, size_t n, unsigned long seed, struct cmp_noise *out);
 
-/* The verdict of b against a: "within noise" when the intervals overlap,
- * else "better" or "worse" by direction (higher_better); "n/a" when either
- * median is NaN. */
-const char *cmp_verdict(const struct cmp_noise *a, const struct cmp_noise *b, bool higher_better);
+/* Whether d prints as zero with prec decimals ("%.*f": 0.00, -0.00). */
+bool cmp_rounds_to_zero(double d, int prec);
+
+/* The verdict of b against a, a constant string: "n/a" when either median
+ * is NaN; "same" when b - a rounds to zero at prec decimals (the precision
+ * the medians and delta print with, so the verdict agrees with the delta
+ * column); else "within noise" when the intervals overlap, else "better" or
+ * "worse" by direction (higher_better). When a side has a single value, the
+ * word is followed by the qualifier " (no noise estimate: 1 round each)",
+ * " (no noise estimate for A: 1 round)" or " (... for B: 1 round)": the
+ * column's first word(s) before " (" are the verdict, so scripts reading
+ * CSV or JSON split there (no qualifier holds a comma). */
+const char *cmp_verdict(const struct cmp_noise *a, const struct cmp_noise *b, bool higher_better, int prec);
 
 /* What differs between the workloads of a and b (context tokens,
  * max_tokens, load mode, concurrency, request rate, endpoint, dataset,

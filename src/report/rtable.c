@@ -45,7 +45,7 @@ struct rtable *rdoc_table(struct rdoc *doc, const char *title, size_t ncols, ...
     return t;
 }
 
-static void add_cell(struct rtable *t, char *text, double num, bool is_num)
+static void add_cell(struct rtable *t, char *text, double num, bool is_num, bool is_label)
 {
     if (!t)
         return;
@@ -60,14 +60,26 @@ static void add_cell(struct rtable *t, char *text, double num, bool is_num)
         t->cells = c;
         t->cap = cap;
     }
-    t->cells[t->ncells++] = (struct rcell){text, num, is_num};
+    t->cells[t->ncells++] = (struct rcell){.text = text, .num = num, .is_num = is_num, .is_label = is_label};
 }
 
 void rtable_text(struct rtable *t, const char *s)
 {
     if (!t)
         return;
-    add_cell(t, dup_or_null(s, &t->oom), NAN, false);
+    add_cell(t, dup_or_null(s, &t->oom), NAN, false, false);
+}
+
+void rtable_label(struct rtable *t, const char *name)
+{
+    if (!t)
+        return;
+    char *s = NULL;
+    if (asprintf(&s, "%s:", name ? name : "") < 0) {
+        s = NULL;
+        t->oom = true;
+    }
+    add_cell(t, s, NAN, false, true);
 }
 
 void rtable_textf(struct rtable *t, const char *fmt, ...)
@@ -82,7 +94,7 @@ void rtable_textf(struct rtable *t, const char *fmt, ...)
         t->oom = true;
     }
     va_end(ap);
-    add_cell(t, s, NAN, false);
+    add_cell(t, s, NAN, false, false);
 }
 
 void rtable_num(struct rtable *t, double v, int prec)
@@ -94,7 +106,7 @@ void rtable_num(struct rtable *t, double v, int prec)
         s = NULL;
         t->oom = true;
     }
-    add_cell(t, s, isfinite(v) ? v : NAN, true);
+    add_cell(t, s, isfinite(v) ? v : NAN, true, false);
 }
 
 void rtable_whole(struct rtable *t, long v, bool none_below_zero)
@@ -107,7 +119,7 @@ void rtable_whole(struct rtable *t, long v, bool none_below_zero)
         s = NULL;
         t->oom = true;
     }
-    add_cell(t, s, none ? NAN : (double)v, true);
+    add_cell(t, s, none ? NAN : (double)v, true, false);
 }
 
 void rdoc_note(struct rdoc *doc, const char *fmt, ...)
@@ -230,38 +242,60 @@ static void print_markdown(const struct rtable *t, FILE *out)
     }
 }
 
-/* RFC 4180: quoted when it holds a comma, quote or line break. */
-static void csv_cell(FILE *out, const char *s, bool first)
+/* The first len bytes of s, RFC 4180: quoted when they hold a comma,
+ * quote or line break. */
+static void csv_cell(FILE *out, const char *s, size_t len, bool first)
 {
     if (!first)
         fputc(',', out);
-    if (!strpbrk(s, ",\"\r\n")) {
-        fputs(s, out);
+    if (!memchr(s, ',', len) && !memchr(s, '"', len) && !memchr(s, '\r', len) && !memchr(s, '\n', len)) {
+        fwrite(s, 1, len, out);
         return;
     }
     fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"')
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '"')
             fputc('"', out);
-        fputc(*s, out);
+        fputc(s[i], out);
     }
     fputc('"', out);
+}
+
+/* How much of a cell's text CSV and JSON carry: a label without the ':'
+ * rtable_label added. */
+static size_t data_len(const struct rcell *c)
+{
+    size_t n = strlen(c->text);
+    return c->is_label && n ? n - 1 : n;
 }
 
 static void print_csv(const struct rtable *t, FILE *out)
 {
     size_t nrows = t->ncols ? t->ncells / t->ncols : 0;
     fprintf(out, "# %s\n", t->title ? t->title : "");
-    for (size_t c = 0; c < t->ncols; c++)
-        csv_cell(out, t->cols[c] ? t->cols[c] : "", c == 0);
+    for (size_t c = 0; c < t->ncols; c++) {
+        const char *s = t->cols[c] ? t->cols[c] : "";
+        csv_cell(out, s, strlen(s), c == 0);
+    }
     fputc('\n', out);
     for (size_t r = 0; r < nrows; r++) {
         for (size_t c = 0; c < t->ncols; c++) {
             const struct rcell *cell = &t->cells[r * t->ncols + c];
-            csv_cell(out, cell->text ? cell->text : "", c == 0);
+            csv_cell(out, cell->text ? cell->text : "", cell->text ? data_len(cell) : 0, c == 0);
         }
         fputc('\n', out);
     }
+}
+
+/* A text cell as a JSON string (a label without its ':'). */
+static cJSON *label_json(const struct rcell *c)
+{
+    if (!c->is_label)
+        return cJSON_CreateString(c->text);
+    char *s = strndup(c->text, data_len(c));
+    cJSON *v = s ? cJSON_CreateString(s) : NULL;
+    free(s);
+    return v;
 }
 
 static cJSON *table_json(const struct rtable *t)
@@ -282,7 +316,7 @@ static cJSON *table_json(const struct rtable *t)
         for (size_t c = 0; c < t->ncols; c++) {
             const struct rcell *cell = &t->cells[r * t->ncols + c];
             cJSON *v = cell->is_num ? (isnan(cell->num) ? cJSON_CreateNull() : cJSON_CreateNumber(cell->num))
-                                    : (cell->text ? cJSON_CreateString(cell->text) : cJSON_CreateNull());
+                                    : cell->text ? label_json(cell) : cJSON_CreateNull();
             cJSON_AddItemToArray(row, v);
         }
         cJSON_AddItemToArray(rows, row);

@@ -16,11 +16,14 @@ enum rformat { RF_TABLE, RF_MARKDOWN, RF_CSV, RF_JSON };
 extern const char *const rformat_names[];
 
 /* One cell: text as printed; when is_num, num is the value JSON gets
- * (NaN prints as "n/a" and is null in JSON). */
+ * (NaN prints as "n/a" and is null in JSON). A label (rtable_label) is a
+ * field's name: its text ends in the ':' the table and Markdown print,
+ * which CSV and JSON leave out. */
 struct rcell {
     char *text;
     double num;
     bool is_num;
+    bool is_label;
 };
 
 /* A table of ncols columns; cells are appended row by row. */
@@ -51,6 +54,11 @@ struct rtable *rdoc_table(struct rdoc *doc, const char *title, size_t ncols, ...
 /* Appends a text cell (copied; NULL prints as "n/a" and is null in JSON). */
 void rtable_text(struct rtable *t, const char *s);
 
+/* Appends a field's name, name without a colon (copied): "Engine" prints
+ * as "Engine:" in the table and Markdown formats, as "Engine" in CSV and
+ * JSON (a key a script looks up, not prose). */
+void rtable_label(struct rtable *t, const char *name);
+
 /* Appends a number printed with prec decimals ("n/a" when NaN or ±inf). */
 void rtable_num(struct rtable *t, double v, int prec);
 
@@ -69,7 +77,8 @@ void rdoc_note(struct rdoc *doc, const char *fmt, ...) __attribute__((format(pri
  * "### title" and a pipe table; CSV: per table a "# title" line, the header
  * row and the rows (RFC 4180 quoting), tables separated by a blank line;
  * JSON: {"tables": [{"title", "columns", "rows": [[cell...]...]}], "notes":
- * [...]} with numbers as numbers. Notes print as "note: ..." lines (CSV:
+ * [...]} with numbers as numbers. A label keeps its ':' in the table and
+ * Markdown only. Notes print as "note: ..." lines (CSV:
  * "# note: ..."). Returns 0, or -1 when the document ran out of memory
  * while built or printing fails. */
 int rdoc_print(const struct rdoc *doc, enum rformat f, FILE *out);

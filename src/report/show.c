@@ -32,21 +32,22 @@ static bool cost_on(const struct cost *c)
 
 /* ---- benchmark ---- */
 
+/* A field's row: its name as a label (k without the colon), then its value. */
 static void kv_text(struct rtable *t, const char *k, const char *v)
 {
-    rtable_text(t, k);
+    rtable_label(t, k);
     rtable_text(t, v);
 }
 
 static void kv_num(struct rtable *t, const char *k, double v, int prec)
 {
-    rtable_text(t, k);
+    rtable_label(t, k);
     rtable_num(t, v, prec);
 }
 
 static void kv_whole(struct rtable *t, const char *k, long v)
 {
-    rtable_text(t, k);
+    rtable_label(t, k);
     rtable_whole(t, v, true);
 }
 
@@ -68,34 +69,36 @@ static void bench_run_table(struct rdoc *doc, const struct artifact_any *a, cons
     char title[512];
     snprintf(title, sizeof title, "%s (benchmark, run %s)", a->path, b->run_id ? b->run_id : "n/a");
     struct rtable *t = rdoc_table(doc, title, 2, "field", "value");
-    kv_text(t, "Engine:", b->engine);
-    kv_text(t, "Model:", b->model);
-    kv_text(t, "Endpoint:", b->endpoint);
-    kv_text(t, "Load mode:", b->load_mode ? b->load_mode : b->measurement_protocol);
-    kv_whole(t, "Concurrency:", b->concurrency);
+    kv_text(t, "Engine", b->engine);
+    kv_text(t, "Model", b->model);
+    kv_text(t, "Endpoint", b->endpoint);
+    kv_text(t, "Started", b->started_at);
+    kv_text(t, "Finished", b->finished_at);
+    kv_text(t, "Load mode", b->load_mode ? b->load_mode : b->measurement_protocol);
+    kv_whole(t, "Concurrency", b->concurrency);
     if (!isnan(b->request_rate))
-        kv_num(t, "Request rate (req/s):", b->request_rate, 2);
-    kv_num(t, "Input tokens per request (planned):", b->context_tokens, 0);
-    kv_whole(t, "Output tokens per request (max_tokens):", b->max_tokens);
-    kv_whole(t, "Successful requests:", b->completed);
-    kv_whole(t, "Failed requests:", b->failed);
+        kv_num(t, "Request rate (req/s)", b->request_rate, 2);
+    kv_num(t, "Input tokens per request (planned)", b->context_tokens, 0);
+    kv_whole(t, "Output tokens per request (max_tokens)", b->max_tokens);
+    kv_whole(t, "Successful requests", b->completed);
+    kv_whole(t, "Failed requests", b->failed);
     if (b->not_sent > 0)
-        kv_whole(t, "Requests not sent (run cut short):", b->not_sent);
-    kv_num(t, "Benchmark duration (s):", b->wall_clock_ms / 1000.0, 2);
-    kv_whole(t, "Total input tokens:", m->prompt_tokens);
-    kv_whole(t, "Total generated tokens:", m->output_tokens);
-    kv_num(t, "Request throughput (req/s):", m->request_throughput, 2);
-    kv_num(t, "Output token throughput (tok/s):", bench_output_tps(b), 2);
-    kv_num(t, "Total token throughput (tok/s):", m->total_token_throughput, 2);
-    kv_num(t, "Peak output token throughput (tok/s, 1 s):", m->peak_output_tps_1s, 2);
+        kv_whole(t, "Requests not sent (run cut short)", b->not_sent);
+    kv_num(t, "Benchmark duration (s)", b->wall_clock_ms / 1000.0, 2);
+    kv_whole(t, "Total input tokens", m->prompt_tokens);
+    kv_whole(t, "Total generated tokens", m->output_tokens);
+    kv_num(t, "Request throughput (req/s)", m->request_throughput, 2);
+    kv_num(t, "Output token throughput (tok/s)", bench_output_tps(b), 2);
+    kv_num(t, "Total token throughput (tok/s)", m->total_token_throughput, 2);
+    kv_num(t, "Peak output token throughput (tok/s, 1 s)", m->peak_output_tps_1s, 2);
     if (!isnan(m->aggregate_tps))
-        kv_num(t, "Output tok/s inside the window (aggregate):", m->aggregate_tps, 2);
+        kv_num(t, "Output tok/s inside the window (aggregate)", m->aggregate_tps, 2);
     if (!isnan(m->goodput_rps))
-        kv_num(t, "Request goodput (req/s):", m->goodput_rps, 2);
+        kv_num(t, "Request goodput (req/s)", m->goodput_rps, 2);
     if (!isnan(b->good_request_share))
-        kv_num(t, "SLO attainment (share of requests):", b->good_request_share, 3);
+        kv_num(t, "SLO attainment (share of requests)", b->good_request_share, 3);
     if (cost_on(cost))
-        kv_num(t, "Cost (USD per million output tokens):", cost_per_mtok(cost, bench_cost_tps(b)), 4);
+        kv_num(t, "Cost (USD per million output tokens)", cost_per_mtok(cost, bench_cost_tps(b)), 4);
 }
 
 static void bench_notes(struct rdoc *doc, const struct benchmark *b)
@@ -133,11 +136,11 @@ static void show_bench(struct rdoc *doc, const struct artifact_any *a, const str
         latency_row(t, "Send lateness", &d->send_lateness);
     if (d->time_to_headers.samples) {
         t = rdoc_table(doc, "TTFT decomposition (median ms)", 2, "stage", "ms");
-        kv_num(t, "Response headers:", d->time_to_headers.p50, 2);
-        kv_num(t, "First byte:", d->time_to_first_byte.p50, 2);
-        kv_num(t, "First SSE event:", d->time_to_first_event.p50, 2);
-        kv_num(t, "First output (any):", d->time_to_first_output.p50, 2);
-        kv_num(t, "First content = TTFT:", d->ttft.p50, 2);
+        kv_num(t, "Response headers", d->time_to_headers.p50, 2);
+        kv_num(t, "First byte", d->time_to_first_byte.p50, 2);
+        kv_num(t, "First SSE event", d->time_to_first_event.p50, 2);
+        kv_num(t, "First output (any)", d->time_to_first_output.p50, 2);
+        kv_num(t, "First content = TTFT", d->ttft.p50, 2);
     }
     bench_notes(doc, b);
 }
@@ -155,13 +158,13 @@ static void show_matrix(struct rdoc *doc, const struct artifact_any *a, const st
     char title[512];
     snprintf(title, sizeof title, "%s (matrix, status %s)", a->path, m->status ? m->status : "n/a");
     struct rtable *t = rdoc_table(doc, title, 2, "field", "value");
-    kv_text(t, "Model:", m->meta.model);
-    kv_text(t, "Precision:", m->meta.precision);
-    kv_text(t, "Hardware:", m->meta.hardware);
-    kv_num(t, "Context window (tokens):", m->meta.context_window, 0);
-    kv_whole(t, "Counted rounds:", m->counted_rounds);
-    kv_whole(t, "Counted requests:", m->counted_requests);
-    kv_text(t, "Scope:", m->meta.scope);
+    kv_text(t, "Model", m->meta.model);
+    kv_text(t, "Precision", m->meta.precision);
+    kv_text(t, "Hardware", m->meta.hardware);
+    kv_num(t, "Context window (tokens)", m->meta.context_window, 0);
+    kv_whole(t, "Counted rounds", m->counted_rounds);
+    kv_whole(t, "Counted requests", m->counted_requests);
+    kv_text(t, "Scope", m->meta.scope);
     bool c = cost_on(cost);
     t = rdoc_table(doc, "Per engine and case: median across rounds", c ? 15 : 14, "engine", "case",
                    "in", "out", "conc", "rounds", "completed", "req/s", "out tok/s", "TTFT p50 ms",
@@ -205,8 +208,8 @@ static void show_curve(struct rdoc *doc, const struct artifact_any *a, const str
     char title[512];
     snprintf(title, sizeof title, "%s (load curve, profile %s)", a->path, c->profile ? c->profile : "n/a");
     struct rtable *t = rdoc_table(doc, title, 2, "field", "value");
-    kv_num(t, "SLO TTFT (ms):", c->slo_ttft_ms, 0);
-    kv_num(t, "SLO TPOT (ms):", c->slo_tpot_ms, 0);
+    kv_num(t, "SLO TTFT (ms)", c->slo_ttft_ms, 0);
+    kv_num(t, "SLO TPOT (ms)", c->slo_tpot_ms, 0);
     bool withcost = cost_on(cost);
     for (size_t i = 0; i < c->n_load; i++) {
         const struct load_curve_target *lt = &c->load[i];
@@ -248,12 +251,14 @@ static void show_decode(struct rdoc *doc, const struct artifact_any *a, const st
     char title[512];
     snprintf(title, sizeof title, "%s (decode matrix, %s mode)", a->path, m->decode_mode);
     struct rtable *t = rdoc_table(doc, title, 2, "field", "value");
-    kv_text(t, "Engine:", m->engine);
-    kv_text(t, "Model:", m->model);
-    kv_text(t, "Server:", m->server);
-    kv_text(t, "Started:", m->timestamp);
-    kv_num(t, "Window per cell (s):", m->duration_per_test_s, 1);
-    kv_whole(t, "Output tokens per request (max_tokens):", m->max_tokens);
+    kv_text(t, "Engine", m->engine);
+    kv_text(t, "Model", m->model);
+    kv_text(t, "Server", m->server);
+    /* metadata.timestamp is when the file was written, after the last cell (seed 004: the
+     * event log starts at 01:04:47, the timestamp says 01:14:26); the file has no start date */
+    kv_text(t, "Written", m->timestamp);
+    kv_num(t, "Window per cell (s)", m->duration_per_test_s, 1);
+    kv_whole(t, "Output tokens per request (max_tokens)", m->max_tokens);
     bool c = cost_on(cost);
     t = rdoc_table(doc, "Sustained decode per cell", c ? 12 : 11, "context", "concurrency",
                    "aggregate tok/s", "per-request tok/s", "TTFT p50 ms", "TTFT p99 ms", "ITL p50 ms",
@@ -299,8 +304,8 @@ static void show_graph(struct rdoc *doc, const struct artifact_any *a)
     char title[512];
     snprintf(title, sizeof title, "%s (graph data: %s)", a->path, g->title);
     struct rtable *t = rdoc_table(doc, title, 2, "field", "value");
-    kv_text(t, "Subtitle:", g->subtitle);
-    rtable_text(t, "Charts:");
+    kv_text(t, "Subtitle", g->subtitle);
+    rtable_label(t, "Charts");
     rtable_whole(t, (long)g->n_charts, false);
     for (size_t c = 0; c < g->n_charts; c++) {
         const struct graph_chart *ch = &g->charts[c];

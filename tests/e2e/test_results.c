@@ -243,6 +243,7 @@ Test(results_e2e, show_and_compare_what_anvil_writes, .timeout = 180)
     sweep(b, "40", "3");
     snprintf(path, sizeof path, "%s/rounds/sim/short-16-4-c2/round-1.json", a);
     show_ok(path, "table", "Successful requests:");
+    show_ok(path, "csv", "\nSuccessful requests,");     /* a key in CSV: no colon */
     show_ok(path, "markdown", "| TTFT |");
     snprintf(path, sizeof path, "%s/matrix.json", a);
     show_ok(path, "table", "short-16-4-c2");
@@ -261,9 +262,25 @@ Test(results_e2e, show_and_compare_what_anvil_writes, .timeout = 180)
     cr_assert(strstr(out, "# A sim/short-16-4-c2 (rounds: 3) vs B sim/short-16-4-c2 (rounds: 3)"), "%s", out);
     char *row = strstr(out, "TTFT p50 (ms),");
     cr_assert(row && strstr(row, ",worse,") && strstr(row, "bootstrap 95% CI of the median"), "%s", out);
-    /* one round of each at different concurrency: refused, then forced */
+    /* one round against itself: every metric the same, none better or worse (before: each
+     * "better" or "worse" by its last bits); against B's: no noise estimate, and it says so */
     char r1[256], r2[256];
     snprintf(r1, sizeof r1, "%s/rounds/sim/short-16-4-c1/round-1.json", a);
+    snprintf(r2, sizeof r2, "%s/rounds/sim/short-16-4-c1/round-1.json", b);
+    cr_assert_eq(run_cmd_err((const char *[]){harness_anvil_bin(), "compare", r1, r1, "--format", "csv", NULL},
+                             out, sizeof out, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 0, "%s", err);
+    cr_assert(strstr(out, "TTFT p50 (ms),"), "%s", out);
+    cr_assert(!strstr(out, ",better") && !strstr(out, ",worse") && !strstr(out, ",-0.0"), "%s", out);
+    cr_assert(strstr(out, ",same (no noise estimate: 1 round each),"), "%s", out);
+    cr_assert_eq(run_cmd_err((const char *[]){harness_anvil_bin(), "compare", r1, r2, "--format", "csv", NULL},
+                             out, sizeof out, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 0, "%s", err);
+    row = strstr(out, "TTFT p50 (ms),");
+    cr_assert(row && strchr(row, '\n'), "%s", out);
+    *strchr(row, '\n') = '\0';
+    cr_assert(strstr(row, ",worse (no noise estimate: 1 round each),"), "%s", row);
+    /* one round of each at different concurrency: refused, then forced */
     snprintf(r2, sizeof r2, "%s/rounds/sim/short-16-4-c2/round-1.json", b);
     cr_assert_eq(run_cmd_err((const char *[]){harness_anvil_bin(), "compare", r1, r2, NULL}, out, sizeof out, err,
                              sizeof err, &status), 0);

@@ -83,11 +83,64 @@ Test(compare, clearly_better_clearly_worse_and_overlapping)
     compare(5, slow, low, fast, high, "better", "better");
     compare(5, fast, high, slow, low, "worse", "worse");
     const double a[] = {100, 110, 120, 105, 115}, b[] = {104, 114, 124, 109, 119};
-    compare(5, a, low, b, low, "within noise", "within noise");
+    compare(5, a, low, b, low, "within noise", "same");
     /* two rounds: min–max */
     const double two_a[] = {100, 101}, two_b[] = {200, 201}, two_c[] = {100.5, 300};
-    compare(2, two_a, low, two_b, low, "worse", "within noise");
-    compare(2, two_a, low, two_c, low, "within noise", "within noise");
+    compare(2, two_a, low, two_b, low, "worse", "same");
+    compare(2, two_a, low, two_c, low, "within noise", "same");
+    /* two rounds each whose medians differ by less than the printed precision: the same, not
+     * worse (their min–max intervals, 1 apart at the 9th decimal, do not overlap) */
+    const double tiny_a[] = {100, 100 + 1e-9}, tiny_b[] = {100 + 3e-9, 100 + 4e-9};
+    compare(2, tiny_a, low, tiny_b, low, "same", "same");
+}
+
+/* The cell in column col of the row named metric. */
+static const struct rcell *cell_of(const struct rdoc *d, const char *metric, size_t col)
+{
+    const struct rtable *t = d->tables[0];
+    for (size_t r = 0; r < t->ncells / t->ncols; r++)
+        if (!strcmp(t->cells[r * t->ncols].text, metric))
+            return &t->cells[r * t->ncols + col];
+    cr_assert_fail("no row %s", metric);
+    return NULL;
+}
+
+/* One round per side: equal figures (or figures equal at the printed
+ * precision) are "same", a difference says there is no noise estimate, and
+ * the delta of equal figures prints as 0, not -0. Before, every metric was
+ * "better" or "worse", "worse" at a delta of -0.000. */
+Test(compare, one_round_per_side_says_same_or_no_noise_estimate)
+{
+    static struct side_fixture a, b;
+    const double t1[] = {100}, p1[] = {7.928123}, t2[] = {100}, p2[] = {7.928119};
+    side(&a, "A", 1, t1, p1);
+    side(&b, "B", 1, t2, p2);
+    struct rdoc d = {0};
+    char err[512];
+    cr_assert_eq(cmp_compare(&a.s, &b.s, false, NULL, &d, err, sizeof err), 0, "%s", err);
+    cr_assert_str_eq(verdict(&d, "TTFT p50 (ms)"), "same (no noise estimate: 1 round each)");
+    cr_assert_str_eq(verdict(&d, "output throughput (tok/s)"), "same (no noise estimate: 1 round each)");
+    cr_assert_str_eq(cell_of(&d, "output throughput (tok/s)", 3)->text, "0.00");
+    rdoc_free(&d);
+    const double t3[] = {150}, p3[] = {9};
+    side(&b, "B", 1, t3, p3);
+    cr_assert_eq(cmp_compare(&a.s, &b.s, false, NULL, &d, err, sizeof err), 0, "%s", err);
+    cr_assert_str_eq(verdict(&d, "TTFT p50 (ms)"), "worse (no noise estimate: 1 round each)");
+    cr_assert_str_eq(verdict(&d, "output throughput (tok/s)"), "better (no noise estimate: 1 round each)");
+    bool noted = false;
+    for (size_t i = 0; i < d.n_notes; i++)
+        noted |= strstr(d.notes[i], "with 1 there is no noise estimate") != NULL;
+    cr_assert(noted);
+    rdoc_free(&d);
+    /* three rounds against one: the verdict names the side without a noise estimate */
+    const double t5[] = {150, 151, 152}, p5[] = {9, 9.1, 9.2};
+    side(&b, "B", 3, t5, p5);
+    cr_assert_eq(cmp_compare(&a.s, &b.s, false, NULL, &d, err, sizeof err), 0, "%s", err);
+    cr_assert_str_eq(verdict(&d, "TTFT p50 (ms)"), "worse (no noise estimate for A: 1 round)");
+    rdoc_free(&d);
+    cr_assert_eq(cmp_compare(&b.s, &a.s, false, NULL, &d, err, sizeof err), 0, "%s", err);
+    cr_assert_str_eq(verdict(&d, "TTFT p50 (ms)"), "better (no noise estimate for B: 1 round)");
+    rdoc_free(&d);
 }
 
 Test(compare, noise_is_bootstrap_from_three_rounds_else_min_max)
@@ -136,6 +189,39 @@ Test(compare, different_workloads_are_refused_unless_forced)
     b.b[1].concurrency = 8;
     cr_assert_eq(cmp_compare(&a.s, &b.s, true, NULL, &d, err, sizeof err), -1);
     cr_assert(strstr(err, "B: the rounds of case case-1 were measured under different workloads"), "%s", err);
+    rdoc_free(&d);
+}
+
+/* An open loop against a duration-mode closed loop, and synthetic prompts
+ * against a dataset's: the reasons name the closed loop and the dataset
+ * where a number is missing. Before, they said "8 vs nan req/s" and "nan vs
+ * 1024 tokens". */
+Test(compare, workload_reasons_print_no_nan)
+{
+    static struct side_fixture a, b;
+    const double t[] = {100}, p[] = {10};
+    side(&a, "r1.json", 1, t, p);
+    side(&b, "d1.json", 1, t, p);
+    a.b[0].load_mode = (char *)"open-loop";
+    a.b[0].request_rate = 8;
+    b.b[0].duration_mode.present = true;
+    b.b[0].context_tokens = NAN;
+    b.b[0].workload.present = true;
+    b.b[0].workload.dataset = (char *)"sharegpt";
+    struct rdoc d = {0};
+    char err[1024];
+    cr_assert_eq(cmp_compare(&a.s, &b.s, false, NULL, &d, err, sizeof err), 1);
+    cr_assert(strstr(err, "request rates differ (8 req/s vs closed loop)"), "%s", err);
+    cr_assert(strstr(err, "input lengths differ (1024 tokens vs dataset prompts)"), "%s", err);
+    cr_assert(strstr(err, "load modes differ (open-loop vs duration)"), "%s", err);
+    cr_assert_null(strstr(err, "nan"), "%s", err);
+    char why[512];
+    cr_assert(cmp_workload_differs(&b.b[0], &a.b[0], why, sizeof why));
+    cr_assert(strstr(why, "request rates differ (closed loop vs 8 req/s)"), "%s", why);
+    a.b[0].request_rate = INFINITY;
+    cr_assert(cmp_workload_differs(&a.b[0], &b.b[0], why, sizeof why));
+    cr_assert_null(strstr(why, "inf"), "%s", why);
+    cr_assert(strstr(why, "request rates differ (unlimited vs closed loop)"), "%s", why);
     rdoc_free(&d);
 }
 
@@ -196,8 +282,8 @@ Test(compare, matrix_rows_are_rounds)
     struct cost c = {2, 1};
     cr_assert_eq(cmp_compare(&a.s, &b.s, false, &c, &d, err, sizeof err), 0, "%s", err);
     cr_assert_str_eq(verdict(&d, "TTFT p50 (ms)"), "better");
-    cr_assert_str_eq(verdict(&d, "output throughput (tok/s)"), "within noise");
-    cr_assert_str_eq(verdict(&d, "cost (USD per million output tokens)"), "within noise");
+    cr_assert_str_eq(verdict(&d, "output throughput (tok/s)"), "same");
+    cr_assert_str_eq(verdict(&d, "cost (USD per million output tokens)"), "same");
     const struct rtable *t = d.tables[0];
     for (size_t r = 0; r < t->ncells / t->ncols; r++)
         cr_assert_str_neq(t->cells[r * t->ncols].text, "goodput (req/s)", "a row has no goodput");

@@ -109,6 +109,10 @@ Test(show, benchmark_tables_carry_the_seed_numbers)
     double tps = raw_num(p, "metrics", "throughput_tok_s");
     cr_assert_eq(cell(run, "Output token throughput (tok/s):", 1)->num, tps);
     cr_assert_eq(cell(run, "Successful requests:", 1)->num, 16);
+    /* the run's own start and end (UTC), as the file has them */
+    cr_assert_str_eq(cell(run, "Started:", 1)->text, a.u.bench.started_at);
+    cr_assert_str_eq(cell(run, "Finished:", 1)->text, a.u.bench.finished_at);
+    cr_assert_str_eq(a.u.bench.started_at, "2026-09-05T03:46:17Z");
     /* $2 per GPU-hour at tps tokens/s: 2 / (tps * 3600) * 1e6 USD per million tokens */
     cr_assert_float_eq(cell(run, "Cost (USD per million output tokens):", 1)->num, 2.0 / (tps * 3600) * 1e6, 1e-12);
     rdoc_free(&d);
@@ -137,6 +141,12 @@ Test(show, decode_matrix_cells_and_prefill)
     const struct rtable *t = table(&d, "Sustained decode");
     cr_assert_eq(t->ncells / t->ncols, 6);
     cr_assert_eq(t->cells[4].num, 0.13393967098090798 * 1000);     /* TTFT p50 of cell 0, ms */
+    /* metadata.timestamp is when the file was written (after the event log's last cell), not
+     * when the run started: labelled so (it read "Started:" before) */
+    const struct rtable *head = table(&d, p);
+    cr_assert_str_eq(cell(head, "Written:", 1)->text, "2026-08-28T01:14:26.824486");
+    for (size_t r = 0; r < head->ncells / head->ncols; r++)
+        cr_assert_str_neq(head->cells[r * head->ncols].text, "Started:");
     rdoc_free(&d);
     artifact_any_free(&a);
 }
@@ -227,6 +237,65 @@ Test(show, formats_quote_and_escape)
     cr_assert_str_eq(buf, "== T ==\nname        v    w\n------------------\na,\"b\"|c  1.50  n/a\nnote: n 7\n");
     free(buf);
     rdoc_free(&d);
+}
+
+/* The printed document of d in format f (caller frees). */
+static char *printed(const struct rdoc *d, enum rformat f)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *out = open_memstream(&buf, &n);
+    cr_assert_eq(rdoc_print(d, f, out), 0);
+    fclose(out);
+    return buf;
+}
+
+/* A field's name keeps its colon in the text table and Markdown, not in
+ * CSV or JSON, where it is a key (before: "Engine:,sglang" in CSV, "Engine:"
+ * in JSON). */
+Test(show, csv_and_json_field_names_have_no_colon)
+{
+    struct artifact_any a;
+    char err[512];
+    cr_assert_eq(artifact_any_read("tests/data/seed-001.json", &a, err, sizeof err), 0, "%s", err);
+    struct rdoc d = {0};
+    show_artifact(&d, &a, NULL);
+    char *csv = printed(&d, RF_CSV), *json = printed(&d, RF_JSON), *text = printed(&d, RF_TABLE);
+    char *md = printed(&d, RF_MARKDOWN);
+    cr_assert(strstr(csv, "\nEngine,sglang\n") && strstr(csv, "\nSuccessful requests,16\n"), "%s", csv);
+    cr_assert_null(strstr(csv, ":,"), "%s", csv);
+    cJSON *j = cJSON_Parse(json);
+    const cJSON *row = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "tables"), 0),
+                                                             "rows"), 0);
+    cr_assert_str_eq(cJSON_GetArrayItem(row, 0)->valuestring, "Engine");
+    cr_assert_str_eq(cJSON_GetArrayItem(row, 1)->valuestring, "sglang");
+    cJSON_Delete(j);
+    cr_assert(strstr(text, "\nEngine:  ") && strstr(text, "\nSuccessful requests:  "), "%s", text);
+    cr_assert(strstr(md, "| Engine: | sglang |"), "%s", md);
+    free(csv);
+    free(json);
+    free(text);
+    free(md);
+    rdoc_free(&d);
+    artifact_any_free(&a);
+}
+
+/* rtable_label adds one colon for the text table and CSV drops that one
+ * only: a colon inside the name and a value's own colon stay. */
+Test(show, a_label_loses_only_its_own_colon)
+{
+    char *csv, *text;
+    struct rdoc e = {0};
+    struct rtable *t = rdoc_table(&e, "T", 2, "field", "value");
+    rtable_label(t, "Ratio a:b");
+    rtable_text(t, "x:");
+    csv = printed(&e, RF_CSV);
+    cr_assert_str_eq(csv, "# T\nfield,value\nRatio a:b,x:\n");
+    text = printed(&e, RF_TABLE);
+    cr_assert(strstr(text, "Ratio a:b:  x:"), "%s", text);
+    free(csv);
+    free(text);
+    rdoc_free(&e);
 }
 
 /* A matrix row of a capacity-limited duration round (nothing completed,
