@@ -35,6 +35,7 @@ static void read_cell(struct jread *r, const cJSON *o, struct decode_cell *c)
     jread_whole(r, o, "request_count", opt | JR_NULLABLE, 0, &c->requests);
     jread_whole(r, o, "num_errors", opt | JR_NULLABLE, 0, &c->errors);
     jread_bool(r, o, "underfilled", opt, &c->underfilled);
+    jread_bool(r, o, "warmup_timed_out", JR_OPTIONAL, &c->warmup_timed_out);
     jread_bool(r, o, "capacity_limited", opt, &c->capacity_limited);
 }
 

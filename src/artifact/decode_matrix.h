@@ -29,6 +29,7 @@ struct decode_cell {
     double spec_accept_length;  /* server_spec_accept_length; NaN without speculative decoding */
     long completed, requests, errors;   /* completed_request_count, request_count, num_errors */
     bool underfilled;           /* the server ran fewer requests than asked */
+    bool warmup_timed_out;      /* the readiness gate never opened: measured anyway */
     bool capacity_limited;      /* the KV pool could not hold the asked concurrency */
 };
 

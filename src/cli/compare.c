@@ -48,8 +48,9 @@ static void usage(FILE *out)
             "directory searched for them (a sweep's --out-dir, a folder of rounds), or a matrix (a\n"
             "sweep's matrix.json, seed 003's shape: each row is a round). Cases are matched\n"
             "by their sweep target and case id; per metric it prints both medians, B - A, B / A and\n"
-            "whether B is better, worse or within noise (the rounds' spread: a bootstrap 95%% interval\n"
-            "of the median with 3 or more rounds, else their min-max).\n\n");
+            "whether B is better, worse, within noise (the rounds' spread: a bootstrap 95%% interval\n"
+            "of the median with 3 or more rounds, else their min-max) or the same at the printed\n"
+            "precision; with one round a side has no noise estimate, and the verdict says so.\n\n");
     flags_help(out, flags);
     fprintf(out, "  %-28s this text\n\nExit status: 0 compared, 1 an input is unreadable or invalid, "
             "or the workloads differ (without --force), 2 usage error.\n", "-h, --help");

@@ -275,9 +275,12 @@ static void show_decode(struct rdoc *doc, const struct artifact_any *a, const st
         rtable_num(t, e->itl_p99_s * 1000, 2);
         rtable_whole(t, e->completed, true);
         rtable_whole(t, e->errors, true);
-        rtable_text(t, e->capacity_limited && e->underfilled ? "capacity-limited, underfilled"
-                       : e->capacity_limited ? "capacity-limited"
-                       : e->underfilled ? "underfilled" : "-");
+        char limits[64];
+        snprintf(limits, sizeof limits, "%s%s%s%s%s", e->capacity_limited ? "capacity-limited" : "",
+                 e->capacity_limited && e->underfilled ? ", " : "", e->underfilled ? "underfilled" : "",
+                 (e->capacity_limited || e->underfilled) && e->warmup_timed_out ? ", " : "",
+                 e->warmup_timed_out ? "warm-up timed out" : "");
+        rtable_text(t, limits[0] ? limits : "-");
         if (c)
             rtable_num(t, cost_per_mtok(cost, e->aggregate_tps), 4);
     }
@@ -293,7 +296,8 @@ static void show_decode(struct rdoc *doc, const struct artifact_any *a, const st
         }
     }
     rdoc_note(doc, "capacity-limited: the server's KV pool cannot hold the asked concurrency at that "
-              "context; underfilled: the server ran fewer requests than asked");
+              "context; underfilled: the server ran fewer requests than asked; warm-up timed out: the "
+              "readiness gate never opened and the cell was measured anyway (timeout_reason says why)");
 }
 
 /* ---- graph data ---- */

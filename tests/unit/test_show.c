@@ -141,6 +141,10 @@ Test(show, decode_matrix_cells_and_prefill)
     const struct rtable *t = table(&d, "Sustained decode");
     cr_assert_eq(t->ncells / t->ncols, 6);
     cr_assert_eq(t->cells[4].num, 0.13393967098090798 * 1000);     /* TTFT p50 of cell 0, ms */
+    /* the limits column names a timed-out warm-up too (it was left out before) */
+    cr_assert_str_eq(t->cells[0 * t->ncols + 10].text, "-");
+    cr_assert_str_eq(t->cells[2 * t->ncols + 10].text, "capacity-limited, underfilled, warm-up timed out");
+    cr_assert_str_eq(t->cells[5 * t->ncols + 10].text, "capacity-limited, underfilled, warm-up timed out");
     /* metadata.timestamp is when the file was written (after the event log's last cell), not
      * when the run started: labelled so (it read "Started:" before) */
     const struct rtable *head = table(&d, p);
