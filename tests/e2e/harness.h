@@ -158,15 +158,23 @@ struct harness_traced {
  * when the file cannot be read. */
 void harness_read_trace(const char *path, struct harness_traced *t, int cap);
 
+/* From the journal next to the artifact at art_path (<dir>/<run_id>.
+ * requests.jsonl, run_id from art): per request index, how many of its
+ * first outputs the client dated with the first one's stamp (one read
+ * holding them all), into k[0..cap) (0: no output). Fails the calling test
+ * when the journal cannot be read. */
+void harness_first_shared(const char *art_path, const cJSON *art, int *k, int cap);
+
 /* Checks a first-token stamp (ns) against the server's writes in t: within
- * 1 ms of the first chunk's, or — when the client dated its first two
- * outputs by one read (shared: the kernel merged the segments that arrived
- * while it was off the CPU, and keeps the newest one's stamp,
- * METHODOLOGY.md) — within 1 ms of a later chunk's write, never before the
- * first. Fails the calling test naming what and the error. Returns true
- * when the stamp was a merged read's (callers bound how often: a client
- * that always dated the first token by a later one would pass one by one). */
-bool harness_check_first_stamp(const struct harness_traced *t, double stamp_ns, bool shared, const char *what);
+ * 1 ms of the first chunk's write, or — when the client dated its first k ≥
+ * 2 outputs by one read (the kernel merged the segments that arrived while
+ * it was off the CPU and keeps the newest one's stamp, METHODOLOGY.md) —
+ * within 1 ms of the write of the k-th (or of the reply's end, when the
+ * read held every output). Fails the calling test naming what and the
+ * error. Returns true when the stamp was a merged read's (callers bound
+ * how often: a client that dated the first token by a later one on every
+ * request would pass one by one). */
+bool harness_check_first_stamp(const struct harness_traced *t, double stamp_ns, int k, const char *what);
 
 /* Sleeps ms milliseconds (tests only: the simulator itself never sleeps). */
 void harness_sleep_ms(long ms);
