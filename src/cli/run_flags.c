@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "cli/flags.h"
 #include "cli/run_cli.h"
+#include "workload/agentic.h"
 
 #define AT(field) offsetof(struct run_cli, c.field)
 
@@ -123,6 +124,29 @@ static int set_range_ratio(void *cfg, const char *cmd, const char *flag, const c
         return -1;
     c->output_range = c->input_range;
     return 0;
+}
+
+/* --turns A..B and --think-time A..B: checked here, so a bad range is a
+ * usage error before anything is sent; the run parses the text again. */
+static int set_agentic_range(void *cfg, const char *cmd, const char *flag, const char *v)
+{
+    struct run_config *c = &((struct run_cli *)cfg)->c;
+    long turns_lo, turns_hi;
+    double think_lo, think_hi;
+    if (!strcmp(flag, "turns")) {
+        if (agentic_parse_range(v, &turns_lo, &turns_hi) == 0) {
+            c->agentic_turns = v;
+            return 0;
+        }
+        fprintf(stderr, "anvil %s: --%s: expected A..B with 1 <= A <= B <= 10000, got '%s'\n", cmd, flag, v);
+        return -1;
+    }
+    if (agentic_parse_think(v, &think_lo, &think_hi) == 0) {
+        c->think_time = v;
+        return 0;
+    }
+    fprintf(stderr, "anvil %s: --%s: expected A..B seconds with 0 <= A <= B <= 86400, got '%s'\n", cmd, flag, v);
+    return -1;
 }
 
 static const char *const pct_names[] = {"nearest", "linear", NULL};
@@ -246,17 +270,18 @@ static const struct flag_spec flags[] = {
     {"agentic-sessions", NULL, FLAG_LONG, AT(agentic_sessions), "N", NULL,
      "generated agent sessions (seeded by --seed): a user task, then a tool call and its result per "
      "turn", .min = 1, .max = 1000000},
-    {"turns", NULL, FLAG_STRING, AT(agentic_turns), "A..B", NULL,
-     "with --agentic-sessions: turns per session, uniform in [A, B] (default 3..6)"},
+    {"turns", NULL, FLAG_CUSTOM, 0, "A..B", NULL,
+     "with --agentic-sessions: turns per session, uniform in [A, B] (default 3..6)",
+     .parse = set_agentic_range},
     {"tool-result-len", NULL, FLAG_LONG, AT(tool_result_len), "N", "200",
      "with --agentic-sessions: words of each tool result", .min = 1, .max = 10000000},
     {"user-len", NULL, FLAG_LONG, AT(agentic_user_len), "N", "100",
      "with --agentic-sessions: words of a session's first user message", .min = 1, .max = 10000000},
     {"system-len", NULL, FLAG_LONG, AT(agentic_system_len), "N", "0",
      "with --agentic-sessions: words of a session's system prompt", .min = 0, .max = 10000000},
-    {"think-time", NULL, FLAG_STRING, AT(think_time), "A..B", NULL,
+    {"think-time", NULL, FLAG_CUSTOM, 0, "A..B", NULL,
      "with --agentic-sessions: seconds between a turn's reply and the next turn, uniform in [A, B], "
-     "seeded (default none)"},
+     "seeded (default none)", .parse = set_agentic_range},
     {"sub-agents", NULL, FLAG_LONG, AT(sub_agents), "K", "0",
      "with --agentic-sessions: sub-agents each turn but the last spawns, sent in parallel (each the "
      "history plus a task of --user-len words); the next turn waits for them and carries their "

@@ -11,6 +11,7 @@
 #include "cli/flags.h"
 #include "cli/run_cli.h"
 #include "run/run.h"
+#include "workload/agentic.h"
 
 struct demo {
     const char *name;
@@ -148,4 +149,54 @@ Test(flags, run_table_defaults_equal_the_library_defaults)
     cr_assert_gt(rows, 15);
     cr_assert_eq(cli.endpoint, lib.endpoint);
     cr_assert_eq(cli.input_range, lib.input_range);
+}
+
+/* The README's own example: whole-number bounds of an A..B range. strtod
+ * read "1..5" as "1." and ".5", so --think-time 1..5, 0..1 and 1..1 were
+ * refused (only "0.5..1" worked); the refusal came after the run began,
+ * exit 1, where every other usage error exits 2. */
+Test(flags, ranges_take_whole_and_fractional_bounds)
+{
+    const struct { const char *s; double lo, hi; } ok[] = {
+        {"1..5", 1, 5}, {"0..1", 0, 1}, {"1..1", 1, 1}, {"0.5..1", 0.5, 1}, {"1.5..2.25", 1.5, 2.25},
+        {"2", 2, 2}, {"0..86400", 0, 86400},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        double lo = -1, hi = -1;
+        cr_assert_eq(agentic_parse_think(ok[i].s, &lo, &hi), 0, "%s refused", ok[i].s);
+        cr_assert(lo == ok[i].lo && hi == ok[i].hi, "%s: %g..%g", ok[i].s, lo, hi);
+    }
+    const char *bad[] = {"5..1", "1..", "..5", "1...5", "1..5x", " 1..5", "1.. 5", "-1..2", "0..86401",
+                         "nan..1", "0..inf", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        double lo, hi;
+        cr_assert_eq(agentic_parse_think(bad[i], &lo, &hi), -1, "'%s' accepted", bad[i]);
+    }
+    long a, b;
+    cr_assert_eq(agentic_parse_range("3..8", &a, &b), 0);
+    cr_assert(a == 3 && b == 8);
+    cr_assert_eq(agentic_parse_range("1..1", &a, &b), 0);
+    const char *bad_turns[] = {"0..3", "3..2", "1.5..3", "1..", " 2", "2..10001", "+2..3"};
+    for (size_t i = 0; i < sizeof bad_turns / sizeof *bad_turns; i++)
+        cr_assert_eq(agentic_parse_range(bad_turns[i], &a, &b), -1, "'%s' accepted", bad_turns[i]);
+}
+
+/* anvil run's parse of the README's agentic lines; a bad range is a usage
+ * error of the parse (exit 2), before anything is sent. */
+Test(flags, run_takes_the_readme_agentic_ranges_and_refuses_bad_ones_at_parse)
+{
+    char *ok[] = {"run", "--base-url", "http://127.0.0.1:1/v1", "--agentic-sessions", "8", "--think-time",
+                  "1..5", "--sub-agents", "3", "--turns", "3..8"};
+    struct run_cli r = {0};
+    cr_assert_eq(run_cli_parse(&r, 11, ok, NULL), 0);
+    cr_assert_str_eq(r.c.think_time, "1..5");
+    cr_assert_str_eq(r.c.agentic_turns, "3..8");
+    run_cli_free(&r);
+    char *bad_think[] = {"run", "--agentic-sessions", "8", "--think-time", "5..1"};
+    char *bad_turns[] = {"run", "--agentic-sessions", "8", "--turns", "0..2"};
+    struct run_cli b = {0};
+    cr_assert_eq(run_cli_parse(&b, 5, bad_think, NULL), -1);
+    run_cli_free(&b);
+    cr_assert_eq(run_cli_parse(&b, 5, bad_turns, NULL), -1);
+    run_cli_free(&b);
 }
