@@ -274,9 +274,9 @@ static int build_headers(struct run_ctx *x)
     return 0;
 }
 
-/* Discovery, retried once a second for up to --ready-check-timeout-sec
- * while the server is not (yet) answering. Returns 0, or -1 with the last
- * reason in x->res->error. */
+/* Discovery, retried once a second while the server is not (yet)
+ * answering, the last time at --ready-check-timeout-sec after the first.
+ * Returns 0, or -1 with the last reason in x->res->error. */
 static int discover_ready(struct run_ctx *x)
 {
     const struct run_config *c = x->c;
@@ -286,12 +286,15 @@ static int discover_ready(struct run_ctx *x)
         if (discover(c->base_url ? c->base_url : RUN_DEFAULT_BASE_URL, x->headers, c->model, setup_ms,
                      &x->srv, x->res->error, sizeof x->res->error) == 0)
             return 0;
-        if (clock_now_ns() + 1000000000 > deadline)
+        int64_t left = deadline - clock_now_ns();
+        if (left <= 0)
             return -1;
         if (!said)
             run_say(x, "waiting up to %g s for the server (%s)", c->ready_timeout_s, x->res->error);
-        struct timespec one = {1, 0};
-        nanosleep(&one, NULL);
+        /* once a second, the last try at the deadline itself */
+        int64_t nap = left < 1000000000 ? left : 1000000000;
+        struct timespec t = {(time_t)(nap / 1000000000), (long)(nap % 1000000000)};
+        nanosleep(&t, NULL);
     }
 }
 

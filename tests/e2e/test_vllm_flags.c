@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <time.h>
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
@@ -179,4 +182,39 @@ Test(vllm_flags, the_documented_maximum_of_num_prompts_is_checked_first)
     cr_assert_eq(run_cmd_err(argv, NULL, 0, err, sizeof err, &status), 0);
     cr_assert_eq(status, 2, "%s", err);
     cr_assert(strstr(err, "--num-prompts: expected a whole number from 1 to 10000000"), "%s", err);
+}
+
+/* A port on 127.0.0.1 where nothing listens: bound, read, closed. */
+static int closed_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    cr_assert(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+              getsockname(fd, (struct sockaddr *)&a, &len) == 0);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+/* --ready-check-timeout-sec 2 waits the 2 s it is given and tries once more
+ * at the deadline (before: it gave up after 1 s, as the next try would have
+ * passed the deadline; 1 was the same as 0). The bound above is loose: it
+ * only says the wait ends. */
+Test(vllm_flags, ready_check_waits_the_whole_timeout, .timeout = 30)
+{
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1", closed_port());
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", url, "--ready-check-timeout-sec", "2",
+                          "--num-prompts", "1", "--out", "/tmp/anvil-ready-never.json", NULL};
+    char err[4096];
+    int status;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    cr_assert_eq(run_cmd_err(argv, NULL, 0, err, sizeof err, &status), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    cr_assert_eq(status, 1, "%s", err);
+    cr_assert(strstr(err, "waiting up to 2 s for the server"), "%s", err);
+    cr_assert_geq(took, 2.0, "gave up after %.2f s of the 2 s asked", took);
+    cr_assert_lt(took, 3.5, "waited %.2f s for a 2 s timeout", took);
 }
