@@ -200,3 +200,44 @@ Test(flags, run_takes_the_readme_agentic_ranges_and_refuses_bad_ones_at_parse)
     cr_assert_eq(run_cli_parse(&b, 5, bad_turns, NULL), -1);
     run_cli_free(&b);
 }
+
+/* vllm bench serve's names on anvil run's table: --served-model-name is the
+ * model requested whichever order it comes in (vLLM reads only the
+ * tokenizer from --model), --custom-output-len is --output-len, and a
+ * noted flag of many values (--metadata) takes none or several, noted once. */
+Test(flags, run_takes_vllm_names_and_notes_flags_that_change_nothing)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *log = open_memstream(&text, &len);
+    char *a[] = {"run", "--model", "org/Model-8B", "--served-model-name", "m8", "--custom-output-len", "7",
+                 "--metadata", "a=1", "b=2", "--label", "x", "--trust-remote-code", "--metadata"};
+    struct run_cli r = {0};
+    cr_assert_eq(run_cli_parse(&r, 14, a, log), 0);
+    fclose(log);
+    cr_assert_str_eq(r.c.model, "m8");
+    cr_assert_eq(r.c.output_len, 7);
+    cr_assert(r.c.output_len_set);
+    cr_assert(strstr(text, "requesting --served-model-name m8, not --model org/Model-8B"), "%s", text);
+    const char *at = strstr(text, "note: --metadata does not apply to anvil: every request");
+    cr_assert(at && strstr(at + 1, "note: --metadata does not apply"), "given twice, noted twice:\n%s", text);
+    cr_assert(strstr(text, "note: --label does not apply") && strstr(text, "note: --trust-remote-code does not"),
+              "%s", text);
+    cr_assert_null(strstr(text, "a=1"), "a value is not a flag:\n%s", text);
+    free(text);
+    run_cli_free(&r);
+    char *b[] = {"run", "--served-model-name", "m8", "--model", "org/Model-8B"};
+    FILE *quiet = fopen("/dev/null", "w");
+    cr_assert_eq(run_cli_parse(&r, 5, b, quiet), 0);
+    fclose(quiet);
+    cr_assert_str_eq(r.c.model, "m8");
+    run_cli_free(&r);
+    /* a refused flag stops the parse, with or without its value; hf-* is every --hf-... */
+    char *c1[] = {"run", "--hf-subset", "x"}, *c2[] = {"run", "--use-beam-search"}, *c3[] = {"run", "--hf"};
+    cr_assert_eq(run_cli_parse(&r, 3, c1, NULL), -1);
+    run_cli_free(&r);
+    cr_assert_eq(run_cli_parse(&r, 2, c2, NULL), -1);
+    run_cli_free(&r);
+    cr_assert_eq(run_cli_parse(&r, 2, c3, NULL), -1, "--hf is no --hf-* flag (unknown)");
+    run_cli_free(&r);
+}
