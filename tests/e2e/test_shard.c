@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
@@ -176,4 +179,54 @@ Test(shard, more_shards_than_concurrency_is_a_usage_error_before_any_request)
     cr_assert_eq(run_cmd_err(agents, o, sizeof o, e, sizeof e, &status), 0);
     cr_assert_eq(status, 2, "%s", e);
     cr_assert(strstr(e, "agentic sessions are not split over shards"), "%s", e);
+}
+
+/* --start-at T ahead says that it waits, and until when, as a past one
+ * warns (before: silent until T); no request starts before T. */
+Test(shard, a_start_at_ahead_says_it_waits_and_nothing_starts_before_it, .timeout = 60)
+{
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    char path[64], at[32];
+    cr_assert_eq(harness_tmpfile(path, sizeof path), 0);
+    struct timeval now;
+    struct timespec mono;
+    gettimeofday(&now, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    double unix_now = (double)now.tv_sec + now.tv_usec / 1e6;
+    snprintf(at, sizeof at, "%.3f", unix_now + 1.5);
+    /* T on CLOCK_MONOTONIC, the clock of the artifact's start_monotonic_ns */
+    double t_mono_ns = (double)mono.tv_sec * 1e9 + (double)mono.tv_nsec + (strtod(at, NULL) - unix_now) * 1e9;
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--start-at", at,
+                          "--num-prompts", "2", "--input-len", "16", "--output-len", "2", "--calibration",
+                          "none", "--out", path, NULL};
+    char err[8192];
+    int status;
+    cr_assert_eq(run_cmd_err(argv, NULL, 0, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 0, "%s", err);
+    time_t secs = (time_t)strtod(at, NULL);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    char want[96], iso[32];
+    strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(want, sizeof want, "anvil run: waiting until %s.%s", iso, strchr(at, '.') + 1);
+    const char *line = strstr(err, want);
+    cr_assert(line, "'%s' not in:\n%s", want, err);
+    double wait_s = -1;
+    cr_assert(sscanf(strstr(line, "Z ("), "Z (%lf s) for --start-at", &wait_s) == 1 &&
+              strstr(line, " s) for --start-at\n"), "%s", line);
+    cr_assert(wait_s > 0 && wait_s <= 1.5, "waits %g s of the 1.5 s ahead", wait_s);
+    cJSON *a = harness_load_json(path);
+    cr_assert_eq(harness_num(a, "completed"), 2);
+    for (int i = 0; i < 2; i++) {
+        char k[48];
+        snprintf(k, sizeof k, "request_timings.%d", i);
+        double start = harness_num(harness_json_path(a, k), "start_monotonic_ns");
+        /* the clocks' pairing (µs) and the ms of --start-at's text aside */
+        cr_assert_geq(start, t_mono_ns - 1e6, "request %d began %.3f ms before --start-at", i,
+                      (t_mono_ns - start) / 1e6);
+    }
+    cJSON_Delete(a);
+    unlink(path);
+    sim_stop(&sim);
 }
