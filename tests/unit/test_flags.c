@@ -13,6 +13,8 @@
 #include "run/run.h"
 #include "workload/agentic.h"
 
+#include "testutil.h"
+
 struct demo {
     const char *name;
     long n;
@@ -240,4 +242,32 @@ Test(flags, run_takes_vllm_names_and_notes_flags_that_change_nothing)
     run_cli_free(&r);
     cr_assert_eq(run_cli_parse(&r, 2, c3, NULL), -1, "--hf is no --hf-* flag (unknown)");
     run_cli_free(&r);
+}
+
+/* Every flag in the first column of README.md's "From `vllm bench serve`"
+ * table is a row of anvil run's table (used, noted or refused): none of
+ * them is an 'unknown flag'. */
+Test(flags, every_vllm_flag_of_the_readme_table_has_a_row)
+{
+    char *readme = tu_read_file("README.md", NULL);
+    cr_assert_not_null(readme);
+    char *table = strstr(readme, "| `vllm bench serve` | `anvil run` | notes |");
+    cr_assert_not_null(table, "the README's vLLM table is gone");
+    char *end = strstr(table, "\n\n");
+    if (end)
+        *end = '\0';
+    int flags = 0;
+    for (char *line = strchr(table, '\n'); line; line = strchr(line + 1, '\n')) {
+        char *cell_end = strstr(line + 2, " | ");     /* the first column: "| `--a`, `--b` | ..." */
+        for (char *f = strstr(line, "`--"); f && cell_end && f < cell_end; f = strstr(f + 1, "`--")) {
+            char name[64];
+            size_t n = strcspn(f + 3, "`");
+            cr_assert_lt(n, sizeof name);
+            snprintf(name, sizeof name, "%.*s", (int)n, f + 3);
+            cr_assert_not_null(flags_find(run_flag_table(), name), "README's --%s is not a flag of anvil run", name);
+            flags++;
+        }
+    }
+    cr_assert_gt(flags, 50, "only %d flags read from the table", flags);
+    free(readme);
 }
