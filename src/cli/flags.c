@@ -52,12 +52,27 @@ int flag_rate(const char *cmd, const char *flag, const char *s, double *out)
     return -1;
 }
 
+/* Whether name is row name pattern: equal, or it starts with the part of
+ * a pattern ending in '*' before it. */
+static bool name_matches(const char *pattern, const char *name)
+{
+    size_t n = strlen(pattern);
+    if (n && pattern[n - 1] == '*')
+        return strlen(name) >= n && !strncmp(pattern, name, n - 1);
+    return !strcmp(pattern, name);
+}
+
 const struct flag_spec *flags_find(const struct flag_spec *t, const char *name)
 {
     for (; t->name; t++)
-        if (!strcmp(t->name, name) || (t->alias && !strcmp(t->alias, name)))
+        if (name_matches(t->name, name) || (t->alias && !strcmp(t->alias, name)))
             return t;
     return NULL;
+}
+
+void flag_note(FILE *out, const char *cmd, const struct flag_spec *f, const char *name)
+{
+    fprintf(out, "anvil %s: note: --%s does not apply to anvil: %s\n", cmd, name, f->help);
 }
 
 static int set_choice(const char *cmd, const struct flag_spec *f, const char *v, int *out)
@@ -90,13 +105,29 @@ static int set_flag(const char *cmd, const struct flag_spec *f, const char *name
     case FLAG_OFF: *(bool *)p = false; return 0;
     case FLAG_CHOICE: return set_choice(cmd, f, v, p);
     case FLAG_CUSTOM: return f->parse(cfg, cmd, name, v);
+    case FLAG_NOTE:
+        if (f->parse)
+            return f->parse(cfg, cmd, name, v);
+        flag_note(stderr, cmd, f, name);
+        return 0;
+    case FLAG_REFUSED:
+        fprintf(stderr, "anvil %s: --%s: %s\n", cmd, name, f->help);
+        return -1;
     }
     return -1;
 }
 
 static bool takes_value(const struct flag_spec *f)
 {
-    return f->kind != FLAG_ON && f->kind != FLAG_OFF;
+    if (f->kind == FLAG_NOTE)
+        return f->metavar != NULL;
+    return f->kind != FLAG_ON && f->kind != FLAG_OFF && f->kind != FLAG_REFUSED;
+}
+
+/* Whether argv[i] is a further value of a many row (not a flag). */
+static bool more_value(int i, int argc, char **argv)
+{
+    return i < argc && argv[i][0] != '-';
 }
 
 int flags_defaults(const char *cmd, const struct flag_spec *t, void *cfg)
@@ -158,7 +189,11 @@ int flags_parse(const char *cmd, const struct flag_spec *t, void *cfg, int argc,
             return -1;
         }
         const char *v = eq ? eq + 1 : NULL;
-        if (takes_value(f) && !v) {
+        if (f->kind == FLAG_REFUSED)
+            return set_flag(cmd, f, name, cfg, v);
+        /* a noted row of many values takes none too (vLLM's nargs="*") */
+        bool optional = f->kind == FLAG_NOTE && f->many && !more_value(i + 1, argc, argv);
+        if (takes_value(f) && !v && !optional) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "anvil %s: missing value for '%s' (see 'anvil %s --help')\n", cmd, a, cmd);
                 return -1;
@@ -172,9 +207,12 @@ int flags_parse(const char *cmd, const struct flag_spec *t, void *cfg, int argc,
             return -1;
         if (set_flag(cmd, f, name, cfg, v) != 0)
             return -1;
-        while (f->many && i + 1 < argc && argv[i + 1][0] != '-')
-            if (set_flag(cmd, f, name, cfg, argv[++i]) != 0)
+        while (f->many && more_value(i + 1, argc, argv)) {
+            i++;
+            /* a noted row's further values: its one note said it all */
+            if (f->kind != FLAG_NOTE && set_flag(cmd, f, name, cfg, argv[i]) != 0)
                 return -1;
+        }
         if (seen)
             seen[f - t] = true;
     }

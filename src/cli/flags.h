@@ -38,10 +38,15 @@ enum flag_kind {
     FLAG_OFF,       /* bool set false; no value */
     FLAG_CHOICE,    /* int: index of the value in choices */
     FLAG_CUSTOM,    /* parse(cfg, value) does the work */
+    FLAG_NOTE,      /* another tool's flag that changes nothing here: accepted, nothing stored,
+                       one note saying why (help) through parse, else on stderr (flag_note); a
+                       value when metavar is set, any number of them (none too) with many */
+    FLAG_REFUSED,   /* another tool's flag anvil cannot honour: a usage error whose reason is help */
 };
 
 struct flag_spec {
-    const char *name;           /* without "--"; NULL ends the table */
+    const char *name;           /* without "--"; NULL ends the table; "hf-*" is every name
+                                   that starts with "hf-" */
     const char *alias;          /* a second name (vLLM's), or NULL */
     enum flag_kind kind;
     size_t offset;              /* of the field in the config struct */
@@ -70,6 +75,10 @@ int flags_defaults(const char *cmd, const struct flag_spec *t, void *cfg);
  * help was asked for, or -1 on a usage error (printed as "anvil CMD: ..."). */
 int flags_parse(const char *cmd, const struct flag_spec *t, void *cfg, int argc, char **argv,
                 int (*positional)(void *cfg, const char *arg), int *rest, bool *seen);
+
+/* Prints "anvil CMD: note: --NAME does not apply to anvil: HELP" for
+ * FLAG_NOTE row f, given as name (without "--"), to out. */
+void flag_note(FILE *out, const char *cmd, const struct flag_spec *f, const char *name);
 
 /* Prints the table as help: sections, "--name METAVAR  help (default D)". */
 void flags_help(FILE *out, const struct flag_spec *t);

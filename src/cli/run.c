@@ -43,7 +43,15 @@ static void settle(struct run_cli *r, const bool *seen)
         c->num_prompts = 0;     /* the whole window */
     if (c->duration_s > 0 && !seen[flags_find(t, "num-prompts") - t])
         c->num_prompts = 200000;
-    c->output_len_set = seen[flags_find(t, "output-len") - t] || seen[flags_find(t, "sharegpt-output-len") - t];
+    c->output_len_set = seen[flags_find(t, "output-len") - t] || seen[flags_find(t, "sharegpt-output-len") - t] ||
+                        seen[flags_find(t, "custom-output-len") - t];
+    if (r->served_model_name) {
+        /* vLLM requests the served name and reads its tokenizer from --model */
+        if (c->model && strcmp(c->model, r->served_model_name))
+            fprintf(c->log ? c->log : stderr, "anvil run: note: requesting --served-model-name %s, not "
+                    "--model %s (vLLM reads only its tokenizer from --model)\n", r->served_model_name, c->model);
+        c->model = r->served_model_name;
+    }
     c->headers = r->headers;
     c->progress = !r->no_progress && isatty(STDERR_FILENO);
 }

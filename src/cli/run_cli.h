@@ -12,6 +12,7 @@ struct run_cli {
     struct run_config c;
     struct curl_slist *headers;     /* --header values; owned */
     cJSON *extra_body;              /* --extra-body; owned */
+    const char *served_model_name;  /* --served-model-name: requested instead of --model */
     bool no_progress;               /* --disable-tqdm */
     double max_failure_rate;        /* --max-failure-rate: above it the run exits 1 */
     struct pct_request pct;         /* --percentile-metrics / --metric-percentiles */

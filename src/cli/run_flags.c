@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "cli/flags.h"
 #include "cli/run_cli.h"
+#include "workload/agentic.h"
 
 #define AT(field) offsetof(struct run_cli, c.field)
 
@@ -125,6 +126,44 @@ static int set_range_ratio(void *cfg, const char *cmd, const char *flag, const c
     return 0;
 }
 
+/* --turns A..B and --think-time A..B: checked here, so a bad range is a
+ * usage error before anything is sent; the run parses the text again. */
+static int set_agentic_range(void *cfg, const char *cmd, const char *flag, const char *v)
+{
+    struct run_config *c = &((struct run_cli *)cfg)->c;
+    long turns_lo, turns_hi;
+    double think_lo, think_hi;
+    if (!strcmp(flag, "turns")) {
+        if (agentic_parse_range(v, &turns_lo, &turns_hi) == 0) {
+            c->agentic_turns = v;
+            return 0;
+        }
+        fprintf(stderr, "anvil %s: --%s: expected A..B with 1 <= A <= B <= 10000, got '%s'\n", cmd, flag, v);
+        return -1;
+    }
+    if (agentic_parse_think(v, &think_lo, &think_hi) == 0) {
+        c->think_time = v;
+        return 0;
+    }
+    fprintf(stderr, "anvil %s: --%s: expected A..B seconds with 0 <= A <= B <= 86400, got '%s'\n", cmd, flag, v);
+    return -1;
+}
+
+/* The reasons vllm bench serve's flags change nothing here, or are refused. */
+#define TOKENS_BY_SERVER "anvil counts tokens with the server's own tokenizer (/tokenize, or probes)"
+#define IN_THE_ARTIFACT "every request is always in the artifact and the journal; --engine-label and " \
+    "--gpu-label describe the run"
+#define RAMP_UP "not yet: anvil sweep --request-rate 1,2,4,8 measures each rate as its own round"
+
+/* A FLAG_NOTE row given: its one note, where the run's notes go. */
+static int note_vllm(void *cfg, const char *cmd, const char *flag, const char *v)
+{
+    (void)v;
+    const struct run_config *c = &((struct run_cli *)cfg)->c;
+    flag_note(c->log ? c->log : stderr, cmd, flags_find(run_flag_table(), flag), flag);
+    return 0;
+}
+
 static const char *const pct_names[] = {"nearest", "linear", NULL};
 static const char *const calib_names[] = {"auto", "tokenize", "probe", "none", NULL};
 static const char *const telemetry_names[] = {"auto", "on", "off", NULL};    /* enum obs_mode's order */
@@ -144,6 +183,9 @@ static const struct flag_spec flags[] = {
      "(completions)"},
     {"model", NULL, FLAG_STRING, AT(model), "NAME", NULL,
      "model to request (default: the first of GET {base}/models)"},
+    {"served-model-name", NULL, FLAG_STRING, offsetof(struct run_cli, served_model_name), "NAME", NULL,
+     "vLLM's name of --model: the model to request; with --model too, this one is requested (vLLM "
+     "reads its tokenizer from --model)"},
     {"api-key-env", NULL, FLAG_STRING, AT(api_key_env), "VAR", "OPENAI_API_KEY",
      "environment variable holding the API key, sent as a bearer token when set; never written anywhere"},
     {"header", NULL, FLAG_CUSTOM, 0, "'Name: value'", NULL, "extra request header (repeatable)",
@@ -191,6 +233,9 @@ static const struct flag_spec flags[] = {
      .min = 0, .max = 100000000},
     {"output-len", "random-output-len", FLAG_LONG, AT(output_len), "N", "128",
      "max_tokens per request, in tokens", .min = 1, .max = 100000000},
+    {"custom-output-len", NULL, FLAG_LONG, AT(output_len), "N", NULL,
+     "vLLM's name of --output-len for its custom (JSON Lines) dataset: max_tokens of a line "
+     "without its own", .min = 1, .max = 100000000},
     {"sharegpt-output-len", NULL, FLAG_LONG, AT(output_len), "N", NULL,
      "vLLM's flag: every ShareGPT request gets max_tokens N (without it or --output-len, each "
      "gets its recorded reply's length, counted by the server's tokenizer)", .min = 1, .max = 100000000},
@@ -246,17 +291,18 @@ static const struct flag_spec flags[] = {
     {"agentic-sessions", NULL, FLAG_LONG, AT(agentic_sessions), "N", NULL,
      "generated agent sessions (seeded by --seed): a user task, then a tool call and its result per "
      "turn", .min = 1, .max = 1000000},
-    {"turns", NULL, FLAG_STRING, AT(agentic_turns), "A..B", NULL,
-     "with --agentic-sessions: turns per session, uniform in [A, B] (default 3..6)"},
+    {"turns", NULL, FLAG_CUSTOM, 0, "A..B", NULL,
+     "with --agentic-sessions: turns per session, uniform in [A, B] (default 3..6)",
+     .parse = set_agentic_range},
     {"tool-result-len", NULL, FLAG_LONG, AT(tool_result_len), "N", "200",
      "with --agentic-sessions: words of each tool result", .min = 1, .max = 10000000},
     {"user-len", NULL, FLAG_LONG, AT(agentic_user_len), "N", "100",
      "with --agentic-sessions: words of a session's first user message", .min = 1, .max = 10000000},
     {"system-len", NULL, FLAG_LONG, AT(agentic_system_len), "N", "0",
      "with --agentic-sessions: words of a session's system prompt", .min = 0, .max = 10000000},
-    {"think-time", NULL, FLAG_STRING, AT(think_time), "A..B", NULL,
+    {"think-time", NULL, FLAG_CUSTOM, 0, "A..B", NULL,
      "with --agentic-sessions: seconds between a turn's reply and the next turn, uniform in [A, B], "
-     "seeded (default none)"},
+     "seeded (default none)", .parse = set_agentic_range},
     {"sub-agents", NULL, FLAG_LONG, AT(sub_agents), "K", "0",
      "with --agentic-sessions: sub-agents each turn but the last spawns, sent in parallel (each the "
      "history plus a task of --user-len words); the next turn waits for them and carries their "
@@ -354,6 +400,52 @@ static const struct flag_spec flags[] = {
     {"round", NULL, FLAG_LONG, AT(sweep.round), "N", NULL, "the sweep round, from 1",
      .min = 1, .max = 1000000},
     {"sweep-target", NULL, FLAG_STRING, AT(sweep.target), "LABEL", NULL, "the sweep target's label"},
+    /* vllm bench serve's flags that change nothing here (README.md's table): accepted, so its
+     * command lines run as they are, each with one note saying why */
+    {"tokenizer-mode", NULL, FLAG_NOTE, 0, "MODE", NULL, TOKENS_BY_SERVER,
+     .section = "vllm bench serve's flags that change nothing here (each noted on stderr)",
+     .parse = note_vllm},
+    {"trust-remote-code", NULL, FLAG_NOTE, 0, NULL, NULL, TOKENS_BY_SERVER, .parse = note_vllm},
+    {"save-detailed", NULL, FLAG_NOTE, 0, NULL, NULL, IN_THE_ARTIFACT, .parse = note_vllm},
+    {"append-result", NULL, FLAG_NOTE, 0, NULL, NULL,
+     "every run writes its own artifact (--out); " IN_THE_ARTIFACT, .parse = note_vllm},
+    {"metadata", NULL, FLAG_NOTE, 0, "KEY=VALUE...", NULL, IN_THE_ARTIFACT, .parse = note_vllm,
+     .many = true},
+    {"label", NULL, FLAG_NOTE, 0, "LABEL", NULL, IN_THE_ARTIFACT, .parse = note_vllm},
+    {"request-id-prefix", NULL, FLAG_NOTE, 0, "PREFIX", NULL,
+     "requests carry X-Request-Id: anvil-req-N (warm-ups anvil-warmup-N)", .parse = note_vllm},
+    {"disable-shuffle", NULL, FLAG_NOTE, 0, NULL, NULL,
+     "a dataset loading option of vLLM's Python datasets; anvil reads prompts in file order, never "
+     "shuffled", .parse = note_vllm},
+    {"no-oversample", NULL, FLAG_NOTE, 0, NULL, NULL,
+     "a dataset loading option of vLLM's Python datasets; anvil sends --num-prompts requests and goes "
+     "round a file with fewer again, each pass's prompts made unique (give --num-prompts as the "
+     "file's count to send each once)", .parse = note_vllm},
+    {"skip-chat-template", NULL, FLAG_NOTE, 0, NULL, NULL,
+     "a dataset loading option of vLLM's Python datasets; anvil sends prompts as they are (on chat the "
+     "server applies its template)", .parse = note_vllm},
+    {"no-stream", NULL, FLAG_NOTE, 0, NULL, NULL,
+     "vLLM's option to load a Hugging Face dataset without streaming it; anvil reads local files whole "
+     "(replies are always streamed)", .parse = note_vllm},
+    /* and those whose meaning anvil cannot honour: refused, with why */
+    {"logprobs", NULL, FLAG_REFUSED, 0, "N", NULL,
+     "not applicable: anvil measures streaming text generation without log-probabilities",
+     .section = "vllm bench serve's flags anvil refuses (a usage error saying why)"},
+    {"use-beam-search", NULL, FLAG_REFUSED, 0, NULL, NULL,
+     "not applicable: anvil measures streaming text generation, token by token (no beam search)"},
+    {"lora-modules", NULL, FLAG_REFUSED, 0, "NAME...", NULL,
+     "not applicable: anvil requests one model per run (a LoRA adapter's served name goes in --model), "
+     "not a random adapter per request"},
+    {"profile", NULL, FLAG_REFUSED, 0, NULL, NULL, "not applicable: anvil does not control the server's profiler"},
+    {"enable-multimodal-chat", NULL, FLAG_REFUSED, 0, NULL, NULL,
+     "not applicable: a transformation of vLLM's Python datasets; anvil sends images with "
+     "--images-per-request or a JSON Lines dataset's \"images\""},
+    {"ramp-up-strategy", NULL, FLAG_REFUSED, 0, "linear|exponential", NULL, RAMP_UP},
+    {"ramp-up-start-rps", NULL, FLAG_REFUSED, 0, "R", NULL, RAMP_UP},
+    {"ramp-up-end-rps", NULL, FLAG_REFUSED, 0, "R", NULL, RAMP_UP},
+    {"hf-*", NULL, FLAG_REFUSED, 0, "V", NULL,
+     "not applicable: Hugging Face datasets are loaded by vLLM's Python code; anvil reads local files "
+     "(--dataset jsonl:FILE|sharegpt:FILE)"},
     {0},
 };
 

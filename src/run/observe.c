@@ -1,6 +1,8 @@
 /* observe.c — a run's server metrics and hardware telemetry: the session
  * around the load and its blocks in the artifact (observe/observe.h). */
 #include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,6 +78,13 @@ static struct observe_client client_facts(const struct run_ctx *x, const struct 
     return oc;
 }
 
+/* Whether other processes of this run (shards, MPI ranks) send to the same
+ * server: its counters then hold their requests too. */
+static bool sharing_shards(const struct run_ctx *x)
+{
+    return x->c->shard_count > 1;
+}
+
 int run_observe_summarize(struct run_ctx *x, const struct driver_result *dr)
 {
     if (!x->obs || x->res->observe)
@@ -93,6 +102,14 @@ int run_observe_summarize(struct run_ctx *x, const struct driver_result *dr)
     struct srv_summary *sv = &r->server;
     if (r->server_enabled && sv->available && !oc.duration_mode && !isnan(sv->token_excess))
         sv->other_traffic = sv->token_excess > fmax(0.01 * oc.output_tokens, 16) + x->warmup_output_tokens;
+    if (sharing_shards(x) && sv->other_traffic) {
+        /* the tokens beyond this shard's are, as far as a shard can tell, its siblings' */
+        sv->other_traffic = false;
+        int others = x->c->shard_count - 1;
+        run_say(x, "note: the server generated %.0f tokens more than this shard received: the other "
+                "shard%s of this run share%s the server, so other traffic is not checked per shard",
+                sv->token_excess, others == 1 ? "" : "s", others == 1 ? "s" : "");
+    }
     x->res->observe = r;
     return 0;
 }
@@ -103,7 +120,22 @@ int run_observe_attach(struct run_ctx *x, const struct driver_result *dr, cJSON 
         return 0;
     if (run_observe_summarize(x, dr) != 0)
         return -1;
-    return artifact_add_observe(art, x->res->observe);
+    if (artifact_add_observe(art, x->res->observe) != 0)
+        return -1;
+    cJSON *cc = cJSON_GetObjectItem(cJSON_GetObjectItem(art, "server_metrics"), "cross_checks");
+    if (!sharing_shards(x) || !cc)
+        return 0;
+    /* a shard cannot tell its siblings' tokens from another client's: unknown, and why */
+    char note[200];
+    snprintf(note, sizeof note, "shard %d/%d: the server also served this run's other shards, so "
+             "excess_tokens holds their tokens; other traffic is not checked per shard",
+             x->c->shard_index, x->c->shard_count);
+    cJSON *unknown = cJSON_CreateNull();
+    if (!unknown || !cJSON_ReplaceItemInObject(cc, "other_traffic", unknown)) {
+        cJSON_Delete(unknown);
+        return -1;
+    }
+    return cJSON_AddStringToObject(cc, "other_traffic_note", note) ? 0 : -1;
 }
 
 double run_server_prefix_hit_rate(const struct run_ctx *x, const char **source)

@@ -166,23 +166,35 @@ static void raise_fd_limit(const struct run_ctx *x)
                 "(%llu) allows", x->c->concurrency, (unsigned long long)rl.rlim_cur);
 }
 
-static void announce(const struct run_ctx *x, int threads)
+/* The start line. A shard's counts are its own share (cfg, after
+ * run_shard_cfg) beside the whole run's: "4 of 8 prompts (shard 0/2)". */
+static void announce(const struct run_ctx *x, const struct driver_cfg *cfg)
 {
     const struct run_config *c = x->c;
-    char load[128], cap[48] = "no cap";
+    bool shard = c->shard_count > 0;
+    char load[160], cap[64] = "no cap", conc[48], part[32] = "";
+    if (shard && cfg->concurrency != c->concurrency)
+        snprintf(conc, sizeof conc, "%d of %ld", cfg->concurrency, c->concurrency);
+    else
+        snprintf(conc, sizeof conc, "%ld", c->concurrency);
+    if (shard)
+        snprintf(part, sizeof part, " (shard %d/%d)", c->shard_index, c->shard_count);
     if (c->concurrency > 0)
-        snprintf(cap, sizeof cap, "max concurrency %ld", c->concurrency);
+        snprintf(cap, sizeof cap, "max concurrency %s", conc);
     if (x->trace.n)
         snprintf(load, sizeof load, "recorded times (%s)", cap);
     else if (isinf(c->request_rate))
-        snprintf(load, sizeof load, "concurrency %ld", c->concurrency);
+        snprintf(load, sizeof load, "concurrency %s", conc);
     else
         snprintf(load, sizeof load, "%g req/s (burstiness %g, %s)", c->request_rate, c->burstiness, cap);
-    char amount[96];
+    char amount[128];
     if (c->duration_s > 0 && c->window_ready)
-        snprintf(amount, sizeof amount, "for %g s once ready (warm-up of up to %g s)", c->duration_s, c->warmup_s);
+        snprintf(amount, sizeof amount, "for %g s once ready (warm-up of up to %g s)%s", c->duration_s, c->warmup_s,
+                 part);
     else if (c->duration_s > 0)
-        snprintf(amount, sizeof amount, "for %g s after %g s of warm-up", c->duration_s, c->warmup_s);
+        snprintf(amount, sizeof amount, "for %g s after %g s of warm-up%s", c->duration_s, c->warmup_s, part);
+    else if (shard)
+        snprintf(amount, sizeof amount, "%d of %ld prompts%s", cfg->num_prompts, c->num_prompts, part);
     else
         snprintf(amount, sizeof amount, "%ld prompts", c->num_prompts);
     char shape[600];
@@ -194,7 +206,7 @@ static void announce(const struct run_ctx *x, int threads)
     else
         snprintf(shape, sizeof shape, "%ld→%ld tokens", c->input_len, c->output_len);
     run_say(x, "%s model %s (%s), %s at %s, %s, %d measuring thread%s", x->srv.display_url, x->srv.model,
-            x->srv.engine, amount, load, shape, threads, threads == 1 ? "" : "s");
+            x->srv.engine, amount, load, shape, cfg->threads, cfg->threads == 1 ? "" : "s");
     if (!isinf(c->request_rate) && 1 / c->request_rate > 60)
         run_say(x, "warning: at --request-rate %g the requests are on average %.0f s apart: the first "
                 "one is expected about %.0f s from now", c->request_rate, 1 / c->request_rate,
@@ -229,7 +241,7 @@ static int drive(struct run_ctx *x, struct driver_result *dr)
     };
     if (c->shard_count > 0 && run_shard_cfg(x, &cfg) != 0)
         return -1;
-    announce(x, cfg.threads);
+    announce(x, &cfg);
     x->threads = cfg.threads;
     clock_utc_iso8601(x->started_at);
     if (run_journal_header(x) != 0)
@@ -276,9 +288,9 @@ static int build_headers(struct run_ctx *x)
     return 0;
 }
 
-/* Discovery, retried once a second for up to --ready-check-timeout-sec
- * while the server is not (yet) answering. Returns 0, or -1 with the last
- * reason in x->res->error. */
+/* Discovery, retried once a second while the server is not (yet)
+ * answering, the last time at --ready-check-timeout-sec after the first.
+ * Returns 0, or -1 with the last reason in x->res->error. */
 static int discover_ready(struct run_ctx *x)
 {
     const struct run_config *c = x->c;
@@ -288,12 +300,15 @@ static int discover_ready(struct run_ctx *x)
         if (discover(c->base_url ? c->base_url : RUN_DEFAULT_BASE_URL, x->headers, c->model, setup_ms,
                      &x->srv, x->res->error, sizeof x->res->error) == 0)
             return 0;
-        if (clock_now_ns() + 1000000000 > deadline)
+        int64_t left = deadline - clock_now_ns();
+        if (left <= 0)
             return -1;
         if (!said)
             run_say(x, "waiting up to %g s for the server (%s)", c->ready_timeout_s, x->res->error);
-        struct timespec one = {1, 0};
-        nanosleep(&one, NULL);
+        /* once a second, the last try at the deadline itself */
+        int64_t nap = left < 1000000000 ? left : 1000000000;
+        struct timespec t = {(time_t)(nap / 1000000000), (long)(nap % 1000000000)};
+        nanosleep(&t, NULL);
     }
 }
 

@@ -70,6 +70,23 @@ static int64_t unix_minus_mono(void)
     return best;
 }
 
+/* "waiting until <ISO time> (<N> s) for --start-at": a start far ahead
+ * would otherwise look like a hang (warm-ups, if any, run meanwhile). */
+static void say_waiting(const struct run_ctx *x, double at_unix, double wait_s)
+{
+    time_t secs = (time_t)floor(at_unix);
+    int ms = (int)((at_unix - (double)secs) * 1000 + 0.5);
+    if (ms > 999) {
+        secs++;
+        ms -= 1000;
+    }
+    struct tm tm;
+    char iso[32] = "?";
+    if (gmtime_r(&secs, &tm))
+        strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%S", &tm);
+    run_say(x, "waiting until %s.%03dZ (%.1f s) for --start-at", iso, ms, wait_s);
+}
+
 int run_agree_start(struct run_ctx *x)
 {
     const struct run_config *c = x->c;
@@ -80,6 +97,8 @@ int run_agree_start(struct run_ctx *x)
         if (late_s > 0)
             run_say(x, "warning: --start-at %.3f was %.3f s ago when the load began: the measured phase "
                     "begins at once (the artifact's ranks block says how late)", c->start_at_unix, late_s);
+        else
+            say_waiting(x, c->start_at_unix, -late_s);
     }
     char err[512] = "";
     if (c->ready && c->ready(c->ready_ud, &x->measure_at, err, sizeof err) != 0) {

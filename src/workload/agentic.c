@@ -2,6 +2,8 @@
  * the multi-turn dataset the run sends. */
 #include "workload/agentic.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -139,36 +141,45 @@ int agentic_load(const char *path, struct agentic *out, char *err, size_t errlen
     return rc;
 }
 
-int agentic_parse_range(const char *s, long *lo, long *hi)
+/* Reads the whole of s[0..n) as a number, without the leading blanks or
+ * sign strtod and strtol skip (whole: an integer, base 10). Returns 0 or -1. */
+static int range_bound(const char *s, size_t n, bool whole, double *out)
 {
-    char *end;
-    *lo = strtol(s, &end, 10);
-    if (end == s)
+    char b[64], *end;
+    if (n == 0 || n >= sizeof b || !(isdigit((unsigned char)s[0]) || (!whole && s[0] == '.')))
+        return -1;
+    memcpy(b, s, n);
+    b[n] = '\0';
+    errno = 0;
+    *out = whole ? (double)strtol(b, &end, 10) : strtod(b, &end);
+    return *end == '\0' && !errno && isfinite(*out) ? 0 : -1;
+}
+
+/* "A..B" or "A", split at the "..": strtod alone would read "1..5" as "1."
+ * and ".5". Returns 0 or -1. */
+static int parse_bounds(const char *s, bool whole, double *lo, double *hi)
+{
+    const char *dots = strstr(s, "..");
+    size_t n = dots ? (size_t)(dots - s) : strlen(s);
+    if (range_bound(s, n, whole, lo) != 0)
         return -1;
     *hi = *lo;
-    if (!strncmp(end, "..", 2)) {
-        const char *b = end + 2;
-        *hi = strtol(b, &end, 10);
-        if (end == b)
-            return -1;
-    }
-    return *end == '\0' && *lo >= 1 && *lo <= *hi && *hi <= 10000 ? 0 : -1;
+    return dots ? range_bound(dots + 2, strlen(dots + 2), whole, hi) : 0;
+}
+
+int agentic_parse_range(const char *s, long *lo, long *hi)
+{
+    double a, b;
+    if (parse_bounds(s, true, &a, &b) != 0 || !(a >= 1 && a <= b && b <= 10000))
+        return -1;
+    *lo = (long)a;
+    *hi = (long)b;
+    return 0;
 }
 
 int agentic_parse_think(const char *s, double *lo, double *hi)
 {
-    char *end;
-    *lo = strtod(s, &end);
-    if (end == s)
-        return -1;
-    *hi = *lo;
-    if (!strncmp(end, "..", 2)) {
-        const char *b = end + 2;
-        *hi = strtod(b, &end);
-        if (end == b)
-            return -1;
-    }
-    return *end == '\0' && *lo >= 0 && *lo <= *hi && *hi <= 86400 ? 0 : -1;
+    return parse_bounds(s, false, lo, hi) == 0 && *lo >= 0 && *lo <= *hi && *hi <= 86400 ? 0 : -1;
 }
 
 int agentic_generate(const struct agentic_gen *g, struct agentic *out, char *err, size_t errlen)

@@ -74,11 +74,12 @@ int agentic_load(const char *path, struct agentic *out, char *err, size_t errlen
 /* Fills out from g. Returns 0, or -1 with a message (bad ranges, memory). */
 int agentic_generate(const struct agentic_gen *g, struct agentic *out, char *err, size_t errlen);
 
-/* Parses "A..B" (or "A") turn counts, 1 <= A <= B <= 10000. Returns 0 or -1. */
+/* Parses "A..B" (or "A") turn counts, whole numbers 1 <= A <= B <= 10000
+ * (--turns). Returns 0 or -1. */
 int agentic_parse_range(const char *s, long *lo, long *hi);
 
-/* Parses "A..B" (or "A") seconds of think time, 0 <= A <= B <= 86400.
- * Returns 0 or -1. */
+/* Parses "A..B" (or "A") seconds of think time, 0 <= A <= B <= 86400
+ * (--think-time; "1..5" and "0.5..1" alike). Returns 0 or -1. */
 int agentic_parse_think(const char *s, double *lo, double *hi);
 
 /* The sessions as a multi-turn dataset (*out empty before): entry per turn,

@@ -247,6 +247,25 @@ Test(agentic, think_time_needs_generated_sessions)
     cr_assert(strstr(err, "--think-time and --sub-agents go with --agentic-sessions"), "%s", err);
 }
 
+/* A bad --think-time or --turns is a usage error (exit 2), found before
+ * the server is asked anything (the URL has no server); it was exit 1, after
+ * discovery failed or, with a server, after discovery. */
+Test(agentic, a_bad_range_is_a_usage_error)
+{
+    const char *cases[][2] = {{"--think-time", "5..1"}, {"--think-time", "1..x"}, {"--turns", "0..3"}};
+    const char *want[] = {"--think-time: expected A..B seconds with 0 <= A <= B <= 86400, got '5..1'",
+                          "got '1..x'", "--turns: expected A..B with 1 <= A <= B <= 10000, got '0..3'"};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *argv[] = {harness_anvil_bin(), "run", "--base-url", "http://127.0.0.1:9/v1",
+                              "--agentic-sessions", "2", cases[i][0], cases[i][1], NULL};
+        static char out[4096], err[4096];
+        int status;
+        cr_assert_eq(run_cmd_err(argv, out, sizeof out, err, sizeof err, &status), 0);
+        cr_assert_eq(status, 2, "%s %s: exit %d: %s", cases[i][0], cases[i][1], status, err);
+        cr_assert(strstr(err, want[i]), "'%s' not in: %s", want[i], err);
+    }
+}
+
 /* Open loop with a cap of 2 over two loops (two slots each): a turn whose
  * think time ends while two long replies fill the cap waits for the next
  * end without a timer spinning meanwhile on a loop with free slots (the

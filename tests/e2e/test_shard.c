@@ -6,6 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
@@ -176,4 +180,103 @@ Test(shard, more_shards_than_concurrency_is_a_usage_error_before_any_request)
     cr_assert_eq(run_cmd_err(agents, o, sizeof o, e, sizeof e, &status), 0);
     cr_assert_eq(status, 2, "%s", e);
     cr_assert(strstr(e, "agentic sessions are not split over shards"), "%s", e);
+}
+
+/* --start-at T ahead says that it waits, and until when, as a past one
+ * warns (before: silent until T); no request starts before T. */
+Test(shard, a_start_at_ahead_says_it_waits_and_nothing_starts_before_it, .timeout = 60)
+{
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    char path[64], at[32];
+    cr_assert_eq(harness_tmpfile(path, sizeof path), 0);
+    struct timeval now;
+    struct timespec mono;
+    gettimeofday(&now, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    double unix_now = (double)now.tv_sec + now.tv_usec / 1e6;
+    snprintf(at, sizeof at, "%.3f", unix_now + 1.5);
+    /* T on CLOCK_MONOTONIC, the clock of the artifact's start_monotonic_ns */
+    double t_mono_ns = (double)mono.tv_sec * 1e9 + (double)mono.tv_nsec + (strtod(at, NULL) - unix_now) * 1e9;
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--start-at", at,
+                          "--num-prompts", "2", "--input-len", "16", "--output-len", "2", "--calibration",
+                          "none", "--out", path, NULL};
+    char err[8192];
+    int status;
+    cr_assert_eq(run_cmd_err(argv, NULL, 0, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 0, "%s", err);
+    time_t secs = (time_t)strtod(at, NULL);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    char want[96], iso[32];
+    strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(want, sizeof want, "anvil run: waiting until %s.%s", iso, strchr(at, '.') + 1);
+    const char *line = strstr(err, want);
+    cr_assert(line, "'%s' not in:\n%s", want, err);
+    double wait_s = -1;
+    cr_assert(sscanf(strstr(line, "Z ("), "Z (%lf s) for --start-at", &wait_s) == 1 &&
+              strstr(line, " s) for --start-at\n"), "%s", line);
+    cr_assert(wait_s > 0 && wait_s <= 1.5, "waits %g s of the 1.5 s ahead", wait_s);
+    cJSON *a = harness_load_json(path);
+    cr_assert_eq(harness_num(a, "completed"), 2);
+    for (int i = 0; i < 2; i++) {
+        char k[48];
+        snprintf(k, sizeof k, "request_timings.%d", i);
+        double start = harness_num(harness_json_path(a, k), "start_monotonic_ns");
+        /* the clocks' pairing (µs) and the ms of --start-at's text aside */
+        cr_assert_geq(start, t_mono_ns - 1e6, "request %d began %.3f ms before --start-at", i,
+                      (t_mono_ns - start) / 1e6);
+    }
+    cJSON_Delete(a);
+    unlink(path);
+    sim_stop(&sim);
+}
+
+/* Two shards of one run on one server: each one's start line gives its own
+ * share of the prompts (before: the whole run's "8 prompts"), and the
+ * server's tokens beyond this shard's are the other shard's, not "other
+ * traffic" (before: every shard warned that other traffic shared the
+ * server): the artifact leaves the check out with a note. */
+Test(shard, a_shard_counts_its_own_prompts_and_does_not_call_the_other_shards_other_traffic, .timeout = 90)
+{
+    struct sim_proc sim;
+    cr_assert_eq(sim_start_reference(&sim, sim_args), 0);
+    char dir[] = "/tmp/anvil-shard-XXXXXX", s0[128], s1[128], at[32];
+    cr_assert(mkdtemp(dir));
+    snprintf(s0, sizeof s0, "%s/s0.json", dir);
+    snprintf(s1, sizeof s1, "%s/s1.json", dir);
+    struct timeval now;
+    gettimeofday(&now, NULL);
+    snprintf(at, sizeof at, "%.3f", (double)now.tv_sec + now.tv_usec / 1e6 + 1.5);
+    const char *tail[] = {"--base-url", sim.base_url, "--num-prompts", "8", "--concurrency", "2", "--input-len",
+                          "16", "--output-len", "16", "--calibration", "none", "--start-at", at, NULL};
+    const char *a1[32] = {harness_anvil_bin(), "run", "--shard", "1/2", "--out", s1};
+    const char *a0[32] = {harness_anvil_bin(), "run", "--shard", "0/2", "--out", s0};
+    for (int i = 0; tail[i]; i++)
+        a1[6 + i] = a0[6 + i] = tail[i];
+    pid_t other = harness_spawn(a1, 1);
+    cr_assert_gt(other, 0);
+    static char out[65536], err[16384];
+    int status, ws;
+    cr_assert_eq(run_cmd_err(a0, out, sizeof out, err, sizeof err, &status), 0);
+    waitpid(other, &ws, 0);
+    cr_assert_eq(status, 0, "%s", err);
+    cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "shard 1/2 did not exit 0");
+    cr_assert(strstr(err, ", 4 of 8 prompts (shard 0/2) at concurrency 1 of 2,"), "%s", err);
+    cJSON *a = harness_load_json(s0);
+    const cJSON *cc = harness_json_path(a, "server_metrics.cross_checks");
+    cr_assert_not_null(cc, "no server cross-checks in %s", s0);
+    /* the case arose: the server made the other shard's tokens too */
+    cr_assert_gt(harness_num(cc, "excess_tokens"), 16, "the shards did not overlap");
+    cr_assert_null(strstr(out, "other traffic shared it"), "%s", out);
+    cr_assert(strstr(err, "note: the server generated") && strstr(err, "tokens more than this shard received: the "
+              "other shard of this run shares the server"), "%s", err);
+    cr_assert(cJSON_IsNull(cJSON_GetObjectItem(cc, "other_traffic")), "other_traffic is not known per shard");
+    const char *note = cJSON_GetStringValue(cJSON_GetObjectItem(cc, "other_traffic_note"));
+    cr_assert(note && strstr(note, "shard 0/2"), "%s", note ? note : "(no note)");
+    cJSON_Delete(a);
+    unlink(s0);
+    unlink(s1);
+    rmdir(dir);
+    sim_stop(&sim);
 }

@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <time.h>
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
@@ -179,4 +182,125 @@ Test(vllm_flags, the_documented_maximum_of_num_prompts_is_checked_first)
     cr_assert_eq(run_cmd_err(argv, NULL, 0, err, sizeof err, &status), 0);
     cr_assert_eq(status, 2, "%s", err);
     cr_assert(strstr(err, "--num-prompts: expected a whole number from 1 to 10000000"), "%s", err);
+}
+
+/* A port on 127.0.0.1 where nothing listens: bound, read, closed. */
+static int closed_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    cr_assert(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+              getsockname(fd, (struct sockaddr *)&a, &len) == 0);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+/* --ready-check-timeout-sec 2 waits the 2 s it is given and tries once more
+ * at the deadline (before: it gave up after 1 s, as the next try would have
+ * passed the deadline; 1 was the same as 0). The bound above is loose: it
+ * only says the wait ends. */
+Test(vllm_flags, ready_check_waits_the_whole_timeout, .timeout = 30)
+{
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1", closed_port());
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", url, "--ready-check-timeout-sec", "2",
+                          "--num-prompts", "1", "--out", "/tmp/anvil-ready-never.json", NULL};
+    char err[4096];
+    int status;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    cr_assert_eq(run_cmd_err(argv, NULL, 0, err, sizeof err, &status), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    cr_assert_eq(status, 1, "%s", err);
+    cr_assert(strstr(err, "waiting up to 2 s for the server"), "%s", err);
+    cr_assert_geq(took, 2.0, "gave up after %.2f s of the 2 s asked", took);
+    cr_assert_lt(took, 3.5, "waited %.2f s for a 2 s timeout", took);
+}
+
+/* A vLLM command line as it is, with the flags the README's table calls
+ * not applicable: the run completes, each such flag gets one note on
+ * stderr, --served-model-name names the model and --custom-output-len the
+ * replies' length. Before, the first of them was an 'unknown flag'. */
+Test(vllm_flags, a_vllm_command_line_with_flags_that_do_not_apply_runs, .timeout = 60)
+{
+    struct sim_proc sim;
+    const char *sa[] = {"--ttft-ms", "2", "--itl-ms", "1", "--model", "served-x", NULL};
+    cr_assert_eq(sim_start(&sim, sa), 0);
+    char port[16], dir[] = "/tmp/anvil-vllmflags-XXXXXX";
+    snprintf(port, sizeof port, "%d", sim.port);
+    cr_assert(mkdtemp(dir));
+    const char *argv[] = {harness_anvil_bin(), "run", "--backend", "openai-chat", "--host", sim.host,
+                          "--port", port, "--endpoint", "/v1/chat/completions", "--served-model-name",
+                          "served-x", "--dataset-name", "random", "--random-input-len", "16",
+                          "--custom-output-len", "3", "--num-prompts", "3", "--tokenizer-mode", "auto",
+                          "--trust-remote-code", "--save-detailed", "--append-result", "--metadata",
+                          "team=perf", "gpu=none", "--label", "trial", "--disable-shuffle", "--no-oversample",
+                          "--skip-chat-template", "--request-id-prefix", "bench-", "--no-stream",
+                          "--save-result", "--result-dir", dir, "--result-filename", "r.json",
+                          "--disable-tqdm", NULL};
+    char err[8192];
+    int status;
+    cr_assert_eq(run_cmd_err(argv, NULL, 0, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 0, "%s", err);
+    cr_assert_null(strstr(err, "unknown flag"), "%s", err);
+    const char *noted[] = {"--tokenizer-mode", "--trust-remote-code", "--save-detailed", "--append-result",
+                           "--metadata", "--label", "--disable-shuffle", "--no-oversample",
+                           "--skip-chat-template", "--request-id-prefix", "--no-stream"};
+    for (size_t i = 0; i < sizeof noted / sizeof *noted; i++) {
+        char want[96];
+        snprintf(want, sizeof want, "note: %s does not apply to anvil: ", noted[i]);
+        const char *at = strstr(err, want);
+        cr_assert(at, "'%s' not in:\n%s", want, err);
+        cr_assert_null(strstr(at + 1, want), "%s noted twice", noted[i]);
+    }
+    char path[128];
+    snprintf(path, sizeof path, "%s/r.json", dir);
+    cJSON *a = harness_load_json(path);
+    cr_assert_str_eq(art_str(a, "model"), "served-x");
+    cr_assert_eq(harness_num(a, "completed"), 3);
+    for (int i = 0; i < 3; i++) {
+        char k[48];
+        snprintf(k, sizeof k, "request_timings.%d.max_tokens", i);
+        const cJSON *v = harness_json_path(a, k);
+        cr_assert(cJSON_IsNumber(v) && v->valuedouble == 3, "%s is not --custom-output-len's 3", k);
+    }
+    cJSON_Delete(a);
+    unlink(path);
+    rmdir(dir);
+    cr_assert_eq(sim_stop(&sim), 0);
+}
+
+/* Flags whose meaning anvil cannot honour are refused before any request
+ * (nothing listens at the URL: a usage error comes first) with the flag and
+ * the reason, exit 2; before, each was an 'unknown flag'. */
+Test(vllm_flags, vllm_flags_anvil_cannot_honour_are_refused_with_the_reason)
+{
+    struct { const char *args[4]; const char *want; } cases[] = {
+        {{"--ramp-up-strategy", "linear"}, "--ramp-up-strategy: not yet: anvil sweep --request-rate 1,2,4,8 "
+                                           "measures each rate as its own round"},
+        {{"--ramp-up-end-rps=20"}, "--ramp-up-end-rps: not yet: anvil sweep"},
+        {{"--logprobs", "5"}, "--logprobs: "},
+        {{"--use-beam-search"}, "--use-beam-search: "},
+        {{"--profile"}, "--profile: not applicable: anvil does not control the server's profiler"},
+        {{"--lora-modules", "a", "b"}, "--lora-modules: "},
+        {{"--enable-multimodal-chat"}, "--enable-multimodal-chat: "},
+        {{"--hf-split", "train"}, "--hf-split: "},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *argv[12] = {harness_anvil_bin(), "run", "--base-url", "http://127.0.0.1:9/v1"};
+        int n = 4;
+        for (int k = 0; cases[i].args[k]; k++)
+            argv[n++] = cases[i].args[k];
+        char err[2048];
+        int status;
+        cr_assert_eq(run_cmd_err(argv, NULL, 0, err, sizeof err, &status), 0);
+        cr_assert_eq(status, 2, "case %zu: exit %d (%s)", i, status, err);
+        cr_assert(strstr(err, cases[i].want), "case %zu: '%s' not in: %s", i, cases[i].want, err);
+        cr_assert_null(strstr(err, "unknown flag"), "case %zu: %s", i, err);
+        /* "anvil run: --FLAG: " and a reason of some words */
+        cr_assert(strlen(err) > strlen("anvil run: : ") + strlen(cases[i].args[0]) + 30,
+                  "case %zu: no reason given: %s", i, err);
+    }
 }

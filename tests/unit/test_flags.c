@@ -11,6 +11,9 @@
 #include "cli/flags.h"
 #include "cli/run_cli.h"
 #include "run/run.h"
+#include "workload/agentic.h"
+
+#include "testutil.h"
 
 struct demo {
     const char *name;
@@ -148,4 +151,123 @@ Test(flags, run_table_defaults_equal_the_library_defaults)
     cr_assert_gt(rows, 15);
     cr_assert_eq(cli.endpoint, lib.endpoint);
     cr_assert_eq(cli.input_range, lib.input_range);
+}
+
+/* The README's own example: whole-number bounds of an A..B range. strtod
+ * read "1..5" as "1." and ".5", so --think-time 1..5, 0..1 and 1..1 were
+ * refused (only "0.5..1" worked); the refusal came after the run began,
+ * exit 1, where every other usage error exits 2. */
+Test(flags, ranges_take_whole_and_fractional_bounds)
+{
+    const struct { const char *s; double lo, hi; } ok[] = {
+        {"1..5", 1, 5}, {"0..1", 0, 1}, {"1..1", 1, 1}, {"0.5..1", 0.5, 1}, {"1.5..2.25", 1.5, 2.25},
+        {"2", 2, 2}, {"0..86400", 0, 86400},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        double lo = -1, hi = -1;
+        cr_assert_eq(agentic_parse_think(ok[i].s, &lo, &hi), 0, "%s refused", ok[i].s);
+        cr_assert(lo == ok[i].lo && hi == ok[i].hi, "%s: %g..%g", ok[i].s, lo, hi);
+    }
+    const char *bad[] = {"5..1", "1..", "..5", "1...5", "1..5x", " 1..5", "1.. 5", "-1..2", "0..86401",
+                         "nan..1", "0..inf", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        double lo, hi;
+        cr_assert_eq(agentic_parse_think(bad[i], &lo, &hi), -1, "'%s' accepted", bad[i]);
+    }
+    long a, b;
+    cr_assert_eq(agentic_parse_range("3..8", &a, &b), 0);
+    cr_assert(a == 3 && b == 8);
+    cr_assert_eq(agentic_parse_range("1..1", &a, &b), 0);
+    const char *bad_turns[] = {"0..3", "3..2", "1.5..3", "1..", " 2", "2..10001", "+2..3"};
+    for (size_t i = 0; i < sizeof bad_turns / sizeof *bad_turns; i++)
+        cr_assert_eq(agentic_parse_range(bad_turns[i], &a, &b), -1, "'%s' accepted", bad_turns[i]);
+}
+
+/* anvil run's parse of the README's agentic lines; a bad range is a usage
+ * error of the parse (exit 2), before anything is sent. */
+Test(flags, run_takes_the_readme_agentic_ranges_and_refuses_bad_ones_at_parse)
+{
+    char *ok[] = {"run", "--base-url", "http://127.0.0.1:1/v1", "--agentic-sessions", "8", "--think-time",
+                  "1..5", "--sub-agents", "3", "--turns", "3..8"};
+    struct run_cli r = {0};
+    cr_assert_eq(run_cli_parse(&r, 11, ok, NULL), 0);
+    cr_assert_str_eq(r.c.think_time, "1..5");
+    cr_assert_str_eq(r.c.agentic_turns, "3..8");
+    run_cli_free(&r);
+    char *bad_think[] = {"run", "--agentic-sessions", "8", "--think-time", "5..1"};
+    char *bad_turns[] = {"run", "--agentic-sessions", "8", "--turns", "0..2"};
+    struct run_cli b = {0};
+    cr_assert_eq(run_cli_parse(&b, 5, bad_think, NULL), -1);
+    run_cli_free(&b);
+    cr_assert_eq(run_cli_parse(&b, 5, bad_turns, NULL), -1);
+    run_cli_free(&b);
+}
+
+/* vllm bench serve's names on anvil run's table: --served-model-name is the
+ * model requested whichever order it comes in (vLLM reads only the
+ * tokenizer from --model), --custom-output-len is --output-len, and a
+ * noted flag of many values (--metadata) takes none or several, noted once. */
+Test(flags, run_takes_vllm_names_and_notes_flags_that_change_nothing)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *log = open_memstream(&text, &len);
+    char *a[] = {"run", "--model", "org/Model-8B", "--served-model-name", "m8", "--custom-output-len", "7",
+                 "--metadata", "a=1", "b=2", "--label", "x", "--trust-remote-code", "--metadata"};
+    struct run_cli r = {0};
+    cr_assert_eq(run_cli_parse(&r, 14, a, log), 0);
+    fclose(log);
+    cr_assert_str_eq(r.c.model, "m8");
+    cr_assert_eq(r.c.output_len, 7);
+    cr_assert(r.c.output_len_set);
+    cr_assert(strstr(text, "requesting --served-model-name m8, not --model org/Model-8B"), "%s", text);
+    const char *at = strstr(text, "note: --metadata does not apply to anvil: every request");
+    cr_assert(at && strstr(at + 1, "note: --metadata does not apply"), "given twice, noted twice:\n%s", text);
+    cr_assert(strstr(text, "note: --label does not apply") && strstr(text, "note: --trust-remote-code does not"),
+              "%s", text);
+    cr_assert_null(strstr(text, "a=1"), "a value is not a flag:\n%s", text);
+    free(text);
+    run_cli_free(&r);
+    char *b[] = {"run", "--served-model-name", "m8", "--model", "org/Model-8B"};
+    FILE *quiet = fopen("/dev/null", "w");
+    cr_assert_eq(run_cli_parse(&r, 5, b, quiet), 0);
+    fclose(quiet);
+    cr_assert_str_eq(r.c.model, "m8");
+    run_cli_free(&r);
+    /* a refused flag stops the parse, with or without its value; hf-* is every --hf-... */
+    char *c1[] = {"run", "--hf-subset", "x"}, *c2[] = {"run", "--use-beam-search"}, *c3[] = {"run", "--hf"};
+    cr_assert_eq(run_cli_parse(&r, 3, c1, NULL), -1);
+    run_cli_free(&r);
+    cr_assert_eq(run_cli_parse(&r, 2, c2, NULL), -1);
+    run_cli_free(&r);
+    cr_assert_eq(run_cli_parse(&r, 2, c3, NULL), -1, "--hf is no --hf-* flag (unknown)");
+    run_cli_free(&r);
+}
+
+/* Every flag in the first column of README.md's "From `vllm bench serve`"
+ * table is a row of anvil run's table (used, noted or refused): none of
+ * them is an 'unknown flag'. */
+Test(flags, every_vllm_flag_of_the_readme_table_has_a_row)
+{
+    char *readme = tu_read_file("README.md", NULL);
+    cr_assert_not_null(readme);
+    char *table = strstr(readme, "| `vllm bench serve` | `anvil run` | notes |");
+    cr_assert_not_null(table, "the README's vLLM table is gone");
+    char *end = strstr(table, "\n\n");
+    if (end)
+        *end = '\0';
+    int flags = 0;
+    for (char *line = strchr(table, '\n'); line; line = strchr(line + 1, '\n')) {
+        char *cell_end = strstr(line + 2, " | ");     /* the first column: "| `--a`, `--b` | ..." */
+        for (char *f = strstr(line, "`--"); f && cell_end && f < cell_end; f = strstr(f + 1, "`--")) {
+            char name[64];
+            size_t n = strcspn(f + 3, "`");
+            cr_assert_lt(n, sizeof name);
+            snprintf(name, sizeof name, "%.*s", (int)n, f + 3);
+            cr_assert_not_null(flags_find(run_flag_table(), name), "README's --%s is not a flag of anvil run", name);
+            flags++;
+        }
+    }
+    cr_assert_gt(flags, 50, "only %d flags read from the table", flags);
+    free(readme);
 }
