@@ -5,7 +5,7 @@
 #   make check-layers check every #include against docs/ARCHITECTURE.md (no build needed)
 #   make demo         install deps, build, benchmark the built-in simulator
 #   make bench        benchmarks of anvil itself (slow; not part of test)
-#   make fuzz         libFuzzer runs of the stream parsers (FUZZ_SECONDS each)
+#   make fuzz         libFuzzer runs of every fuzz target (fuzz/ci, FUZZ_SECONDS each)
 # Optional components, one switch each (docs/ARCHITECTURE.md, "Optional components"):
 #   MPI=0|1   (default 0) 1: compile with mpicc, define ANVIL_WITH_MPI, build src/mpi/;
 #             needs Open MPI, which only scripts/install-mpi installs
@@ -23,8 +23,10 @@ OPT     := -O2 -g
 SAN     := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 
 # The targets that install and then build (test, test-mpi, demo, bench)
-# compile on every core.
-JOBS    := -j$(shell nproc 2>/dev/null || echo 1)
+# compile on every core, unless make was given its own -j (its jobserver
+# then reaches the sub-make; MAKEFLAGS is read when the recipe runs).
+JOBS     = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(NPROC))
+NPROC   := $(shell nproc 2>/dev/null || echo 1)
 
 # --- optional components ---------------------------------------------------
 MPI     ?= 0
