@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <criterion/criterion.h>
+#include <criterion/hooks.h>
 
 #define HARNESS_MAX_ARGS 64
 #define HARNESS_WAIT_MS 15000
@@ -592,9 +593,38 @@ void http_reply_free(struct http_reply *r)
     r->len = 0;
 }
 
+/* The test run's own folder for temporary files (and the journals anvil
+ * writes beside an artifact): made before the first test, in the runner
+ * process whose environment every test inherits, and removed with what it
+ * holds after the last one. */
+#define TMP_ENV "ANVIL_TEST_TMPDIR"
+static char run_tmp[64];
+
+ReportHook(PRE_ALL)(struct criterion_test_set *set)
+{
+    (void)set;
+    snprintf(run_tmp, sizeof run_tmp, "/tmp/anvil-tests-XXXXXX");
+    if (mkdtemp(run_tmp))
+        setenv(TMP_ENV, run_tmp, 1);
+    else
+        run_tmp[0] = '\0';
+}
+
+ReportHook(POST_ALL)(struct criterion_global_stats *stats)
+{
+    (void)stats;
+    if (!run_tmp[0])
+        return;
+    char cmd[96];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", run_tmp);
+    if (system(cmd) != 0)
+        fprintf(stderr, "harness: could not remove %s\n", run_tmp);
+}
+
 int harness_tmpfile(char *path, size_t cap)
 {
-    if (snprintf(path, cap, "/tmp/anvil-XXXXXX") >= (int)cap)
+    const char *dir = getenv(TMP_ENV);
+    if (snprintf(path, cap, "%s/anvil-XXXXXX", dir && *dir ? dir : "/tmp") >= (int)cap)
         return -1;
     int fd = mkstemp(path);
     if (fd < 0)

@@ -121,8 +121,10 @@ struct cJSON *harness_json_path(const struct cJSON *o, const char *path);
  * is not JSON. */
 int harness_read_jsonl(const char *path, struct cJSON **lines, int cap);
 
-/* Creates an empty temporary file from template "/tmp/anvil-XXXXXX" into
- * path (cap >= 32 bytes). Returns 0 or -1. The caller unlinks it. */
+/* Creates an empty temporary file "DIR/anvil-XXXXXX" into path (cap ≥ 48
+ * bytes), DIR being the test run's own folder (removed with what it holds,
+ * journals beside artifacts included, after the last test), else /tmp.
+ * Returns 0 or -1. The caller unlinks it. */
 int harness_tmpfile(char *path, size_t cap);
 
 /* Reads the whole file at path into a malloc'd NUL-terminated string
