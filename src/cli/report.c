@@ -11,6 +11,7 @@
 
 #include "artifact/any.h"
 #include "artifact/json.h"
+#include "core/file.h"
 #include "cli/cli.h"
 #include "cli/flags.h"
 #include "report/html.h"
@@ -144,7 +145,8 @@ int report_main(int argc, char **argv)
         status = 1;
     }
     char err[1024];
-    FILE *f = status == 0 ? fopen(r.out, "w") : NULL;
+    /* a missing folder is made, as anvil run's --out does */
+    FILE *f = status == 0 && file_mkdir_parents(r.out) == 0 ? fopen(r.out, "w") : NULL;
     if (status == 0 && !f) {
         fprintf(stderr, "anvil report: %s: cannot write: %s\n", r.out, strerror(errno));
         status = 1;

@@ -273,3 +273,26 @@ Test(report_e2e, install_report_deps_is_a_no_op_once_installed, .timeout = 60)
     cr_assert_eq(status, 0);
     cr_assert_str_eq(err, "", "a second run said: %s", err);
 }
+
+/* -o into a folder that does not exist yet makes it, as anvil run's --out
+ * does (it refused before: "cannot write: No such file or directory"). */
+Test(report_e2e, writes_into_a_folder_it_makes, .timeout = 60)
+{
+    char base[64], path[160], out[1024], err[2048];
+    cr_assert_eq(harness_tmpfile(base, sizeof base), 0);
+    snprintf(path, sizeof path, "%s.d/new/report.html", base);
+    const char *argv[] = {harness_anvil_bin(), "report", "tests/data/seed-001.json", "-o", path, NULL};
+    int status;
+    cr_assert_eq(run_cmd_err(argv, out, sizeof out, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 0, "%s", err);
+    size_t len = 0;
+    char *html = harness_read_file(path, &len);
+    cr_assert(html && len > 1000 && strstr(html, "<html"), "%s", path);
+    free(html);
+    unlink(path);
+    snprintf(path, sizeof path, "%s.d/new", base);
+    rmdir(path);
+    snprintf(path, sizeof path, "%s.d", base);
+    rmdir(path);
+    unlink(base);
+}
