@@ -2,6 +2,7 @@
 #include "report/compare.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -366,59 +367,75 @@ static const char *tokens_text(double tokens, char *buf, size_t cap)
     return buf;
 }
 
+/* The reasons two workloads differ, "; "-separated into why (cut to fit
+ * its cap bytes); n counts what was meant to be written. */
+struct reasons {
+    char *why;
+    size_t cap, n;
+};
+
+static void add_reason(struct reasons *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void add_reason(struct reasons *r, const char *fmt, ...)
+{
+    if (r->n)
+        r->n += (size_t)snprintf(r->n < r->cap ? r->why + r->n : NULL, r->n < r->cap ? r->cap - r->n : 0, "; ");
+    va_list ap;
+    va_start(ap, fmt);
+    r->n += (size_t)vsnprintf(r->n < r->cap ? r->why + r->n : NULL, r->n < r->cap ? r->cap - r->n : 0, fmt, ap);
+    va_end(ap);
+}
+
 bool cmp_workload_differs(const struct benchmark *a, const struct benchmark *b, char *why, size_t whylen)
 {
     char x[64], y[64];
-    size_t n = 0;
+    struct reasons r = {why, whylen, 0};
     why[0] = '\0';
-#define DIFF(...) (n += (size_t)snprintf(why + n, n < whylen ? whylen - n : 0, "%s", n ? "; " : ""), \
-                   n += (size_t)snprintf(why + n, n < whylen ? whylen - n : 0, __VA_ARGS__))
     if (!same_num(a->context_tokens, b->context_tokens))
-        DIFF("input lengths differ (%s vs %s)", tokens_text(a->context_tokens, x, sizeof x),
-             tokens_text(b->context_tokens, y, sizeof y));
+        add_reason(&r, "input lengths differ (%s vs %s)", tokens_text(a->context_tokens, x, sizeof x),
+                   tokens_text(b->context_tokens, y, sizeof y));
     if (a->max_tokens != b->max_tokens)
-        DIFF("output lengths differ (max_tokens %ld vs %ld)", a->max_tokens, b->max_tokens);
+        add_reason(&r, "output lengths differ (max_tokens %ld vs %ld)", a->max_tokens, b->max_tokens);
     if (strcmp(load_mode_of(a), load_mode_of(b)))
-        DIFF("load modes differ (%s vs %s)", load_mode_of(a), load_mode_of(b));
+        add_reason(&r, "load modes differ (%s vs %s)", load_mode_of(a), load_mode_of(b));
     if (a->concurrency != b->concurrency)
-        DIFF("concurrency differs (%ld vs %ld)", a->concurrency, b->concurrency);
+        add_reason(&r, "concurrency differs (%ld vs %ld)", a->concurrency, b->concurrency);
     if (!same_num(a->request_rate, b->request_rate))
-        DIFF("request rates differ (%s vs %s)", rate_text(a->request_rate, a->load_mode, x, sizeof x),
-             rate_text(b->request_rate, b->load_mode, y, sizeof y));
+        add_reason(&r, "request rates differ (%s vs %s)",
+                   rate_text(a->request_rate, a->load_mode, x, sizeof x),
+                   rate_text(b->request_rate, b->load_mode, y, sizeof y));
     if (!same_str(a->endpoint, b->endpoint))
-        DIFF("endpoints differ (%s vs %s)", a->endpoint ? a->endpoint : "unknown",
-             b->endpoint ? b->endpoint : "unknown");
+        add_reason(&r, "endpoints differ (%s vs %s)", a->endpoint ? a->endpoint : "unknown",
+                   b->endpoint ? b->endpoint : "unknown");
     const char *da = a->workload.present ? a->workload.dataset : NULL;
     const char *db = b->workload.present ? b->workload.dataset : NULL;
     if (!same_str(da, db))
-        DIFF("prompts differ (%s vs %s)", da ? da : "synthetic", db ? db : "synthetic");
+        add_reason(&r, "prompts differ (%s vs %s)", da ? da : "synthetic", db ? db : "synthetic");
     if (a->ignore_eos != b->ignore_eos)
-        DIFF("ignore_eos differs (%s vs %s)", a->ignore_eos ? "on" : "off", b->ignore_eos ? "on" : "off");
-#undef DIFF
-    return n > 0;
+        add_reason(&r, "ignore_eos differs (%s vs %s)", a->ignore_eos ? "on" : "off",
+                   b->ignore_eos ? "on" : "off");
+    return r.n > 0;
 }
 
 bool cmp_row_workload_differs(const struct matrix_row *a, const struct matrix_row *b, char *why, size_t whylen)
 {
     char x[64], y[64];
-    size_t n = 0;
+    struct reasons r = {why, whylen, 0};
     why[0] = '\0';
-#define DIFF(...) (n += (size_t)snprintf(why + n, n < whylen ? whylen - n : 0, "%s", n ? "; " : ""), \
-                   n += (size_t)snprintf(why + n, n < whylen ? whylen - n : 0, __VA_ARGS__))
     if (a->input_tokens != b->input_tokens)
-        DIFF("input lengths differ (%ld vs %ld tokens)", a->input_tokens, b->input_tokens);
+        add_reason(&r, "input lengths differ (%ld vs %ld tokens)", a->input_tokens, b->input_tokens);
     if (a->output_tokens != b->output_tokens)
-        DIFF("output lengths differ (%ld vs %ld tokens)", a->output_tokens, b->output_tokens);
+        add_reason(&r, "output lengths differ (%ld vs %ld tokens)", a->output_tokens, b->output_tokens);
     double ra = a->has_request_rate ? a->request_rate : NAN, rb = b->has_request_rate ? b->request_rate : NAN;
     if (isnan(ra) != isnan(rb))
-        DIFF("load modes differ (%s vs %s)", isnan(ra) ? "closed loop" : "open loop",
-             isnan(rb) ? "closed loop" : "open loop");
+        add_reason(&r, "load modes differ (%s vs %s)", isnan(ra) ? "closed loop" : "open loop",
+                   isnan(rb) ? "closed loop" : "open loop");
     else if (!same_num(ra, rb))
-        DIFF("request rates differ (%s vs %s)", rate_text(ra, NULL, x, sizeof x), rate_text(rb, NULL, y, sizeof y));
+        add_reason(&r, "request rates differ (%s vs %s)", rate_text(ra, NULL, x, sizeof x),
+                   rate_text(rb, NULL, y, sizeof y));
     if (a->concurrency != b->concurrency)
-        DIFF("concurrency differs (%ld vs %ld)", a->concurrency, b->concurrency);
-#undef DIFF
-    return n > 0;
+        add_reason(&r, "concurrency differs (%ld vs %ld)", a->concurrency, b->concurrency);
+    return r.n > 0;
 }
 
 /* What differs between the workloads of the first rounds of cases a and b. */
