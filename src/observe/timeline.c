@@ -81,6 +81,20 @@ static void drop_empty(struct obs_timeline *t)
     t->n_cols = w;
 }
 
+/* Frees a timeline build's scratch arrays; then out on an error (rc != 0),
+ * else its empty columns. Returns rc. */
+static int finish(struct obs_timeline *out, int rc, bool *usable, int64_t *mid, size_t *keep)
+{
+    free(usable);
+    free(mid);
+    free(keep);
+    if (rc)
+        obs_timeline_free(out);
+    else
+        drop_empty(out);
+    return rc;
+}
+
 int srv_timeline_of(const struct srv_series *s, struct obs_timeline *out)
 {
     static const struct { const char *name; enum srv_value v; } cols[] = {
@@ -105,14 +119,7 @@ int srv_timeline_of(const struct srv_series *s, struct obs_timeline *out)
         for (size_t i = 0; col && i < out->n; i++)
             col->v[i] = s->r[keep[i]].v[cols[c].v];
     }
-    free(usable);
-    free(mid);
-    free(keep);
-    if (rc)
-        obs_timeline_free(out);
-    else
-        drop_empty(out);
-    return rc;
+    return finish(out, rc, usable, mid, keep);
 }
 
 /* The GPU figures a timeline keeps, by name. */
@@ -170,12 +177,5 @@ int hw_timeline_of(const struct hw_series *s, struct obs_timeline *out)
                     col->v[i] = gpu_value(&r->gpu[d], k);
             }
         }
-    free(usable);
-    free(mid);
-    free(keep);
-    if (rc)
-        obs_timeline_free(out);
-    else
-        drop_empty(out);
-    return rc;
+    return finish(out, rc, usable, mid, keep);
 }
