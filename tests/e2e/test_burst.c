@@ -4,6 +4,7 @@
  * wall time, the samples' figures from the requests' own times, context 0
  * as a minimal prompt, and the seed-shaped results and summary table. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,29 +16,59 @@
 #include "decode/burst.h"
 #include "harness.h"
 
+/* What a burst test runs: these concurrencies at these contexts, 2
+ * requests per concurrency of output_len tokens each; no_calib sends no
+ * calibration probe (for a simulator that refuses every POST). */
+struct burst_case {
+    const long *conc, *ctx;
+    size_t n_conc, n_ctx;
+    long output_len;
+    bool no_calib;
+};
+
+/* Runs k against a simulator started with sim_args, writing into dir;
+ * fills *r (the caller frees it). Returns burst_run's status. */
+static int burst_against(const char *const sim_args[], const struct burst_case *k, const char *dir,
+                         struct burst_result *r)
+{
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    struct run_config base;
+    run_config_defaults(&base);
+    base.base_url = sim.base_url;
+    base.output_len = k->output_len;
+    base.telemetry = OBS_MODE_OFF;
+    if (k->no_calib)
+        base.calib = CALIB_NONE;
+    base.log = tmpfile();
+    struct burst_config c;
+    char err[256];
+    cr_assert_eq(burst_config_from_run(&c, &base, k->conc, k->n_conc, k->ctx, k->n_ctx, err, sizeof err), 0, "%s",
+                 err);
+    c.requests_per_concurrency = 2;
+    c.out_dir = dir;
+    int rc = burst_run(&c, r);
+    cr_assert_eq(sim_stop(&sim), 0);
+    fclose(base.log);
+    return rc;
+}
+
+static void remove_dir(const char *dir)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
 Test(burst_e2e, bursts_per_context_and_concurrency, .timeout = 60)
 {
     char dir[] = "/tmp/anvil-burst-XXXXXX", trace[64];
     cr_assert(mkdtemp(dir));
     cr_assert_eq(harness_tmpfile(trace, sizeof trace), 0);
     const char *sim_args[] = {"--ttft-ms", "5", "--itl-ms", "2", "--trace", trace, NULL};
-    struct sim_proc sim;
-    cr_assert_eq(sim_start(&sim, sim_args), 0);
-    struct run_config base;
-    run_config_defaults(&base);
-    base.base_url = sim.base_url;
-    base.output_len = 8;
-    base.telemetry = OBS_MODE_OFF;
-    base.log = tmpfile();
     const long conc[] = {1, 2}, ctx[] = {0, 64};
-    struct burst_config c;
-    char err[256];
-    cr_assert_eq(burst_config_from_run(&c, &base, conc, 2, ctx, 2, err, sizeof err), 0, "%s", err);
-    c.requests_per_concurrency = 2;
-    c.out_dir = dir;
     struct burst_result r;
-    int rc = burst_run(&c, &r);
-    cr_assert_eq(sim_stop(&sim), 0);
+    int rc = burst_against(sim_args, &(struct burst_case){conc, ctx, 2, 2, 8, false}, dir, &r);
     cr_assert_eq(rc, 0, "%s", r.n ? r.cells[0].error : "");
     cr_assert_eq(r.n, 4);
     for (size_t i = 0; i < r.n; i++) {
@@ -80,11 +111,8 @@ Test(burst_e2e, bursts_per_context_and_concurrency, .timeout = 60)
         cJSON_Delete(lines[i]);
     }
     cr_assert_eq(measured, 12);
-    fclose(base.log);
     unlink(trace);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    cr_assert_eq(system(cmd), 0);
+    remove_dir(dir);
 }
 
 /* A burst whose requests all fail is recorded, not lost: sent, every
@@ -96,24 +124,9 @@ Test(burst_e2e, a_failing_burst_says_why, .timeout = 30)
     char dir[] = "/tmp/anvil-burst-XXXXXX";
     cr_assert(mkdtemp(dir));
     const char *sim_args[] = {"--ttft-ms", "1", "--itl-ms", "1", "--fail-rate", "1", "--fail-status", "500", NULL};
-    struct sim_proc sim;
-    cr_assert_eq(sim_start(&sim, sim_args), 0);
-    struct run_config base;
-    run_config_defaults(&base);
-    base.base_url = sim.base_url;
-    base.output_len = 4;
-    base.telemetry = OBS_MODE_OFF;
-    base.calib = CALIB_NONE;    /* the simulator refuses every POST, calibration probes too */
-    base.log = tmpfile();
     const long conc[] = {1}, ctx[] = {16};
-    struct burst_config c;
-    char err[256];
-    cr_assert_eq(burst_config_from_run(&c, &base, conc, 1, ctx, 1, err, sizeof err), 0, "%s", err);
-    c.requests_per_concurrency = 2;
-    c.out_dir = dir;
-    struct burst_result r;
-    cr_assert_eq(burst_run(&c, &r), -1);
-    cr_assert_eq(sim_stop(&sim), 0);
+    struct burst_result r;      /* the simulator refuses every POST, calibration probes too */
+    cr_assert_eq(burst_against(sim_args, &(struct burst_case){conc, ctx, 1, 1, 4, true}, dir, &r), -1);
     cr_assert_eq(r.n, 1);
     const struct burst_cell *x = &r.cells[0];
     cr_assert(x->sent);
@@ -127,10 +140,7 @@ Test(burst_e2e, a_failing_burst_says_why, .timeout = 30)
     cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "request_samples")), 0);
     cJSON_Delete(j);
     burst_result_free(&r);
-    fclose(base.log);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    cr_assert_eq(system(cmd), 0);
+    remove_dir(dir);
 }
 
 /* A burst's TTFT is the decode cells' (decode/sample.h): send → first
@@ -143,23 +153,9 @@ Test(burst_e2e, ttft_counts_to_the_first_content_not_the_reasoning, .timeout = 3
     char dir[] = "/tmp/anvil-burst-XXXXXX";
     cr_assert(mkdtemp(dir));
     const char *sim_args[] = {"--ttft-ms", "2", "--itl-ms", "5", "--reasoning-tokens", "3", NULL};
-    struct sim_proc sim;
-    cr_assert_eq(sim_start(&sim, sim_args), 0);
-    struct run_config base;
-    run_config_defaults(&base);
-    base.base_url = sim.base_url;
-    base.output_len = 8;
-    base.telemetry = OBS_MODE_OFF;
-    base.log = tmpfile();
     const long conc[] = {1}, ctx[] = {16};
-    struct burst_config c;
-    char err[256];
-    cr_assert_eq(burst_config_from_run(&c, &base, conc, 1, ctx, 1, err, sizeof err), 0, "%s", err);
-    c.requests_per_concurrency = 2;
-    c.out_dir = dir;
     struct burst_result r;
-    int rc = burst_run(&c, &r);
-    cr_assert_eq(sim_stop(&sim), 0);
+    int rc = burst_against(sim_args, &(struct burst_case){conc, ctx, 1, 1, 8, false}, dir, &r);
     cr_assert_eq(rc, 0, "%s", r.n ? r.cells[0].error : "");
     cJSON *cell = burst_cell_json(&r.cells[0]), *run = harness_load_json(r.cells[0].artifact_path);
     cr_assert(cell && run, "%s", r.cells[0].artifact_path);
@@ -178,8 +174,5 @@ Test(burst_e2e, ttft_counts_to_the_first_content_not_the_reasoning, .timeout = 3
     cJSON_Delete(cell);
     cJSON_Delete(run);
     burst_result_free(&r);
-    fclose(base.log);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    cr_assert_eq(system(cmd), 0);
+    remove_dir(dir);
 }
