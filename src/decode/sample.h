@@ -73,8 +73,11 @@ struct decode_sample_stats {
     double input_seq_len_avg;
 };
 
-/* Fills *out from the n samples s (decode_stat4_of each). Returns 0, or -1
- * when memory runs out (*out then untouched). */
+/* Fills *out from the n samples s (decode_stat4_of each figure; seconds,
+ * tokens and tokens/s as in the sample). Request latency, E2E rate and
+ * output length count completed samples only, the input average those of
+ * known length; every other figure counts them all. Returns 0, or -1 when
+ * memory runs out (*out then untouched). */
 int decode_sample_stats_of(const struct decode_request_sample *s, size_t n, struct decode_sample_stats *out);
 
 /* Copies st into the matching fields of the cell writer's *o. */
