@@ -266,7 +266,7 @@ static void timing_of(struct builder *b, const struct req_record *r, struct benc
     *t = (struct bench_timing){
         .content_chunks = r->content_chunks, .decode_tok_s = m.decode_tok_s, .e2e_ms = m.e2e_ms,
         .effective_prefill_tok_s = m.effective_prefill_tok_s, .generation_ms = m.generation_ms,
-        .mean_inter_token_latency_ms = m.tpot_ms, .output_token_source = copy(b, m.output_token_source),
+        .mean_inter_token_latency_ms = m.tpot_ms, .output_token_source = copy(b, token_source_name(m.output_token_source)),
         .output_tokens = m.output_tokens, .planned_context_tokens = count_or_nan(r->planned_prompt_tokens),
         .prompt_tokens = count_or_nan(r->prompt_tokens), .reasoning_chunks = r->reasoning_chunks,
         .request_index = r->index, .time_to_first_output_ms = m.time_to_first_output_ms,
@@ -305,7 +305,7 @@ static void methodology_of(struct builder *b, enum pct_method m, struct bench_me
         .mean_inter_token_latency = copy(b, "alias of tpot: generation time divided by completion tokens after the first token"),
         .decode = copy(b, "(output tokens - 1) divided by generation time"),
         .effective_prefill = copy(b, "usage.prompt_tokens divided by time to first output; includes queueing, scheduling, prefill and first-token work"),
-        .output_tokens = copy(b, "usage.completion_tokens from the stream; only when the server reports none, the count of output-carrying chunks (output_token_source says which)"),
+        .output_tokens = copy(b, "usage.completion_tokens from the stream; for a stream without usage, the engine's tokenize count of the text received; only when neither is known, the count of output-carrying chunks (output_token_source says which)"),
         .itl = copy(b, "per chunk: gaps between consecutive output-carrying chunks of one request; itl_per_token divides each gap by the tokens the chunk carried (continuous usage, else the reply's later tokens spread evenly over its later chunks)"),
         .throughput = copy(b, "sum of output tokens of completed requests divided by wall_clock_ms (first measured request start to last measured request end)"),
         .distributions = copy(b, d),
@@ -355,10 +355,9 @@ static void metrics_of(struct builder *b, const struct run_summary *s, struct be
         .aggregate_tps = s->aggregate_tps, .peak_output_tps_1s = s->peak_output_tps_1s,
     };
     dists_of(s, &m->dist);
-    if (s->source_usage)
-        count_key(b, &m->output_token_sources, "usage", s->source_usage);
-    if (s->source_chunks)
-        count_key(b, &m->output_token_sources, "chunks", s->source_chunks);
+    for (int k = 0; k < TOKENS_SOURCES; k++)
+        if (s->by_source[k])
+            count_key(b, &m->output_token_sources, token_source_name((enum token_source)k), s->by_source[k]);
 }
 
 /* The measured requests: completed ones to request_timings, failed ones to
@@ -499,6 +498,10 @@ static void anvil_fields_of(struct builder *b, const struct bench_meta *m, const
             .tokens_in_window = s->window_tokens, .aggregate_tps = s->aggregate_tps,
             .requests_started_in_window = s->sent, .incomplete_requests = s->cut,
             .warmup_requests = s->warmup_requests,
+            .window_start_ns = m->window_start_ns ? (double)m->window_start_ns : NAN,
+            .window_end_ns = m->window_end_ns ? (double)m->window_end_ns : NAN,
+            .token_source = s->window.chunks ? copy(b, token_source_name(window_token_source(&s->window))) : NULL,
+            .server_tokens_in_window = m->server_tokens_in_window,
         };
     out->workload = (struct bench_workload){true, copy(b, m->dataset), m->input_range, m->output_range,
                                             m->shared_prefix_len};

@@ -77,6 +77,8 @@ struct bench_meta {
     long shared_prefix_len;         /* tokens */
     double duration_s, warmup_s;    /* duration mode (0 = off) */
     double window_s;                /* the window's actual length (shorter when cut by a cap or signal) */
+    int64_t window_start_ns, window_end_ns;     /* the window, CLOCK_MONOTONIC ns */
+    double server_tokens_in_window; /* Δ of the server's generation counter over it; NaN unknown */
     bool cache_contaminated;        /* > 5% of prompt tokens cached though every prompt was unique */
     bool server_gone;               /* the server stopped answering: */
     double gone_first_failure_s;    /* seconds after the run's start */
@@ -142,6 +144,9 @@ struct bench_duration_mode {
     double duration_s, warmup_s, window_s;
     double tokens_in_window, aggregate_tps;     /* NaN = null */
     long requests_started_in_window, incomplete_requests, warmup_requests;
+    double window_start_ns, window_end_ns;      /* the window on the client's CLOCK_MONOTONIC; NaN = null */
+    char *token_source;         /* the weakest source any counted stream needed (stats/tokens.h); NULL = null */
+    double server_tokens_in_window;             /* Δ of the server's generation counter; NaN = null */
 };
 
 /* A replayed trace (workload.trace; absent for other workloads). */
@@ -276,7 +281,7 @@ struct bench_metrics {
     double content_chunks_s;            /* seed 001's; null */
     long reasoning_chunks;
     long tool_call_chunks, tool_calls;  /* Σ over completed requests; 0 when no reply called a tool */
-    struct bench_counts output_token_sources;   /* requests by source: "usage", "chunks" */
+    struct bench_counts output_token_sources;   /* requests by source: "usage", "tokenize", "chunks" */
     long output_tokens, prompt_tokens;  /* Σ over completed requests */
     long prompt_token_samples;
     double prefix_cache_hit_avg, throughput_tok_s;
@@ -292,7 +297,7 @@ struct bench_metrics {
 struct bench_timing {
     long content_chunks;
     double decode_tok_s, e2e_ms, effective_prefill_tok_s, generation_ms, mean_inter_token_latency_ms;
-    char *output_token_source;          /* "usage" or "chunks" */
+    char *output_token_source;          /* "usage", "tokenize" or "chunks" (stats/tokens.h) */
     long output_tokens;
     double planned_context_tokens, prompt_tokens;   /* NaN = null (dataset prompt; not reported) */
     long reasoning_chunks, request_index;

@@ -602,6 +602,10 @@ static void duration_write(cJSON *o, const struct bench_duration_mode *d)
     artifact_add_whole(j, "requests_started_in_window", d->requests_started_in_window);
     artifact_add_whole(j, "incomplete_requests", d->incomplete_requests);
     artifact_add_whole(j, "warmup_requests", d->warmup_requests);
+    artifact_add_number(j, "window_start_ns", d->window_start_ns);
+    artifact_add_number(j, "window_end_ns", d->window_end_ns);
+    artifact_add_string(j, "token_source", d->token_source);
+    artifact_add_number(j, "server_tokens_in_window", d->server_tokens_in_window);
 }
 
 static void duration_read(struct jread *r, const cJSON *o, struct bench_duration_mode *d)
@@ -620,6 +624,10 @@ static void duration_read(struct jread *r, const cJSON *o, struct bench_duration
     jread_whole(r, j, "requests_started_in_window", 0, 0, &d->requests_started_in_window);
     jread_whole(r, j, "incomplete_requests", 0, 0, &d->incomplete_requests);
     jread_whole(r, j, "warmup_requests", 0, 0, &d->warmup_requests);
+    jread_number(r, j, "window_start_ns", OPT, &d->window_start_ns);
+    jread_number(r, j, "window_end_ns", OPT, &d->window_end_ns);
+    jread_string(r, j, "token_source", OPT, &d->token_source);
+    jread_number(r, j, "server_tokens_in_window", OPT, &d->server_tokens_in_window);
     jread_leave(r, mark);
 }
 
@@ -1327,6 +1335,7 @@ void benchmark_free(struct benchmark *b)
         &b->workload.prefix_cache.flush_endpoint, &b->workload.agentic.source,
         &b->workload.images.format, &b->workload.trace.server_prefix_hit_rate_source,
         &b->workload.prefix_cache.server_hit_rate_source, &b->sweep.target, &b->sweep.case_id,
+        &b->duration_mode.token_source,
     };
     for (size_t i = 0; i < sizeof strings / sizeof *strings; i++)
         free(*strings[i]);

@@ -76,7 +76,7 @@ static char *put_int(char *p, int64_t v)
     return p;
 }
 
-/* The chunks array as JSON text, [[t, tokens, content], ...] (malloc'd, or
+/* The chunks array as JSON text, [[t, tokens, content, bytes], ...] (malloc'd, or
  * NULL). Formatted here, not by cJSON: it prints every ns offset past 2^31
  * with printf("%.15g") and reads it back with sscanf to check it — most of
  * the client's CPU per event on fast streams, for hundreds of chunks a
@@ -84,8 +84,8 @@ static char *put_int(char *p, int64_t v)
  * days), exact beyond. */
 static char *chunks_json(const struct req_record *r, int64_t t0_ns)
 {
-    /* '[' + per chunk "[" 20 digits "," 20 digits ",false]," + ']' + NUL */
-    char *s = malloc(r->n_chunks * 52 + 3), *p = s;
+    /* '[' + per chunk "[" 20 digits "," 20 digits ",false," 5 digits "]," + ']' + NUL */
+    char *s = malloc(r->n_chunks * 58 + 3), *p = s;
     if (!s)
         return NULL;
     *p++ = '[';
@@ -97,8 +97,10 @@ static char *chunks_json(const struct req_record *r, int64_t t0_ns)
         p = put_int(p, c->t_ns - t0_ns);
         *p++ = ',';
         p = put_int(p, c->tokens);
-        memcpy(p, c->content ? ",true]" : ",false]", c->content ? 6 : 7);
+        memcpy(p, c->content ? ",true," : ",false,", c->content ? 6 : 7);
         p += c->content ? 6 : 7;
+        p = put_int(p, c->bytes);
+        *p++ = ']';
     }
     *p++ = ']';
     *p = '\0';
@@ -240,13 +242,17 @@ static int read_chunks(struct jread *r, const cJSON *j, int64_t t0_ns, struct re
     const cJSON *list = jread_array(r, j, "chunks", 0), *c;
     int i = 0;
     cJSON_ArrayForEach(c, list) {
+        /* bytes, the 4th, is absent from journals written before it was */
         const cJSON *t = cJSON_GetArrayItem(c, 0), *k = cJSON_GetArrayItem(c, 1), *v = cJSON_GetArrayItem(c, 2);
-        if (!cJSON_IsArray(c) || cJSON_GetArraySize(c) != 3 || !cJSON_IsNumber(t) || !cJSON_IsNumber(k)
+        const cJSON *b = cJSON_GetArrayItem(c, 3);
+        int size = cJSON_GetArraySize(c);
+        if (!cJSON_IsArray(c) || size < 3 || size > 4 || !cJSON_IsNumber(t) || !cJSON_IsNumber(k)
             || !cJSON_IsBool(v) || t->valuedouble != floor(t->valuedouble) || fabs(t->valuedouble) > 9.0e15
-            || k->valuedouble < -1 || k->valuedouble > INT32_MAX)
-            return jread_fail(r, "chunks", "entry %d: expected [ns after t0_ns, tokens, content]", i);
+            || k->valuedouble < -1 || k->valuedouble > INT32_MAX
+            || (b && (!cJSON_IsNumber(b) || b->valuedouble < 0 || b->valuedouble > UINT16_MAX)))
+            return jread_fail(r, "chunks", "entry %d: expected [ns after t0_ns, tokens, content, bytes]", i);
         if (record_add_chunk(rec, t0_ns + (int64_t)t->valuedouble, (int32_t)k->valuedouble,
-                             cJSON_IsTrue(v)) != 0)
+                             b ? (size_t)b->valuedouble : 0, cJSON_IsTrue(v)) != 0)
             return jread_fail(r, "chunks", "out of memory");
         i++;
     }

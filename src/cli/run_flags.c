@@ -315,8 +315,12 @@ static const struct flag_spec flags[] = {
      "reuse the calibration stored in FILE for this server, model, endpoint, engine and length, "
      "else calibrate and store it there (anvil sweep gives every round DIR/calibration.json)"},
     {"continuous-usage", NULL, FLAG_ON, AT(continuous_usage), NULL, NULL,
-     "ask for usage on every chunk (stream_options.continuous_usage_stats; vLLM, SGLang) for "
-     "per-token ITL"},
+     "ask for usage on every chunk (stream_options.continuous_usage_stats), so every chunk's tokens "
+     "are counted and dated by the server; the default for vLLM, SGLang and anvil-sim, this asks "
+     "any server"},
+    {"no-continuous-usage", NULL, FLAG_ON, AT(no_continuous_usage), NULL, NULL,
+     "do not ask for usage on every chunk: tokens then come from the final usage, else the "
+     "server's tokenizer over the text received, else the chunk count"},
     {"temperature", NULL, FLAG_CUSTOM, 0, "T", NULL, "sampling temperature sent with every request "
      "(default: not sent, the server's own)", .parse = set_sampling},
     {"top-p", NULL, FLAG_CUSTOM, 0, "P", NULL, "nucleus sampling top_p (default: not sent)",

@@ -37,7 +37,6 @@ static struct run_config cell_run_config(const struct decode_cell_cfg *c, struct
     rc.output_len = c->max_tokens;
     rc.output_len_set = true;
     rc.ignore_eos = true;
-    rc.continuous_usage = true;
     rc.num_prompts = DECODE_MAX_SENDS;
     rc.warmup = 0;
     rc.duration_s = c->duration_s;
@@ -219,6 +218,19 @@ static int64_t last_end(const struct run_result *res)
     return t;
 }
 
+/* How the window's tokens were counted, as aggregate_source says it: every
+ * chunk's own count (continuous usage), else the weakest source any of its
+ * streams needed (stats/tokens.h). */
+static const char *window_source(const struct token_window *w)
+{
+    if (w->chunks_with_count == w->chunks)
+        return "openai_continuous_usage";
+    static const char *const names[] = {
+        [TOKENS_USAGE] = "openai_usage", [TOKENS_TOKENIZE] = "server_tokenize", [TOKENS_CHUNKS] = "client_chunks",
+    };
+    return names[window_token_source(w)];
+}
+
 /* The cell's figures from the finished run. Returns 0, or -1 out of memory. */
 static int figures(const struct decode_cell_cfg *c, const struct decode_gate *g, const struct run_result *res,
                    struct decode_cell_result *out)
@@ -232,8 +244,9 @@ static int figures(const struct decode_cell_cfg *c, const struct decode_gate *g,
     int64_t t0 = first_send(c, res, g, out);
     out->t_first_send = t0;
     o.measurement_wall_seconds = (double)(we - ws) / 1e9;
-    o.client_output_tokens = w.tokens;
-    o.total_tokens = w.tokens;
+    long tokens = llround(w.tokens.tokens);     /* rounded once: every figure below derives from it */
+    o.client_output_tokens = tokens;
+    o.total_tokens = tokens;
     o.request_count = w.requests;
     o.completed_request_count = w.completed;
     o.num_completed = w.completed_inside;
@@ -243,10 +256,10 @@ static int figures(const struct decode_cell_cfg *c, const struct decode_gate *g,
     o.warmup_duration = t0 ? (double)(ws - t0) / 1e9 : NAN;
     const struct observe_report *obs = res->observe;
     server_figures(c, obs, &o);   /* needs aggregate_tps: computed below, steps again after */
-    if (w.tokens > 0) {
-        o.aggregate_source = w.counted ? "openai_continuous_usage" : "client_chunks";
-        o.measurement_seconds = (double)(w.last_arrival - ws) / 1e9;
-        o.aggregate_tps = o.measurement_seconds > 0 ? (double)w.tokens / o.measurement_seconds : NAN;
+    if (tokens > 0) {
+        o.aggregate_source = window_source(&w.tokens);
+        o.measurement_seconds = (double)(w.tokens.last_arrival - ws) / 1e9;
+        o.aggregate_tps = o.measurement_seconds > 0 ? (double)tokens / o.measurement_seconds : NAN;
     } else if (isfinite(o.server_gen_throughput)) {
         o.aggregate_source = "prometheus_fallback";
         o.measurement_seconds = o.measurement_wall_seconds;

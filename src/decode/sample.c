@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "stats/dist.h"
+#include "stats/tokens.h"
 
 static double s_between(int64_t a, int64_t b)
 {
@@ -23,20 +24,10 @@ double decode_inter_token_latency(long n, double first_s, double last_s)
     return n >= 2 && span > 0 ? span / (double)(n - 1) : NAN;
 }
 
-long decode_record_tokens(const struct req_record *r)
-{
-    if (r->completion_tokens >= 0)
-        return r->completion_tokens;
-    long t = 0;
-    for (size_t i = 0; i < r->n_chunks; i++)
-        t += r->chunks[i].tokens >= 0 ? r->chunks[i].tokens : 1;
-    return t;
-}
-
 void decode_sample_of(const struct req_record *r, struct decode_request_sample *out)
 {
     bool done = r->fail == FAIL_NONE && !r->cut && r->t_end;
-    long n = decode_record_tokens(r);
+    long n = tokens_of(r, NULL);
     double ttft = s_between(r->t_start, r->t_first_content);
     double last = NAN;
     if (done)
@@ -71,7 +62,7 @@ bool decode_in_window(const struct req_record *r, int64_t ws, int64_t we)
 void decode_window_count(const struct req_record *recs, int n, int64_t ws, int64_t we,
                          struct decode_window *out)
 {
-    *out = (struct decode_window){.counted = true};
+    *out = (struct decode_window){0};
     for (int i = 0; i < n; i++) {
         const struct req_record *r = &recs[i];
         if (!decode_in_window(r, ws, we))
@@ -81,16 +72,8 @@ void decode_window_count(const struct req_record *recs, int n, int64_t ws, int64
         out->completed += done;
         out->completed_inside += done && r->t_end <= we;
         out->errors += r->fail != FAIL_NONE && r->fail != FAIL_CANCELLED && !r->cut;
-        for (size_t k = 0; k < r->n_chunks; k++) {
-            const struct out_chunk *c = &r->chunks[k];
-            if (c->t_ns < ws || c->t_ns >= we)
-                continue;
-            out->tokens += c->tokens >= 0 ? c->tokens : 1;
-            out->counted = out->counted && c->tokens >= 0;
-            if (c->t_ns > out->last_arrival)
-                out->last_arrival = c->t_ns;
-        }
     }
+    tokens_in_window(recs, n, ws, we, &out->tokens);
 }
 
 void decode_stat4_of(double *v, size_t n, struct decode_stat4 *out)

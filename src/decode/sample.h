@@ -10,6 +10,7 @@
 
 #include "artifact/decode_matrix.h"
 #include "stats/record.h"
+#include "stats/tokens.h"
 
 /* The seed's per-user decode rate of a request with n output tokens whose
  * first token came first_s and last last_s after its send (for a completed
@@ -22,11 +23,6 @@ double decode_output_tps_per_user(long n, double first_s, double last_s);
  * positive. */
 double decode_inter_token_latency(long n, double first_s, double last_s);
 
-/* Output tokens of r: usage.completion_tokens when it reported them, else
- * the tokens its chunks carried (continuous usage; a chunk without a count
- * counts 1). */
-long decode_record_tokens(const struct req_record *r);
-
 /* r's request_samples entry, the one per-request sample of decode cells and
  * bursts. TTFT is send → first content (t_first_content; reasoning before
  * it is not the answer's start: NaN when no content came); the decode
@@ -38,9 +34,7 @@ void decode_sample_of(const struct req_record *r, struct decode_request_sample *
 
 /* The client's side of a cell's window [ws, we) (CLOCK_MONOTONIC ns). */
 struct decode_window {
-    long tokens;                /* output tokens whose chunk arrived inside the window */
-    bool counted;               /* every such chunk carried its count (continuous usage) */
-    int64_t last_arrival;       /* the last such chunk's arrival, CLOCK_MONOTONIC ns; 0 = none */
+    struct token_window tokens; /* output tokens dated inside the window (stats/tokens.h) */
     long requests;              /* requests that overlap the window (sent before it closed, not
                                    ended before it opened) */
     long completed;             /* of them, completed (whenever) */

@@ -169,3 +169,49 @@ void chunk_decode_json(const char *data, size_t len, struct chunk *out)
     }
     cJSON_Delete(root);
 }
+
+/* Appends string item v's JSON-escaped contents (cJSON's own escaping). */
+static int append_escaped(struct buf *out, const cJSON *v)
+{
+    if (!cJSON_IsString(v) || !v->valuestring[0])
+        return 0;
+    char *q = cJSON_PrintUnformatted(v);    /* "..." */
+    int rc = q ? buf_append(out, q + 1, strlen(q) - 2) : -1;
+    cJSON_free(q);
+    return rc;
+}
+
+/* The cJSON path of chunk_text_append: the same fields decode_choice counts. */
+static int text_from_json(const char *data, size_t len, struct buf *out)
+{
+    cJSON *root = cJSON_ParseWithLength(data, len);
+    const cJSON *choices = cJSON_GetObjectItemCaseSensitive(root, "choices");
+    const cJSON *c = cJSON_IsArray(choices) ? cJSON_GetArrayItem(choices, 0) : NULL;
+    int rc = 0;
+    if (cJSON_IsObject(c)) {
+        const cJSON *delta = cJSON_GetObjectItemCaseSensitive(c, "delta");
+        if (cJSON_IsObject(delta)) {
+            const cJSON *r = cJSON_GetObjectItemCaseSensitive(delta, "reasoning");
+            if (!str_bytes(delta, "reasoning"))
+                r = cJSON_GetObjectItemCaseSensitive(delta, "reasoning_content");
+            rc = append_escaped(out, cJSON_GetObjectItemCaseSensitive(delta, "content"));
+            rc = rc ? rc : append_escaped(out, r);
+        } else {
+            rc = append_escaped(out, cJSON_GetObjectItemCaseSensitive(c, "text"));
+        }
+    }
+    cJSON_Delete(root);
+    return rc;
+}
+
+int chunk_text_append(const char *data, size_t len, const struct chunk *c, struct buf *out)
+{
+    if (!c->content_bytes && !c->reasoning_bytes)
+        return 0;
+    if (!c->text_spanned)
+        return text_from_json(data, len, out);
+    for (int i = 0; i < 2; i++)
+        if (c->text_raw_len[i] && buf_append(out, c->text_raw[i], c->text_raw_len[i]) != 0)
+            return -1;
+    return 0;
+}

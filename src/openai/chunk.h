@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdbool.h>
 
+#include "core/buf.h"
+
 enum chunk_kind {
     CHUNK_DATA,     /* a JSON chunk (possibly without output: role-only, usage-only, ...) */
     CHUNK_DONE,     /* the "[DONE]" sentinel */
@@ -27,6 +29,14 @@ struct chunk {
     long completion_tokens; /* usage.completion_tokens; -1 when absent */
     long cached_tokens;     /* usage.prompt_tokens_details.cached_tokens; -1 when absent */
     char error[256];        /* CHUNK_ERROR: the message (truncated); CHUNK_INVALID: why */
+    /* Where the fast path (scan.h) found the output text inside the event, as
+     * JSON string contents (escaped, without quotes): [0] the content (or
+     * text), [1] the reasoning field counted; NULL/0 when absent. Pointers
+     * into the decoded data, valid while it is. text_spanned false: the
+     * event went through cJSON, and chunk_text_append reads it again. */
+    bool text_spanned;
+    const char *text_raw[2];
+    size_t text_raw_len[2];
 };
 
 /* Writes an error object as the server worded it into out (cap bytes):
@@ -50,5 +60,14 @@ void chunk_decode_json(const char *data, size_t len, struct chunk *out);
  * CHUNK_INVALID with a reason in out->error. Well-formed chunks take the
  * allocation-free scanner (scan.h); anything else goes through cJSON. */
 void chunk_decode(const char *data, size_t len, struct chunk *out);
+
+/* Appends the output text of one event (data, len bytes, decoded into *c by
+ * chunk_decode) to out as JSON string contents (escaped, no quotes): its
+ * content (or text), then the reasoning field the byte counts use. Tool-call
+ * fragments are not text and are left out. Concatenated pieces stay one
+ * valid JSON string's contents, so the engine's tokenizer can be sent the
+ * whole reply without decoding it. Returns 0, or -1 when out is full (its
+ * cap) or memory runs out. */
+int chunk_text_append(const char *data, size_t len, const struct chunk *c, struct buf *out);
 
 #endif

@@ -59,6 +59,11 @@ int server_version_from_reply(enum server_engine e, const cJSON *reply, char *ou
 cJSON *server_fetch_json(const char *url, const struct curl_slist *headers, const char *body,
                          long timeout_ms, long *status, char *err, size_t errlen);
 
+/* Whether server s is an engine known to accept
+ * stream_options.continuous_usage_stats (vLLM, SGLang, anvil-sim), which
+ * anvil then asks for by default. */
+bool server_accepts_continuous_usage(const struct server_info *s);
+
 /* Whether anvil knows how server s counts the tokens of a prompt for
  * endpoint ep without generating (its tokenize endpoint): vLLM, SGLang,
  * llama.cpp, TGI and anvil-sim do; any other server has to be probed. */
@@ -94,5 +99,16 @@ long server_probe_tokens(const struct server_info *s, const struct curl_slist *h
 long server_count_tokens(const struct server_info *s, const struct curl_slist *headers,
                          enum endpoint ep, bool tokenize, const char *prompt, long timeout_ms,
                          char *err, size_t errlen);
+
+/* Counts the tokens of generated text as the engine's tokenizer does, with
+ * no special tokens added (vLLM and anvil-sim POST /tokenize, SGLang
+ * /v1/tokenize with add_special_tokens false; llama.cpp /tokenize with
+ * add_special false and parse_special true; TGI /tokenize). esc (len bytes)
+ * is the text as JSON string contents, already escaped (chunk_text_append),
+ * and is sent as it is. Bounded by timeout_ms. Returns the count, or -1 with
+ * a message in err (an unknown engine, unreachable, a reply not in the
+ * engine's shape). */
+long server_count_output_tokens(const struct server_info *s, const struct curl_slist *headers,
+                                const char *esc, size_t len, long timeout_ms, char *err, size_t errlen);
 
 #endif

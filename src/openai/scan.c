@@ -263,11 +263,17 @@ enum {
     SEEN_CACHED = 8192, SEEN_TOOL_CALLS = 16384, SEEN_FUNCTION_CALL = 32768,
 };
 
+/* A string field's raw contents (escaped, between the quotes) and decoded length. */
+struct span {
+    const char *raw;
+    size_t raw_len, bytes;
+};
+
 struct state {
     struct chunk *out;
     unsigned seen;
     bool delta_is_object;
-    size_t delta_content, delta_reasoning, delta_reasoning_content, text;
+    struct span delta_content, delta_reasoning, delta_reasoning_content, text;
 };
 
 static bool first(struct state *st, unsigned bit)
@@ -289,6 +295,20 @@ static int string_bytes(struct cur *c, size_t *bytes)
         return 0;
     }
     *bytes = 0;
+    return skip_value(c);
+}
+
+/* string_bytes, keeping where the string's raw contents are. */
+static int string_span(struct cur *c, struct span *sp)
+{
+    *sp = (struct span){0};
+    if (c->p < c->end && *c->p == '"') {
+        struct str s;
+        if (scan_string(c, &s) != 0)
+            return DECLINE;
+        *sp = (struct span){s.raw, s.raw_len, s.bytes};
+        return 0;
+    }
     return skip_value(c);
 }
 
@@ -395,11 +415,11 @@ static int delta_member(struct cur *c, const struct str *k, void *ud)
     if (key_is(k, "function_call") && first(st, SEEN_FUNCTION_CALL))
         return scan_tool_call(c, st->out, true);
     if (key_is(k, "content") && first(st, SEEN_CONTENT))
-        return string_bytes(c, &st->delta_content);
+        return string_span(c, &st->delta_content);
     if (key_is(k, "reasoning") && first(st, SEEN_REASONING))
-        return string_bytes(c, &st->delta_reasoning);
+        return string_span(c, &st->delta_reasoning);
     if (key_is(k, "reasoning_content") && first(st, SEEN_REASONING_CONTENT))
-        return string_bytes(c, &st->delta_reasoning_content);
+        return string_span(c, &st->delta_reasoning_content);
     return skip_value(c);
 }
 
@@ -414,7 +434,7 @@ static int choice_member(struct cur *c, const struct str *k, void *ud)
         return skip_value(c);
     }
     if (key_is(k, "text") && first(st, SEEN_TEXT))
-        return string_bytes(c, &st->text);
+        return string_span(c, &st->text);
     if (key_is(k, "finish_reason") && first(st, SEEN_FINISH) && c->p < c->end && *c->p == '"') {
         struct str s;
         if (scan_string(c, &s) != 0 || s.escaped || s.raw_len >= sizeof st->out->finish_reason)
@@ -473,11 +493,15 @@ int chunk_scan(const char *data, size_t len, struct chunk *out)
     if (each_member(&c, root_member, &st) != 0)
         return DECLINE;
     out->kind = CHUNK_DATA;
-    if (st.delta_is_object) {
-        out->content_bytes = st.delta_content;
-        out->reasoning_bytes = st.delta_reasoning ? st.delta_reasoning : st.delta_reasoning_content;
-    } else {
-        out->content_bytes = st.text;
-    }
+    struct span content = st.delta_is_object ? st.delta_content : st.text;
+    struct span reasoning = !st.delta_is_object ? (struct span){0}
+                          : st.delta_reasoning.bytes ? st.delta_reasoning : st.delta_reasoning_content;
+    out->content_bytes = content.bytes;
+    out->reasoning_bytes = reasoning.bytes;
+    out->text_spanned = true;
+    out->text_raw[0] = content.raw;
+    out->text_raw_len[0] = content.raw_len;
+    out->text_raw[1] = reasoning.raw;
+    out->text_raw_len[1] = reasoning.raw_len;
     return 0;
 }

@@ -30,6 +30,20 @@ void stream_headers(struct stream *s, int64_t t_ns, long status)
         s->rec->t_headers = t_ns;
 }
 
+/* Keeps the event's output text while the stream has reported no usage
+ * (a stream cut, or ended without usage, is then counted by the engine's
+ * tokenizer); usage makes it unnecessary (on_usage frees it). */
+static void keep_text(struct stream *s, const struct sse_event *ev, const struct chunk *c)
+{
+    struct req_record *r = s->rec;
+    if (r->completion_tokens >= 0 || r->text_dropped)
+        return;
+    if (chunk_text_append(ev->data, ev->data_len, c, &r->text) != 0) {
+        r->text_dropped = true;     /* longer than RECORD_TEXT_MAX: the count falls back to chunks */
+        buf_free(&r->text);
+    }
+}
+
 static void on_output(struct stream *s, const struct chunk *c)
 {
     struct req_record *r = s->rec;
@@ -51,7 +65,8 @@ static void on_output(struct stream *s, const struct chunk *c)
     r->tool_calls += c->tool_calls_started;
     if (c->reasoning_bytes)
         r->reasoning_chunks++;
-    if (record_add_chunk(r, s->now, tokens, answer) != 0) {
+    size_t bytes = c->content_bytes + c->reasoning_bytes + c->tool_call_bytes;
+    if (record_add_chunk(r, s->now, tokens, bytes, answer) != 0) {
         record_fail(r, FAIL_OTHER, "out of memory recording chunk %zu", r->n_chunks);
         s->stopped = true;
     }
@@ -65,6 +80,7 @@ static void on_usage(struct stream *s, const struct chunk *c)
     if (c->completion_tokens >= 0) {
         r->completion_tokens = c->completion_tokens;
         s->last_completion_tokens = c->completion_tokens;
+        buf_free(&r->text);     /* counted by the server: the text is not needed */
     }
     if (c->cached_tokens >= 0)
         r->cached_tokens = c->cached_tokens;
@@ -97,8 +113,10 @@ static int on_event(void *ud, const struct sse_event *ev)
     case CHUNK_DATA:
         break;
     }
-    if (c.content_bytes || c.reasoning_bytes || c.tool_call_bytes)
+    if (c.content_bytes || c.reasoning_bytes || c.tool_call_bytes) {
         on_output(s, &c);
+        keep_text(s, ev, &c);
+    }
     on_usage(s, &c);
     if (c.finish_reason[0])
         memcpy(r->finish_reason, c.finish_reason, sizeof r->finish_reason);

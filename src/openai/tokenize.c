@@ -86,6 +86,11 @@ const char *tokenize_templated_prompt(const cJSON *reply)
     return cJSON_IsString(p) ? p->valuestring : NULL;
 }
 
+bool server_accepts_continuous_usage(const struct server_info *s)
+{
+    return s->engine_id == ENGINE_VLLM || s->engine_id == ENGINE_SGLANG || s->engine_id == ENGINE_ANVIL_SIM;
+}
+
 bool server_tokenize_supported(const struct server_info *s, enum endpoint ep)
 {
     (void)ep;   /* every known engine counts chat prompts too (SGLang with one probe) */
@@ -372,4 +377,58 @@ long *server_tokenize_ids(const struct server_info *s, const struct curl_slist *
         snprintf(err, errlen, "the %s tokenize reply lists no token ids", s->engine);
     *n = out.n;
     return out.ids;
+}
+
+/* A JSON string whose contents are already escaped (esc, len bytes), as a
+ * raw cJSON item; NULL when out of memory. */
+static cJSON *escaped_string(const char *esc, size_t len)
+{
+    char *q = malloc(len + 3);
+    if (!q)
+        return NULL;
+    q[0] = '"';
+    memcpy(q + 1, esc, len);
+    q[len + 1] = '"';
+    q[len + 2] = '\0';
+    cJSON *v = cJSON_CreateRaw(q);
+    free(q);
+    return v;
+}
+
+long server_count_output_tokens(const struct server_info *s, const struct curl_slist *headers,
+                                const char *esc, size_t len, long timeout_ms, char *err, size_t errlen)
+{
+    const char *path = "/tokenize", *key = "prompt";
+    cJSON *root = with_model(s);
+    switch (s->engine_id) {
+    case ENGINE_VLLM:
+    case ENGINE_ANVIL_SIM:
+    case ENGINE_SGLANG:
+        if (s->engine_id == ENGINE_SGLANG)
+            path = "/v1/tokenize";
+        cJSON_AddFalseToObject(root, "add_special_tokens");
+        break;
+    case ENGINE_LLAMACPP:
+        key = "content";
+        cJSON_AddFalseToObject(root, "add_special");
+        cJSON_AddTrueToObject(root, "parse_special");   /* control tokens come back as their text */
+        break;
+    case ENGINE_TGI:
+        key = "inputs";
+        break;
+    case ENGINE_UNKNOWN:
+        cJSON_Delete(root);
+        snprintf(err, errlen, "the server is not an engine anvil knows: it has no tokenize endpoint to ask");
+        return -1;
+    }
+    cJSON *text = escaped_string(esc, len);
+    if (!text || !cJSON_AddItemToObject(root, key, text)) {
+        cJSON_Delete(text);
+        cJSON_Delete(root);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    long status;
+    cJSON *reply = post(s, headers, path, print_free(root), timeout_ms, &status, err, errlen);
+    return count_of(s, path, EP_COMPLETIONS, reply, NULL, err, errlen);
 }

@@ -88,9 +88,13 @@ void report_table(FILE *out, const char *title, const struct run_summary *s, int
     row_num(out, "First output (any):", s->d[D_TTFO].p50, 2);
     row_num(out, "First content = TTFT:", s->d[D_TTFT].p50, 2);
     rule(out, '=');
-    if (s->source_chunks)
-        fprintf(out, "warning: %d requests reported no usage; their output tokens are chunk counts\n",
-                s->source_chunks);
+    if (s->by_source[TOKENS_CHUNKS])
+        fprintf(out, "warning: %d requests reported no usage and the server has no tokenize endpoint anvil "
+                     "knows: their output tokens are chunk counts, a lower bound (a chunk can carry several "
+                     "tokens, and a token none)\n", s->by_source[TOKENS_CHUNKS]);
+    if (s->by_source[TOKENS_TOKENIZE])
+        fprintf(out, "note: %d requests reported no usage; their output tokens were counted by the server's "
+                     "tokenizer over the text received\n", s->by_source[TOKENS_TOKENIZE]);
     if (s->usage_over_max)
         fprintf(out, "warning: %d requests report more output tokens than max_tokens: usage is not "
                      "trustworthy, and neither are throughput and TPOT\n", s->usage_over_max);

@@ -9,20 +9,21 @@
 #include "artifact/observe.h"
 #include "load/driver.h"
 #include "run/stage.h"
+#include "stats/tokens.h"
 
 static void say(void *ud, const char *msg)
 {
     run_say(ud, "%s", msg);
 }
 
+bool run_continuous_usage(const struct run_ctx *x)
+{
+    return x->c->continuous_usage || (!x->c->no_continuous_usage && server_accepts_continuous_usage(&x->srv));
+}
+
 double run_record_tokens(const struct req_record *r)
 {
-    if (r->completion_tokens >= 0)
-        return (double)r->completion_tokens;
-    double n = 0;
-    for (size_t i = 0; i < r->n_chunks; i++)
-        n += r->chunks[i].tokens >= 1 ? r->chunks[i].tokens : 1;
-    return n;
+    return (double)tokens_of(r, NULL);
 }
 
 void run_observe_start(struct run_ctx *x)
@@ -166,4 +167,20 @@ void run_observe_free(struct run_ctx *x)
     x->obs = NULL;
     free(x->samplers);
     x->samplers = NULL;
+}
+
+double run_check_token_count(const struct run_ctx *x)
+{
+    const struct observe_report *r = x->res->observe;
+    if (x->c->duration_s <= 0 || !r || !r->server_enabled || !r->server.available || sharing_shards(x))
+        return NAN;
+    double srv = r->server.server_output_tokens, mine = x->res->summary.window_tokens;
+    if (isnan(srv) || isnan(mine))
+        return srv;
+    if (fabs(mine - srv) > TOKEN_COUNT_TOLERANCE * fmax(srv, 1) && fabs(mine - srv) >= 2)
+        run_say(x, "warning: output tokens in the window: anvil counted %.0f, the server's generation counter "
+                "%.0f (%+.1f %%): %s", mine, srv, 100 * (mine - srv) / fmax(srv, 1),
+                mine < srv ? "the server generated more than anvil received (other traffic, or tokens anvil "
+                             "could not count)" : "anvil counted more than the server generated");
+    return srv;
 }

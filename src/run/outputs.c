@@ -121,7 +121,7 @@ static struct bench_meta settings_meta(const struct run_ctx *x)
         .agentic = x->agentic.n ? &x->ds : NULL, .agentic_source = x->agentic.source,
         .output_range = c->output_range, .shared_prefix_len = c->shared_prefix_len,
         .duration_s = c->duration_s, .warmup_s = c->warmup_s, .slo = c->slo,
-        .argc = c->argc, .argv = c->argv, .threads = x->threads,
+        .argc = c->argc, .argv = c->argv, .threads = x->threads, .server_tokens_in_window = NAN,
     };
 }
 
@@ -199,6 +199,8 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
     meta.cache_contaminated = c->shared_prefix_len == 0 && !c->dataset && s->cached_reports &&
                               s->prompt_tokens > 0 && (double)s->cached_tokens > 0.05 * (double)s->prompt_tokens;
     meta.window_s = dr->window_end > dr->window_start ? (double)(dr->window_end - dr->window_start) / 1e9 : 0;
+    meta.window_start_ns = dr->window_start;
+    meta.window_end_ns = dr->window_end;
     meta.incomplete_reason = incomplete_reason(x, dr, meta.window_s);
     meta.incomplete = meta.incomplete_reason != NULL;
     if ((meta.server_gone = dr->server_gone.gone)) {
@@ -231,6 +233,7 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
         snprintf(res->error, sizeof res->error, "out of memory summarizing the server's metrics");
         return -1;
     }
+    meta.server_tokens_in_window = run_check_token_count(x);
     const char *source;
     double srv_rate = run_server_prefix_hit_rate(x, &source);
     x->trace_meta.server_prefix_hit_rate = x->prefix_meta.server_hit_rate = srv_rate;

@@ -336,7 +336,7 @@ int run_prepare_workload(struct run_ctx *x)
         return -1;
     struct workload_cfg wc = {
         .ro = {.endpoint = c->endpoint, .model = x->srv.model, .stream = true,
-               .ignore_eos = c->ignore_eos, .continuous_usage = c->continuous_usage,
+               .ignore_eos = c->ignore_eos, .continuous_usage = run_continuous_usage(x),
                .sampling = c->sampling, .extra_body = c->extra_body,
                .tools = x->tools, .tool_choice = x->tool_choice},
         .salt = x->salt, .seed = (uint64_t)c->seed, .input_len = c->input_len,

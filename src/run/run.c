@@ -74,6 +74,8 @@ int run_config_check(const struct run_config *c, char *err, size_t errlen)
         snprintf(err, errlen, "--num-prompts %ld: the per-request records alone need %.1f GiB, more than "
                  "half of this machine's %.1f GiB; use fewer prompts or --duration", c->num_prompts,
                  need / (1 << 30), mem / (1 << 30));
+    else if (c->continuous_usage && c->no_continuous_usage)
+        snprintf(err, errlen, "--continuous-usage and --no-continuous-usage: give one of them");
     else if (c->shared_prefix_len > 0 && c->shared_prefix_len >= c->input_len)
         snprintf(err, errlen, "--shared-prefix-len (%ld) must be below --input-len (%ld): the "
                  "unique part follows the shared one", c->shared_prefix_len, c->input_len);
@@ -565,6 +567,7 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
         run_observe_start(&x);
     }
     if (ready && drive(&x, &dr) == 0) {
+        run_count_text_tokens(&x, &dr);
         run_shard_records(&x, &dr);
         run_observe_finish(&x, &dr);
         out->window_start = dr.phase_ns[SAMPLER_WINDOW_START];

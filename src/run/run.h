@@ -66,7 +66,8 @@ struct run_config {
     bool output_len_set;                /* given: ShareGPT replies get output_len, not their
                                            recorded lengths */
     long seed;
-    bool ignore_eos, continuous_usage;
+    bool ignore_eos;
+    bool continuous_usage, no_continuous_usage;   /* neither: asked where the engine accepts it */
     enum pct_method pct;
     enum calib_mode calib;
     const char *calibration_cache;      /* JSON file of calibrations reused across runs; NULL = none */

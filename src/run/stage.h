@@ -114,9 +114,30 @@ int run_observe_summarize(struct run_ctx *x, const struct driver_result *dr);
 double run_server_prefix_hit_rate(const struct run_ctx *x, const char **source);
 void run_observe_free(struct run_ctx *x);
 
-/* Output tokens r received: usage's completion_tokens, else its chunks'
- * counts (a chunk without one counts 1). */
+/* How far anvil's count of the window's output tokens may stray from the
+ * server's generation counter before the two are printed side by side. */
+#define TOKEN_COUNT_TOLERANCE 0.02
+
+/* Duration mode: the server's generation tokens over the window (Δ of its
+ * counter; NaN when not scraped, or when shards share the server), after
+ * saying on the run's log when anvil's count of the window's tokens differs
+ * from it by more than TOKEN_COUNT_TOLERANCE. Needs the observe summary
+ * (run_observe_summarize). */
+double run_check_token_count(const struct run_ctx *x);
+
+/* Whether the run asks for usage on every chunk: --continuous-usage, not
+ * --no-continuous-usage, else where the engine accepts it. */
+bool run_continuous_usage(const struct run_ctx *x);
+
+/* Output tokens r received, as stats/tokens.h counts them (tokens_of). */
 double run_record_tokens(const struct req_record *r);
+
+/* Counts, with the engine's tokenizer, the output text of every record of
+ * dr that reported no usage (req_record.text_tokens), then frees every
+ * record's kept text. At most 4096 streams are counted, each call bounded
+ * by 10 s; after three failures in a row the server is not asked again.
+ * Says on the run's log how many were counted and how many were not. */
+void run_count_text_tokens(struct run_ctx *x, struct driver_result *dr);
 
 /* Driver callbacks: the body of request seq and the turn it follows (ud is
  * the run_ctx). */

@@ -27,13 +27,7 @@ void metrics_derive(const struct req_record *r, struct req_metrics *m)
     m->time_to_second_output_ms =
         r->n_chunks >= 2 ? ns_to_ms(r->chunks[1].t_ns - r->chunks[0].t_ns) : NAN;
 
-    if (r->completion_tokens >= 0) {
-        m->output_tokens = r->completion_tokens;
-        m->output_token_source = "usage";
-    } else {
-        m->output_tokens = (long)r->n_chunks;
-        m->output_token_source = "chunks";
-    }
+    m->output_tokens = tokens_of(r, &m->output_token_source);
     double n = (double)m->output_tokens;
     double gen_s = m->generation_ms / 1000.0;
     m->tpot_ms = n > 1 ? m->generation_ms / (n - 1) : NAN;

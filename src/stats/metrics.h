@@ -4,6 +4,7 @@
 #define ANVIL_STATS_METRICS_H
 
 #include "stats/record.h"
+#include "stats/tokens.h"
 
 /* Every time in ms from the request start; every undefined value is NaN
  * (never 0), e.g. TPOT of a reply with at most one token. */
@@ -25,8 +26,8 @@ struct req_metrics {
     double send_lateness_ms;        /* scheduled → actual start: client-side queueing (open loop) */
     double scheduled_ttft_ms;       /* scheduled start → first content: TTFT with client queueing */
     double scheduled_e2e_ms;        /* scheduled start → end of stream */
-    long output_tokens;             /* usage.completion_tokens, else the output chunk count */
-    const char *output_token_source;/* "usage" or "chunks" */
+    long output_tokens;             /* tokens_of (stats/tokens.h): usage, tokenize, else chunks */
+    enum token_source output_token_source;
 };
 
 /* Derives the metrics of a completed request (r->fail == FAIL_NONE). */

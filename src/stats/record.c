@@ -34,10 +34,11 @@ void record_init(struct req_record *r, int index, bool warmup, long planned_prom
     r->warmup = warmup;
     r->planned_prompt_tokens = planned_prompt_tokens;
     r->max_tokens = max_tokens;
-    r->prompt_tokens = r->completion_tokens = r->cached_tokens = -1;
+    r->prompt_tokens = r->completion_tokens = r->cached_tokens = r->text_tokens = -1;
+    buf_init(&r->text, RECORD_TEXT_MAX);
 }
 
-int record_add_chunk(struct req_record *r, int64_t t_ns, int32_t tokens, bool content)
+int record_add_chunk(struct req_record *r, int64_t t_ns, int32_t tokens, size_t bytes, bool content)
 {
     if (r->n_chunks == r->cap_chunks) {
         size_t cap = r->cap_chunks ? r->cap_chunks * 2 : 64;
@@ -47,7 +48,8 @@ int record_add_chunk(struct req_record *r, int64_t t_ns, int32_t tokens, bool co
         r->chunks = p;
         r->cap_chunks = cap;
     }
-    r->chunks[r->n_chunks++] = (struct out_chunk){t_ns, tokens, content};
+    r->chunks[r->n_chunks++] = (struct out_chunk){t_ns, tokens, bytes < UINT16_MAX ? (uint16_t)bytes : UINT16_MAX,
+                                                  content};
     return 0;
 }
 
@@ -72,4 +74,5 @@ void record_free(struct req_record *r)
     free(r->chunks);
     r->chunks = NULL;
     r->n_chunks = r->cap_chunks = 0;
+    buf_free(&r->text);
 }

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/buf.h"
+
 /* Why a request failed; FAIL_NONE for a completed one. */
 enum fail_kind {
     FAIL_NONE,
@@ -30,6 +32,8 @@ const char *fail_kind_name(enum fail_kind k);
 struct out_chunk {
     int64_t t_ns;       /* arrival, CLOCK_MONOTONIC ns */
     int32_t tokens;     /* tokens it carried, from continuous usage; -1 when unknown */
+    uint16_t bytes;     /* output bytes it carried (content, reasoning, tool call), up to 65535: a chunk
+                           without its own count gets its stream's tokens in proportion (stats/tokens.h) */
     bool content;       /* carried the answer: content or a tool call (else reasoning only) */
 };
 
@@ -53,6 +57,11 @@ struct req_record {
     long prompt_tokens;         /* usage.prompt_tokens; -1 unknown */
     long completion_tokens;     /* usage.completion_tokens; -1 unknown */
     long cached_tokens;         /* usage.prompt_tokens_details.cached_tokens; -1 unknown */
+    long text_tokens;           /* the engine's tokenize count of `text`, for a stream without usage; <= 0 unknown */
+    struct buf text;            /* owned: the output text received (content, reasoning), as JSON string
+                                   contents (escaped), kept only while no usage has arrived, so a stream
+                                   cut or ended without usage can be counted by the engine's tokenizer */
+    bool text_dropped;          /* the text outgrew RECORD_TEXT_MAX and was let go */
     int content_chunks, reasoning_chunks;
     int tool_call_chunks;       /* chunks carrying tool-call deltas (delta.tool_calls, legacy function_call) */
     int tool_calls;             /* tool calls the reply opened (a delta with an id or a function name) */
@@ -79,8 +88,10 @@ long record_prompt_tolerance(long planned_prompt_tokens);
 void record_init(struct req_record *r, int index, bool warmup, long planned_prompt_tokens,
                  long max_tokens);
 
-/* Appends one output chunk. Returns 0, or -1 when memory runs out. */
-int record_add_chunk(struct req_record *r, int64_t t_ns, int32_t tokens, bool content);
+/* Appends one output chunk that arrived at t_ns carrying tokens (-1
+ * unknown) and bytes of output (saturated at 65535). Returns 0, or -1 when
+ * memory runs out. */
+int record_add_chunk(struct req_record *r, int64_t t_ns, int32_t tokens, size_t bytes, bool content);
 
 /* Marks the request failed (the first failure wins) with a printf message. */
 void record_fail(struct req_record *r, enum fail_kind k, const char *fmt, ...)
@@ -90,7 +101,11 @@ void record_fail(struct req_record *r, enum fail_kind k, const char *fmt, ...)
  * failure message, also where the message was cut inside it (redact.h). */
 void record_redact(struct req_record *r, const char *secret);
 
-/* Frees the chunk list. */
+/* Most bytes of output text a record keeps for counting (RECORD_TEXT_MAX);
+ * a longer text is dropped, and the stream falls back to its chunk count. */
+#define RECORD_TEXT_MAX (16u << 20)
+
+/* Frees the chunk list and the kept text. */
 void record_free(struct req_record *r);
 
 #endif

@@ -103,36 +103,6 @@ static bool is_good(const struct slo *s, const struct req_metrics *m)
            (isnan(s->e2el_ms) || m->e2e_ms <= s->e2el_ms);
 }
 
-/* Tokens each chunk of r carried: its own count (continuous usage) when
- * known, else the request's completion tokens spread evenly, else
- * per_chunk (the run's average, for cut requests that never got usage). */
-static double chunk_tokens(const struct req_record *r, size_t i, double per_chunk)
-{
-    if (r->chunks[i].tokens >= 1)
-        return r->chunks[i].tokens;
-    if (r->completion_tokens > 0 && r->n_chunks)
-        return (double)r->completion_tokens / (double)r->n_chunks;
-    return per_chunk;
-}
-
-/* Output tokens whose chunks arrived inside [start, end], over every record
- * (warm-ups and cut requests too: what the server produced in the window). */
-static double tokens_in_window(const struct req_record *recs, int n, int64_t start, int64_t end)
-{
-    double tokens = 0, chunks = 0;
-    for (int i = 0; i < n; i++)
-        if (recs[i].t_start && recs[i].completion_tokens > 0 && recs[i].n_chunks) {
-            tokens += (double)recs[i].completion_tokens;
-            chunks += (double)recs[i].n_chunks;
-        }
-    double per_chunk = chunks > 0 ? tokens / chunks : 1, in = 0;
-    for (int i = 0; i < n; i++)
-        for (size_t k = 0; recs[i].t_start && k < recs[i].n_chunks; k++)
-            if (recs[i].chunks[k].t_ns >= start && recs[i].chunks[k].t_ns <= end)
-                in += chunk_tokens(&recs[i], k, per_chunk);
-    return in;
-}
-
 struct token_event {
     int64_t t_ns;
     double tokens;
@@ -150,18 +120,27 @@ static int cmp_event(const void *a, const void *b)
  * memory runs out or nothing arrived. */
 static double peak_tps_1s(const struct req_record *recs, int n)
 {
-    size_t total = 0, k = 0;
+    size_t total = 0, most = 0, k = 0;
     for (int i = 0; i < n; i++)
-        if (recs[i].t_start && recs[i].fail == FAIL_NONE)
+        if (recs[i].t_start && recs[i].fail == FAIL_NONE) {
             total += recs[i].n_chunks;
+            most = recs[i].n_chunks > most ? recs[i].n_chunks : most;
+        }
     struct token_event *ev = malloc((total ? total : 1) * sizeof *ev);
-    if (!ev || total == 0) {
+    double *tokens = malloc((most ? most : 1) * sizeof *tokens);
+    if (!ev || !tokens || total == 0) {
         free(ev);
+        free(tokens);
         return NAN;
     }
-    for (int i = 0; i < n; i++)
-        for (size_t c = 0; recs[i].t_start && recs[i].fail == FAIL_NONE && c < recs[i].n_chunks; c++)
-            ev[k++] = (struct token_event){recs[i].chunks[c].t_ns, chunk_tokens(&recs[i], c, 1)};
+    for (int i = 0; i < n; i++) {
+        if (!recs[i].t_start || recs[i].fail != FAIL_NONE)
+            continue;
+        tokens_of_chunks(&recs[i], tokens);
+        for (size_t c = 0; c < recs[i].n_chunks; c++)
+            ev[k++] = (struct token_event){recs[i].chunks[c].t_ns, tokens[c]};
+    }
+    free(tokens);
     qsort(ev, k, sizeof *ev, cmp_event);
     /* a run shorter than a second is one window, over its own span */
     int64_t span = ev[k - 1].t_ns - ev[0].t_ns;
@@ -237,7 +216,7 @@ int summary_compute(const struct req_record *recs, int n, const struct summary_o
         out->reasoning_chunks += r->reasoning_chunks;
         out->tool_call_chunks += r->tool_call_chunks;
         out->tool_calls += r->tool_calls;
-        *(rm.output_token_source[0] == 'u' ? &out->source_usage : &out->source_chunks) += 1;
+        out->by_source[rm.output_token_source]++;
         if (r->max_tokens > 0 && rm.output_tokens > r->max_tokens)
             out->usage_over_max++;
         if (o->check_prompt_tokens && r->planned_prompt_tokens >= 0 && (r->prompt_tokens < 0 ||
@@ -264,7 +243,8 @@ int summary_compute(const struct req_record *recs, int n, const struct summary_o
     out->peak_output_tps_1s = peak_tps_1s(recs, n);
     out->aggregate_tps = out->window_tokens = NAN;
     if (o->window_end > o->window_start && o->window_start > 0) {
-        out->window_tokens = tokens_in_window(recs, n, o->window_start, o->window_end);
+        tokens_in_window(recs, n, o->window_start, o->window_end, &out->window);
+        out->window_tokens = out->window.tokens;
         out->aggregate_tps = out->window_tokens / ((double)(o->window_end - o->window_start) / 1e9);
     }
     for (int id = 0; id < D_COUNT; id++)

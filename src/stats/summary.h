@@ -8,6 +8,7 @@
 #include "stats/dist.h"
 #include "stats/invariants.h"
 #include "stats/record.h"
+#include "stats/tokens.h"
 
 /* Indexes of the distributions a summary holds. */
 enum dist_id {
@@ -24,8 +25,8 @@ struct run_summary {
     int warmup_requests;        /* duration mode: sent before the window opened */
     double peak_output_tps_1s;  /* tokens/s: most output tokens arriving within any 1 s window */
     double aggregate_tps;       /* duration mode: output tokens inside the window / its length; else NaN */
-    double window_tokens;       /* duration mode: output tokens inside the window (estimated where chunks
-                                   carry no count) */
+    double window_tokens;       /* duration mode: output tokens inside the window (stats/tokens.h) */
+    struct token_window window; /* duration mode: how they were counted */
     double duration_ms;         /* first start → last end over measured requests sent */
     long output_tokens;         /* Σ over completed requests */
     long prompt_tokens;         /* Σ usage.prompt_tokens over completed requests */
@@ -38,7 +39,7 @@ struct run_summary {
     int content_chunks, reasoning_chunks;
     int tool_call_chunks, tool_calls;   /* Σ over completed requests: tool-call chunks, tool calls opened */
     long events;                /* SSE events received by every measured request sent */
-    int source_usage, source_chunks;    /* requests by output_token_source */
+    int by_source[TOKENS_SOURCES];      /* completed requests by output_token_source */
     long cached_tokens;         /* Σ usage cached_tokens; with cached_reports > 0 */
     int cached_reports;
     int usage_over_max;         /* completed requests whose usage reports more tokens than max_tokens */

@@ -19,7 +19,7 @@ Test(journal, chunks_survive_a_line_exactly)
     struct req_record r;
     record_init(&r, 3, false, 16, 8);
     for (int i = 0; i < 4; i++)
-        cr_assert_eq(record_add_chunk(&r, at[i], tok[i], i != 1), 0);
+        cr_assert_eq(record_add_chunk(&r, at[i], tok[i], 10 + i, i != 1), 0);
     r.t_start = t0 + 5;
     r.t_end = t0 + 4503599627370497LL;
     cJSON *j = journal_record(&r, t0);

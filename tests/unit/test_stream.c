@@ -57,7 +57,7 @@ Test(stream, vllm_chat_role_chunk_is_not_ttft)
     cr_assert_str_eq(r.finish_reason, "stop");
     struct req_metrics m;
     metrics_derive(&r, &m);
-    cr_assert_str_eq(m.output_token_source, "usage");
+    cr_assert_eq(m.output_token_source, TOKENS_USAGE);
     cr_assert_eq(m.output_tokens, 6);
     record_free(&r);
 }
@@ -222,7 +222,7 @@ Test(stream, no_usage_falls_back_to_chunk_count)
     struct req_metrics m;
     metrics_derive(&r, &m);
     cr_assert_eq(r.fail, FAIL_NONE);
-    cr_assert_str_eq(m.output_token_source, "chunks");
+    cr_assert_eq(m.output_token_source, TOKENS_CHUNKS);
     cr_assert_eq(m.output_tokens, 2);
     record_free(&r);
 }

@@ -18,7 +18,7 @@ static void completed(struct req_record *r, int idx, double start_ms, double ttf
     r->t_start = MS(1000 + start_ms);
     r->t_headers = r->t_first_byte = r->t_first_event = r->t_start + MS(0.5);
     for (long i = 0; i < tokens; i++)
-        record_add_chunk(r, r->t_start + MS(ttft_ms + itl_ms * (double)i), -1, true);
+        record_add_chunk(r, r->t_start + MS(ttft_ms + itl_ms * (double)i), -1, 0, true);
     r->t_first_output = r->t_first_content = r->chunks[0].t_ns;
     r->t_end = r->chunks[tokens - 1].t_ns;
     r->content_chunks = (int)tokens;
@@ -113,9 +113,9 @@ Test(summary, per_token_itl_uses_continuous_usage_when_known)
     struct req_record r;
     record_init(&r, 0, false, 10, 9);
     r.t_start = MS(1);
-    record_add_chunk(&r, MS(11), 1, true);
-    record_add_chunk(&r, MS(21), 4, true);   /* 10 ms gap, 4 tokens: 2.5 ms/token */
-    record_add_chunk(&r, MS(41), -1, true);  /* unknown: (9-1)/(3-1) = 4 tokens per later chunk */
+    record_add_chunk(&r, MS(11), 1, 0, true);
+    record_add_chunk(&r, MS(21), 4, 0, true);   /* 10 ms gap, 4 tokens: 2.5 ms/token */
+    record_add_chunk(&r, MS(41), -1, 0, true);  /* unknown: (9-1)/(3-1) = 4 tokens per later chunk */
     cr_assert_float_eq(metrics_itl_per_token_ms(&r, 1, 9), 2.5, 1e-9);
     cr_assert_float_eq(metrics_itl_per_token_ms(&r, 2, 9), 5.0, 1e-9);
     record_free(&r);
@@ -161,8 +161,8 @@ Test(summary, window_counts_tokens_by_timestamp_at_the_edges)
     completed(&r[1], 1, 60, 10, 10, 4, 100);    /* chunks at 70, 80, 90, 100 ms */
     record_init(&r[2], 2, false, 100, 4);       /* cut at the window end, no usage: 1 token per chunk */
     r[2].t_start = MS(1000 + 80);
-    record_add_chunk(&r[2], MS(1000 + 85), -1, true);
-    record_add_chunk(&r[2], MS(1000 + 95), -1, true);
+    record_add_chunk(&r[2], MS(1000 + 85), -1, 0, true);
+    record_add_chunk(&r[2], MS(1000 + 95), -1, 0, true);
     r[2].t_end = MS(1000 + 95);
     r[2].cut = true;
     struct summary_opts o = {.method = PCT_NEAREST, .slo = NO_SLO, .window_start = MS(1000 + 60),
@@ -256,7 +256,7 @@ Test(summary, peak_output_tps_counts_tokens_in_the_busiest_second)
     record_init(&r[0], 0, false, 10, 12);
     r[0].t_start = MS(1000);
     for (int i = 0; i < 3; i++)
-        record_add_chunk(&r[0], MS(1010 + 10 * i), -1, true);
+        record_add_chunk(&r[0], MS(1010 + 10 * i), -1, 0, true);
     r[0].t_first_output = r[0].t_first_content = r[0].chunks[0].t_ns;
     r[0].t_end = MS(1030);
     r[0].completion_tokens = 12;
