@@ -2,6 +2,7 @@
  * the engine's own tokenizer over the text they received (stats/tokens.h's
  * third source), after the load and off the measuring loop. */
 #include <stdio.h>
+#include <string.h>
 
 #include "load/driver.h"
 #include "run/stage.h"
@@ -28,7 +29,8 @@ void run_count_text_tokens(struct run_ctx *x, struct driver_result *dr)
             long n = server_count_output_tokens(&x->srv, x->headers, r->text.data, r->text.len,
                                                 COUNT_TIMEOUT_MS, err, sizeof err);
             if (n >= 0) {
-                r->text_tokens = n;
+                /* a reply that stopped at EOS generated that token too, and it has no text */
+                r->text_tokens = n + !strcmp(r->finish_reason, "stop");
                 counted++;
                 failures = 0;
             } else {

@@ -26,8 +26,8 @@ Test(journal, chunks_survive_a_line_exactly)
     cr_assert(j);
     char *line = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);
-    cr_assert(strstr(line, "\"chunks\":[[1,1,true],[2147483648,-1,false],[123456789012345,17,true],"
-                           "[4503599627370497,0,true]]"), "%s", line);
+    cr_assert(strstr(line, "\"chunks\":[[1,1,true,10],[2147483648,-1,false,11],[123456789012345,17,true,12],"
+                           "[4503599627370497,0,true,13]]"), "%s", line);
     cJSON *p = cJSON_Parse(line);
     free(line);
     cr_assert(p);
@@ -43,6 +43,7 @@ Test(journal, chunks_survive_a_line_exactly)
         cr_assert_eq(b.chunks[i].t_ns, at[i], "chunk %d", i);
         cr_assert_eq(b.chunks[i].tokens, tok[i], "chunk %d", i);
         cr_assert_eq(b.chunks[i].content, i != 1, "chunk %d", i);
+        cr_assert_eq(b.chunks[i].bytes, 10 + i, "chunk %d", i);
     }
     record_free(&b);
     record_free(&r);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <criterion/criterion.h>
+#include <cjson/cJSON.h>
 
 #include "openai/chunk.h"
 #include "openai/scan.h"
@@ -226,4 +227,52 @@ Test(scan, tool_call_deltas_are_output_on_the_fast_path)
         cr_assert_eq(k.content_bytes, 0);
         assert_same(cases[i].ev, strlen(cases[i].ev));
     }
+}
+
+/* A JSON string's contents (escaped), decoded; caller frees. */
+static char *unescape(const struct buf *b)
+{
+    char *q = malloc(b->len + 3);
+    q[0] = '"';
+    memcpy(q + 1, b->data ? b->data : "", b->len);
+    q[b->len + 1] = '"';
+    q[b->len + 2] = '\0';
+    cJSON *v = cJSON_Parse(q);
+    free(q);
+    cr_assert(cJSON_IsString(v), "kept text is a JSON string's contents: %.*s", (int)b->len, b->data);
+    char *s = strdup(v->valuestring);
+    cJSON_Delete(v);
+    return s;
+}
+
+/* The output text kept for the tokenizer is the same through both paths:
+ * the fast path's raw spans and cJSON's re-escaped strings decode alike,
+ * and their decoded length is the bytes both count. */
+Test(scan, kept_text_is_the_same_through_both_paths)
+{
+    struct corpus c;
+    load_corpus(&c);
+    int with_text = 0;
+    for (int i = 0; i < c.n; i++) {
+        size_t len = strlen(c.ev[i]);
+        struct chunk fast, ref;
+        chunk_decode(c.ev[i], len, &fast);
+        chunk_decode_json(c.ev[i], len, &ref);
+        cr_assert_not(ref.text_spanned, "cJSON's path has no spans");
+        struct buf a, b;
+        buf_init(&a, 1 << 20);
+        buf_init(&b, 1 << 20);
+        cr_assert_eq(chunk_text_append(c.ev[i], len, &fast, &a), 0);
+        cr_assert_eq(chunk_text_append(c.ev[i], len, &ref, &b), 0);
+        char *x = unescape(&a), *y = unescape(&b);
+        cr_assert_str_eq(x, y, "on: %s", c.ev[i]);
+        cr_assert_eq(strlen(x), fast.content_bytes + fast.reasoning_bytes, "on: %s", c.ev[i]);
+        with_text += x[0] != '\0';
+        free(x);
+        free(y);
+        buf_free(&a);
+        buf_free(&b);
+    }
+    cr_assert_gt(with_text, 50, "%d events carried text", with_text);
+    free_corpus(&c);
 }
