@@ -6,7 +6,10 @@
 #include <string.h>
 
 /* Plain ASCII, no quotes or backslashes: chunks embed them in JSON as-is.
- * The leading space is the token's own, as BPE vocabularies have it. */
+ * The leading space is the token's own, as BPE vocabularies have it, so
+ * that concatenated output never merges two tokens into one; words have at
+ * most SIM_PIECE_LETTERS letters, so both tokenizers count one token per
+ * word and /tokenize of a reply's text counts the tokens that carry it. */
 static const char *const vocab[SIM_VOCAB_WORDS] = {
     " the", " of", " and", " to", " in", " is", " that", " it",
     " was", " for", " on", " are", " with", " as", " at", " be",
@@ -22,8 +25,8 @@ static const char *const vocab[SIM_VOCAB_WORDS] = {
     " did", " get", " come", " made", " may", " part", " over", " new",
     " sound", " take", " only", " little", " work", " know", " place", " year",
     " live", " me", " back", " give", " most", " very", " after", " thing",
-    " our", " just", " name", " good", " sentence", " man", " think", " say",
-    " great", " where", " help", " through", " much", " before", " line", " right",
+    " our", " just", " name", " good", " kind", " man", " think", " say",
+    " great", " where", " help", " hand", " much", " before", " line", " right",
 };
 
 bool sim_next_token(const char *s, size_t len, size_t *pos, size_t *tok_start,
