@@ -181,6 +181,25 @@ const char *sim_token_text(const struct sim_output *o, int64_t i)
     return vocab[h % SIM_VOCAB_WORDS];
 }
 
+/* Salts the chunkless draw so that it is independent of the word choice. */
+#define SIM_CHUNKLESS_SALT 0x6a09e667f3bcc909ULL
+
+bool sim_token_chunkless(const struct sim_output *o, int64_t i, double p)
+{
+    if (p <= 0 || i >= o->completion_tokens - 1)
+        return false;
+    uint64_t h = sim_mix64(sim_mix64(o->key ^ SIM_CHUNKLESS_SALT) ^ sim_mix64((uint64_t)i));
+    return (double)(h >> 11) * 0x1.0p-53 < p;     /* uniform in [0, 1) */
+}
+
+int64_t sim_chunk_end(const struct sim_output *o, double p, int64_t from, int64_t to)
+{
+    for (int64_t j = to - 1; j >= from; j--)
+        if (!sim_token_chunkless(o, j, p))
+            return j + 1;
+    return from;
+}
+
 const char *sim_finish_reason(const struct sim_output *o)
 {
     return o->stopped ? "stop" : "length";
