@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,24 +87,61 @@ Test(sim_chunks, share_of_chunkless_tokens_is_p)
     }
 }
 
-/* llama-server's recorded streams: 47 chunks for 64 tokens, 38 for 48
- * (fixtures/llamacpp/v1_*_stream_tokens_without_chunks.txt). With P = 17/63 a 64-token
- * reply has 47 chunks on average, with P = 10/47 a 48-token one 38. */
+/* The recorded stream at path: its text-carrying events (all but the final
+ * one, which carries the finish_reason, usage and no text) and its
+ * usage.completion_tokens. */
+static void recorded_shape(const char *path, int64_t *chunks, int64_t *tokens)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "cannot open %s", path);
+    static char line[1 << 16];
+    *chunks = *tokens = -1;
+    int64_t n = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "data: {", 7) != 0)
+            continue;
+        cJSON *ev = cJSON_Parse(line + 6);
+        cr_assert_not_null(ev, "%s: an event is not JSON", path);
+        const cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItem(ev, "choices"), 0);
+        const cJSON *text = cJSON_GetObjectItem(c0, "text");
+        if (!text)
+            text = cJSON_GetObjectItem(cJSON_GetObjectItem(c0, "delta"), "content");
+        /* a text of "\u0000" is a token's text too: the final event is the one with a finish_reason */
+        n += cJSON_IsString(text) && cJSON_IsNull(cJSON_GetObjectItem(c0, "finish_reason"));
+        const cJSON *u = cJSON_GetObjectItem(cJSON_GetObjectItem(ev, "usage"), "completion_tokens");
+        if (cJSON_IsNumber(u))
+            *tokens = (int64_t)u->valuedouble;
+        cJSON_Delete(ev);
+    }
+    fclose(f);
+    *chunks = n;
+}
+
+/* llama-server's recorded streams (tests/data/fixtures/llamacpp/
+ * v1_*_stream_tokens_without_chunks.txt: 47 chunks for 64 tokens, 38 for
+ * 48): --tokens-without-chunk P = (tokens - chunks) / (tokens - 1) gives
+ * that many chunks on average. */
 Test(sim_chunks, reproduces_the_recorded_llamacpp_shape)
 {
-    struct { int64_t tokens, chunks; } rec[] = {{64, 47}, {48, 38}};
+    const char *rec[] = {"tests/data/fixtures/llamacpp/v1_chat_completions_stream_tokens_without_chunks.txt",
+                         "tests/data/fixtures/llamacpp/v1_completions_stream_tokens_without_chunks.txt"};
+    const int64_t want[2][2] = {{47, 64}, {38, 48}};
     struct stream st;
     for (size_t k = 0; k < 2; k++) {
-        double p = (double)(rec[k].tokens - rec[k].chunks) / (double)(rec[k].tokens - 1);
+        int64_t chunks, tokens;
+        recorded_shape(rec[k], &chunks, &tokens);
+        cr_expect(chunks == want[k][0] && tokens == want[k][1], "%s: %lld chunks for %lld tokens", rec[k],
+                  (long long)chunks, (long long)tokens);
+        double p = (double)(tokens - chunks) / (double)(tokens - 1);
         int64_t sum = 0, n = 2000;
         for (uint64_t s = 0; s < (uint64_t)n; s++) {
-            struct sim_output o = reply(s, rec[k].tokens, true);
+            struct sim_output o = reply(s, tokens, true);
             run_stream(&o, p, 0, &st);
             sum += st.n_chunks;
         }
         double mean = (double)sum / (double)n;
-        cr_expect(fabs(mean - (double)rec[k].chunks) < 0.5, "%lld tokens: mean %.2f chunks",
-                  (long long)rec[k].tokens, mean);
+        cr_expect(fabs(mean - (double)chunks) < 0.5, "%lld tokens: mean %.2f chunks, recorded %lld",
+                  (long long)tokens, mean, (long long)chunks);
     }
 }
 
