@@ -403,3 +403,46 @@ Test(sim_shapes, context_is_discoverable_on_every_flavor, .timeout = 60)
     cJSON_Delete(j);
     stop_clean(&p);
 }
+
+/* llama.cpp at one stream (engine mode): as in fixtures/llamacpp/metrics.txt,
+ * one llama_decode per token (the prompt's decode samples the first), so
+ * n_decode_total = tokens_predicted_total = Σ the trace's completion_tokens,
+ * whether or not tokens had a chunk of their own, for whole and cut
+ * streams alike — but for the step that was running when the client left:
+ * it ran (a decode), its token was dropped. */
+Test(sim_shapes, llamacpp_counters_count_every_generated_token, .timeout = 60)
+{
+    char trace[64];
+    cr_assert_eq(harness_tmpfile(trace, sizeof trace), 0);
+    struct sim_proc p;
+    start(&p, (const char *const[]){"--flavor", "llamacpp", "--tokens-without-chunk", "0.3", "--decode-base-ms",
+                                    "1", "--trace", trace, NULL});
+    char url[256];
+    snprintf(url, sizeof url, "%s/completions", p.base_url);
+    enum { N = 4 };
+    for (int i = 0; i < N; i++) {
+        char body[160];
+        snprintf(body, sizeof body, "{\"prompt\":\"one at a time %d\",\"max_tokens\":%d,\"stream\":true}", i,
+                 40 + 10 * i);
+        struct http_reply r;
+        /* the last one is cut by its client after about 20 events */
+        cr_assert_eq(http_do("POST", url, body, NULL, i == N - 1 ? 3000 : 0, &r), 0);
+        http_reply_free(&r);
+        if (i == N - 1)
+            for (int k = 0; k < 100 && harness_metric(p.root_url, "llamacpp:requests_processing") != 0; k++)
+                harness_sleep_ms(10);
+    }
+    double predicted = harness_metric(p.root_url, "llamacpp:tokens_predicted_total");
+    double decodes = harness_metric(p.root_url, "llamacpp:n_decode_total");
+    stop_clean(&p);
+    cJSON *lines[N];
+    cr_assert_eq(harness_read_jsonl(trace, lines, N), N);
+    unlink(trace);
+    double sum = 0;
+    for (int i = 0; i < N; i++) {
+        sum += harness_num(lines[i], "completion_tokens");
+        cJSON_Delete(lines[i]);
+    }
+    cr_expect_eq(predicted, sum, "tokens_predicted_total %g, the trace %g", predicted, sum);
+    cr_expect(decodes == sum || decodes == sum + 1, "n_decode_total %g, the trace %g", decodes, sum);
+}
