@@ -446,3 +446,42 @@ Test(sim_shapes, llamacpp_counters_count_every_generated_token, .timeout = 60)
     cr_expect_eq(predicted, sum, "tokens_predicted_total %g, the trace %g", predicted, sum);
     cr_expect(decodes == sum || decodes == sum + 1, "n_decode_total %g, the trace %g", decodes, sum);
 }
+
+/* A duration window that closes while its streams run: the client leaves
+ * each one mid-stream, and each still gets its trace line, as a client
+ * close, with the tokens it wrote and the ones it held. */
+Test(sim_shapes, streams_cut_by_a_closing_window_are_traced, .timeout = 90)
+{
+    char trace[64], art[64];
+    cr_assert_eq(harness_tmpfile(trace, sizeof trace), 0);
+    cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
+    struct sim_proc p;
+    start(&p, (const char *const[]){"--flavor", "llamacpp", "--tokens-without-chunk", "0.3", "--decode-base-ms",
+                                    "2", "--trace", trace, NULL});
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", p.base_url, "--concurrency", "3",
+                          "--duration", "1", "--warmup-s", "0", "--input-len", "16", "--output-len", "20000",
+                          "--out", art, NULL};
+    char out[8192], err[8192];
+    int status;
+    cr_assert_eq(run_cmd_err(argv, out, sizeof out, err, sizeof err, &status), 0);
+    for (int k = 0; k < 200 && harness_metric(p.root_url, "llamacpp:requests_processing") != 0; k++)
+        harness_sleep_ms(10);
+    double predicted = harness_metric(p.root_url, "llamacpp:tokens_predicted_total");
+    stop_clean(&p);
+    unlink(art);
+    cJSON *lines[16];
+    int n = harness_read_jsonl(trace, lines, 16);
+    unlink(trace);
+    cr_assert_geq(n, 3, "one line per stream the window cut (rc %d): %s", status, err);
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        int chunks;
+        bool mixed = false;
+        int64_t written = check_chunks(lines[i], &chunks, &mixed);
+        cr_expect(cJSON_IsTrue(jget(lines[i], "client_closed")), "line %d: a client close", i);
+        cr_expect_gt(written, 0);
+        sum += harness_num(lines[i], "completion_tokens");
+        cJSON_Delete(lines[i]);
+    }
+    cr_expect_eq(predicted, sum, "the counter counts every generated token of the cut streams");
+}
