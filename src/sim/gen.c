@@ -38,9 +38,6 @@
 #include "sim/tokens.h"
 #include "sim/trace.h"
 
-/* Most tokens one chunk carries: 1 + SIM_SPEC_MAX from the engine. */
-#define SIM_MAX_CHUNK_TOKENS (1 + SIM_SPEC_MAX)
-
 /* A stream's framed chunks not yet written: at most one wake-up's or one
  * batch of engine steps' events. A buffer grown past KEEP is freed after
  * its write; MAX bounds it (past it, chunks go through evhttp). */
@@ -72,7 +69,8 @@ struct sim_gen {
     bool first_queued;              /* the first content chunk is queued, not yet written */
     int64_t finished_ns;            /* when the reply's end was written; 0 = not (yet) */
     int64_t last_tokens_ns;         /* when its previous batch of tokens was sampled/due (ITL); 0 = none */
-    int64_t sent;                   /* tokens handed to evhttp */
+    int64_t generated;              /* output tokens generated (engine step ended / due): /metrics counts them */
+    int64_t in_chunks;              /* of those, the tokens put in a chunk or body (the rest are held) */
     int64_t reasoning;              /* leading output tokens that are reasoning */
     bool engine;                    /* tokens come from the engine */
     bool started;                   /* headers sent / seq submitted / timer running */
@@ -82,6 +80,8 @@ struct sim_gen {
     struct sim_trace_chunk *chunks; /* trace only: one per content chunk */
     size_t n_chunks, cap_chunks;
     size_t n_unwritten;             /* the last chunks, queued but not written (t_ns 0) */
+    int64_t *gen_ns;                /* trace only: when each output token was generated */
+    size_t n_gen, cap_gen;
 };
 
 static void gen_timer_cb(evutil_socket_t fd, short what, void *arg);
@@ -146,6 +146,7 @@ static void gen_free(struct sim_gen *g)
     free(g->block_hashes);
     free(g->request_id);
     free(g->chunks);
+    free(g->gen_ns);
     free(g);
 }
 
@@ -155,6 +156,7 @@ static void gen_free(struct sim_gen *g)
  * the tokens. */
 static void note_chunk(struct sim_gen *g, int64_t t_ns, int64_t tokens)
 {
+    g->in_chunks += tokens;
     if (!g->first_token_ns && !g->first_queued) {
         g->first_token_ns = t_ns;
         g->first_queued = !t_ns;
@@ -188,6 +190,30 @@ static void stamp_written(struct sim_gen *g, int64_t t_ns)
     g->n_unwritten = 0;
 }
 
+/* n more output tokens exist, generated at t_ns (the engine step's end, or
+ * their due time in fixed-latency mode): /metrics counts them now, as
+ * engines count sampled tokens whether or not a chunk carries them yet, and
+ * the trace dates each. Out of memory only loses the dates. */
+static void note_generated(struct sim_gen *g, int64_t n, int64_t t_ns)
+{
+    g->generated += n;
+    sim_metrics_on_tokens(&g->srv->metrics, n, g->rq.stream);
+    if (!g->srv->trace)
+        return;
+    if (g->n_gen + (size_t)n > g->cap_gen) {
+        size_t cap = g->cap_gen ? g->cap_gen : 16;
+        while (cap < g->n_gen + (size_t)n)
+            cap *= 2;
+        int64_t *p = realloc(g->gen_ns, cap * sizeof *p);
+        if (!p)
+            return;
+        g->gen_ns = p;
+        g->cap_gen = cap;
+    }
+    for (int64_t i = 0; i < n; i++)
+        g->gen_ns[g->n_gen++] = t_ns;
+}
+
 static void trace_gen(struct sim_gen *g, int status, const char *finish, bool client_closed)
 {
     if (!g->srv->trace)
@@ -197,14 +223,15 @@ static void trace_gen(struct sim_gen *g, int status, const char *finish, bool cl
         .received_ns = g->t0_ns, .first_token_ns = g->first_token_ns,
         .finished_ns = g->finished_ns ? g->finished_ns : clock_now_ns(),
         .prompt_tokens = g->rq.prompt_tokens,
-        .completion_tokens = g->sent, .stream = g->rq.stream,
+        .completion_tokens = g->generated, .stream = g->rq.stream,
         .client_closed = client_closed, .finish_reason = finish,
         .chunks = g->chunks, .n_chunks = g->n_chunks,
         .admitted_ns = g->engine ? g->seq.admitted_ns : g->started ? g->t0_ns : 0,
         .cached_tokens = g->seq.cached_tokens,
-        .reasoning_tokens = g->sent < g->reasoning ? g->sent : g->reasoning,
+        .reasoning_tokens = g->generated < g->reasoning ? g->generated : g->reasoning,
         .events = g->seq.events, .n_events = g->seq.n_events, .fault = g->fault_name,
         .seq = g->engine ? &g->seq : NULL, .late_ns = -1,
+        .gen_ns = g->gen_ns, .n_gen = g->n_gen, .unsent_tokens = g->generated - g->in_chunks,
     };
     sim_trace_write(g->srv->trace, &r);
 }
@@ -384,24 +411,23 @@ static void end_reply(struct sim_gen *g)
 }
 
 /* The text of tokens [from, to) that are reasoning (< g->reasoning) or
- * content into r and c (each cap bytes); NULL-able outputs say "none". */
-static void split_text(const struct sim_gen *g, int64_t from, int64_t to, char *r, char *c,
-                       size_t cap, const char **rp, const char **cp)
+ * content, in the server's text buffers; *rp and *cp point at each, or are
+ * NULL when the range has none of that kind. A chunk holding tokens that
+ * waited without a chunk of their own can be long: the buffers grow (out of
+ * memory only shortens the text). */
+static void split_text(const struct sim_gen *g, int64_t from, int64_t to, const char **rp,
+                       const char **cp)
 {
-    size_t rl = 0, cl = 0;
+    struct buf *r = &g->srv->text[0], *c = &g->srv->text[1];
+    buf_reset(r);
+    buf_reset(c);
     *rp = *cp = NULL;
-    r[0] = c[0] = '\0';
     for (int64_t i = from; i < to; i++) {
         const char *w = sim_token_text(&g->out, i);
-        size_t wl = strlen(w);
         bool think = i < g->reasoning;
-        char *dst = think ? r : c;
-        size_t *len = think ? &rl : &cl;
-        if (*len + wl < cap) {
-            memcpy(dst + *len, w, wl + 1);
-            *len += wl;
-        }
-        *(think ? rp : cp) = dst;
+        struct buf *dst = think ? r : c;
+        buf_append(dst, w, strlen(w));
+        *(think ? rp : cp) = dst->data ? dst->data : "";
     }
 }
 
@@ -412,7 +438,7 @@ static struct sim_timings timings_now(const struct sim_gen *g)
     return (struct sim_timings){
         .prompt_n = g->rq.prompt_tokens - g->seq.cached_tokens,
         .prompt_ms = (double)(first - g->t0_ns) / 1e6,
-        .predicted_n = g->sent, .predicted_ms = (double)(now - first) / 1e6,
+        .predicted_n = g->generated, .predicted_ms = (double)(now - first) / 1e6,
     };
 }
 
@@ -425,10 +451,10 @@ static void stream_end(struct sim_gen *g)
     buf_reset(&s->scratch);
     if (sim_fmt_finish_separate(&g->fmt)) {
         struct sim_timings t = timings_now(g);
-        sim_sse_finish(&s->scratch, &g->fmt, sim_fmt_finish_reason(&g->fmt, finish), g->sent, &t);
+        sim_sse_finish(&s->scratch, &g->fmt, sim_fmt_finish_reason(&g->fmt, finish), g->generated, &t);
     }
     if (sim_fmt_has_usage_chunk(&g->fmt))
-        sim_sse_usage(&s->scratch, &g->fmt, g->sent);
+        sim_sse_usage(&s->scratch, &g->fmt, g->generated);
     sim_sse_done(&s->scratch);
     queue_scratch(g);
     end_reply(g);
@@ -473,46 +499,51 @@ static void cut_connection(struct sim_gen *g)
         shutdown(bufferevent_getfd(bev), SHUT_RDWR);
 }
 
-/* Queues output tokens g->sent .. g->sent+n-1 as one SSE event, then ends
+/* n more output tokens of a stream were generated at gen_ns. Queues, as
+ * one SSE event, every token generated and not yet sent up to the last one
+ * that has a chunk of its own (--tokens-without-chunk: the tokens after it
+ * wait for a later chunk; the reply's last token always sends), then ends
  * the stream or injects a fault when it is time (writing what is queued).
  * Returns false when g is gone (ended) or cut; otherwise the event is
  * written by the caller's write_queued, once per wake-up (fixed latency) or
  * batch of engine steps (sim_gen_flush). */
-static bool stream_send(struct sim_gen *g, int64_t n)
+static bool stream_send(struct sim_gen *g, int64_t n, int64_t gen_ns)
 {
     struct sim_server *s = g->srv;
-    bool last = g->sent + n >= g->out.completion_tokens;
-    const char *finish = last && !sim_fmt_finish_separate(&g->fmt) ? sim_finish_reason(&g->out) : NULL;
-    char r[SIM_MAX_CHUNK_TOKENS * 16], c[SIM_MAX_CHUNK_TOKENS * 16];
-    const char *rp, *cp;
-    split_text(g, g->sent, g->sent + n, r, c, sizeof r, &rp, &cp);
-    if (g->engine && g->fmt.cached_tokens >= 0)
-        g->fmt.cached_tokens = g->seq.cached_tokens;
-    buf_reset(&s->scratch);
-    if (g->fmt.tool_name && cp) {
-        /* a tool-call reply: its content tokens are the call's arguments;
-         * the chunk holding the first of them opens the call */
-        bool opens = g->sent <= g->reasoning;
-        if (rp)
-            sim_sse_delta(&s->scratch, &g->fmt, rp, NULL, g->sent + n, NULL);
-        sim_sse_tool_delta(&s->scratch, &g->fmt, cp, opens, g->sent + n, finish);
-    } else {
-        sim_sse_delta(&s->scratch, &g->fmt, rp, cp, g->sent + n, finish);
+    int64_t from = g->in_chunks;
+    note_generated(g, n, gen_ns);
+    bool last = g->generated >= g->out.completion_tokens;
+    int64_t to = sim_chunk_end(&g->out, s->cfg.tokens_without_chunk, from, g->generated);
+    if (to > from) {
+        const char *finish = last && !sim_fmt_finish_separate(&g->fmt) ? sim_finish_reason(&g->out) : NULL;
+        const char *rp, *cp;
+        split_text(g, from, to, &rp, &cp);
+        if (g->engine && g->fmt.cached_tokens >= 0)
+            g->fmt.cached_tokens = g->seq.cached_tokens;
+        buf_reset(&s->scratch);
+        if (g->fmt.tool_name && cp) {
+            /* a tool-call reply: its content tokens are the call's arguments;
+             * the chunk holding the first of them opens the call */
+            bool opens = from <= g->reasoning;
+            if (rp)
+                sim_sse_delta(&s->scratch, &g->fmt, rp, NULL, g->generated, NULL);
+            sim_sse_tool_delta(&s->scratch, &g->fmt, cp, opens, g->generated, finish);
+        } else {
+            sim_sse_delta(&s->scratch, &g->fmt, rp, cp, g->generated, finish);
+        }
+        queue_scratch(g);
+        note_chunk(g, 0, to - from);
     }
-    queue_scratch(g);
-    note_chunk(g, 0, n);
-    g->sent += n;
-    sim_metrics_on_tokens(&s->metrics, n, true);
     if (last) {
         stream_end(g);
         return false;
     }
-    if (g->fault.disconnect_after >= 0 && g->sent >= g->fault.disconnect_after) {
+    if (g->fault.disconnect_after >= 0 && g->generated >= g->fault.disconnect_after) {
         write_queued(g);
         cut_connection(g);
         return false;
     }
-    if (g->fault.error_after >= 0 && g->sent >= g->fault.error_after) {
+    if (g->fault.error_after >= 0 && g->generated >= g->fault.error_after) {
         stream_error(g);
         return false;
     }
@@ -523,6 +554,9 @@ static bool stream_send(struct sim_gen *g, int64_t n)
 static void body_send(struct sim_gen *g)
 {
     struct sim_server *s = g->srv;
+    /* fixed-latency mode: every token is due now, each at its own time */
+    for (int64_t i = g->generated; i < g->out.completion_tokens; i++)
+        note_generated(g, 1, due_ns(g, i));
     if (g->fault.disconnect_after >= 0) {
         cut_connection(g);
         return;
@@ -565,8 +599,6 @@ static void body_send(struct sim_gen *g)
         evhttp_send_error(g->req, 500, "out of memory");
     cJSON_free(body);
     note_chunk(g, now, c);
-    g->sent = c;
-    sim_metrics_on_tokens(&s->metrics, c, false);
     gen_end(g, sim_finish_reason(&g->out), false);
 }
 
@@ -586,14 +618,14 @@ static void stream_tick(struct sim_gen *g)
         arm_at(g, now + 1000000);   /* let the client catch up; retry in 1 ms */
         return;
     }
-    for (int n = 0; n < SIM_EVENTS_PER_WAKEUP && due_ns(g, g->sent) <= now; n++) {
-        if (g->sent > 0)    /* tokens leave on their schedule: the gap between two is theirs */
-            sim_metrics_on_itl(&g->srv->metrics, due_ns(g, g->sent) - due_ns(g, g->sent - 1), 1);
-        if (!stream_send(g, 1))
+    for (int n = 0; n < SIM_EVENTS_PER_WAKEUP && due_ns(g, g->generated) <= now; n++) {
+        if (g->generated > 0)    /* tokens leave on their schedule: the gap between two is theirs */
+            sim_metrics_on_itl(&g->srv->metrics, due_ns(g, g->generated) - due_ns(g, g->generated - 1), 1);
+        if (!stream_send(g, 1, due_ns(g, g->generated)))
             return;
     }
     write_queued(g);
-    arm_at(g, due_ns(g, g->sent));
+    arm_at(g, due_ns(g, g->generated));
 }
 
 /* Non-streamed: the body once the last token is due. */
@@ -619,9 +651,12 @@ void sim_gen_on_tokens(void *ctx, struct sim_seq *seq, int64_t first, int64_t n,
         sim_metrics_on_itl(&g->srv->metrics, now_ns - g->last_tokens_ns, n);
     g->last_tokens_ns = now_ns;
     if (g->rq.stream) {
-        if (stream_send(g, n))      /* false: g is gone */
+        if (stream_send(g, n, now_ns))      /* false: g is gone */
             g->to_write = true;
-    } else if (done)
+        return;
+    }
+    note_generated(g, n, now_ns);
+    if (done)
         body_send(g);
 }
 

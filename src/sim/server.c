@@ -362,6 +362,8 @@ struct sim_server *sim_server_new(struct event_base *base, const struct sim_conf
     s->base = base;
     s->cfg = *cfg;
     buf_init(&s->scratch, SIM_SCRATCH_BYTES);
+    buf_init(&s->text[0], SIM_SCRATCH_BYTES);
+    buf_init(&s->text[1], SIM_SCRATCH_BYTES);
     s->id_salt = sim_mix64((uint64_t)clock_now_ns() ^ ((uint64_t)getpid() << 32));
     s->model_json = sim_json_quote(cfg->model);
     s->out = evbuffer_new();
@@ -409,6 +411,8 @@ int sim_server_free(struct sim_server *s)
     if (s->out)
         evbuffer_free(s->out);
     buf_free(&s->scratch);
+    buf_free(&s->text[0]);
+    buf_free(&s->text[1]);
     cJSON_free(s->model_json);
     free(s);
     return rc;

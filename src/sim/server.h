@@ -41,6 +41,7 @@ struct sim_config {
     struct sim_faults faults; /* injected failures (faults.h) */
     int tokenizer;            /* enum sim_tokenizer: how prompts split into tokens */
     bool context_shift;       /* truncate prompts over the context (llama.cpp), not reject them */
+    double tokens_without_chunk;  /* share of output tokens held for the next chunk (0 <= p < 1) */
 };
 
 struct sim_server {
@@ -56,6 +57,7 @@ struct sim_server {
     struct sim_arrivals *rx_stamps;   /* kernel receive stamps of requests (arrival.h; owned) */
     uint64_t arrivals;            /* generation requests seen (fault key without X-Request-Id) */
     struct buf scratch;           /* one SSE event or body at a time */
+    struct buf text[2];           /* one chunk's reasoning [0] and content [1] text */
     struct evbuffer *out;         /* staging for evhttp_send_reply_chunk, which drains it */
     uint64_t id_salt;             /* makes response ids differ between runs */
     uint64_t id_next;             /* response id counter */

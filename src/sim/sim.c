@@ -51,6 +51,8 @@ static const struct flag flags[] = {
     {"--tokenizer", F_TOKENIZER, "NAME", "how prompts split into tokens: words (whitespace-"
      "separated runs) or pieces (letter runs of <= 6, digit runs of <= 3, single other bytes, "
      "as BPE pre-tokenizers split) (default words)", true},
+    {"--tokens-without-chunk", F_PROB, "P", "share 0..<1 of output tokens that send no chunk of "
+     "their own; their text joins the next chunk, as llama.cpp holds partial UTF-8 (default 0)", true},
     {"--context-shift", F_BOOL, NULL, "truncate a prompt over the context as llama.cpp does "
      "(erasing blocks; usage reports what is kept) instead of answering 400", true},
     {"--profile", F_STR, "FILE", "engine parameters from a JSON profile; flags override it", false},
@@ -164,6 +166,13 @@ static int set_ms(const struct flag *f, const char *v, struct sim_config *cfg)
 static int set_prob(const struct flag *f, const char *v, struct sim_config *cfg)
 {
     double p;
+    if (!strcmp(f->name, "--tokens-without-chunk")) {
+        /* 1 would hold every token but the last: no stream at all */
+        if (parse_double(v, 0, 1, &p) || p >= 1)
+            return bad_value(f->name, "a share 0 <= P < 1", v);
+        cfg->tokens_without_chunk = p;
+        return 0;
+    }
     if (parse_double(v, 0, 1, &p))
         return bad_value(f->name, "a probability 0..1", v);
     *(!strcmp(f->name, "--fail-rate") ? &cfg->faults.fail_rate

@@ -6,7 +6,10 @@
 #include <string.h>
 
 /* Plain ASCII, no quotes or backslashes: chunks embed them in JSON as-is.
- * The leading space is the token's own, as BPE vocabularies have it. */
+ * The leading space is the token's own, as BPE vocabularies have it, so
+ * that concatenated output never merges two tokens into one; words have at
+ * most SIM_PIECE_LETTERS letters, so both tokenizers count one token per
+ * word and /tokenize of a reply's text counts the tokens that carry it. */
 static const char *const vocab[SIM_VOCAB_WORDS] = {
     " the", " of", " and", " to", " in", " is", " that", " it",
     " was", " for", " on", " are", " with", " as", " at", " be",
@@ -22,8 +25,8 @@ static const char *const vocab[SIM_VOCAB_WORDS] = {
     " did", " get", " come", " made", " may", " part", " over", " new",
     " sound", " take", " only", " little", " work", " know", " place", " year",
     " live", " me", " back", " give", " most", " very", " after", " thing",
-    " our", " just", " name", " good", " sentence", " man", " think", " say",
-    " great", " where", " help", " through", " much", " before", " line", " right",
+    " our", " just", " name", " good", " kind", " man", " think", " say",
+    " great", " where", " help", " hand", " much", " before", " line", " right",
 };
 
 bool sim_next_token(const char *s, size_t len, size_t *pos, size_t *tok_start,
@@ -176,6 +179,25 @@ const char *sim_token_text(const struct sim_output *o, int64_t i)
         return "";      /* EOS decodes to nothing, as in vLLM's finish chunk */
     uint64_t h = sim_mix64(o->key ^ sim_mix64((uint64_t)i));
     return vocab[h % SIM_VOCAB_WORDS];
+}
+
+/* Salts the chunkless draw so that it is independent of the word choice. */
+#define SIM_CHUNKLESS_SALT 0x6a09e667f3bcc909ULL
+
+bool sim_token_chunkless(const struct sim_output *o, int64_t i, double p)
+{
+    if (p <= 0 || i >= o->completion_tokens - 1)
+        return false;
+    uint64_t h = sim_mix64(sim_mix64(o->key ^ SIM_CHUNKLESS_SALT) ^ sim_mix64((uint64_t)i));
+    return (double)(h >> 11) * 0x1.0p-53 < p;     /* uniform in [0, 1) */
+}
+
+int64_t sim_chunk_end(const struct sim_output *o, double p, int64_t from, int64_t to)
+{
+    for (int64_t j = to - 1; j >= from; j--)
+        if (!sim_token_chunkless(o, j, p))
+            return j + 1;
+    return from;
 }
 
 const char *sim_finish_reason(const struct sim_output *o)

@@ -106,6 +106,22 @@ struct sim_output sim_plan_output(uint64_t key, int64_t max_tokens, bool ignore_
  * Returns static storage; never NULL. */
 const char *sim_token_text(const struct sim_output *o, int64_t i);
 
+/* Whether output token i (0-based) of the planned reply produces no SSE
+ * chunk of its own (--tokens-without-chunk p, 0 <= p < 1): its text waits
+ * and joins the next chunk that is sent, as llama-server holds a token that
+ * ends in partial UTF-8 or is a control token. A draw of (o->key, i) below
+ * p, so deterministic from --seed and the request; the reply's last token
+ * is never held (its chunk ends the reply). */
+bool sim_token_chunkless(const struct sim_output *o, int64_t i, double p);
+
+/* Where the chunk sent now ends. Tokens [from, to) exist and are in no chunk
+ * yet (from: the first token not yet sent; to: tokens generated so far);
+ * the chunk carries tokens [from, e), and tokens [e, to) wait for a later
+ * one. e is one past the last token in [from, to) that has a chunk of its
+ * own (sim_token_chunkless false), or from when there is none (no chunk is
+ * sent now). 0 <= from <= to <= o->completion_tokens. */
+int64_t sim_chunk_end(const struct sim_output *o, double p, int64_t from, int64_t to);
+
 /* finish_reason of the planned reply: "stop" or "length" (static storage). */
 const char *sim_finish_reason(const struct sim_output *o);
 

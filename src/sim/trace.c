@@ -86,6 +86,23 @@ static void put_engine_fields(FILE *f, const struct sim_trace_rec *r)
     fprintf(f, "],\"decode_steps\":%" PRIu64 "}", s->decode_steps);
 }
 
+/* One entry of "chunks": write time (0: never written, null), tokens, and
+ * the generation times of its tokens, the next ones from r->gen_ns (*g is
+ * the cursor). */
+static void put_chunk(FILE *f, bool comma, int64_t t_ns, int64_t tokens,
+                      const struct sim_trace_rec *r, size_t *g)
+{
+    fprintf(f, "%s{\"t_ns\":", comma ? "," : "");
+    if (t_ns)
+        fprintf(f, "%" PRId64, t_ns);
+    else
+        fputs("null", f);       /* queued or held, never written: the reply was cut */
+    fprintf(f, ",\"tokens\":%" PRId64 ",\"gen_ns\":[", tokens);
+    for (int64_t k = 0; k < tokens && *g < r->n_gen; k++, (*g)++)
+        fprintf(f, "%s%" PRId64, k ? "," : "", r->gen_ns[*g]);
+    fputs("]}", f);
+}
+
 int sim_trace_write(struct sim_trace *t, const struct sim_trace_rec *r)
 {
     FILE *f = t->f;
@@ -111,14 +128,11 @@ int sim_trace_write(struct sim_trace *t, const struct sim_trace_rec *r)
     else
         fputs("null", f);
     fputs(",\"chunks\":[", f);
-    for (size_t i = 0; i < r->n_chunks; i++) {
-        fprintf(f, "%s{\"t_ns\":", i ? "," : "");
-        if (r->chunks[i].t_ns)
-            fprintf(f, "%" PRId64, r->chunks[i].t_ns);
-        else
-            fputs("null", f);       /* queued, never written: the reply was cut */
-        fprintf(f, ",\"tokens\":%" PRId64 "}", r->chunks[i].tokens);
-    }
+    size_t g = 0;
+    for (size_t i = 0; i < r->n_chunks; i++)
+        put_chunk(f, i > 0, r->chunks[i].t_ns, r->chunks[i].tokens, r, &g);
+    if (r->unsent_tokens > 0)
+        put_chunk(f, r->n_chunks > 0, 0, r->unsent_tokens, r, &g);
     fputs("]", f);
     put_engine_fields(f, r);
     if (r->late_ns >= 0)

@@ -12,7 +12,8 @@
 
 struct sim_trace;
 
-/* One content-carrying chunk: when it was handed to evhttp and its tokens. */
+/* One content-carrying chunk: when the write that carried it began and its
+ * tokens (with --tokens-without-chunk also those that waited for it). */
 struct sim_trace_chunk {
     int64_t t_ns;      /* clock_now_ns() just before the write that sent it (or evhttp_send_reply) */
     int64_t tokens;    /* output tokens it carries */
@@ -48,6 +49,15 @@ struct sim_trace_rec {
     /* Script mode (--script): the latest any step was written after its
      * scheduled time (ns), printed last as "late_ns"; < 0 prints null. */
     int64_t late_ns;
+    /* When each output token was generated (engine: the end of the step
+     * that sampled it; fixed mode: its due time), in order; printed per
+     * chunk as "gen_ns", chunks[i] taking the next chunks[i].tokens values.
+     * NULL/0 for none (fewer than the tokens only when memory ran out). */
+    const int64_t *gen_ns;
+    size_t n_gen;
+    /* Tokens generated but in no chunk (held for a chunk never sent, or a
+     * body never sent): printed as a last chunk with "t_ns":null. */
+    int64_t unsent_tokens;
 };
 
 /* Opens (truncates) path for writing. Returns the trace, or NULL with errno

@@ -132,6 +132,20 @@ Test(sim_tokens, vocabulary_is_plain_ascii_words)
     }
 }
 
+/* Each vocabulary word is one token for both tokenizers, so text never
+ * splits a generated token (failed before: " sentence" was 2 pieces). */
+Test(sim_tokens, every_output_word_is_one_token_in_both_tokenizers)
+{
+    for (uint64_t s = 0; s < 40; s++) {
+        struct sim_output o = sim_plan_output(sim_request_key(s, s * 31, 0), 200, true);
+        for (int64_t i = 0; i < o.completion_tokens; i++) {
+            const char *w = sim_token_text(&o, i);
+            cr_expect_eq(sim_count_tokens_as(SIM_TOKENIZER_WORDS, w, strlen(w)), 1, "'%s'", w);
+            cr_expect_eq(sim_count_tokens_as(SIM_TOKENIZER_PIECES, w, strlen(w)), 1, "'%s'", w);
+        }
+    }
+}
+
 Test(sim_tokens, context_length_message)
 {
     char msg[512];
