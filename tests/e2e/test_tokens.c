@@ -163,3 +163,39 @@ Test(tokens, a_decode_cell_counts_multi_token_chunks, .timeout = 90)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_assert_eq(system(cmd), 0);
 }
+
+/* llama.cpp: a share of tokens (partial UTF-8, control tokens) has no
+ * chunk of its own; no continuous usage. */
+static const char *const llamacpp_chunkless[] = {"--flavor", "llamacpp", "--tokens-without-chunk", "0.3", NULL};
+
+Test(tokens, tokens_without_a_chunk_cut_by_the_window_count_by_the_servers_tokenizer, .timeout = 60)
+{
+    const char *run[] = {"--concurrency", "4", "--duration", "2", "--warmup-s", "0.5", "--output-len", "8000", NULL};
+    char trace[64];
+    static char err[65536];
+    cJSON *doc = window_run(llamacpp_chunkless, run, trace, sizeof trace, err, sizeof err);
+    check_window(doc, trace, "tokenize", err);
+    cJSON_Delete(doc);
+    unlink(trace);
+}
+
+Test(tokens, tokens_without_a_chunk_in_completed_replies_count_by_usage, .timeout = 60)
+{
+    const char *run[] = {"--concurrency", "4", "--duration", "2", "--warmup-s", "0.5", "--output-len", "64",
+                         "--endpoint", "completions", NULL};
+    char trace[64];
+    static char err[65536];
+    cJSON *doc = window_run(llamacpp_chunkless, run, trace, sizeof trace, err, sizeof err);
+    check_window(doc, trace, "tokenize", err);
+    /* completed replies: every token counted, though 30 % had no chunk */
+    const cJSON *t;
+    int n = 0;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItem(doc, "request_timings")) {
+        cr_expect_eq(harness_num(t, "output_tokens"), 64);
+        cr_expect_lt(harness_num(t, "output_chunks"), 60, "fewer chunks than tokens");
+        n++;
+    }
+    cr_expect_gt(n, 10);
+    cJSON_Delete(doc);
+    unlink(trace);
+}
