@@ -91,7 +91,7 @@ double matrix_round_output_tps(const struct benchmark *b)
     return isnan(m->output_throughput) ? m->throughput_tok_s : m->output_throughput;
 }
 
-bool matrix_round_capacity_limited(const struct benchmark *b)
+bool matrix_round_outlasted_window(const struct benchmark *b)
 {
     return b->duration_mode.present && b->completed == 0 && b->duration_mode.tokens_in_window > 0;
 }
@@ -139,7 +139,7 @@ int matrix_row_of(const struct benchmark *b, const char *sha256_hex, struct matr
     out->metric[MM_DURATION] = b->wall_clock_ms / 1000;
     out->metric[MM_REQUEST_THROUGHPUT] = m->request_throughput;
     out->metric[MM_OUTPUT_THROUGHPUT] = matrix_round_output_tps(b);
-    out->capacity_limited = matrix_round_capacity_limited(b);
+    out->outlasted_window = matrix_round_outlasted_window(b);
     out->metric[MM_TOTAL_TOKEN_THROUGHPUT] = m->total_token_throughput;
     latencies_of(&m->dist, out->metric);
     if (!out->engine || !out->case_id || (sha256_hex && !out->source_sha256)) {
@@ -430,7 +430,7 @@ static int add_row_reasons(struct matrix *m)
         if (r->failed > 0)
             snprintf(why, sizeof why, "engine '%s', case '%s', round %ld: %ld of %ld requests failed",
                      r->engine, r->case_id, r->repeat, r->failed, r->failed + r->completed);
-        else if (r->completed == 0 && !r->capacity_limited)    /* a capacity limit is measured, not failed */
+        else if (r->completed == 0 && !r->outlasted_window)    /* streams longer than the window are measured, not failed */
             snprintf(why, sizeof why, "engine '%s', case '%s', round %ld: no request completed",
                      r->engine, r->case_id, r->repeat);
         else

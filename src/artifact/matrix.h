@@ -57,9 +57,9 @@ struct matrix_row {
     char *engine, *case_id;     /* non-empty */
     long repeat;                /* ≥ 1; ARTIFACT_NONE = null: not numbered yet */
     long input_tokens, output_tokens, concurrency;
-    bool has_request_rate;      /* anvil's rows carry request_rate and capacity_limited; seed 003's do not */
+    bool has_request_rate;      /* anvil's rows carry request_rate and outlasted_window; seed 003's do not */
     double request_rate;        /* requests/s of an open-loop round; NaN = null (closed loop) */
-    bool capacity_limited;      /* matrix_round_capacity_limited: nothing completed, the window
+    bool outlasted_window;      /* matrix_round_outlasted_window: nothing completed, the window
                                    counted tokens; not a reason to FAIL */
     long completed, failed;
     long total_output_tokens;
@@ -115,7 +115,7 @@ const char *matrix_case_id(const struct benchmark *b, char *buf, size_t cap);
  * artifact's `sweep` when present; else engine is the artifact's `engine`,
  * case_id matrix_case_id's and repeat none (matrix_assemble numbers it). A metric the artifact lacks is NaN;
  * output_throughput is matrix_round_output_tps (a duration-mode round's
- * window) and capacity_limited matrix_round_capacity_limited. Returns 0, or
+ * window) and outlasted_window matrix_round_outlasted_window. Returns 0, or
  * -1 with a message in err when context_tokens is not a whole number (a
  * dataset round) or memory runs out. Release with matrix_row_free. */
 int matrix_row_of(const struct benchmark *b, const char *sha256_hex, struct matrix_row *out,
@@ -137,7 +137,7 @@ double matrix_round_output_tps(const struct benchmark *b);
  * was still running when the window closed: replies longer than the window,
  * or a server too loaded to finish one in it). Such a round is measured, not
  * failed: it does not make the matrix FAIL (docs/MATRIX.md). */
-bool matrix_round_capacity_limited(const struct benchmark *b);
+bool matrix_round_outlasted_window(const struct benchmark *b);
 
 /* Whether a round was cut short (`incomplete`, or requests `not_sent`);
  * when so, writes why into why (a short phrase). Such a round makes the
@@ -160,7 +160,7 @@ int matrix_meta_of(const struct benchmark *const *b, size_t n, struct matrix_met
  * incomplete rounds; copied first into status_reasons). Rows are ordered by
  * engine × case (in order of first appearance) and repeat; adds
  * `aggregates`, `status` (PASS only when no round has a failed request,
- * every round completed at least one request or is capacity_limited, and
+ * every round completed at least one request or outlasted the window, and
  * there is no reason),
  * `counted_rounds`, `counted_requests`, `statistics` and `schema`;
  * provenance stays empty (the caller sets it). Returns 0, or -1 with a
@@ -231,7 +231,7 @@ bool matrix_round_incomplete(const cJSON *art, char *why, size_t whylen);
  * input_tokens, output_tokens, concurrency, completed, failed whole numbers
  * (repeat ≥ 1, or null when allow_unnumbered); total_output_tokens a whole
  * number or null; source_sha256 a string or null; request_rate (optional)
- * and every matrix metric a number or null; capacity_limited (optional) a
+ * and every matrix metric a number or null; outlasted_window (optional; older matrices: capacity_limited) a
  * boolean. Returns 0, or -1 with what is
  * wrong in err. */
 int matrix_check_row(const cJSON *row, bool allow_unnumbered, char *err, size_t errlen);

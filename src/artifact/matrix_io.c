@@ -27,8 +27,8 @@ static cJSON *row_json(const struct matrix_row *r)
         artifact_add_number(j, "request_rate", r->request_rate);
     artifact_add_whole(j, "completed", r->completed);
     artifact_add_whole(j, "failed", r->failed);
-    if (r->has_request_rate || r->capacity_limited)     /* anvil's rows (seed 003's have no such key) */
-        cJSON_AddBoolToObject(j, "capacity_limited", r->capacity_limited);
+    if (r->has_request_rate || r->outlasted_window)     /* anvil's rows (seed 003's have no such key) */
+        cJSON_AddBoolToObject(j, "outlasted_window", r->outlasted_window);
     artifact_add_whole(j, "total_output_tokens", r->total_output_tokens);
     artifact_add_string(j, "source_sha256", r->source_sha256);
     for (int i = 0; i < MATRIX_N_METRICS; i++)
@@ -53,7 +53,9 @@ static void row_read(struct jread *r, const cJSON *j, bool allow_unnumbered, str
     jread_number(r, j, "request_rate", JR_OPTIONAL, &out->request_rate);
     jread_whole(r, j, "completed", 0, 0, &out->completed);
     jread_whole(r, j, "failed", 0, 0, &out->failed);
-    jread_bool(r, j, "capacity_limited", JR_OPTIONAL, &out->capacity_limited);
+    jread_bool(r, j, "outlasted_window", JR_OPTIONAL, &out->outlasted_window);
+    if (!cJSON_GetObjectItem(j, "outlasted_window"))    /* its name before it was told apart from a KV limit */
+        jread_bool(r, j, "capacity_limited", JR_OPTIONAL, &out->outlasted_window);
     jread_whole(r, j, "total_output_tokens", JR_NULLABLE, 0, &out->total_output_tokens);
     jread_string(r, j, "source_sha256", JR_NULLABLE, &out->source_sha256);
     for (int i = 0; i < MATRIX_N_METRICS; i++)

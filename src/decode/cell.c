@@ -129,7 +129,10 @@ static void server_figures(const struct decode_cell_cfg *c, const struct observe
     o->queue_fraction = s ? s->queue_fraction : NAN;
 }
 
-/* underfilled and capacity_limited, with the reason. */
+/* underfilled and capacity_limited, with the reason: capacity-limited is
+ * the KV pool's word, for a pool too small for C streams of the cell's
+ * length; a server that queued requests for another cause (its sequence
+ * limit) leaves the cell underfilled, said in capacity_reason too. */
 static void capacity(const struct decode_cell_cfg *c, const struct observe_report *obs, struct decode_cell_out *o,
                      double client_conc, char *why, size_t cap)
 {
@@ -147,7 +150,7 @@ static void capacity(const struct decode_cell_cfg *c, const struct observe_repor
     else if (o->underfilled && o->queue_fraction > 0.5)
         snprintf(why, cap, "the server kept requests queued (%.0f%% of the window) while running %.1f of %ld",
                  o->queue_fraction * 100, o->avg_running_reqs, c->concurrency);
-    o->capacity_limited = *why != 0;
+    o->capacity_limited = isfinite(pool) && pool < need;
 }
 
 /* Why the gate never opened: the newest observation and the longest the

@@ -57,7 +57,7 @@ void results_row_of(const struct benchmark *const *rounds, size_t n, struct resu
         out->completed += rounds[i]->completed;
         out->failed += rounds[i]->failed;
         out->failed_rounds += rounds[i]->failed > 0;
-        out->capacity_limited += matrix_round_capacity_limited(rounds[i]);
+        out->outlasted_window += matrix_round_outlasted_window(rounds[i]);
         out->cut |= matrix_round_cut(rounds[i], why, sizeof why);
         has_good &= rounds[i]->good_requests >= 0;
         out->good += rounds[i]->good_requests;
@@ -86,7 +86,7 @@ static void verdicts(FILE *out, const struct results_row *rows, size_t n, const 
     size_t missed = 0, with_slo = 0;
     long limited = 0;
     for (size_t i = 0; i < n; i++) {
-        limited += rows[i].capacity_limited;
+        limited += rows[i].outlasted_window;
         failed += rows[i].failed;
         failed_rounds += rows[i].failed_rounds;
         cut |= rows[i].cut;
@@ -97,8 +97,8 @@ static void verdicts(FILE *out, const struct results_row *rows, size_t n, const 
     const char *status = o->status ? o->status : failed ? "FAIL" : cut ? "INCOMPLETE" : "PASS";
     const char *reason = o->status ? o->reason : cut ? "a round was cut short" : NULL;
     if (!strcmp(status, "PASS") && limited)
-        fprintf(out, "requests: PASS (no request failed; %ld duration-mode round%s capacity-limited: every "
-                "request still running when the window closed, throughput counted inside the window)\n",
+        fprintf(out, "requests: PASS (no request failed; %ld duration-mode round%s where every request "
+                "outlasted the window: throughput counted inside the window)\n",
                 limited, limited == 1 ? "" : "s");
     else if (!strcmp(status, "PASS"))
         fprintf(out, "requests: PASS (every request of every round completed)\n");

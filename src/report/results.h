@@ -25,8 +25,8 @@ struct results_row {
     long rounds;
     long completed, failed;     /* requests, summed over the rounds */
     long failed_rounds;         /* rounds with a failed request */
-    long capacity_limited;      /* duration-mode rounds where nothing completed but the window
-                                   counted tokens (matrix_round_capacity_limited) */
+    long outlasted_window;      /* duration-mode rounds where nothing completed but the window
+                                   counted tokens (matrix_round_outlasted_window) */
     long good;                  /* good requests summed over the rounds; < 0 = no SLO was set */
     bool cut;                   /* a round was cut short (incomplete, or requests not sent) */
     double output_tps;          /* output tokens/s */

@@ -192,10 +192,10 @@ static void show_matrix(struct rdoc *doc, const struct artifact_any *a, const st
         rdoc_note(doc, "FAIL: %s", m->status_reasons[i]);
     size_t limited = 0;
     for (size_t i = 0; i < m->n_rows; i++)
-        limited += m->rows[i].capacity_limited;
+        limited += m->rows[i].outlasted_window;
     if (limited)    /* as the sweep's results table says it: measured, not failed */
-        rdoc_note(doc, "%zu duration-mode round%s capacity-limited: every request still running when the "
-                  "window closed, throughput counted inside the window", limited, limited == 1 ? "" : "s");
+        rdoc_note(doc, "%zu duration-mode round%s where every request outlasted the window: throughput "
+                  "counted inside the window", limited, limited == 1 ? "" : "s");
     rdoc_note(doc, "%zu rows (one per round); the full min–max ranges are in the file's aggregates",
               m->n_rows);
 }

@@ -261,8 +261,8 @@ Test(matrix, row_maps_benchmark_fields_to_vllm_names)
     cr_assert_eq(num(row, "p99_e2el_ms"), 22.0);
     cr_assert(cJSON_IsNull(get(row, "request_rate")), "a closed-loop round has no request rate");
     cr_assert_eq(cJSON_GetArraySize(row), 12 + MATRIX_N_METRICS,
-                 "seed 003's 30 row fields, request_rate and capacity_limited");
-    cr_assert(cJSON_IsFalse(get(row, "capacity_limited")), "not a duration-mode round");
+                 "seed 003's 30 row fields, request_rate and outlasted_window");
+    cr_assert(cJSON_IsFalse(get(row, "outlasted_window")), "not a duration-mode round");
     cJSON *seed = load("tests/data/seed-003.json");
     const cJSON *k;
     cJSON_ArrayForEach(k, cJSON_GetArrayItem(get(seed, "rows"), 0))
@@ -335,18 +335,18 @@ Test(matrix, duration_round_reports_the_window_throughput)
     cJSON *art = duration_art(1, 4270);
     cJSON *row = row_of(art);
     cr_assert_eq(num(row, "output_throughput"), 427.0, "the window's throughput, not the completed requests'");
-    cr_assert(cJSON_IsFalse(get(row, "capacity_limited")));
+    cr_assert(cJSON_IsFalse(get(row, "outlasted_window")));
     cJSON_Delete(row);
     cJSON_Delete(art);
 }
 
-Test(matrix, duration_round_with_nothing_completed_is_capacity_limited_not_failed)
+Test(matrix, duration_round_with_nothing_completed_outlasted_the_window_not_failed)
 {
     cJSON *art = duration_art(0, 1271);
     cJSON *rows = cJSON_CreateArray();
     cJSON *row = row_of(art);
     cr_assert_eq(num(row, "output_throughput"), 127.1);
-    cr_assert(cJSON_IsTrue(get(row, "capacity_limited")));
+    cr_assert(cJSON_IsTrue(get(row, "outlasted_window")));
     cJSON_AddItemToArray(rows, row);
     char err[256] = "";
     cJSON *doc = matrix_build(rows, NULL, NULL, err, sizeof err);
@@ -354,13 +354,13 @@ Test(matrix, duration_round_with_nothing_completed_is_capacity_limited_not_faile
     cr_assert_str_eq(str(doc, "status"), "PASS");
     cr_assert_eq(cJSON_GetArraySize(get(doc, "status_reasons")), 0);
     const cJSON *r0 = cJSON_GetArrayItem(get(doc, "rows"), 0);
-    cr_assert(cJSON_IsTrue(get(r0, "capacity_limited")), "kept in the written row");
+    cr_assert(cJSON_IsTrue(get(r0, "outlasted_window")), "kept in the written row");
     const cJSON *tps = get(get(cJSON_GetArrayItem(get(doc, "aggregates"), 0), "metrics"), "output_throughput");
     cr_assert_eq(num(tps, "median"), 127.1);
     char *text = cJSON_PrintUnformatted(doc);
     cJSON *back = matrix_parse(text, strlen(text), err, sizeof err);
     cr_assert(back, "%s", err);
-    cr_assert(cJSON_IsTrue(get(cJSON_GetArrayItem(get(back, "rows"), 0), "capacity_limited")), "read back");
+    cr_assert(cJSON_IsTrue(get(cJSON_GetArrayItem(get(back, "rows"), 0), "outlasted_window")), "read back");
     cJSON_Delete(back);
     free(text);
     cJSON_Delete(doc);
@@ -373,7 +373,7 @@ Test(matrix, duration_round_whose_window_counted_nothing_still_fails)
     cJSON *art = duration_art(0, 0);
     cJSON *rows = cJSON_CreateArray();
     cJSON *row = row_of(art);
-    cr_assert(cJSON_IsFalse(get(row, "capacity_limited")), "no token arrived: not a capacity limit");
+    cr_assert(cJSON_IsFalse(get(row, "outlasted_window")), "no token arrived: nothing outlasted the window");
     cJSON_AddItemToArray(rows, row);
     char err[256] = "";
     cJSON *doc = matrix_build(rows, NULL, NULL, err, sizeof err);

@@ -302,11 +302,11 @@ Test(show, a_label_loses_only_its_own_colon)
     rdoc_free(&e);
 }
 
-/* A matrix row of a capacity-limited duration round (nothing completed,
+/* A matrix row of a duration round that every request outlasted (nothing completed,
  * the window counted tokens) is named in show's notes as the sweep's
  * results table names it (before: show said nothing of it, the row read as
  * 0 completed). */
-Test(show, capacity_limited_matrix_rounds_are_noted)
+Test(show, matrix_rounds_that_outlasted_the_window_are_noted)
 {
     struct artifact_any a;
     char err[512];
@@ -314,14 +314,14 @@ Test(show, capacity_limited_matrix_rounds_are_noted)
     struct rdoc d = {0};
     show_artifact(&d, &a, NULL);
     for (size_t i = 0; i < d.n_notes; i++)
-        cr_assert_null(strstr(d.notes[i], "capacity-limited"), "%s", d.notes[i]);
+        cr_assert_null(strstr(d.notes[i], "outlasted the window"), "%s", d.notes[i]);
     rdoc_free(&d);
-    a.u.matrix.rows[0].capacity_limited = a.u.matrix.rows[1].capacity_limited = true;
+    a.u.matrix.rows[0].outlasted_window = a.u.matrix.rows[1].outlasted_window = true;
     struct rdoc e = {0};
     show_artifact(&e, &a, NULL);
     bool noted = false;
     for (size_t i = 0; i < e.n_notes; i++)
-        noted |= strstr(e.notes[i], "2 duration-mode rounds capacity-limited") != NULL;
+        noted |= strstr(e.notes[i], "2 duration-mode rounds where every request outlasted the window") != NULL;
     cr_assert(noted);
     rdoc_free(&e);
     artifact_any_free(&a);
