@@ -165,6 +165,17 @@ const char *srv_hist_name(enum srv_hist_id h)
     return (unsigned)h < SVH_N ? hist_names[h] : "?";
 }
 
+bool srv_gen_counted_at_end(enum srv_engine e)
+{
+    return e == SRV_LLAMACPP;
+}
+
+const char *srv_iterations_name(enum srv_engine e)
+{
+    return e == SRV_LLAMACPP ? "n_decode_total" : e == SRV_VLLM ? "iteration_tokens_total_count"
+         : e == SRV_TGI ? "batch_inference_count" : NULL;
+}
+
 const char *srv_engine_name(enum srv_engine e)
 {
     switch (e) {

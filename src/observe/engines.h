@@ -28,6 +28,19 @@ enum srv_engine { SRV_UNKNOWN, SRV_VLLM, SRV_SGLANG, SRV_LLAMACPP, SRV_TGI };
  * "tgi", "unknown". Static. */
 const char *srv_engine_name(enum srv_engine e);
 
+/* Whether e's generation-token counter grows when a request completes, not
+ * as its tokens are generated: llama.cpp adds a request's tokens to
+ * tokens_predicted_total when it finishes normally (server.cpp,
+ * metrics.on_prediction), never for a cancelled one. Over a window that
+ * cuts streams it counts too few, so it neither dates the window's tokens
+ * nor cross-checks the client's count there. */
+bool srv_gen_counted_at_end(enum srv_engine e);
+
+/* e's own name for its engine iterations (SV_BATCH_STEPS): "n_decode_total"
+ * (llama.cpp's llama_decode calls), "iteration_tokens_total_count" (vLLM),
+ * "batch_inference_count" (TGI); NULL when it reports none. Static. */
+const char *srv_iterations_name(enum srv_engine e);
+
 /* Which table a scrape's names fit: the first of vllm:, sglang:, llamacpp:,
  * tgi_ that any sample name starts with, else SRV_UNKNOWN. Cost O(samples). */
 enum srv_engine srv_engine_detect(const struct prom_snapshot *s);

@@ -300,6 +300,9 @@ static void speculative(const struct srv_summary *in, const struct srv_info *inf
 static void derive(const struct srv_client *c, const struct srv_info *info, struct srv_summary *o)
 {
     double out = o->delta[SV_GEN_TOKENS];
+    /* a counter that grows at completion says nothing of a window that cut streams */
+    if (c->rule == OBS_INTERPOLATE && srv_gen_counted_at_end(o->engine))
+        out = NAN;
     o->server_output_tokens = out;
     o->server_gen_throughput = ratio(out, o->window_s);
     speculative(o, info, isnan(out) ? c->output_tokens : out, o);

@@ -42,9 +42,19 @@ static void server(FILE *out, const struct observe_report *r)
         return;
     }
     row2(out, "Output tokens (server / client):", s->server_output_tokens, s->client_output_tokens, 0);
+    if (isnan(s->server_output_tokens) && s->rule == OBS_INTERPOLATE && srv_gen_counted_at_end(s->engine))
+        fprintf(out, "note: %s counts a reply's output tokens when it completes, so its counter gives no "
+                     "count of a window that cut streams\n", srv_engine_name(s->engine));
     if (!isnan(s->spec_accept_length))
         row2(out, "Spec. decoding acceptance (rate / length):", s->spec_accept_rate, s->spec_accept_length, 3);
     row(out, "Engine steps per second:", s->steps_per_s, 2);
+    /* the engine's own iterations, under its own name: batch steps, not seed 004's engine steps */
+    const char *iter = srv_iterations_name(s->engine);
+    if (iter && !isnan(s->batch_steps_per_s)) {
+        char k[80];
+        snprintf(k, sizeof k, "Engine iterations per second (%s):", iter);
+        row(out, k, s->batch_steps_per_s, 2);
+    }
     if (!isnan(s->prefix_cache_hit_rate))
         row(out, "Prefix-cache hit rate (%):", 100 * s->prefix_cache_hit_rate, 2);
     row2(out, "Running requests (mean / max):", s->avg_running_reqs, s->max_running_reqs, 2);

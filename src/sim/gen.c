@@ -248,7 +248,7 @@ static void gen_end(struct sim_gen *g, const char *finish, bool client_closed)
 {
     int64_t now = clock_now_ns();
     if (g->started)   /* a request still in its slow-headers wait was never counted as running */
-        sim_metrics_on_end(&g->srv->metrics, finish, client_closed, now - g->t0_ns,
+        sim_metrics_on_end(&g->srv->metrics, finish, client_closed, g->generated, now - g->t0_ns,
                            g->first_token_ns ? g->first_token_ns - g->t0_ns : 0);
     if (g->started && g->first_token_ns) {
         /* fixed-latency mode has no queue: admitted on arrival */
@@ -935,7 +935,7 @@ void sim_gen_discard_all(struct sim_server *s)
     while (s->live) {
         struct sim_gen *g = s->live;
         if (g->started)
-            sim_metrics_on_end(&s->metrics, NULL, 0, clock_now_ns() - g->t0_ns, 0);
+            sim_metrics_on_end(&s->metrics, NULL, 0, g->generated, clock_now_ns() - g->t0_ns, 0);
         trace_gen(g, 200, "abort", false);
         gen_free(g);
     }

@@ -104,8 +104,8 @@ void sim_metrics_on_first_token(struct sim_metrics *m, int64_t ttft_ns)
     observe(&m->ttft, (double)ttft_ns / 1e9);
 }
 
-void sim_metrics_on_end(struct sim_metrics *m, const char *finish, int client_closed, int64_t e2e_ns,
-                        int64_t ttft_ns)
+void sim_metrics_on_end(struct sim_metrics *m, const char *finish, int client_closed, int64_t tokens,
+                        int64_t e2e_ns, int64_t ttft_ns)
 {
     m->running--;
     if (!finish)
@@ -116,6 +116,8 @@ void sim_metrics_on_end(struct sim_metrics *m, const char *finish, int client_cl
         m->success_error++;
     else
         m->success_length++;
+    if (finish && strcmp(finish, "error"))     /* stop or length: a completed reply */
+        m->predicted_at_end += (uint64_t)tokens;
     if (client_closed)
         m->client_closed++;
     observe(&m->e2e, (double)e2e_ns / 1e9);
@@ -486,7 +488,9 @@ static void render_llamacpp(struct scrape *s)
     double gen = sum2(m->generation_tokens), prompt = sum2(m->prompt_tokens);
     lc(s, "llamacpp:prompt_tokens_total", "counter", "Number of prompt tokens processed.", prompt);
     lc(s, "llamacpp:prompt_seconds_total", "counter", "Prompt process time", m->prompt_seconds);
-    lc(s, "llamacpp:tokens_predicted_total", "counter", "Number of generation tokens processed.", gen);
+    /* llama-server adds a request's tokens when it completes (metrics.on_prediction), never a cancelled one's */
+    lc(s, "llamacpp:tokens_predicted_total", "counter", "Number of generation tokens processed.",
+       (double)m->predicted_at_end);
     lc(s, "llamacpp:tokens_predicted_seconds_total", "counter", "Predict process time", m->decode_seconds);
     lc(s, "llamacpp:n_decode_total", "counter", "Total number of llama_decode() calls",
        st ? (double)st->steps : gen);

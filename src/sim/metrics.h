@@ -40,6 +40,8 @@ struct sim_metrics {
     uint64_t success_abort;       /* ended early: client closed, server shut down, disconnect fault */
     uint64_t success_error;       /* ended by an injected in-stream error */
     uint64_t client_closed;       /* subset of success_abort: the client went away */
+    uint64_t predicted_at_end;    /* output tokens of replies that ended with stop or length, added as they
+                                     end (llama.cpp's tokens_predicted_total) */
     uint64_t rejected;            /* generation requests answered 4xx */
     uint64_t faults[SIM_FAULT_KINDS]; /* injected faults by kind */
     double prompt_seconds;        /* Σ arrival → first token of finished requests, s */
@@ -68,12 +70,13 @@ void sim_metrics_on_tokens(struct sim_metrics *m, int64_t tokens, bool stream);
 /* Observes a time to first token of ttft_ns. */
 void sim_metrics_on_first_token(struct sim_metrics *m, int64_t ttft_ns);
 
-/* Counts the end of an accepted request after e2e_ns (of which ttft_ns to
- * the first token; 0 when none was sent): running - 1 and one success
- * counter: finish "stop"/"length"/"error", or NULL for an abort
- * (client_closed says whether the client caused it). */
-void sim_metrics_on_end(struct sim_metrics *m, const char *finish, int client_closed, int64_t e2e_ns,
-                        int64_t ttft_ns);
+/* Counts the end of an accepted request that generated `tokens` after
+ * e2e_ns (of which ttft_ns to the first token; 0 when none was sent):
+ * running - 1 and one success counter: finish "stop"/"length"/"error", or
+ * NULL for an abort (client_closed says whether the client caused it); a
+ * completed one (stop, length) adds its tokens to predicted_at_end. */
+void sim_metrics_on_end(struct sim_metrics *m, const char *finish, int client_closed, int64_t tokens,
+                        int64_t e2e_ns, int64_t ttft_ns);
 
 /* Observes one ended request's phases (ns): queue (arrival → admission),
  * prefill (admission → first token), decode (first token → end). */
