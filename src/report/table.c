@@ -116,8 +116,8 @@ void report_table(FILE *out, const char *title, const struct run_summary *s, int
         fprintf(out, "note: event-loop lag p99 %.2f ms; arrivals were kernel-stamped, so latencies "
                      "are unaffected\n", s->loop_lag.p99);
     if (s->prompt_mismatch)
-        fprintf(out, "warning: %d requests reported prompt_tokens other than the planned count "
-                     "(truncated or re-templated prompts?)\n", s->prompt_mismatch);
+        fprintf(out, "warning: %d requests reported prompt_tokens other than the planned count\n",
+                s->prompt_mismatch);
     if (failed_warmups)
         fprintf(out, "warning: %d warm-up requests failed\n", failed_warmups);
 }

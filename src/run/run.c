@@ -531,6 +531,29 @@ static void check_hit_rate(const struct run_ctx *x)
  * mode, output tokens arrived inside the window (every request may outlast
  * it: the window's throughput is then the figure, and the run is
  * capacity-limited, not failed; said once). */
+/* Whose doing a prompt-length miss was: anvil's own prompts when they were
+ * off target (calibration that did not converge, --prefix-hit-rate's
+ * composed prompts), else the server's counting of the text it was sent. */
+static void blame_prompt_mismatch(const struct run_ctx *x)
+{
+    const struct calibration *cal = &x->cal;
+    if (!x->res->summarized || !x->res->summary.prompt_mismatch)
+        return;
+    if (x->calibration_method && !strcmp(x->calibration_method, "none"))
+        run_say(x, "the prompt-length misses are expected: with --calibration none, prompts of --input-len "
+                "words were sent unfitted to the server's tokenizer");
+    else if (cal->n_steps && !cal->converged)
+        run_say(x, "the prompt-length misses are anvil's: calibration stopped at %ld tokens for a target of "
+                "%ld (±%ld), so its prompts were off target before the server saw them", cal->tokens,
+                cal->target_tokens, cal->tolerance_tokens);
+    else if (x->c->prefix_hit_rate > 0)
+        run_say(x, "the prompt-length misses are anvil's: --prefix-hit-rate prompts join a shared prefix and "
+                "a unique part, and their lengths can miss the plan by a few tokens");
+    else
+        run_say(x, "anvil's prompts were on target (calibrated to %ld tokens), yet the server counted "
+                "others: truncated or re-templated prompts?", cal->n_steps ? cal->tokens : x->c->input_len);
+}
+
 static bool measured(const struct run_ctx *x)
 {
     const struct run_summary *s = &x->res->summary;
@@ -575,6 +598,7 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
         int written = run_write_outputs(&x, &dr);
         if (c->prefix_hit_rate > 0 && out->summarized)
             check_hit_rate(&x);
+        blame_prompt_mismatch(&x);
         if (written == 0)
             out->status = out->incomplete || !measured(&x) ? RUN_INCOMPLETE : RUN_OK;
         driver_result_free(&dr);

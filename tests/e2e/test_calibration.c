@@ -342,6 +342,10 @@ Test(calibration_e2e, calibration_none_flags_prompt_token_mismatches, .timeout =
     cr_assert_eq(sim_stop(&sim), 0);
     cr_assert_eq(status, 0, "%s%s", out, err);
     cr_assert(strstr(out, "warning: 3 requests reported prompt_tokens other than"), "%s", out);
+    /* anvil's own unfitted prompts: not blamed on the server */
+    cr_assert(strstr(err, "with --calibration none, prompts of --input-len words were sent unfitted"), "%s", err);
+    cr_assert_null(strstr(out, "re-templated"), "%s", out);
+    cr_assert_null(strstr(err, "re-templated"), "%s", err);
     cJSON *a = harness_load_json(art);
     cr_assert_eq(harness_num(a, "prompt_token_mismatches"), 3);
     cr_assert_eq(harness_num(a, "context_tokens"), 128);
