@@ -177,13 +177,21 @@ static void on_content_type(void *ud, const char *ct)
     stream_content_type(&s->st, ct);
 }
 
+/* After [DONE] the protocol says the reply is over: a transfer that has not
+ * ended by itself this long after (a server that never closes the chunked
+ * body) is ended, the request completed. */
+#define DONE_LINGER_NS 200000000L
+
 /* The hot path: one call per read. The idle timer is not re-armed here
  * (an event_add per read); it checks last_rx when it fires. */
 static void on_body(void *ud, int64_t t, const char *p, size_t n)
 {
     struct slot *s = ud;
     s->last_rx = t;
+    bool done = s->rec->done_seen;
     stream_feed(&s->st, t, p, n);
+    if (!done && s->rec->done_seen && s->idle)
+        arm_idle(s, DONE_LINGER_NS);
 }
 
 static enum fail_kind fail_from_curl(CURLcode rc)
@@ -632,16 +640,33 @@ static void on_think_over(evutil_socket_t fd, short what, void *arg)
     maybe_stop_loop(l);
 }
 
+/* The one rule for a stream that something other than its clean end
+ * stopped (a timer, a cancel, a transport error, the window): a reply
+ * that was over by what arrived (stream_reply_over) completed, at its last
+ * arrival; any other is ended by that cause — failed with kind and msg, or
+ * cut (kind FAIL_NONE: the window closed). t: now. */
+static void end_stream(struct slot *s, int64_t t, enum fail_kind kind, const char *msg)
+{
+    if (stream_reply_over(&s->st)) {
+        stream_finish(&s->st, s->st.now);
+        return;
+    }
+    if (kind == FAIL_NONE)
+        s->rec->cut = true;
+    else
+        record_fail(s->rec, kind, "%s", msg);
+    s->rec->t_end = t;
+}
+
 static void on_done(void *ud, int64_t t, CURLcode rc, const char *err)
 {
     struct slot *s = ud;
     struct loop *l = s->l;
-    /* a stream that reached [DONE], or an HTTP error reply, is judged on what
-     * arrived even when the transport failed afterwards (e.g. a reset) */
-    if (rc == CURLE_OK || s->rec->done_seen || s->rec->http_status >= 400)
+    /* an HTTP error reply is judged on its body even when the transport failed afterwards */
+    if (rc == CURLE_OK || s->rec->http_status >= 400)
         stream_finish(&s->st, t);
     else
-        record_fail(s->rec, fail_from_curl(rc), "%s", err);
+        end_stream(s, t, fail_from_curl(rc), err);
     if (s->rec->fail != FAIL_NONE && !s->rec->t_end)
         s->rec->t_end = t;
     finish_slot(l, s);
@@ -662,14 +687,15 @@ static void on_idle(evutil_socket_t fd, short what, void *arg)
     if (!s->x)
         return;
     int64_t limit = (int64_t)(cfg_of(l)->idle_timeout_s * 1e9), now = clock_now_ns();
-    if (now - s->last_rx < limit) {
+    if (!s->rec->done_seen && now - s->last_rx < limit) {
         arm_idle(s, s->last_rx + limit - now);
         return;
     }
     http_cancel(l->http, s->x);
-    record_fail(s->rec, FAIL_TIMEOUT, "idle timeout: no byte from the server for %g s (%s)",
-                cfg_of(l)->idle_timeout_s, s->rec->t_headers ? "mid-stream" : "waiting for the response");
-    s->rec->t_end = now;
+    char msg[160];
+    snprintf(msg, sizeof msg, "idle timeout: no byte from the server for %g s (%s)", cfg_of(l)->idle_timeout_s,
+             s->rec->t_headers ? "mid-stream" : "waiting for the response");
+    end_stream(s, now, FAIL_TIMEOUT, msg);
     finish_slot(l, s);
     pump(l);
     maybe_stop_loop(l);
@@ -686,14 +712,12 @@ static void end_in_flight(struct loop *l, bool cut)
         if (!s->x)
             continue;
         http_cancel(l->http, s->x);
-        if (cut)
-            s->rec->cut = true;
-        else if (sh->out->stop_signal)
-            record_fail(s->rec, FAIL_CANCELLED, "cancelled by signal %d before the stream ended",
-                        sh->out->stop_signal);
+        char msg[96];
+        if (sh->out->stop_signal)
+            snprintf(msg, sizeof msg, "cancelled by signal %d before the stream ended", sh->out->stop_signal);
         else
-            record_fail(s->rec, FAIL_CANCELLED, "cancelled: the server went away before the stream ended");
-        s->rec->t_end = now;
+            snprintf(msg, sizeof msg, "cancelled: the server went away before the stream ended");
+        end_stream(s, now, cut ? FAIL_NONE : FAIL_CANCELLED, msg);
         finish_slot(l, s);
     }
     event_base_loopbreak(l->base);

@@ -222,6 +222,12 @@ void stream_finish(struct stream *s, int64_t t_ns)
         record_fail(r, FAIL_EMPTY, "stream ended after %d events without any output", r->events);
 }
 
+bool stream_reply_over(const struct stream *s)
+{
+    const struct req_record *r = s->rec;
+    return r->fail == FAIL_NONE && r->http_status < 400 && (r->done_seen || r->finish_reason[0]);
+}
+
 void stream_free(struct stream *s)
 {
     sse_free(&s->sse);

@@ -47,6 +47,13 @@ void stream_feed(struct stream *s, int64_t t_ns, const char *bytes, size_t n);
  * whether it completed or was truncated, and records HTTP errors. */
 void stream_finish(struct stream *s, int64_t t_ns);
 
+/* Whether the reply is over by what arrived: [DONE], or a chunk with a
+ * finish_reason (its content is complete; usage may still follow), with no
+ * failure recorded. The one rule for a stream's end: whatever ends its
+ * transfer afterwards — a timer, a cancel, a transport error, the window —
+ * the request is judged completed (stream_finish), never failed or cut. */
+bool stream_reply_over(const struct stream *s);
+
 /* Frees the parser state (not the record). */
 void stream_free(struct stream *s);
 

@@ -50,16 +50,27 @@ struct served {
 
 static void served_of(const char *trace, const cJSON *art, struct served *sv)
 {
-    cJSON *tr[2];
-    cr_assert_eq(harness_read_jsonl(trace, tr, 2), 1, "one traced request");
+    /* the one generation request; a stream without usage is followed by
+     * anvil's POST /tokenize of its text, which the script answers too */
+    cJSON *lines[4], *tr = NULL;
+    int n = harness_read_jsonl(trace, lines, 4), generations = 0;
+    for (int i = 0; i < n; i++) {
+        const cJSON *path = cJSON_GetObjectItem(lines[i], "path");
+        if (cJSON_IsString(path) && strstr(path->valuestring, "completions")) {
+            generations++;
+            tr = lines[i];
+        }
+    }
+    cr_assert_eq(generations, 1, "one traced generation request, not %d", generations);
     const cJSON *t = cJSON_GetArrayItem(cJSON_GetObjectItem(art, "request_timings"), 0), *c;
     double start = harness_num(t, "start_monotonic_ns");
-    *sv = (struct served){.transit_ms = (harness_num(tr[0], "received_ns") - start) / 1e6,
-                          .late_ms = harness_num(tr[0], "late_ns") / 1e6};
-    cJSON_ArrayForEach(c, cJSON_GetObjectItem(tr[0], "chunks"))
+    *sv = (struct served){.transit_ms = (harness_num(tr, "received_ns") - start) / 1e6,
+                          .late_ms = harness_num(tr, "late_ns") / 1e6};
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(tr, "chunks"))
         if (sv->n_writes < 64)
             sv->write_ms[sv->n_writes++] = (harness_num(c, "t_ns") - start) / 1e6;
-    cJSON_Delete(tr[0]);
+    for (int i = 0; i < n; i++)
+        cJSON_Delete(lines[i]);
     cr_assert(sv->transit_ms >= 0 && sv->late_ms >= 0, "arrival %.3f ms after the send, steps %.3f ms late",
               sv->transit_ms, sv->late_ms);
 }
@@ -136,6 +147,11 @@ static void check_case(const char *name)
     static char out[16384];
     int status;
     cr_assert_eq(run_cmd(argv, out, sizeof out, &status), 0);
+    /* a reply the client ended is traced once the simulator sees the close */
+    cJSON *line = NULL;
+    for (int k = 0; k < 100 && harness_read_jsonl(trace, &line, 1) < 1; k++)
+        harness_sleep_ms(20);
+    cJSON_Delete(line);
     sim_stop(&sim);
     cJSON *a = harness_load_json(art);
     unlink(art);
@@ -181,6 +197,7 @@ static const char *const corpus[] = {
     "stream_never_ends", "utf8_split_across_writes", "llamacpp_error_line_in_200_stream",
     "llamacpp_error_object_in_200_stream", "vllm_error_event_after_content", "tgi_error_event_in_200_stream",
     "tool_call_only_no_content", "content_then_tool_call", "parallel_tool_calls", "legacy_function_call",
+    "done_then_the_body_never_ends", "final_chunk_then_silence",
 };
 
 #define N_CASES (sizeof corpus / sizeof *corpus)
