@@ -284,6 +284,44 @@ Test(calibration_e2e, llamacpp_slot_context_refuses_before_any_request, .timeout
     unlink(trace);
 }
 
+/* With --calibration none nothing is refused up front: a llama.cpp slot
+ * that cuts each 3000-word prompt (context shift) had its requests counted
+ * as measurements of ~1,500-2,000-token prompts. Each is now a failure,
+ * prompt_truncated, checked against the server's own count in its trace. */
+Test(calibration_e2e, a_prompt_the_server_cut_is_a_failed_request, .timeout = 60)
+{
+    char trace[64], art[64];
+    cr_assert_eq(harness_tmpfile(trace, sizeof trace), 0);
+    cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
+    const char *sim_args[] = {"--flavor", "llamacpp", "--context-shift", "--max-model-len", "2048",
+                              "--ttft-ms", "1", "--itl-ms", "1", "--trace", trace, NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    const char *args[] = {"--num-prompts", "3", "--input-len", "3000", "--output-len", "8",
+                          "--calibration", "none", NULL};
+    static char out[16384], err[8192];
+    int status = anvil_run(&sim, args, art, out, sizeof out, err, sizeof err);
+    cr_assert_eq(sim_stop(&sim), 0);
+    cr_assert_eq(status, 1, "every request failed: %s%s", out, err);
+    struct traced t[MAX_TRACE];
+    int n = read_trace(trace, t, MAX_TRACE);
+    cr_assert_eq(n, 3);
+    for (int i = 0; i < n; i++)
+        cr_assert_lt(t[i].prompt_tokens, 2400, "the server kept %ld tokens of request %d", t[i].prompt_tokens, i);
+    cJSON *a = harness_load_json(art);
+    cr_assert_eq(harness_num(a, "completed"), 0);
+    cr_assert_eq(harness_num(a, "failed"), 3);
+    cr_assert_eq(cJSON_GetNumberValue(harness_json_path(a, "failed_by_category.prompt_truncated")), 3);
+    const cJSON *f = cJSON_GetArrayItem(cJSON_GetObjectItem(a, "failures"), 0);
+    const char *msg = cJSON_GetStringValue(cJSON_GetObjectItem(f, "message"));
+    cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(f, "category")), "prompt_truncated");
+    cr_assert(msg && strstr(msg, "the server cut the prompt: usage.prompt_tokens "), "%s", msg ? msg : "(none)");
+    cJSON_Delete(a);
+    cr_assert(strstr(out, "prompt_truncated"), "the summary names the category: %s", out);
+    unlink(trace);
+    unlink(art);
+}
+
 /* Regression: the first probe had --input-len words and any error ended the
  * calibration: 1,900 tokens on a 2,048-token llama.cpp slot, whose
  * tokenizer makes more than a token per word, failed at once. Now: a short
