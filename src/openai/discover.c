@@ -179,6 +179,7 @@ int server_context_from_reply(enum server_engine e, const cJSON *reply, struct s
     if (!cJSON_IsObject(reply))
         return 0;
     int n = 0;
+    long in;
     switch (e) {
     case ENGINE_LLAMACPP:   /* per slot: n_ctx / n_parallel (server.cpp, slot.n_ctx) */
         n += take(positive_at(cJSON_GetObjectItemCaseSensitive(reply, "default_generation_settings"), "n_ctx"),
@@ -189,19 +190,21 @@ int server_context_from_reply(enum server_engine e, const cJSON *reply, struct s
         if (s->context_len <= 0)
             n += take(positive_at(reply, "context_length"), &s->context_len, s->context_source,
                       sizeof s->context_source, "/server_info context_length");
-        n += take(positive_at(reply, "max_req_input_len"), &s->max_input_len, s->max_input_source,
-                  sizeof s->max_input_source, "/server_info max_req_input_len");
+        /* its scheduler aborts a prompt of max_req_input_len tokens or more
+         * (managers/utils.py validate_input_length): the most it takes is one less */
+        in = positive_at(reply, "max_req_input_len");
+        n += take(in > 1 ? in - 1 : -1, &s->max_input_len, s->max_input_source, sizeof s->max_input_source,
+                  "/server_info max_req_input_len - 1");
         break;
-    case ENGINE_TGI: {      /* router/src/lib.rs Info; max_input_length before 2.1 */
+    case ENGINE_TGI:        /* router/src/lib.rs Info; max_input_length before 2.1 */
         n += take(positive_at(reply, "max_total_tokens"), &s->context_len, s->context_source,
                   sizeof s->context_source, "/info max_total_tokens");
-        long in = positive_at(reply, "max_input_tokens");
+        in = positive_at(reply, "max_input_tokens");
         n += in > 0 ? take(in, &s->max_input_len, s->max_input_source, sizeof s->max_input_source,
                            "/info max_input_tokens")
                     : take(positive_at(reply, "max_input_length"), &s->max_input_len, s->max_input_source,
                            sizeof s->max_input_source, "/info max_input_length");
         break;
-    }
     default:
         break;
     }

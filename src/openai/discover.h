@@ -60,7 +60,8 @@ int server_version_from_reply(enum server_engine e, const cJSON *reply, char *ou
 /* Reads the per-request context from an engine's reply into s: llama.cpp
  * GET /props default_generation_settings.n_ctx (per slot: the server's
  * context divided among its slots), SGLang GET /server_info context_length
- * (when /models gave no max_model_len) and max_req_input_len, TGI GET /info
+ * (when /models gave no max_model_len) and max_req_input_len (exclusive:
+ * max_input_len is one less), TGI GET /info
  * max_total_tokens and max_input_tokens (older: max_input_length). A field
  * absent, null or not a positive number leaves s untouched. Returns the
  * number of fields taken (0 or more). reply is parsed JSON, not owned. */
