@@ -414,7 +414,9 @@ static void run_fields_of(struct builder *b, const struct bench_meta *m, const s
     out->context_tokens_measured = s->prompt_token_reports ?    /* what the server counted */
                                    (double)s->prompt_tokens / s->prompt_token_reports : NAN;
     out->context_seed = (long)m->seed;
-    out->max_context_tokens = srv->max_model_len >= 0 ? (double)srv->max_model_len : NAN;
+    out->max_context_tokens = srv->context_len > 0 ? (double)srv->context_len : NAN;
+    out->max_context_source = srv->context_len > 0 ? copy(b, srv->context_source) : NULL;
+    out->max_input_tokens = srv->max_input_len > 0 ? (double)srv->max_input_len : NAN;
     out->max_tokens = m->output_len;
     out->wall_clock_ms = s->duration_ms;
     out->serve_flags = (struct bench_serve_flags){.present = true};

@@ -333,7 +333,10 @@ struct benchmark {
     double context_tokens_measured;     /* mean usage.prompt_tokens; NaN = null (none reported) */
     struct bench_counts context_distribution;
     long context_seed;
-    double max_context_tokens;          /* NaN = null (the server did not say) */
+    double max_context_tokens;          /* tokens one request may take; NaN = null (the server did not say) */
+    char *max_context_source;           /* the field it was read from ("/props default_generation_settings.n_ctx",
+                                           "/models max_model_len", ...); NULL = null */
+    double max_input_tokens;            /* tokens a prompt alone may take (SGLang, TGI); NaN = null */
     long max_tokens;
     double wall_clock_ms;
     cJSON *manifest, *source_recipe, *tier;     /* seed 001's, kept as found; NULL = null */

@@ -1045,6 +1045,8 @@ static void run_fields_write(cJSON *o, const struct benchmark *b)
     artifact_add_number(o, "context_tokens_measured", b->context_tokens_measured);
     artifact_add_whole(o, "context_seed", b->context_seed);
     artifact_add_number(o, "max_context_tokens", b->max_context_tokens);
+    artifact_add_string(o, "max_context_source", b->max_context_source);
+    artifact_add_number(o, "max_input_tokens", b->max_input_tokens);
     artifact_add_whole(o, "max_tokens", b->max_tokens);
     artifact_add_number(o, "wall_clock_ms", b->wall_clock_ms);
     opaque_write(o, "manifest", b->manifest);
@@ -1072,6 +1074,8 @@ static void run_fields_read(struct jread *r, const cJSON *o, struct benchmark *b
     jread_number(r, o, "context_tokens_measured", OPT, &b->context_tokens_measured);
     jread_whole(r, o, "context_seed", OPT, 0, &b->context_seed);
     jread_number(r, o, "max_context_tokens", OPT, &b->max_context_tokens);
+    jread_string(r, o, "max_context_source", OPT, &b->max_context_source);
+    jread_number(r, o, "max_input_tokens", OPT, &b->max_input_tokens);
     jread_whole(r, o, "max_tokens", 0, 0, &b->max_tokens);
     jread_number(r, o, "wall_clock_ms", OPT, &b->wall_clock_ms);
     opaque_read(r, o, "manifest", &b->manifest);
@@ -1327,7 +1331,7 @@ void benchmark_free(struct benchmark *b)
 {
     char **strings[] = {
         &b->schema, &b->measurement_protocol, &b->run_id, &b->started_at, &b->finished_at,
-        &b->base_url, &b->model, &b->engine, &b->gpu, &b->endpoint, &b->engine_detected,
+        &b->base_url, &b->model, &b->engine, &b->gpu, &b->max_context_source, &b->endpoint, &b->engine_detected,
         &b->engine_version, &b->load_mode, &b->incomplete_reason, &b->serve_flags.reasoning_effort,
         &b->serve_flags.thinking_mode, &b->calibration.method, &b->calibration.source,
         &b->calibration.cache_file, &b->calibration.cache_key, &b->calibration.shared_prefix_method,

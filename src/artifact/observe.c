@@ -36,6 +36,9 @@ static cJSON *gauge_json(const struct obs_gauge *g)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "samples", g->samples);
+    cJSON_AddNumberToObject(o, "missed", g->missed);
+    artifact_add_number(o, "coverage", g->coverage);
+    cJSON_AddBoolToObject(o, "available", !isnan(g->time_weighted));
     artifact_add_number(o, "mean", g->mean);
     artifact_add_number(o, "time_weighted_mean", g->time_weighted);
     artifact_add_number(o, "max", g->max);
@@ -106,6 +109,8 @@ static void server_derived(cJSON *root, const struct srv_summary *s)
     artifact_add_number(d, "server_engine_steps", s->engine_steps);
     artifact_add_number(d, "server_steps_per_s", s->steps_per_s);
     artifact_add_number(d, "server_accept_len_effective", s->accept_len_effective);
+    artifact_add_number(d, "gauge_coverage", s->gauge_coverage);
+    add_str_or_null(d, "gauge_reason", s->gauge_reason);
     artifact_add_number(d, "avg_running_reqs", s->avg_running_reqs);
     artifact_add_number(d, "max_running_reqs", s->max_running_reqs);
     artifact_add_number(d, "avg_queue_reqs", s->avg_queue_reqs);
@@ -117,6 +122,7 @@ static void server_derived(cJSON *root, const struct srv_summary *s)
     artifact_add_number(d, "batch_steps_per_s", s->batch_steps_per_s);
     artifact_add_number(d, "tokens_per_batch_step", s->tokens_per_batch_step);
     artifact_add_number(d, "prefix_cache_hit_rate", s->prefix_cache_hit_rate);
+    add_str_or_null(d, "prefix_cache_hit_rate_source", s->prefix_source);
     artifact_add_number(d, "kv_pool_tokens", s->kv_pool_tokens);
     artifact_add_number(d, "kv_block_size", s->kv_block_size);
     artifact_add_number(d, "preemptions", s->delta[SV_PREEMPTIONS]);

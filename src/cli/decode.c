@@ -148,7 +148,8 @@ static void usage(FILE *out)
             "the next cell (or phase) when run again with the same --out-dir.\n\n");
     flags_help(out, flags);
     fprintf(out, "  %-28s this text\n\nExit status: 0 every cell measured; 1 incomplete (the cells done are "
-            "written; run again to resume) or nothing measured; 2 usage error.\n", "-h, --help");
+            "written; run again to resume) or nothing measured; 2 usage error, or a context cell that cannot fit "
+            "the server's context (refused before any request).\n", "-h, --help");
 }
 
 int decode_main(int argc, char **argv)
@@ -182,5 +183,5 @@ int decode_main(int argc, char **argv)
     if (st != DECODE_OK)
         fprintf(stderr, "anvil decode: %s\n", err);
     curl_slist_free_all(r.headers);
-    return st == DECODE_OK ? 0 : 1;
+    return st == DECODE_OK ? 0 : st == DECODE_REFUSED ? 2 : 1;
 }

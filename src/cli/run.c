@@ -27,7 +27,8 @@ static void usage(FILE *out)
     flags_help(out, run_flag_table());
     fprintf(out, "  %-28s this text\n\nExit status: 0 complete, with at most --max-failure-rate of "
             "the requests failed; 1 incomplete, nothing measured, or more requests failed (the artifact "
-            "is still written when anything was measured); 2 usage error.\n", "-h, --help");
+            "is still written when anything was measured); 2 usage error, or a planned prompt and output that "
+            "cannot fit the server's context (refused before any request).\n", "-h, --help");
 }
 
 /* Settings the flags imply: an open loop has no cap unless one is given,
@@ -94,7 +95,7 @@ static int report(const struct run_cli *r, const struct run_result *res)
     }
     if (res->status == RUN_FAILED) {
         fprintf(stderr, "anvil run: %s\n", res->error);
-        return 1;
+        return res->refused ? 2 : 1;
     }
     fprintf(to, "artifact: %s%s\n", res->artifact_path, res->incomplete ? " (incomplete)" : "");
     if (res->log_errors)

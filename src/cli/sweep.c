@@ -275,23 +275,27 @@ static int check_rounds(const struct sweep_plan *plan)
     return rc;
 }
 
-/* Whether job's prompt and reply fit its target's context (max_model_len,
- * from discovery without credentials: a target that needs them is left to
- * its rounds, which check the same before their first request). Returns 0,
- * or -1 naming the case, the lengths and the context. */
-static int check_length(const struct sweep_job *job, const struct run_config *c, long *ctx, bool *asked)
+/* Whether job's prompt and reply fit its target's context (discover.h:
+ * context_len and max_input_len, from discovery without credentials: a
+ * target that needs them is left to its rounds, which refuse the same
+ * before their first request). srv holds the target's discovery once
+ * asked (context_len -1 when it did not answer). Returns 0, or -1 naming
+ * the case, the lengths and the context. */
+static int check_length(const struct sweep_job *job, const struct run_config *c, struct server_info *srv,
+                        bool *asked)
 {
+    char err[600];
     if (!*asked) {
-        struct server_info srv;
-        char err[600];
         *asked = true;
-        *ctx = discover(job->base_url, NULL, c->model, 10000, &srv, err, sizeof err) == 0 ? srv.max_model_len : -1;
+        if (discover(job->base_url, NULL, c->model, 10000, srv, err, sizeof err) != 0)
+            srv->context_len = srv->max_input_len = -1;
     }
-    if (*ctx <= 0 || c->dataset || c->input_len + c->output_len <= *ctx)
+    long p = (long)floor((double)c->input_len * (1 + c->input_range));
+    long k = (long)floor((double)c->output_len * (1 + c->output_range));
+    if (c->dataset || c->calib == CALIB_NONE || server_check_fit(srv, p, k, err, sizeof err) == 0)
         return 0;
-    fprintf(stderr, "anvil sweep: case %s%s%s: --input-len %ld + --output-len %ld tokens do not fit "
-            "the server's context of %ld tokens (max_model_len); nothing was run\n", job->case_id,
-            job->target[0] ? ", target " : "", job->target, c->input_len, c->output_len, *ctx);
+    fprintf(stderr, "anvil sweep: case %s%s%s: %s; nothing was run\n", job->case_id,
+            job->target[0] ? ", target " : "", job->target, err);
     return -1;
 }
 
@@ -299,7 +303,7 @@ static int check_length(const struct sweep_job *job, const struct run_config *c,
  * round. Returns 0, or -1 (reported). */
 static int check_lengths(const struct sweep_plan *plan)
 {
-    long *ctx = calloc(plan->n_jobs ? plan->n_jobs : 1, sizeof *ctx);
+    struct server_info *ctx = calloc(plan->n_jobs ? plan->n_jobs : 1, sizeof *ctx);
     bool *asked = calloc(plan->n_jobs ? plan->n_jobs : 1, sizeof *asked);
     FILE *quiet = fopen("/dev/null", "w");
     int rc = ctx && asked ? 0 : -1;

@@ -204,6 +204,9 @@ static const char *p2p_line(const cJSON *p2p)
     return "not effective: the runtime RegistryDwords lack the expected settings";
 }
 
+/* Discovery, the contexts' fit, the startup events and diagnostics.
+ * Returns 0, -2 when a context cell cannot fit the server's context
+ * (nothing sent), or -1; err says why. */
 static int startup(const struct decode_config *c, struct startup *s, struct decode_events *ev, const cJSON *args,
                    char *err, size_t errlen)
 {
@@ -222,15 +225,16 @@ static int startup(const struct decode_config *c, struct startup *s, struct deco
     decode_event(ev, "startup decode concurrency=%s contexts=%s", c->concurrency_arg, c->contexts_arg);
     decode_event(ev, "startup engine %s %s models=['%s']", s->srv.engine,
                  *s->srv.engine_version ? s->srv.engine_version : "(version not reported)", s->srv.model);
-    if (s->srv.max_model_len > 0) {
-        decode_event(ev, "startup model context length: %ld tokens", s->srv.max_model_len);
-        for (size_t i = 0; i < c->n_ctx; i++) {
-            long need = decode_prompt_len(c->ctx[i], c->max_tokens) + c->max_tokens;
-            if (need > s->srv.max_model_len) {
-                snprintf(err, errlen, "--contexts: %ld tokens (prompt + --max-tokens %ld) do not fit the model's "
-                         "context length of %ld tokens", need, c->max_tokens, s->srv.max_model_len);
-                return -1;
-            }
+    if (s->srv.context_len > 0)
+        decode_event(ev, "startup model context length: %ld tokens (%s)", s->srv.context_len, s->srv.context_source);
+    for (size_t i = 0; i < c->n_ctx; i++) {
+        /* a cell that cannot fit is refused with the whole matrix, before any request: a matrix
+         * with holes would read as measured */
+        char fit[400];
+        long prompt = decode_prompt_len(c->ctx[i], c->max_tokens);
+        if (server_check_fit(&s->srv, prompt, c->max_tokens, fit, sizeof fit) != 0) {
+            snprintf(err, errlen, "--contexts %ld (--max-tokens %ld): %s", c->ctx[i], c->max_tokens, fit);
+            return -2;
         }
     }
     probe_metrics(c, s, ev);
@@ -315,7 +319,7 @@ static const char *run_phase(const struct decode_config *c, const struct startup
     char cal[4200];
     phase_base(c, s, &rc, cal, sizeof cal);
     if (!burst)
-        return decode_prefill_phase(c, &rc, s->srv.max_model_len, ev, &ph->prefill, why, cap) == 0 ? NULL : why;
+        return decode_prefill_phase(c, &rc, &s->srv, ev, &ph->prefill, why, cap) == 0 ? NULL : why;
     ph->burst_done = decode_burst_phase(c, &rc, ev, &ph->burst_results, &ph->burst_table, why, cap) == 0;
     return ph->burst_done ? NULL : why;
 }
@@ -767,7 +771,7 @@ enum decode_status decode_execute(const struct decode_config *c, char *err, size
         decode_event(&ev, "startup failed: %s", err);
         free_startup(&s);
         decode_events_close(&ev);
-        return DECODE_FAILED;
+        return st == -2 ? DECODE_REFUSED : DECODE_FAILED;
     }
     struct decode_cell_ref order[DECODE_MAX_LIST * DECODE_MAX_LIST];
     size_t n = decode_cell_order(c->conc, c->n_conc, c->ctx, c->n_ctx, order);

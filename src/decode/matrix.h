@@ -57,6 +57,8 @@ enum decode_status {
     DECODE_OK,          /* every cell measured, artifact written */
     DECODE_INCOMPLETE,  /* artifact written with the cells done; the rest resume from DIR */
     DECODE_FAILED,      /* nothing could be measured or written; see err */
+    DECODE_REFUSED,     /* a context cell cannot fit the server's context: refused before any
+                           request (a usage error, exit 2); see err */
 };
 
 /* Runs the matrix c describes. Returns the status; err holds the reason

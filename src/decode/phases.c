@@ -134,7 +134,7 @@ static cJSON *measure_prefill(const struct decode_config *c, const struct run_co
     return j;
 }
 
-int decode_prefill_phase(const struct decode_config *c, const struct run_config *base, long max_model_len,
+int decode_prefill_phase(const struct decode_config *c, const struct run_config *base, const struct server_info *srv,
                          struct decode_events *ev, cJSON **prefill, char *why, size_t cap)
 {
     long ctx[DECODE_MAX_LIST];
@@ -149,9 +149,9 @@ int decode_prefill_phase(const struct decode_config *c, const struct run_config 
             continue;   /* the context's integrated scout */
         char label[32], path[4300];
         decode_size_label(ctx[i], label, sizeof label);
-        if (max_model_len > 0 && ctx[i] + 1 > max_model_len) {
-            decode_event(ev, "prefill %s skipped ctx=%s: %ld prompt tokens + 1 do not fit the model's context "
-                         "length of %ld tokens", mname, label, ctx[i], max_model_len);
+        char fit[400];
+        if (server_check_fit(srv, ctx[i], 1, fit, sizeof fit) != 0) {
+            decode_event(ev, "prefill %s skipped ctx=%s: %s", mname, label, fit);
             continue;
         }
         snprintf(path, sizeof path, "%s/prefill/%s-ctx%ld.json", c->dir, mname, ctx[i]);

@@ -16,6 +16,7 @@
 
 #include "decode/events.h"
 #include "decode/matrix.h"
+#include "openai/discover.h"
 #include "run/run.h"
 
 /* The prefill contexts of c: c->prefill_ctx, or the non-zero decode
@@ -34,15 +35,16 @@ bool decode_runs_context(const struct decode_config *c, long ctx);
 
 /* The prefill phase: with c->standalone_prefill every prefill context,
  * else those the matrix does not run (method scout_only, one sample), each
- * whose prompt + 1 token fits max_model_len (0 = unknown; a context that
- * does not fit is logged and left out). base is the run settings with the
+ * whose prompt + 1 token fits srv's context (server_check_fit; unknown
+ * limits pass; a context that does not fit is logged with the limit and
+ * its source, and left out). base is the run settings with the
  * server resolved (base URL, model, calibration cache, /metrics); each
  * run's own artifact goes to DIR/prefill/. Adds the entries (measured now
  * or read back) to *prefill, an object keyed by context
  * (prefill_to_json's), created when NULL (caller deletes). Returns 0 when
  * every entry is there, -1 with why (cap bytes) at the first that could
  * not be measured (the ones before it are kept and cached). */
-int decode_prefill_phase(const struct decode_config *c, const struct run_config *base, long max_model_len,
+int decode_prefill_phase(const struct decode_config *c, const struct run_config *base, const struct server_info *srv,
                          struct decode_events *ev, cJSON **prefill, char *why, size_t cap);
 
 /* The burst phase: a burst per decode context × concurrency (context-major,

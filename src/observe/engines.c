@@ -102,6 +102,7 @@ static const struct row llamacpp_rows[] = {
     {SV_PROMPT_TOKENS, "llamacpp:prompt_tokens_total", AGG_SUM},
     {SV_GEN_TOKENS, "llamacpp:tokens_predicted_total", AGG_SUM},
     {SV_BATCH_STEPS, "llamacpp:n_decode_total", AGG_SUM},
+    {SV_PROMPT_SECONDS, "llamacpp:prompt_seconds_total", AGG_SUM},
     {SV_N, NULL, AGG_SUM},
 };
 
@@ -147,7 +148,7 @@ static const char *const value_names[SV_N] = {
     [SV_PREFIX_HITS] = "prefix_cache_hits", [SV_SPEC_DRAFTS] = "spec_drafts",
     [SV_SPEC_DRAFT_TOKENS] = "spec_draft_tokens", [SV_SPEC_ACCEPTED] = "spec_accepted_tokens",
     [SV_SPEC_VERIFY_CALLS] = "spec_verify_calls", [SV_BATCH_STEPS] = "batch_steps",
-    [SV_BATCH_TOKENS] = "batch_tokens",
+    [SV_BATCH_TOKENS] = "batch_tokens", [SV_PROMPT_SECONDS] = "prompt_seconds",
 };
 
 static const char *const hist_names[SVH_N] = {

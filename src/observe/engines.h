@@ -74,6 +74,7 @@ enum srv_value {
     SV_BATCH_STEPS,     /* counter: engine iterations (vLLM iteration_tokens_total_count,
                            llama.cpp n_decode_total, TGI batch_inference_count) */
     SV_BATCH_TOKENS,    /* counter: tokens scheduled over those iterations (vLLM _sum) */
+    SV_PROMPT_SECONDS,  /* counter: seconds spent processing prompts (llama.cpp prompt_seconds_total) */
     SV_N
 };
 

@@ -415,7 +415,8 @@ int observe_summarize(const struct observe *o, const struct observe_client *c, s
             .window_start = c->window_start, .window_end = c->window_end,
             .rule = c->duration_mode ? OBS_INTERPOLATE : OBS_COVER, .output_tokens = c->output_tokens,
             .ttft_mean_ms = c->ttft_mean_ms, .concurrency = c->concurrency,
-            .tokens_per_request = c->tokens_per_request};
+            .tokens_per_request = c->tokens_per_request, .prompt_tokens = c->prompt_tokens,
+            .prompt_requests = c->prompt_requests};
         if (srv_summarize(&o->srv_series, &sc, o->sglang ? &o->info : NULL, &out->server) != 0 ||
             srv_timeline_of(&o->srv_series, &out->server_series) != 0)
             return -1;

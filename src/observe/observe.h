@@ -74,6 +74,7 @@ struct observe_client {
     double ttft_mean_ms;
     long concurrency;                   /* closed loop's; 0 = open loop */
     long tokens_per_request;            /* planned prompt + output; 0 = unknown */
+    double prompt_tokens, prompt_requests;  /* the window's prompts (srv_client's); 0 = unknown */
 };
 
 struct observe;

@@ -208,7 +208,14 @@ static int gauge_summaries(const struct srv_series *s, const struct srv_client *
             v[i] = r->ok ? r->v[g] : NAN;
         }
         rc = obs_gauge_summary(m, v, s->n, c->window_start, c->window_end, &o->gauge[g]);
+        struct obs_gauge *q = &o->gauge[g];
+        if (rc == 0 && q->samples > 0 && !obs_gauge_require(q, OBS_GAUGE_MIN_COVERAGE) && !o->gauge_reason[0])
+            snprintf(o->gauge_reason, sizeof o->gauge_reason, "the scrapes that answered held %.0f%% of the window "
+                     "(%d of %d readings inside it failed), under the %.0f%% a gauge needs: %s and the other "
+                     "gauges so read are unavailable", 100 * q->coverage, q->missed, q->missed + q->samples,
+                     100 * OBS_GAUGE_MIN_COVERAGE, srv_value_name(g));
     }
+    o->gauge_coverage = o->gauge[SV_RUNNING].coverage;
     free(m);
     free(v);
     return rc;
@@ -297,6 +304,24 @@ static void speculative(const struct srv_summary *in, const struct srv_info *inf
     o->accept_len_effective = ratio(out_tokens, o->engine_steps);
 }
 
+/* llama.cpp has no prefix-cache counters and no prefill histogram; its
+ * prompt_tokens_total counts the prompt tokens it processed, not those its
+ * slot cache kept, and prompt_seconds_total the time it spent on them. Over
+ * the window, against the client's Σ prompt tokens of the requests whose
+ * prompt was processed then: hit rate = 1 − Δprocessed / Σ prompt, prefill
+ * = Δ seconds / requests. NaN where a figure is missing or the counter
+ * exceeds the client's sum by more than 1% (other traffic). */
+static void llamacpp_prompts(const struct srv_client *c, struct srv_summary *o)
+{
+    double processed = o->delta[SV_PROMPT_TOKENS], seconds = o->delta[SV_PROMPT_SECONDS];
+    if (c->prompt_tokens > 0 && !isnan(processed) && processed <= 1.01 * c->prompt_tokens) {
+        o->prefix_cache_hit_rate = fmax(0, 1 - processed / c->prompt_tokens);
+        o->prefix_source = "llamacpp:prompt_tokens_total vs usage.prompt_tokens";
+    }
+    if (c->prompt_requests > 0 && !isnan(seconds))
+        o->prefill_ms = seconds / c->prompt_requests * 1e3;
+}
+
 static void derive(const struct srv_client *c, const struct srv_info *info, struct srv_summary *o)
 {
     double out = o->delta[SV_GEN_TOKENS];
@@ -311,6 +336,9 @@ static void derive(const struct srv_client *c, const struct srv_info *info, stru
     o->batch_steps_per_s = ratio(o->batch_steps, o->window_s);
     o->tokens_per_batch_step = ratio(o->delta[SV_BATCH_TOKENS], o->batch_steps);
     o->prefix_cache_hit_rate = ratio(o->delta[SV_PREFIX_HITS], o->delta[SV_PREFIX_QUERIES]);
+    o->prefix_source = isnan(o->prefix_cache_hit_rate) ? NULL : "counters";
+    if (isnan(o->prefix_cache_hit_rate) && o->engine == SRV_LLAMACPP)
+        llamacpp_prompts(c, o);
     if (isnan(o->kv_pool_tokens) && info)
         o->kv_pool_tokens = info->max_total_num_tokens;
     const struct obs_gauge *run = &o->gauge[SV_RUNNING], *wait = &o->gauge[SV_WAITING];
@@ -319,7 +347,7 @@ static void derive(const struct srv_client *c, const struct srv_info *info, stru
     o->avg_queue_reqs = wait->time_weighted;
     o->max_queue_reqs = wait->max;
     o->queue_fraction = wait->nonzero_share;
-    o->underfilled = c->concurrency > 0 && run->samples ? run->max < (double)c->concurrency : -1;
+    o->underfilled = c->concurrency > 0 && !isnan(run->max) ? run->max < (double)c->concurrency : -1;
     o->capacity_limited = c->concurrency > 0 && c->tokens_per_request > 0 && !isnan(o->kv_pool_tokens)
                               ? o->kv_pool_tokens < (double)c->concurrency * (double)c->tokens_per_request
                               : -1;
@@ -329,7 +357,8 @@ static void derive(const struct srv_client *c, const struct srv_info *info, stru
     o->ttft_client_ms = c->ttft_mean_ms;
     o->ttft_server_ms = o->hist[SVH_TTFT].mean * 1e3;
     o->queue_ms = o->hist[SVH_QUEUE].mean * 1e3;
-    o->prefill_ms = o->hist[SVH_PREFILL].mean * 1e3;
+    if (isnan(o->prefill_ms))
+        o->prefill_ms = o->hist[SVH_PREFILL].mean * 1e3;
     o->transfer_ms = !isnan(o->queue_ms) && !isnan(o->prefill_ms) ? c->ttft_mean_ms - o->queue_ms - o->prefill_ms
                                                                    : c->ttft_mean_ms - o->ttft_server_ms;
 }
@@ -343,7 +372,7 @@ static void init_summary(struct srv_summary *o, const struct srv_client *c)
         &o->avg_running_reqs, &o->max_running_reqs, &o->avg_queue_reqs, &o->max_queue_reqs,
         &o->queue_fraction, &o->client_output_tokens, &o->token_excess, &o->ttft_client_ms,
         &o->ttft_server_ms, &o->queue_ms, &o->prefill_ms, &o->transfer_ms, &o->start_lo_ms,
-        &o->start_hi_ms, &o->start_w, &o->end_lo_ms, &o->end_hi_ms, &o->end_w,
+        &o->start_hi_ms, &o->start_w, &o->end_lo_ms, &o->end_hi_ms, &o->end_w, &o->gauge_coverage,
     };
     *o = (struct srv_summary){.rule = c->rule, .underfilled = -1, .capacity_limited = -1,
                               .window_s = (double)(c->window_end - c->window_start) / 1e9};

@@ -52,6 +52,10 @@ struct srv_client {
     double ttft_mean_ms;                /* mean TTFT of completed requests; NaN unknown */
     long concurrency;                   /* requests in flight offered (closed loop) or capped; 0 = none */
     long tokens_per_request;            /* planned prompt + output tokens; 0 = unknown (no capacity check) */
+    double prompt_tokens;               /* Σ prompt tokens (usage.prompt_tokens, else planned) of the
+                                           requests whose prompt the server processed in the window:
+                                           llama.cpp's prefix hit rate; NaN or 0 = unknown */
+    double prompt_requests;             /* how many requests that sum holds (llama.cpp's mean prefill) */
 };
 
 /* One histogram over the window: count and mean are exact (Δcount, Δsum);
@@ -106,7 +110,9 @@ struct srv_summary {
     double accept_len_effective;        /* out / engine_steps */
     double steps_per_s;                 /* engine_steps / window (= aggregate tok/s / accept_len_effective) */
     double batch_steps, batch_steps_per_s, tokens_per_batch_step;  /* engine iterations */
-    double prefix_cache_hit_rate;       /* Δ hits / Δ queries */
+    double prefix_cache_hit_rate;       /* Δ hits / Δ queries; llama.cpp (no such counters): 1 − Δ prompt
+                                           tokens processed / the client's Σ prompt tokens */
+    const char *prefix_source;          /* "counters", "llamacpp:prompt_tokens_total vs usage", NULL */
     double kv_pool_tokens, kv_block_size;
     double avg_running_reqs, max_running_reqs, avg_queue_reqs, max_queue_reqs, queue_fraction;
     int underfilled;                    /* 1/0: the server never ran as many as offered; -1 unknown */
@@ -116,7 +122,12 @@ struct srv_summary {
     double token_excess;                /* server − client output tokens */
     bool other_traffic;                 /* the server generated more than the client received
                                            (beyond max(1%, 16 tokens)): not this run's alone */
-    double ttft_client_ms, ttft_server_ms, queue_ms, prefill_ms, transfer_ms;  /* means */
+    double ttft_client_ms, ttft_server_ms, queue_ms, prefill_ms, transfer_ms;  /* means; llama.cpp's
+                                           prefill_ms: Δ prompt_seconds_total / the window's requests */
+    /* gauges read over under OBS_GAUGE_MIN_COVERAGE of the window are unavailable (NaN above,
+       underfilled -1): why, "" when every gauge read is available */
+    char gauge_reason[300];
+    double gauge_coverage;              /* running_requests' coverage (obs_gauge); NaN = not read */
     size_t n_raw;
     struct srv_raw_delta *raw;          /* owned */
 };

@@ -82,7 +82,7 @@ static int cmp_double(const void *a, const void *b)
 int obs_gauge_summary(const int64_t *m, const double *v, size_t n, int64_t ws, int64_t we,
                       struct obs_gauge *out)
 {
-    *out = (struct obs_gauge){.mean = NAN, .max = NAN, .min = NAN, .time_weighted = NAN,
+    *out = (struct obs_gauge){.mean = NAN, .max = NAN, .min = NAN, .time_weighted = NAN, .coverage = NAN,
                               .nonzero_share = NAN, .median = NAN};
     struct point *p = malloc((n ? n : 1) * sizeof *p);
     double *sorted = malloc((n ? n : 1) * sizeof *sorted);
@@ -91,32 +91,46 @@ int obs_gauge_summary(const int64_t *m, const double *v, size_t n, int64_t ws, i
         free(sorted);
         return -1;
     }
-    size_t k = 0;
+    size_t k = 0, answered = 0;
     for (size_t i = 0; i < n; i++)
-        if (!isnan(v[i]) && m[i] >= ws && m[i] <= we)
+        if (m[i] >= ws && m[i] <= we)
             p[k++] = (struct point){m[i], v[i]};
-    if (k > 0) {
-        qsort(p, k, sizeof *p, cmp_point);
-        double sum = 0, area = 0;
-        int nonzero = 0;
-        out->max = out->min = p[0].v;
-        for (size_t i = 0; i < k; i++) {
-            sum += p[i].v;
-            sorted[i] = p[i].v;
-            nonzero += p[i].v > 0;
-            out->max = fmax(out->max, p[i].v);
-            out->min = fmin(out->min, p[i].v);
-            int64_t until = i + 1 < k ? p[i + 1].m : we;
-            area += p[i].v * (double)(until - p[i].m);
+    qsort(p, k, sizeof *p, cmp_point);
+    double sum = 0, area = 0, held = 0;
+    int nonzero = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (isnan(p[i].v)) {
+            out->missed++;
+            continue;
         }
-        qsort(sorted, k, sizeof *sorted, cmp_double);
-        out->samples = (int)k;
-        out->mean = sum / (double)k;
-        out->nonzero_share = (double)nonzero / (double)k;
-        out->median = k % 2 ? sorted[k / 2] : (sorted[k / 2 - 1] + sorted[k / 2]) / 2;
-        out->time_weighted = we > p[0].m ? area / (double)(we - p[0].m) : out->mean;
+        double until = (double)((i + 1 < k ? p[i + 1].m : we) - p[i].m);
+        sum += p[i].v;
+        sorted[answered++] = p[i].v;
+        nonzero += p[i].v > 0;
+        out->max = answered == 1 ? p[i].v : fmax(out->max, p[i].v);
+        out->min = answered == 1 ? p[i].v : fmin(out->min, p[i].v);
+        area += p[i].v * until;
+        held += until;
+    }
+    if (answered > 0) {
+        qsort(sorted, answered, sizeof *sorted, cmp_double);
+        size_t a = answered;
+        out->samples = (int)a;
+        out->mean = sum / (double)a;
+        out->nonzero_share = (double)nonzero / (double)a;
+        out->median = a % 2 ? sorted[a / 2] : (sorted[a / 2 - 1] + sorted[a / 2]) / 2;
+        out->time_weighted = held > 0 ? area / held : out->mean;
+        out->coverage = we > ws ? held / (double)(we - ws) : NAN;
     }
     free(p);
     free(sorted);
     return 0;
+}
+
+bool obs_gauge_require(struct obs_gauge *g, double min_coverage)
+{
+    if (g->samples > 0 && !(g->coverage < min_coverage))
+        return true;
+    g->mean = g->max = g->min = g->time_weighted = g->median = g->nonzero_share = NAN;
+    return false;
 }

@@ -74,20 +74,37 @@ double obs_pick_value(const struct obs_pick *p, double v_lo, double v_hi);
 
 /* A gauge over the window, from the readings whose midpoint lies in it. */
 struct obs_gauge {
-    int samples;
+    int samples;                /* readings that answered with a value */
+    int missed;                 /* readings inside the window that did not (failed, timed out) */
     double mean;                /* arithmetic mean of the samples */
     double max, min;
-    double time_weighted;       /* each sample held until the next (the last until the
-                                   window's end), over the first sample → the end */
+    double time_weighted;       /* each sample held until the next reading, answered or not (the
+                                   last until the window's end), over the time samples held */
+    double coverage;            /* share 0..1 of the window the samples held: a missed reading's
+                                   stretch is nobody's, not the sample before it held on */
     double nonzero_share;       /* share of samples above 0 */
     double median;
 };
 
-/* Summarizes the gauge whose value at reading i is v[i] (NaN = not
- * reported) with midpoints m[i], over [ws, we]. Readings may come in any
- * order. Every field NaN (samples 0) when none lies inside. Returns 0, or
- * -1 when memory runs out. Cost O(n log n). */
+/* Below this coverage a gauge's summary is not reported (obs_gauge_require). */
+#define OBS_GAUGE_MIN_COVERAGE 0.5
+
+/* Summarizes the gauge whose value at reading i is v[i] (NaN = the reading
+ * did not answer, or did not report it) with midpoints m[i], over [ws, we].
+ * Readings may come in any order. An answered reading holds its value from
+ * its midpoint to the next reading's midpoint, answered or not (the last
+ * to we): time_weighted = Σ v·held / Σ held, coverage = Σ held / (we − ws)
+ * (NaN when we <= ws). Every field NaN (samples 0) when no answered
+ * reading lies inside. Returns 0, or -1 when memory runs out. Cost
+ * O(n log n). */
 int obs_gauge_summary(const int64_t *m, const double *v, size_t n, int64_t ws, int64_t we,
                       struct obs_gauge *out);
+
+/* Marks g unavailable when its coverage is under min_coverage: the
+ * summaries (mean, time_weighted, max, min, median, nonzero_share) become
+ * NaN, samples, missed and coverage stay, so a gauge read over too little
+ * of the window reads as unknown rather than as a low value. Returns
+ * whether g is still available. */
+bool obs_gauge_require(struct obs_gauge *g, double min_coverage);
 
 #endif

@@ -110,6 +110,10 @@ static int pick_model(const cJSON *models, const char *want, struct server_info 
     snprintf(s->model, sizeof s->model, "%s", cJSON_GetObjectItemCaseSensitive(chosen, "id")->valuestring);
     const cJSON *len = cJSON_GetObjectItemCaseSensitive(chosen, "max_model_len");
     s->max_model_len = cJSON_IsNumber(len) ? chunk_count_from_double(len->valuedouble) : -1;
+    if (s->max_model_len > 0) {
+        s->context_len = s->max_model_len;
+        snprintf(s->context_source, sizeof s->context_source, "/models max_model_len");
+    }
     const cJSON *owner = cJSON_GetObjectItemCaseSensitive(chosen, "owned_by");
     if (cJSON_IsString(owner))
         snprintf(s->owned_by, sizeof s->owned_by, "%s", owner->valuestring);
@@ -137,14 +141,101 @@ static cJSON *get_root(const struct server_info *s, const struct curl_slist *hea
     return server_fetch_json(url, headers, NULL, timeout_ms, &status, err, sizeof err);
 }
 
-/* Reads the version from the engine's endpoint at path into s. */
+/* Reads the version, and the context where the engine reports it there,
+ * from the engine's endpoint at path into s. */
 static bool read_version_at(struct server_info *s, const struct curl_slist *headers,
                             const char *path, long timeout_ms)
 {
     cJSON *v = get_root(s, headers, path, timeout_ms);
     int rc = server_version_from_reply(s->engine_id, v, s->engine_version, sizeof s->engine_version);
+    if (rc == 0)
+        server_context_from_reply(s->engine_id, v, s);
     cJSON_Delete(v);
     return rc == 0;
+}
+
+/* The positive whole number at o's key, or -1 (absent, null, not a
+ * number, not above 0). */
+static long positive_at(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    long n = cJSON_IsNumber(v) ? chunk_count_from_double(v->valuedouble) : -1;
+    return n > 0 ? n : -1;
+}
+
+/* Stores n (when positive) and the field it came from. Returns 1 when
+ * stored, else 0. */
+static int take(long n, long *dst, char *src, size_t cap, const char *name)
+{
+    if (n <= 0)
+        return 0;
+    *dst = n;
+    snprintf(src, cap, "%s", name);
+    return 1;
+}
+
+int server_context_from_reply(enum server_engine e, const cJSON *reply, struct server_info *s)
+{
+    if (!cJSON_IsObject(reply))
+        return 0;
+    int n = 0;
+    long in;
+    switch (e) {
+    case ENGINE_LLAMACPP:   /* per slot: n_ctx / n_parallel (server.cpp, slot.n_ctx) */
+        n += take(positive_at(cJSON_GetObjectItemCaseSensitive(reply, "default_generation_settings"), "n_ctx"),
+                  &s->context_len, s->context_source, sizeof s->context_source,
+                  "/props default_generation_settings.n_ctx");
+        break;
+    case ENGINE_SGLANG:     /* /models' max_model_len is its context_len; server args' is often null */
+        if (s->context_len <= 0)
+            n += take(positive_at(reply, "context_length"), &s->context_len, s->context_source,
+                      sizeof s->context_source, "/server_info context_length");
+        /* its scheduler aborts a prompt of max_req_input_len tokens or more
+         * (managers/utils.py validate_input_length): the most it takes is one less */
+        in = positive_at(reply, "max_req_input_len");
+        n += take(in > 1 ? in - 1 : -1, &s->max_input_len, s->max_input_source, sizeof s->max_input_source,
+                  "/server_info max_req_input_len - 1");
+        break;
+    case ENGINE_TGI:        /* router/src/lib.rs Info; max_input_length before 2.1 */
+        n += take(positive_at(reply, "max_total_tokens"), &s->context_len, s->context_source,
+                  sizeof s->context_source, "/info max_total_tokens");
+        in = positive_at(reply, "max_input_tokens");
+        n += in > 0 ? take(in, &s->max_input_len, s->max_input_source, sizeof s->max_input_source,
+                           "/info max_input_tokens")
+                    : take(positive_at(reply, "max_input_length"), &s->max_input_len, s->max_input_source,
+                           sizeof s->max_input_source, "/info max_input_length");
+        break;
+    default:
+        break;
+    }
+    return n;
+}
+
+int server_check_fit(const struct server_info *s, long prompt, long max_tokens, char *err, size_t errlen)
+{
+    long m = s->context_len, in = s->max_input_len;
+    if (in > 0 && prompt > in) {
+        snprintf(err, errlen, "prompt of %ld tokens cannot fit: the server takes prompts of at most %ld tokens "
+                 "(%s)", prompt, in, s->max_input_source);
+        return -1;
+    }
+    if (m <= 0 || prompt + max_tokens <= m)
+        return 0;
+    if (prompt >= m)
+        snprintf(err, errlen, "prompt of %ld tokens cannot fit: the server's context is %ld tokens (%s)",
+                 prompt, m, s->context_source);
+    else
+        snprintf(err, errlen, "prompt of %ld tokens with %ld output tokens cannot fit: the server's context "
+                 "is %ld tokens (%s)", prompt, max_tokens, m, s->context_source);
+    return -1;
+}
+
+long server_prompt_limit(const struct server_info *s)
+{
+    long limit = s->context_len > 0 ? s->context_len - 1 : -1;
+    if (s->max_input_len > 0 && (limit < 0 || s->max_input_len < limit))
+        limit = s->max_input_len;
+    return limit;
 }
 
 /* TGI's GET /info (router/src/lib.rs Info): "router":
@@ -176,6 +267,7 @@ static void identify_unknown(struct server_info *s, const struct curl_slist *hea
     if (is_tgi_info(info)) {
         set_engine(s, ENGINE_TGI);
         server_version_from_reply(ENGINE_TGI, info, s->engine_version, sizeof s->engine_version);
+        server_context_from_reply(ENGINE_TGI, info, s);
     }
     cJSON_Delete(info);
 }
@@ -203,6 +295,7 @@ int discover(const char *base_url, const struct curl_slist *headers, const char 
              long timeout_ms, struct server_info *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
+    out->context_len = out->max_input_len = -1;
     set_urls(out, base_url);
     char url[600];
     long status;

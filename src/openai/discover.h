@@ -29,6 +29,12 @@ struct server_info {
     char root_url[512];     /* base without its trailing /v1: where /tokenize, /metrics, /version live */
     char model[256];        /* the model benchmarked */
     long max_model_len;     /* tokens, from /models; -1 when not reported */
+    long context_len;       /* tokens one request (prompt + output) may take, from the engine's own
+                               figure (see server_context_from_reply); -1 when no endpoint says */
+    char context_source[64];/* where context_len was read, e.g. "/props default_generation_settings.n_ctx" */
+    long max_input_len;     /* tokens a prompt alone may take where the engine says so apart (SGLang
+                               max_req_input_len, TGI max_input_tokens); -1 when not said */
+    char max_input_source[64];  /* where max_input_len was read */
     char engine[32];        /* "vllm", "sglang", "llama.cpp", "tgi", "anvil-sim" or "unknown" */
     char engine_version[64];/* from the engine's own endpoint (see enum server_engine); "" when unknown */
     enum server_engine engine_id;  /* the same engine, for dispatch */
@@ -50,6 +56,27 @@ int discover(const char *base_url, const struct curl_slist *headers, const char 
  * "build_info". Writes it into out (cap bytes) and returns 0, or returns -1
  * (out untouched) when the reply has none. */
 int server_version_from_reply(enum server_engine e, const cJSON *reply, char *out, size_t cap);
+
+/* Reads the per-request context from an engine's reply into s: llama.cpp
+ * GET /props default_generation_settings.n_ctx (per slot: the server's
+ * context divided among its slots), SGLang GET /server_info context_length
+ * (when /models gave no max_model_len) and max_req_input_len (exclusive:
+ * max_input_len is one less), TGI GET /info
+ * max_total_tokens and max_input_tokens (older: max_input_length). A field
+ * absent, null or not a positive number leaves s untouched. Returns the
+ * number of fields taken (0 or more). reply is parsed JSON, not owned. */
+int server_context_from_reply(enum server_engine e, const cJSON *reply, struct server_info *s);
+
+/* Whether a request with a prompt of prompt tokens and max_tokens output
+ * tokens fits s's context (context_len, max_input_len; unknown limits pass).
+ * Returns 0, or -1 with a one-line message in err naming the prompt, the
+ * output, the limit and the field it came from. */
+int server_check_fit(const struct server_info *s, long prompt, long max_tokens, char *err, size_t errlen);
+
+/* The longest prompt a request asking for one output token may have on s
+ * (the smaller of context_len − 1 and max_input_len), or -1 when neither
+ * is known. */
+long server_prompt_limit(const struct server_info *s);
 
 /* GETs (body NULL) or POSTs body (JSON) to url, bounded by timeout_ms, and
  * parses the reply. Returns the parsed value (caller cJSON_Deletes) or NULL

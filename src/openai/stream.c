@@ -220,6 +220,11 @@ void stream_finish(struct stream *s, int64_t t_ns)
      * no latency: a server fault, not a measurement */
     if (r->n_chunks == 0 && r->completion_tokens <= 0)
         record_fail(r, FAIL_EMPTY, "stream ended after %d events without any output", r->events);
+    /* a cut prompt measured another length than the one planned */
+    else if (r->planned_prompt_tokens > 0 && r->prompt_tokens >= 0 &&
+             (double)r->prompt_tokens < RECORD_PROMPT_CUT_SHARE * (double)r->planned_prompt_tokens)
+        record_fail(r, FAIL_PROMPT_TRUNCATED, "the server cut the prompt: usage.prompt_tokens %ld of %ld planned "
+                    "(under %.0f%%)", r->prompt_tokens, r->planned_prompt_tokens, 100 * RECORD_PROMPT_CUT_SHARE);
 }
 
 bool stream_reply_over(const struct stream *s)

@@ -37,6 +37,11 @@ static void server(FILE *out, const struct observe_report *r)
     char title[80];
     snprintf(title, sizeof title, "Server metrics (%s)", srv_engine_name(s->engine));
     header(out, title);
+    if (s->scrapes_failed > 0) {
+        char both[64];
+        snprintf(both, sizeof both, "%d / %d", s->scrapes_ok, s->scrapes_failed);
+        fprintf(out, "%-44s %15s\n", "Scrapes (ok / failed):", both);
+    }
     if (!s->available) {
         fprintf(out, "unavailable: %s\n", s->reason);
         return;
@@ -61,10 +66,17 @@ static void server(FILE *out, const struct observe_report *r)
     row2(out, "Waiting requests (mean / max):", s->avg_queue_reqs, s->max_queue_reqs, 2);
     if (!isnan(s->queue_ms))
         row2(out, "Server queue / prefill (mean ms):", s->queue_ms, s->prefill_ms, 2);
+    else if (!isnan(s->prefill_ms))
+        row(out, "Server prefill (mean ms):", s->prefill_ms, 2);
     if (!isnan(s->transfer_ms))
         row(out, "TTFT beyond the server's share (mean ms):", s->transfer_ms, 2);
     if (!isnan(s->delta[SV_PREEMPTIONS]) && s->delta[SV_PREEMPTIONS] > 0)
         row(out, "Preemptions:", s->delta[SV_PREEMPTIONS], 0);
+    if (s->gauge_reason[0])
+        fprintf(out, "note: %s\n", s->gauge_reason);
+    else if (s->scrapes_failed > 0 && !isnan(s->gauge_coverage))
+        fprintf(out, "note: the gauges are over the scrapes that answered, %.0f%% of the window\n",
+                100 * s->gauge_coverage);
     if (s->other_traffic)
         fprintf(out, "warning: the server generated %.0f tokens more than this run received: other traffic "
                      "shared it, and its figures are not this run's alone\n", s->token_excess);

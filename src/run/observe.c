@@ -68,6 +68,16 @@ static struct observe_client client_facts(const struct run_ctx *x, const struct 
         .concurrency = isinf(c->request_rate) ? c->concurrency : 0,
         .tokens_per_request = c->dataset ? 0 : c->input_len + c->output_len,
     };
+    /* the prompts the server processed in the window: their first output arrived in it */
+    for (int i = 0; i < res->n_records; i++) {
+        const struct req_record *r = &res->records[i];
+        long p = r->prompt_tokens >= 0 ? r->prompt_tokens : r->planned_prompt_tokens;
+        if (r->t_first_output && r->t_first_output >= oc.window_start && r->t_first_output <= oc.window_end &&
+            p > 0) {
+            oc.prompt_tokens += (double)p;
+            oc.prompt_requests++;
+        }
+    }
     if (oc.duration_mode) {
         oc.output_tokens = s->window_tokens;
     } else {

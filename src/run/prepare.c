@@ -48,22 +48,14 @@ static long count_tokens(void *ud, long words, char *err, size_t errlen)
 }
 
 /* The longest prompt and reply the workload plans must fit the context the
- * server reports. Returns 0, or -1 with the message in err. */
+ * server reports (discover.h: context_len, max_input_len). Returns 0, or -1
+ * with the message in err. */
 static int check_fits(const struct run_ctx *x, char *err, size_t errlen)
 {
     const struct run_config *c = x->c;
-    long m = x->srv.max_model_len;
     long p = (long)floor((double)c->input_len * (1 + c->input_range));
     long k = (long)floor((double)c->output_len * (1 + c->output_range));
-    if (m <= 0 || p + k <= m)
-        return 0;
-    if (p >= m)
-        snprintf(err, errlen, "prompt of %ld tokens cannot fit: the server's context is %ld tokens "
-                 "(max_model_len)", p, m);
-    else
-        snprintf(err, errlen, "prompt of %ld tokens with %ld output tokens cannot fit: the server's "
-                 "context is %ld tokens (max_model_len)", p, k, m);
-    return -1;
+    return server_check_fit(&x->srv, p, k, err, errlen);
 }
 
 static void cache_key(const struct run_ctx *x, char *out, size_t cap)
@@ -144,7 +136,7 @@ static const char *measure(struct run_ctx *x, char *err, size_t errlen)
     const struct run_config *c = x->c;
     struct calibration *cal = &x->cal;
     /* a probe asks for 1 output token */
-    long limit = x->srv.max_model_len > 0 ? x->srv.max_model_len - 1 : -1;
+    long limit = server_prompt_limit(&x->srv);
     /* auto asks a tokenize endpoint only where the engine has one anvil knows; tools and images
      * are counted only by real requests (the template renders them) */
     bool tokenize = !x->tools && !c->images_per_request &&
@@ -157,9 +149,10 @@ static const char *measure(struct run_ctx *x, char *err, size_t errlen)
         k.tokenize = false;
         rc = calibrate(c->input_len, limit, count_tokens, &k, cal, err, errlen);
     }
-    if (rc == CALIB_CANNOT_FIT && x->srv.max_model_len > 0) {
+    if (rc == CALIB_CANNOT_FIT && x->srv.context_len > 0) {
         size_t n = strlen(err);
-        snprintf(err + n, errlen - n, " (the server reports max_model_len %ld)", x->srv.max_model_len);
+        snprintf(err + n, errlen - n, " (the server reports a context of %ld tokens: %s)", x->srv.context_len,
+                 x->srv.context_source);
     }
     if (rc != 0)
         return NULL;
@@ -258,10 +251,6 @@ static const char *calibrate_workload(struct run_ctx *x, char *err, size_t errle
         snprintf(x->shared_prefix_method, sizeof x->shared_prefix_method, "not measured: dataset prompts");
         return "dataset";
     }
-    /* none sends what was asked for: a server's refusals are then the
-     * requests' recorded failures */
-    if (c->calib != CALIB_NONE && check_fits(x, err, errlen) != 0)
-        return NULL;
     if (c->calib == CALIB_NONE) {
         snprintf(x->shared_prefix_method, sizeof x->shared_prefix_method,
                  "not measured: --calibration none sends nothing before the run");
@@ -349,6 +338,15 @@ int run_prepare_workload(struct run_ctx *x)
     };
     if (!(x->wl = workload_new(&wc))) {
         snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    /* refused before any request, calibration probes included; none sends
+     * what was asked for: a server's refusals are then the requests'
+     * recorded failures, and a prompt it cut fails as prompt_truncated */
+    if (!x->ds.n && c->calib != CALIB_NONE && check_fits(x, err, errlen) != 0) {
+        x->res->refused = true;
+        if (x->secret)
+            redact(err, errlen, x->secret);
         return -1;
     }
     const char *method = calibrate_workload(x, why, sizeof why);

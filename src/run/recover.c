@@ -100,7 +100,10 @@ int run_journal_read_records(const char *path, char *text, struct journal_doc *d
 struct bench_meta run_settings_meta(const struct benchmark *b, const struct journal_opts *o,
                                  struct server_info *srv)
 {
-    *srv = (struct server_info){.max_model_len = isnan(b->max_context_tokens) ? -1 : (long)b->max_context_tokens};
+    *srv = (struct server_info){.max_model_len = -1,
+                                .context_len = isnan(b->max_context_tokens) ? -1 : (long)b->max_context_tokens,
+                                .max_input_len = isnan(b->max_input_tokens) ? -1 : (long)b->max_input_tokens};
+    snprintf(srv->context_source, sizeof srv->context_source, "%s", b->max_context_source ? b->max_context_source : "");
     snprintf(srv->display_url, sizeof srv->display_url, "%s", b->base_url ? b->base_url : "");
     snprintf(srv->base_url, sizeof srv->base_url, "%s", srv->display_url);
     snprintf(srv->model, sizeof srv->model, "%s", b->model ? b->model : "");

@@ -178,6 +178,8 @@ enum run_status {
 struct run_result {
     enum run_status status;
     char error[1024];           /* why, when status is RUN_FAILED (secrets scrubbed) */
+    bool refused;               /* RUN_FAILED before any request because the planned case cannot
+                                   fit the server's context (a usage error: exit 2) */
     char run_id[64];
     char artifact_path[4096];
     char journal_path[4200];    /* <run_id>.requests.jsonl next to the artifact; "" = none */

@@ -1,6 +1,7 @@
 /* faults.c — deterministic fault decisions (see faults.h). */
 #include "sim/faults.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "sim/tokens.h"
@@ -58,4 +59,9 @@ const char *sim_fault_name(enum sim_fault_kind k)
     static const char *const names[SIM_FAULT_KINDS] = {"fail", "disconnect", "stream_error",
                                                        "stall", "slow_headers"};
     return k < SIM_FAULT_KINDS ? names[k] : "?";
+}
+
+bool sim_faults_metrics_fail(double rate, uint64_t n)
+{
+    return rate > 0 && floor((double)(n + 1) * rate) > floor((double)n * rate);
 }

@@ -5,6 +5,7 @@
 #ifndef ANVIL_SIM_FAULTS_H
 #define ANVIL_SIM_FAULTS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* The fault flags. Rates are probabilities 0..1; 0 turns a fault off. */
@@ -15,7 +16,16 @@ struct sim_faults {
     double stream_error_rate;  /* --stream-error-rate: an error event inside a 200 stream */
     int64_t stall_ns;          /* --stall-ms: every reply pauses once, half-way, this long */
     int64_t slow_headers_ns;   /* --slow-headers-ms: nothing is sent for this long after arrival */
+    double metrics_fail_rate;  /* --metrics-fail-rate: share of GET /metrics answered 503 while
+                                  generation requests are in flight (sim_faults_metrics_fail) */
 };
+
+/* Whether the n-th GET /metrics (0-based) taken while requests are in
+ * flight fails under rate: the failures spread evenly, floor((n+1)·rate) >
+ * floor(n·rate), so any run of k such scrapes fails k·rate of them ± 1 (a
+ * llama.cpp server's /metrics times out while its batch runs; anvil's
+ * coverage tests need the share exact, not drawn). */
+bool sim_faults_metrics_fail(double rate, uint64_t n);
 
 /* What happens to one request. Token counts are output tokens sent before
  * the fault; -1 means the fault does not happen. */

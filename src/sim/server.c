@@ -160,6 +160,11 @@ static void handle_apply_template(struct sim_server *s, struct evhttp_request *r
 
 static void handle_metrics(struct sim_server *s, struct evhttp_request *req)
 {
+    if (s->metrics.running > 0 && sim_faults_metrics_fail(s->cfg.faults.metrics_fail_rate, s->busy_scrapes++)) {
+        evbuffer_add_printf(s->out, "metrics unavailable while requests run (--metrics-fail-rate)\n");
+        evhttp_send_reply(req, 503, "Service Unavailable", s->out);
+        return;
+    }
     buf_reset(&s->scratch);
     const struct sim_engine *eng = s->driver ? sim_driver_engine(s->driver) : NULL;
     if (sim_metrics_render(&s->metrics, eng, s->cfg.model, &s->scratch) != 0) {

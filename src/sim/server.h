@@ -56,6 +56,7 @@ struct sim_server {
     struct sim_driver *driver;    /* engine mode: the engine on its step timer (owned), else NULL */
     struct sim_arrivals *rx_stamps;   /* kernel receive stamps of requests (arrival.h; owned) */
     uint64_t arrivals;            /* generation requests seen (fault key without X-Request-Id) */
+    uint64_t busy_scrapes;        /* GET /metrics taken while requests were in flight */
     struct buf scratch;           /* one SSE event or body at a time */
     struct buf text[2];           /* one chunk's reasoning [0] and content [1] text */
     struct evbuffer *out;         /* staging for evhttp_send_reply_chunk, which drains it */

@@ -67,6 +67,8 @@ static const struct flag flags[] = {
     {"--stall-ms", F_MS, "MS", "fault: every reply pauses this long half-way (default 0)", true},
     {"--slow-headers-ms", F_MS, "MS", "fault: send nothing for this long after arrival "
      "(default 0)", true},
+    {"--metrics-fail-rate", F_PROB, "P", "fault: this share of GET /metrics taken while requests are in "
+     "flight is answered 503, evenly spread (default 0)", true},
 };
 
 #define N_FLAGS (sizeof flags / sizeof *flags)
@@ -177,6 +179,7 @@ static int set_prob(const struct flag *f, const char *v, struct sim_config *cfg)
         return bad_value(f->name, "a probability 0..1", v);
     *(!strcmp(f->name, "--fail-rate") ? &cfg->faults.fail_rate
       : !strcmp(f->name, "--disconnect-rate") ? &cfg->faults.disconnect_rate
+      : !strcmp(f->name, "--metrics-fail-rate") ? &cfg->faults.metrics_fail_rate
                                                : &cfg->faults.stream_error_rate) = p;
     return 0;
 }

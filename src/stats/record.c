@@ -20,7 +20,7 @@ const char *fail_kind_name(enum fail_kind k)
         [FAIL_NONE] = "none",       [FAIL_CONNECT] = "connect",   [FAIL_DNS] = "dns",
         [FAIL_HTTP] = "http",       [FAIL_STREAM_ERROR] = "stream_error",
         [FAIL_TRUNCATED] = "truncated", [FAIL_TIMEOUT] = "timeout", [FAIL_INVALID] = "invalid_stream",
-        [FAIL_EMPTY] = "empty_stream",
+        [FAIL_EMPTY] = "empty_stream", [FAIL_PROMPT_TRUNCATED] = "prompt_truncated",
         [FAIL_CANCELLED] = "cancelled", [FAIL_OTHER] = "transport",
     };
     return (unsigned)k < sizeof names / sizeof *names ? names[k] : "unknown";

@@ -21,9 +21,18 @@ enum fail_kind {
     FAIL_TIMEOUT,      /* connect, total or idle timeout */
     FAIL_INVALID,      /* the server sent something that is not a valid stream */
     FAIL_EMPTY,        /* the stream ended properly but carried no output at all */
+    FAIL_PROMPT_TRUNCATED, /* the server cut the prompt: usage.prompt_tokens under
+                              RECORD_PROMPT_CUT_SHARE of the planned count */
     FAIL_CANCELLED,    /* stopped by anvil (Ctrl-C / SIGTERM) */
     FAIL_OTHER,        /* any other transport error */
 };
+
+/* A completed stream whose usage.prompt_tokens is under this share of its
+ * planned prompt tokens had its prompt cut by the server (llama.cpp's
+ * context shift keeps between half and all of its context; the same 80%
+ * calibration takes for a truncated probe, docs/METHODOLOGY.md): the
+ * request fails as "prompt_truncated", as it measured another length. */
+#define RECORD_PROMPT_CUT_SHARE 0.8
 
 /* Name of a failure category as written in artifacts ("http", "timeout", ...). */
 const char *fail_kind_name(enum fail_kind k);

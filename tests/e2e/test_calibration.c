@@ -238,9 +238,9 @@ Test(calibration_e2e, target_above_max_model_len_stops_before_measuring, .timeou
     static char out[8192], err[8192];
     int status = anvil_run(&sim, args, art, out, sizeof out, err, sizeof err);
     cr_assert_eq(sim_stop(&sim), 0);
-    cr_assert_eq(status, 1, "%s%s", out, err);
+    cr_assert_eq(status, 2, "refused before any request: %s%s", out, err);
     cr_assert(strstr(err, "prompt of 4000 tokens cannot fit: the server's context is 2048 tokens "
-                          "(max_model_len)"), "%s", err);
+                          "(/models max_model_len)"), "%s", err);
     struct traced t[MAX_TRACE];
     int n = read_trace(trace, t, MAX_TRACE);
     cr_assert_eq(n, 0, "nothing generated: the limit was known from /models");
@@ -248,11 +248,12 @@ Test(calibration_e2e, target_above_max_model_len_stops_before_measuring, .timeou
     unlink(trace);
 }
 
-/* Regression: with the context unknown (llama.cpp's /v1/models has no
- * max_model_len) and prompts over it silently truncated (context shift),
- * the secant search followed the truncated counts for 12 steps of growing
- * prompts, then sent the measured requests. */
-Test(calibration_e2e, truncating_server_stops_the_search_with_the_context, .timeout = 120)
+/* Regression: llama.cpp's /v1/models has no max_model_len, so its context
+ * was unknown: a 2048-token slot given --input-len 3000 was calibrated to
+ * prompts it cut (context shift) and the run measured 1,979-token prompts
+ * with exit 0. Its /props says the slot's n_ctx: refused before any
+ * request, calibration probes included, exit 2, naming both numbers. */
+Test(calibration_e2e, llamacpp_slot_context_refuses_before_any_request, .timeout = 60)
 {
     char trace[64], art[64];
     cr_assert_eq(harness_tmpfile(trace, sizeof trace), 0);
@@ -266,17 +267,59 @@ Test(calibration_e2e, truncating_server_stops_the_search_with_the_context, .time
                           "--calibration", "probe", NULL};
     static char out[8192], err[8192];
     int status = anvil_run(&sim, args, art, out, sizeof out, err, sizeof err);
+    /* a prompt that fits but whose reply does not */
+    const char *tail[] = {"--num-prompts", "2", "--input-len", "2000", "--output-len", "64", NULL};
+    static char out2[8192], err2[8192];
+    int status2 = anvil_run(&sim, tail, art, out2, sizeof out2, err2, sizeof err2);
     cr_assert_eq(sim_stop(&sim), 0);
-    cr_assert_eq(status, 1, "%s%s", out, err);
-    cr_assert(strstr(err, "prompt of 3000 tokens cannot fit: the server's context is between "), "%s", err);
-    cr_assert(strstr(err, "truncated"), "%s", err);
+    cr_assert_eq(status, 2, "%s%s", out, err);
+    cr_assert(strstr(err, "prompt of 3000 tokens cannot fit: the server's context is 2048 tokens "
+                          "(/props default_generation_settings.n_ctx)"), "%s", err);
+    cr_assert_eq(status2, 2, "%s%s", out2, err2);
+    cr_assert(strstr(err2, "prompt of 2000 tokens with 64 output tokens cannot fit: the server's context is "
+                           "2048 tokens (/props default_generation_settings.n_ctx)"), "%s", err2);
+    struct traced t[MAX_TRACE];
+    cr_assert_eq(read_trace(trace, t, MAX_TRACE), 0, "no request reached the server, probes included");
+    cr_assert_eq(access(art, F_OK), -1, "no artifact: nothing was measured");
+    unlink(trace);
+}
+
+/* With --calibration none nothing is refused up front: a llama.cpp slot
+ * that cuts each 3000-word prompt (context shift) had its requests counted
+ * as measurements of ~1,500-2,000-token prompts. Each is now a failure,
+ * prompt_truncated, checked against the server's own count in its trace. */
+Test(calibration_e2e, a_prompt_the_server_cut_is_a_failed_request, .timeout = 60)
+{
+    char trace[64], art[64];
+    cr_assert_eq(harness_tmpfile(trace, sizeof trace), 0);
+    cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
+    const char *sim_args[] = {"--flavor", "llamacpp", "--context-shift", "--max-model-len", "2048",
+                              "--ttft-ms", "1", "--itl-ms", "1", "--trace", trace, NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    const char *args[] = {"--num-prompts", "3", "--input-len", "3000", "--output-len", "8",
+                          "--calibration", "none", NULL};
+    static char out[16384], err[8192];
+    int status = anvil_run(&sim, args, art, out, sizeof out, err, sizeof err);
+    cr_assert_eq(sim_stop(&sim), 0);
+    cr_assert_eq(status, 1, "every request failed: %s%s", out, err);
     struct traced t[MAX_TRACE];
     int n = read_trace(trace, t, MAX_TRACE);
-    cr_assert_eq(count_measured(t, n), 0);
-    cr_assert_leq(n, 5, "%d calibration requests", n);
+    cr_assert_eq(n, 3);
     for (int i = 0; i < n; i++)
-        cr_assert_leq(t[i].prompt_tokens, 2048, "probes stay within the context (%ld)", t[i].prompt_tokens);
+        cr_assert_lt(t[i].prompt_tokens, 2400, "the server kept %ld tokens of request %d", t[i].prompt_tokens, i);
+    cJSON *a = harness_load_json(art);
+    cr_assert_eq(harness_num(a, "completed"), 0);
+    cr_assert_eq(harness_num(a, "failed"), 3);
+    cr_assert_eq(cJSON_GetNumberValue(harness_json_path(a, "failed_by_category.prompt_truncated")), 3);
+    const cJSON *f = cJSON_GetArrayItem(cJSON_GetObjectItem(a, "failures"), 0);
+    const char *msg = cJSON_GetStringValue(cJSON_GetObjectItem(f, "message"));
+    cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(f, "category")), "prompt_truncated");
+    cr_assert(msg && strstr(msg, "the server cut the prompt: usage.prompt_tokens "), "%s", msg ? msg : "(none)");
+    cJSON_Delete(a);
+    cr_assert(strstr(out, "prompt_truncated"), "the summary names the category: %s", out);
     unlink(trace);
+    unlink(art);
 }
 
 /* Regression: the first probe had --input-len words and any error ended the
@@ -298,14 +341,13 @@ Test(calibration_e2e, near_limit_target_converges_in_four_requests, .timeout = 1
     static char out[16384], err[8192];
     int status = anvil_run(&sim, args, art, out, sizeof out, err, sizeof err);
     cr_assert_eq(status, 0, "%s%s", out, err);
-    /* above the context: refused, with llama.cpp's own message */
+    /* above the context: refused before any request, from /props */
     const char *over[] = {"--num-prompts", "1", "--input-len", "3000", "--output-len", "16",
                           "--calibration", "probe", NULL};
     status = anvil_run(&sim, over, art, out, sizeof out, err, sizeof err);
     cr_assert_eq(sim_stop(&sim), 0);
-    cr_assert_eq(status, 1, "%s%s", out, err);
-    cr_assert(strstr(err, "prompt of 3000 tokens cannot fit: the server's context is between "), "%s", err);
-    cr_assert(strstr(err, "the request exceeds the available context size"), "%s", err);
+    cr_assert_eq(status, 2, "%s%s", out, err);
+    cr_assert(strstr(err, "prompt of 3000 tokens cannot fit: the server's context is 2048 tokens"), "%s", err);
     cr_assert_null(strstr(err, ": \n"), "%s", err);
 
     struct traced t[MAX_TRACE];
@@ -315,7 +357,7 @@ Test(calibration_e2e, near_limit_target_converges_in_four_requests, .timeout = 1
         cr_assert_eq(t[i].status, 200, "calibration request %d refused", i);
     cr_assert_leq(first_run, 4, "%d calibration requests", first_run);
     cr_assert_eq(count_measured(t, n), 2);
-    cr_assert_leq(n - first_run - 2, 5, "the refused target took %d requests", n - first_run - 2);
+    cr_assert_eq(n - first_run - 2, 0, "the refused target took %d requests", n - first_run - 2);
     cJSON *a = harness_load_json(art);
     const cJSON *cal = cJSON_GetObjectItem(a, "calibration");
     cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(cal, "converged")));

@@ -593,9 +593,9 @@ Test(decode_e2e, bad_input_is_refused_naming_what_and_where, .timeout = 60)
     const char *too_long[] = {harness_anvil_bin(), "decode", "--base-url", sim.base_url, "--contexts", "0,8k",
                               "--max-tokens", "64", "--out-dir", dir, NULL};
     cr_assert_eq(run_cmd_err(too_long, out, sizeof out, err, sizeof err, &status), 0);
-    cr_expect_eq(status, 1);
-    cr_expect(strstr(err, "--contexts: 8192 tokens (prompt + --max-tokens 64) do not fit the model's context "
-                          "length of 4096 tokens"), "%s", err);
+    cr_expect_eq(status, 2, "refused before any request");
+    cr_expect(strstr(err, "--contexts 8192 (--max-tokens 64): prompt of 8128 tokens cannot fit: the server's "
+                          "context is 4096 tokens (/models max_model_len)"), "%s", err);
     /* a directory holding another plan is not mixed with this one */
     const char *one[] = {harness_anvil_bin(), "decode", "--base-url", sim.base_url, "--concurrency", "1",
                          "--contexts", "0", "--duration", "0.3", "--max-tokens", "64", "--ready-stable-s", "0.1",
@@ -609,6 +609,33 @@ Test(decode_e2e, bad_input_is_refused_naming_what_and_where, .timeout = 60)
     cr_expect_eq(status, 1);
     cr_expect(strstr(err, "holds a decode matrix of another plan"), "%s", err);
     cr_assert_eq(sim_stop(&sim), 0);
+    rmtree(dir);
+}
+
+/* llama.cpp's context is its slot's n_ctx (/props): a context cell that
+ * cannot fit refuses the whole matrix before any request, exit 2, naming
+ * the prompt, the limit and its field (its /v1/models has no max_model_len,
+ * so this was found only when the cell ran). */
+Test(decode_e2e, a_cell_past_the_llamacpp_slot_context_is_refused_before_any_request, .timeout = 60)
+{
+    char dir[64], trace[64], out[16384], err[16384];
+    tmpdir(dir, sizeof dir);
+    cr_assert_eq(harness_tmpfile(trace, sizeof trace), 0);
+    const char *sa[] = {"--flavor", "llamacpp", "--max-model-len", "2048", "--trace", trace, NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sa), 0);
+    const char *args[] = {harness_anvil_bin(), "decode", "--base-url", sim.base_url, "--concurrency", "1",
+                          "--contexts", "1k,4k", "--duration", "0.3", "--max-tokens", "64", "--telemetry", "off",
+                          "--out-dir", dir, NULL};
+    int status;
+    cr_assert_eq(run_cmd_err(args, out, sizeof out, err, sizeof err, &status), 0);
+    cr_assert_eq(sim_stop(&sim), 0);
+    cr_expect_eq(status, 2, "%s", err);
+    cr_expect(strstr(err, "--contexts 4096 (--max-tokens 64): prompt of 4032 tokens cannot fit: the server's context "
+                          "is 2048 tokens (/props default_generation_settings.n_ctx)"), "%s", err);
+    cJSON *lines[8];
+    cr_expect_eq(harness_read_jsonl(trace, lines, 8), 0, "no request reached the server");
+    unlink(trace);
     rmtree(dir);
 }
 

@@ -249,9 +249,82 @@ Test(observe_e2e, llamacpp_and_vllm_flavors, .timeout = 90)
         cr_expect_eq(jnum(m, "derived.server_output_tokens"), t.completion, "%s", flavors[f]);
         cr_expect_eq(jnum(m, "counters.prompt_tokens"), t.prompt, "%s", flavors[f]);
         cr_expect_gt(jnum(m, "derived.batch_steps"), 0, "%s: engine steps", flavors[f]);
+        if (f == 0) {
+            /* llama.cpp has no prefix-cache counters or prefill histogram: Δ prompt_tokens_total
+             * against the client's usage (the simulator counts every prompt token: rate 0), and
+             * Δ prompt_seconds_total (the simulator's Σ first token − received) per request */
+            cr_expect_eq(jnum(m, "derived.prefix_cache_hit_rate"), 0);
+            cr_expect_str_eq(jstr(m, "derived.prefix_cache_hit_rate_source"),
+                             "llamacpp:prompt_tokens_total vs usage.prompt_tokens");
+            expect_rel(jnum(m, "cross_checks.ttft_split_ms.server_prefill_mean"),
+                       (t.queue_s + t.prefill_s) / t.requests * 1e3, 1e-4, "llama.cpp prefill mean");
+            cr_expect(strstr(out, "Server prefill (mean ms):"), "%s", out);
+        }
         const cJSON *r;
         cJSON_ArrayForEach(r, cJSON_GetObjectItem(m, "raw_counters"))
             cr_expect_null(strstr(r->string, "_created"), "%s", r->string);
+        cJSON_Delete(a);
+    }
+}
+
+/* A llama.cpp-shaped server whose /metrics fails while its batch runs
+ * (the simulator's --metrics-fail-rate: an exact, evenly spread share of the
+ * scrapes taken while requests are in flight). Failed scrapes are counted
+ * and shown; gauges are over the scrapes that answered, with their
+ * coverage; under 50% they are unavailable, not low. Before, the answered
+ * samples were held across the failures and the gauges read as measured
+ * ("running 3.86 / 4", nothing said). */
+Test(observe_e2e, failed_scrapes_are_counted_and_gauges_tell_their_coverage, .timeout = 90)
+{
+    const char *rates[] = {"0.75", "0.25"};
+    for (int k = 0; k < 2; k++) {
+        const char *sim_args[] = {"--flavor", "llamacpp", "--metrics-fail-rate", rates[k], NULL};
+        struct sim_proc sim;
+        cr_assert_eq(sim_start_reference(&sim, sim_args), 0);
+        static char out[65536];
+        int status;
+        const char *extra[] = {"--concurrency", "4", "--num-prompts", "16", "--input-len", "256", "--output-len",
+                               "128", NULL};
+        cJSON *a = run_anvil(&sim, extra, out, sizeof out, &status);
+        cr_assert_eq(sim_stop(&sim), 0);
+        cr_assert_eq(status, 0, "%s", out);
+        const cJSON *m = cJSON_GetObjectItem(a, "server_metrics");
+        cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(m, "available")), "rate %s: %s", rates[k], jstr(m, "reason"));
+        double ok = jnum(m, "scrapes.ok"), failed = jnum(m, "scrapes.failed");
+        cr_expect_gt(failed, 4, "rate %s", rates[k]);
+        const char *last = jstr(m, "scrapes.last_error");
+        cr_expect(last && strstr(last, "HTTP 503"), "%s", last ? last : "(null)");
+        char line[128];
+        snprintf(line, sizeof line, "%.0f / %.0f", ok, failed);
+        cr_expect(strstr(out, "Scrapes (ok / failed):") && strstr(out, line), "summary shows %s: %s", line, out);
+        const cJSON *g = harness_json_path(m, "gauges.running_requests");
+        double cover = jnum(g, "coverage"), samples = jnum(g, "samples"), missed = jnum(g, "missed");
+        cr_expect_leq(samples + missed, ok + failed);
+        cr_expect_gt(cover, 0);
+        cr_expect_leq(cover, 1);
+        if (k == 0) {
+            /* 3 of 4 busy scrapes fail: the samples hold about a quarter of the window */
+            cr_expect_lt(cover, 0.5, "coverage %g", cover);
+            cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(g, "available")));
+            cr_expect(cJSON_IsNull(cJSON_GetObjectItem(g, "time_weighted_mean")));
+            cr_expect(cJSON_IsNull(harness_json_path(m, "derived.avg_running_reqs")));
+            cr_expect(cJSON_IsNull(harness_json_path(m, "derived.max_running_reqs")));
+            cr_expect(cJSON_IsNull(harness_json_path(m, "derived.underfilled")));
+            const char *why = jstr(m, "derived.gauge_reason");
+            cr_expect(why && strstr(why, "under the 50% a gauge needs"), "%s", why ? why : "(null)");
+            cr_expect(strstr(out, "Running requests (mean / max):                     n/a / n/a"), "%s", out);
+            cr_expect(strstr(out, "note: the scrapes that answered held "), "%s", out);
+        } else {
+            cr_expect_geq(cover, 0.5, "coverage %g", cover);
+            cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(g, "available")));
+            cr_expect(cJSON_IsNull(harness_json_path(m, "derived.gauge_reason")));
+            /* a closed loop of 4 on a server with room for them: 4 ran whenever it was seen busy */
+            cr_expect_eq(jnum(m, "derived.max_running_reqs"), 4);
+            char note[96];
+            snprintf(note, sizeof note, "note: the gauges are over the scrapes that answered, %.0f%% of the window",
+                     100 * jnum(m, "derived.gauge_coverage"));
+            cr_expect(strstr(out, note), "%s: %s", note, out);
+        }
         cJSON_Delete(a);
     }
 }

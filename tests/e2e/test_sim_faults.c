@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -210,4 +213,40 @@ Test(sim_faults, deterministic_under_seed, .timeout = 60)
     cr_expect_neq(a, c, "another seed: other failures");
     int n = __builtin_popcountll(a);
     cr_expect(n > 8 && n < 32, "about half fail: %d of 40", n);
+}
+
+/* --metrics-fail-rate: while a request is in flight, the n-th /metrics
+ * fails when floor((n+1)P) > floor(nP) (P = 0.5: every second one), 503
+ * with a text body; while idle every scrape answers. */
+Test(sim_faults, metrics_fail_rate_spreads_503s_over_busy_scrapes, .timeout = 60)
+{
+    struct sim_proc p;
+    start(&p, (const char *const[]){"--metrics-fail-rate", "0.5", "--ttft-ms", "3000", "--flavor", "llamacpp", NULL});
+    char url[160];
+    snprintf(url, sizeof url, "%s/metrics", p.root_url);
+    struct http_reply r;
+    http_do("GET", url, NULL, NULL, 0, &r);
+    cr_expect_eq(r.status, 200, "idle: answered");
+    http_reply_free(&r);
+    /* a request in flight for 3 s: sent, never read */
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)p.port)};
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    char body[128], req[512];
+    int bn = snprintf(body, sizeof body, STREAM, 4);
+    int rn = snprintf(req, sizeof req, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                      "Content-Length: %d\r\n\r\n%s", bn, body);
+    cr_assert_eq(write(fd, req, (size_t)rn), rn);
+    harness_sleep_ms(200);
+    int want[] = {200, 503, 200, 503, 200, 503};
+    for (int i = 0; i < 6; i++) {
+        http_do("GET", url, NULL, NULL, 0, &r);
+        cr_expect_eq(r.status, want[i], "busy scrape %d: %ld", i, r.status);
+        if (want[i] == 503)
+            cr_expect(strstr(r.body, "--metrics-fail-rate"), "%s", r.body);
+        http_reply_free(&r);
+    }
+    close(fd);
+    stop_clean(&p);
 }

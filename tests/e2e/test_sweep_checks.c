@@ -169,8 +169,8 @@ Test(sweep_checks, a_case_longer_than_the_context_stops_before_the_first_round, 
                           "--output-len", "16", "--rounds", "1", NULL};
     char err[8192];
     cr_assert_eq(sweep(args, err, sizeof err), 1, "%s", err);
-    cr_assert(strstr(err, "--input-len 600 + --output-len 16 tokens do not fit the server's context of "
-                          "512 tokens"), "%s", err);
+    cr_assert(strstr(err, "case short-600-16-c1: prompt of 600 tokens cannot fit: the server's context is "
+                          "512 tokens (/models max_model_len); nothing was run"), "%s", err);
     cr_assert_neq(access(logs, F_OK), 0, "a round ran");
     cr_assert_neq(access(dir, F_OK), 0, "the sweep left %s", dir);
     cr_assert_eq(sim_stop(&sim), 0);

@@ -141,7 +141,7 @@ static void fill(struct benchmark *b)
         .schema = strdup(BENCHMARK_SCHEMA), .measurement_protocol = str(), .run_id = str(),
         .started_at = str(), .finished_at = str(), .base_url = str(), .model = str(), .engine = str(),
         .gpu = str(), .concurrency = whole(), .requests = whole(), .completed = whole(), .failed = whole(),
-        .context_tokens = num(), .context_seed = whole(), .max_context_tokens = num(), .max_tokens = whole(),
+        .context_tokens = num(), .context_seed = whole(), .max_context_tokens = num(), .max_context_source = str(), .max_input_tokens = num(), .max_tokens = whole(),
         .wall_clock_ms = num(), .manifest = cJSON_Parse("{\"a\": [1, \"x\"]}"),
         .source_recipe = cJSON_CreateString("recipe"), .tier = cJSON_CreateNumber(3),
         .serve_flags = {true, true, true, str(), str()},
@@ -389,7 +389,8 @@ static void same_benchmark(const struct benchmark *a, const struct benchmark *b)
     SAME_S(a, b, gpu); SAME(a, b, concurrency); SAME(a, b, requests); SAME(a, b, completed); SAME(a, b, failed);
     SAME(a, b, context_tokens); SAME(a, b, context_tokens_measured); SAME(a, b, shared_prefix_tokens);
     same_counts(&a->context_distribution, &b->context_distribution, "context_distribution");
-    SAME(a, b, context_seed); SAME(a, b, max_context_tokens); SAME(a, b, max_tokens); SAME(a, b, wall_clock_ms);
+    SAME(a, b, context_seed); SAME(a, b, max_context_tokens); SAME_S(a, b, max_context_source); SAME(a, b, max_input_tokens);
+    SAME(a, b, max_tokens); SAME(a, b, wall_clock_ms);
     same_opaque(a->manifest, b->manifest, "manifest");
     same_opaque(a->source_recipe, b->source_recipe, "source_recipe");
     same_opaque(a->tier, b->tier, "tier");

@@ -118,6 +118,7 @@ Test(srv_engines, llamacpp_fixture)
     cr_expect_eq(r.v[SV_KV_USAGE], 0.0366211);
     cr_expect_eq(r.v[SV_KV_USED_TOKENS], 300);
     cr_expect_eq(r.v[SV_RUNNING], 0);
+    cr_expect_eq(r.v[SV_PROMPT_SECONDS], 0.093);
     srv_reading_free(&r);
     free(body);
 }
@@ -444,6 +445,133 @@ static void count_say(void *ud, const char *msg)
 
 /* auto against a server without /metrics: off, without a word; an explicit
  * URL that does not answer: on, with one warning, recorded as unavailable. */
+/* The gauge over the readings that answered: a value holds until the next
+ * reading, answered or not, so a failed stretch is nobody's. Readings at
+ * 0..10 s: 0 at 0 s (the load just starting), failures at 1..5 s, 4 at
+ * 6..10 s. Holding the 0 across the failures read 1.6 for a server that
+ * ran 4 whenever it was seen busy. */
+Test(obs_gauge, a_failed_reading_ends_the_hold_and_counts_against_coverage)
+{
+    int64_t m[11];
+    double v[11];
+    for (int i = 0; i <= 10; i++) {
+        m[i] = i * S;
+        v[i] = i == 0 ? 0 : i <= 5 ? NAN : 4;
+    }
+    struct obs_gauge g;
+    cr_assert_eq(obs_gauge_summary(m, v, 11, 0, 10 * S, &g), 0);
+    cr_expect_eq(g.samples, 6);
+    cr_expect_eq(g.missed, 5);
+    /* held: 0 over [0, 1) s, 4 over [6, 10) s: 5 s of 10 */
+    cr_expect_float_eq(g.coverage, 5.0 / 10.0, 1e-12);
+    cr_expect_float_eq(g.time_weighted, (0 * 1.0 + 4 * 4.0) / 5.0, 1e-12);
+    cr_expect_float_eq(g.mean, 20.0 / 6.0, 1e-12);
+    cr_expect_eq(g.max, 4);
+    cr_expect(obs_gauge_require(&g, OBS_GAUGE_MIN_COVERAGE), "50%% is enough");
+    /* one more failure (at 6 s): 4 s of 10 */
+    v[6] = NAN;
+    cr_assert_eq(obs_gauge_summary(m, v, 11, 0, 10 * S, &g), 0);
+    cr_expect_float_eq(g.coverage, 4.0 / 10.0, 1e-12);
+    cr_expect_float_eq(g.time_weighted, (0 * 1.0 + 4 * 3.0) / 4.0, 1e-12);
+    cr_expect_not(obs_gauge_require(&g, OBS_GAUGE_MIN_COVERAGE));
+    cr_expect(isnan(g.time_weighted) && isnan(g.mean) && isnan(g.max) && isnan(g.min) && isnan(g.median) &&
+              isnan(g.nonzero_share), "unavailable, not low");
+    cr_expect_eq(g.samples, 5, "what was read is still told");
+    cr_expect_float_eq(g.coverage, 0.4, 1e-12);
+    /* every reading answered: the whole window from the first, as before */
+    for (int i = 0; i <= 10; i++)
+        v[i] = i;
+    cr_assert_eq(obs_gauge_summary(m, v, 11, S / 2, 10 * S, &g), 0);
+    cr_expect_float_eq(g.coverage, 9.0 / 9.5, 1e-12);
+    cr_expect_float_eq(g.time_weighted, (1 + 2 + 3 + 4 + 5 + 6 + 7 + 8 + 9) / 9.0, 1e-12);
+}
+
+/* llama.cpp text with these values (no labels, as it serves them). */
+static char *llamacpp_text(double prompt, double prompt_s, double gen, double running)
+{
+    char *t = malloc(1024);
+    snprintf(t, 1024,
+             "# TYPE llamacpp:prompt_tokens_total counter\nllamacpp:prompt_tokens_total %.17g\n"
+             "# TYPE llamacpp:prompt_seconds_total counter\nllamacpp:prompt_seconds_total %.17g\n"
+             "# TYPE llamacpp:tokens_predicted_total counter\nllamacpp:tokens_predicted_total %.17g\n"
+             "# TYPE llamacpp:n_decode_total counter\nllamacpp:n_decode_total %.17g\n"
+             "# TYPE llamacpp:requests_processing gauge\nllamacpp:requests_processing %.17g\n"
+             "# TYPE llamacpp:requests_deferred gauge\nllamacpp:requests_deferred 0\n",
+             prompt, prompt_s, gen, gen, running);
+    return t;
+}
+
+static void add_failed(struct srv_series *s, int64_t sent, int64_t done)
+{
+    struct srv_reading r = {.t_due = sent, .t_sent = sent, .t_done = done, .phase = OBS_PERIODIC};
+    snprintf(r.error, sizeof r.error, "GET http://h/metrics: Timeout was reached");
+    cr_assert_eq(srv_series_add(s, &r), 0);
+}
+
+/* A llama.cpp run whose scrapes time out while its 4 slots are busy: the
+ * pre-run reading (0 running) and the readings that answered (4) around
+ * failures. Counted and shown; the running gauge is over what answered,
+ * and unavailable under 50% coverage, not a low mean. Its prefix hit rate
+ * and prefill time come from its counters against the client's prompts. */
+Test(srv_summary, llamacpp_failed_scrapes_coverage_and_prompt_counters)
+{
+    struct srv_series s = {0};
+    /* pre-run at 0 s: nothing processed yet */
+    char *t = llamacpp_text(0, 0, 0, 0);
+    struct srv_reading r = reading_of(t, SRV_LLAMACPP, 0, S / 100, OBS_PRE_RUN);
+    cr_assert_eq(srv_series_add(&s, &r), 0);
+    free(t);
+    /* window [1 s, 11 s]: answered at 1, 4 and 8 s (4 running), failed (1 s each) between */
+    int ok_at[] = {1, 4, 8};
+    for (int k = 0; k < 3; k++) {
+        t = llamacpp_text(1000.0 * k, 0.5 * k, 100.0 * k, 4);
+        r = reading_of(t, SRV_LLAMACPP, ok_at[k] * S, ok_at[k] * S + S / 100, OBS_PERIODIC);
+        cr_assert_eq(srv_series_add(&s, &r), 0);
+        free(t);
+        if (k < 2)
+            for (int f = ok_at[k] + 1; f < ok_at[k + 1]; f++)
+                add_failed(&s, f * S, f * S + S);
+    }
+    for (int f = 9; f <= 10; f++)
+        add_failed(&s, f * S, f * S + S);
+    /* after the end at 12 s: 3000 of 4000 client prompt tokens processed, 1.5 s of prefill */
+    t = llamacpp_text(3000, 1.5, 300, 0);
+    r = reading_of(t, SRV_LLAMACPP, 12 * S, 12 * S + S / 100, OBS_POST_RUN);
+    cr_assert_eq(srv_series_add(&s, &r), 0);
+    free(t);
+    struct srv_client c = {.window_start = S, .window_end = 11 * S, .rule = OBS_COVER, .output_tokens = 300,
+                           .ttft_mean_ms = NAN, .concurrency = 4, .prompt_tokens = 4000, .prompt_requests = 3};
+    struct srv_summary o;
+    cr_assert_eq(srv_summarize(&s, &c, NULL, &o), 0);
+    cr_assert(o.available, "%s", o.reason);
+    cr_expect_eq(o.scrapes_ok, 5);
+    cr_expect_eq(o.scrapes_failed, 7);
+    cr_expect_str_eq(o.last_error, "GET http://h/metrics: Timeout was reached");
+    /* readings inside: ok 1.005, fail 2.5, 3.5, ok 4.005, fail 5.5, 6.5, 7.5, ok 8.005, fail 9.5, 10.5 */
+    const struct obs_gauge *g = &o.gauge[SV_RUNNING];
+    cr_expect_eq(g->samples, 3);
+    cr_expect_eq(g->missed, 7);
+    double held = (2.5 - 1.005) + (5.5 - 4.005) + (9.5 - 8.005);
+    cr_expect_float_eq(g->coverage, held / 10, 1e-9);
+    cr_expect(isnan(o.avg_running_reqs) && isnan(o.max_running_reqs), "%g / %g", o.avg_running_reqs,
+              o.max_running_reqs);
+    cr_expect_eq(o.underfilled, -1, "not known, not 'never ran 4'");
+    cr_expect(strstr(o.gauge_reason, "the scrapes that answered held 45% of the window (7 of 10 readings inside "
+                                     "it failed)"), "%s", o.gauge_reason);
+    cr_expect_float_eq(o.gauge_coverage, held / 10, 1e-9);
+    /* counters: Δ over the covering readings (pre-run, post-run) */
+    cr_expect_float_eq(o.prefix_cache_hit_rate, 1 - 3000.0 / 4000.0, 1e-12);
+    cr_expect_str_eq(o.prefix_source, "llamacpp:prompt_tokens_total vs usage.prompt_tokens");
+    cr_expect_float_eq(o.prefill_ms, 1.5 / 3 * 1e3, 1e-9);
+    srv_summary_free(&o);
+    /* more processed than the client sent: other traffic, no hit rate */
+    c.prompt_tokens = 2000;
+    cr_assert_eq(srv_summarize(&s, &c, NULL, &o), 0);
+    cr_expect(isnan(o.prefix_cache_hit_rate));
+    srv_summary_free(&o);
+    srv_series_free(&s);
+}
+
 Test(observe, auto_without_metrics_is_off_silently_an_explicit_url_warns)
 {
     struct observe_cfg cfg = {.server_metrics = "auto", .scrape_interval_ms = 1000,

@@ -16,14 +16,15 @@
 #define T(i) ((int64_t)1000 * (i))
 
 /* Feeds the fixture's body event by event (each "\n\n"-terminated block is
- * one read) into rec; returns the number of reads. */
-static int feed_fixture(const char *path, struct req_record *rec, bool finish)
+ * one read) into rec, planned for planned prompt tokens (0: no plan);
+ * returns the number of reads. */
+static int feed_planned(const char *path, struct req_record *rec, bool finish, long planned)
 {
     char *text = tu_read_file(path, NULL);
     int status;
     const char *body = tu_fixture_body(text, &status);
     struct stream s;
-    record_init(rec, 0, false, 0, 0);
+    record_init(rec, 0, false, planned, 0);
     rec->t_start = T(0) + 1;   /* 0 means "not sent" */
     stream_init(&s, rec);
     stream_headers(&s, T(0) + 2, status);
@@ -39,6 +40,11 @@ static int feed_fixture(const char *path, struct req_record *rec, bool finish)
     stream_free(&s);
     free(text);
     return reads;
+}
+
+static int feed_fixture(const char *path, struct req_record *rec, bool finish)
+{
+    return feed_planned(path, rec, finish, 0);
 }
 
 Test(stream, vllm_chat_role_chunk_is_not_ttft)
@@ -139,6 +145,27 @@ Test(stream, llamacpp_usage_on_final_chunk_no_role_chunk)
     cr_assert_eq(r.completion_tokens, 8);
     cr_assert_eq(r.prompt_tokens, 38);
     cr_assert_str_eq(r.finish_reason, "length");
+    record_free(&r);
+}
+
+/* A prompt the server cut is a failed request, not a measurement at
+ * another length: the recorded llama.cpp stream reports 38 prompt tokens,
+ * under 80% of 48 planned (38.4), not of 47 (37.6). */
+Test(stream, a_prompt_the_server_cut_fails_as_prompt_truncated)
+{
+    struct req_record r;
+    feed_planned("tests/data/fixtures/llamacpp/v1_chat_completions_stream.txt", &r, true, 48);
+    cr_assert_eq(r.fail, FAIL_PROMPT_TRUNCATED, "%s", r.fail_msg);
+    cr_assert_str_eq(fail_kind_name(r.fail), "prompt_truncated");
+    cr_assert_str_eq(r.fail_msg, "the server cut the prompt: usage.prompt_tokens 38 of 48 planned (under 80%)");
+    cr_assert_eq(r.completion_tokens, 8, "what arrived is kept");
+    record_free(&r);
+    feed_planned("tests/data/fixtures/llamacpp/v1_chat_completions_stream.txt", &r, true, 47);
+    cr_assert_eq(r.fail, FAIL_NONE, "%s", r.fail_msg);
+    record_free(&r);
+    /* no planned count (dataset prompts): not checked */
+    feed_planned("tests/data/fixtures/llamacpp/v1_chat_completions_stream.txt", &r, true, -1);
+    cr_assert_eq(r.fail, FAIL_NONE, "%s", r.fail_msg);
     record_free(&r);
 }
 
