@@ -134,6 +134,7 @@ cJSON *journal_record(const struct req_record *r, int64_t t0_ns)
     cJSON_AddNumberToObject(j, "tool_call_chunks", r->tool_call_chunks);
     cJSON_AddNumberToObject(j, "tool_calls", r->tool_calls);
     cJSON_AddNumberToObject(j, "events", r->events);
+    cJSON_AddNumberToObject(j, "unknown_lines", r->unknown_lines);
     cJSON_AddBoolToObject(j, "done_seen", r->done_seen);
     cJSON_AddBoolToObject(j, "cut", r->cut);
     cJSON_AddStringToObject(j, "finish_reason", r->finish_reason);
@@ -264,7 +265,7 @@ int journal_record_read(const cJSON *j, const char *name, int64_t t0_ns, struct 
 {
     struct jread r;
     jread_init(&r, name, err, errlen);
-    long index, content, reasoning, events, tool_chunks = 0, tool_calls = 0;
+    long index, content, reasoning, events, tool_chunks = 0, tool_calls = 0, unknown = 0;
     jread_whole(&r, j, "index", 0, 0, &index);
     if (!r.failed && index > INT32_MAX)
         jread_fail(&r, "index", "too large: %ld", index);
@@ -285,14 +286,16 @@ int journal_record_read(const cJSON *j, const char *name, int64_t t0_ns, struct 
     jread_whole(&r, j, "tool_call_chunks", JR_OPTIONAL, 0, &tool_chunks);
     jread_whole(&r, j, "tool_calls", JR_OPTIONAL, 0, &tool_calls);
     jread_whole(&r, j, "events", 0, 0, &events);
+    jread_whole(&r, j, "unknown_lines", JR_OPTIONAL, 0, &unknown);
     if (!r.failed && (content > INT32_MAX || reasoning > INT32_MAX || events > INT32_MAX ||
-                      tool_chunks > INT32_MAX || tool_calls > INT32_MAX))
+                      tool_chunks > INT32_MAX || tool_calls > INT32_MAX || unknown > INT32_MAX))
         jread_fail(&r, NULL, "a chunk or event count is too large");
     rec->content_chunks = (int)content;
     rec->reasoning_chunks = (int)reasoning;
     rec->tool_call_chunks = (int)tool_chunks;
     rec->tool_calls = (int)tool_calls;
     rec->events = (int)events;
+    rec->unknown_lines = (int)unknown;
     jread_bool(&r, j, "done_seen", 0, &rec->done_seen);
     jread_bool(&r, j, "cut", 0, &rec->cut);
     read_text(&r, j, "finish_reason", rec->finish_reason, sizeof rec->finish_reason);

@@ -12,6 +12,7 @@ void sse_init(struct sse_parser *p, size_t max_event)
     p->have_data = false;
     p->skip_lf = false;
     p->bom = 0;
+    p->unknown_lines = 0;
 }
 
 void sse_reset(struct sse_parser *p)
@@ -76,6 +77,8 @@ static int process_line(struct sse_parser *p, const char *s, size_t n, sse_event
         buf_reset(&p->type);
         if (buf_append(&p->type, val, val_len) != 0)
             return SSE_TOO_LARGE;
+    } else if (!(name_len == 2 && memcmp(s, "id", 2) == 0) && !(name_len == 5 && memcmp(s, "retry", 5) == 0)) {
+        p->unknown_lines++;     /* e.g. "dat: {...}": an event the server meant, lost */
     }
     return 0;
 }

@@ -34,6 +34,8 @@ struct sse_parser {
     bool have_data;     /* a data field was seen since the last dispatch */
     bool skip_lf;       /* the previous byte was '\r': a leading '\n' is its pair */
     size_t bom;         /* bytes of a leading UTF-8 byte order mark seen so far (3 = past it) */
+    long unknown_lines; /* lines of a field the format does not define (not data, event, id, retry,
+                           a comment or blank): ignored as the spec says, counted for the caller */
 };
 
 /* Prepares a parser whose events (and lines) may be at most max_event bytes.

@@ -177,6 +177,7 @@ void stream_feed(struct stream *s, int64_t t_ns, const char *bytes, size_t n)
     /* the events before an error line are the stream's; the line ends it */
     size_t framed = errline_scan(&s->errline, bytes, n);
     int rc = framed ? sse_feed(&s->sse, bytes, framed, on_event, s) : 0;
+    r->unknown_lines = (int)(s->sse.unknown_lines < INT32_MAX ? s->sse.unknown_lines : INT32_MAX);
     if (rc == SSE_TOO_LARGE)
         record_fail(r, FAIL_INVALID, "an SSE event exceeds %u bytes", STREAM_MAX_EVENT);
     if (rc != 0 && r->fail != FAIL_NONE)
@@ -218,7 +219,10 @@ void stream_finish(struct stream *s, int64_t t_ns)
         r->t_end = t_ns;
     /* a reply with no token at all would count as a completed request with
      * no latency: a server fault, not a measurement */
-    if (r->n_chunks == 0 && r->completion_tokens <= 0)
+    if (r->n_chunks == 0 && r->unknown_lines > 0)
+        record_fail(r, FAIL_INVALID, "no output event could be read: %d lines of no SSE field (e.g. a "
+                    "malformed \"data:\" prefix) beside %d events", r->unknown_lines, r->events);
+    else if (r->n_chunks == 0 && r->completion_tokens <= 0)
         record_fail(r, FAIL_EMPTY, "stream ended after %d events without any output", r->events);
     /* a cut prompt measured another length than the one planned */
     else if (r->planned_prompt_tokens > 0 && r->prompt_tokens >= 0 &&

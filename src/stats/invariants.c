@@ -11,7 +11,8 @@ const char *invariant_name(enum invariant i)
 {
     static const char *const names[] = {
         [INV_ORDER] = "order", [INV_CHUNKS_IN_E2E] = "chunks_in_e2e", [INV_IGNORE_EOS] = "ignore_eos",
-        [INV_USAGE] = "usage_reported", [INV_LATE_END] = "late_end",
+        [INV_USAGE] = "usage_reported", [INV_LATE_END] = "late_end", [INV_ONE_READ] = "one_read",
+        [INV_USAGE_CHUNKS] = "usage_below_chunks", [INV_UNKNOWN_LINES] = "unknown_lines",
     };
     return names[i];
 }
@@ -43,7 +44,16 @@ static void check_one(const struct req_record *r, bool ignore_eos, struct invari
         double tail = e2e - last, gen = m.generation_ms;
         if (tail > 5 && tail > 0.1 * gen)
             violate(inv, r, INV_LATE_END, "end %.3f ms after the last output (generation %.3f ms)", tail, gen);
+        if (r->n_chunks >= 4 && last - first <= 0.1)
+            violate(inv, r, INV_ONE_READ, "%.0f output chunks arrived within %.3f ms", (double)r->n_chunks,
+                    last - first);
     }
+    if (r->completion_tokens >= 0 && (double)r->n_chunks > (double)r->completion_tokens + 1)
+        violate(inv, r, INV_USAGE_CHUNKS, "usage says %.0f tokens beside %.0f output chunks",
+                (double)r->completion_tokens, (double)r->n_chunks);
+    if (r->unknown_lines > 0)
+        violate(inv, r, INV_UNKNOWN_LINES, "%.0f lines of no SSE field (%.0f events parsed)",
+                (double)r->unknown_lines, (double)r->events);
     if (ignore_eos && m.output_tokens != r->max_tokens)
         violate(inv, r, INV_IGNORE_EOS, "%.0f output tokens for max_tokens %.0f", (double)m.output_tokens,
                 (double)r->max_tokens);

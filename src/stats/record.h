@@ -75,6 +75,7 @@ struct req_record {
     int tool_call_chunks;       /* chunks carrying tool-call deltas (delta.tool_calls, legacy function_call) */
     int tool_calls;             /* tool calls the reply opened (a delta with an id or a function name) */
     int events;                 /* SSE events received */
+    int unknown_lines;          /* lines of no SSE field (e.g. "dat: {...}"): ignored, so events may be lost */
     bool done_seen;             /* [DONE] arrived */
     bool cut;                   /* duration mode: still running when the window closed (incomplete, not failed) */
     char finish_reason[24];

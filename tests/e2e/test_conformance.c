@@ -197,7 +197,8 @@ static const char *const corpus[] = {
     "stream_never_ends", "utf8_split_across_writes", "llamacpp_error_line_in_200_stream",
     "llamacpp_error_object_in_200_stream", "vllm_error_event_after_content", "tgi_error_event_in_200_stream",
     "tool_call_only_no_content", "content_then_tool_call", "parallel_tool_calls", "legacy_function_call",
-    "done_then_the_body_never_ends", "final_chunk_then_silence",
+    "done_then_the_body_never_ends", "final_chunk_then_silence", "stream_buffered_into_one_write",
+    "usage_far_below_chunks", "malformed_data_prefix", "malformed_prefix_on_one_event",
 };
 
 #define N_CASES (sizeof corpus / sizeof *corpus)

@@ -91,6 +91,22 @@ Test(sse, comments_ids_and_unknown_fields_are_ignored)
     check_splits(in, 1, want);
 }
 
+/* Unknown fields are ignored, as the format says, but counted: "dat:" and
+ * a line with no colon are events the server meant; comments, id and retry
+ * are not. */
+Test(sse, lines_of_no_field_are_counted)
+{
+    const char *in = ": keep-alive\nid: 7\nretry: 100\ndat: {\"a\":1}\n\ndata: x\n\nnonsense\n\n";
+    struct sse_parser p;
+    struct seen s = {0};
+    sse_init(&p, 1 << 20);
+    cr_assert_eq(sse_feed(&p, in, strlen(in), collect, &s), 0);
+    cr_assert_eq(s.n, 1);
+    cr_assert_eq(p.unknown_lines, 2);
+    seen_free(&s);
+    sse_free(&p);
+}
+
 Test(sse, multi_line_data_is_joined_with_newlines)
 {
     const char *in = "data: a\ndata:b\ndata\n\n";
