@@ -485,6 +485,7 @@ static void anvil_fields_of(struct builder *b, const struct bench_meta *m, const
     out->prompt_token_mismatches = s->prompt_mismatch;
     out->usage_over_max_tokens = s->usage_over_max;
     out->cache_contaminated = m->cache_contaminated;
+    out->journal_lines_lost = m->journal_lines_lost >= 0 ? m->journal_lines_lost : ARTIFACT_NONE;
     out->shared_prefix_tokens = m->shared_prefix_method && m->shared_prefix_tokens >= 0
                                 ? (double)m->shared_prefix_tokens : NAN;
     if (m->server_gone)

@@ -80,6 +80,7 @@ struct bench_meta {
     int64_t window_start_ns, window_end_ns;     /* the window, CLOCK_MONOTONIC ns */
     double server_tokens_in_window; /* Δ of the server's generation counter over it; NaN unknown */
     bool cache_contaminated;        /* > 5% of prompt tokens cached though every prompt was unique */
+    long journal_lines_lost;        /* journal lines whose write failed; -1 = no journal was written */
     bool server_gone;               /* the server stopped answering: */
     double gone_first_failure_s;    /* seconds after the run's start */
     long gone_connect_failures, gone_truncated;
@@ -361,6 +362,7 @@ struct benchmark {
     struct invariants invariants;
     long prompt_token_mismatches, usage_over_max_tokens;
     bool cache_contaminated;
+    long journal_lines_lost;            /* journal lines whose write failed (a full disk); ARTIFACT_NONE = null */
     double shared_prefix_tokens;        /* tokens two measured prompts share; NaN = null */
     struct bench_server_gone server_gone;
     struct bench_counts failed_by_category;

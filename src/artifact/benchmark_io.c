@@ -1119,6 +1119,7 @@ static void anvil_fields_write(cJSON *o, const struct benchmark *b)
     artifact_add_whole(o, "prompt_token_mismatches", b->prompt_token_mismatches);
     artifact_add_whole(o, "usage_over_max_tokens", b->usage_over_max_tokens);
     cJSON_AddBoolToObject(o, "cache_contaminated", b->cache_contaminated);
+    artifact_add_whole(o, "journal_lines_lost", b->journal_lines_lost);
     artifact_add_number(o, "shared_prefix_tokens", b->shared_prefix_tokens);
     server_gone_write(o, &b->server_gone);
     counts_write(o, "failed_by_category", &b->failed_by_category);
@@ -1154,6 +1155,7 @@ static void anvil_fields_read(struct jread *r, const cJSON *o, struct benchmark 
     jread_whole(r, o, "prompt_token_mismatches", OPT, 0, &b->prompt_token_mismatches);
     jread_whole(r, o, "usage_over_max_tokens", OPT, 0, &b->usage_over_max_tokens);
     jread_bool(r, o, "cache_contaminated", JR_OPTIONAL, &b->cache_contaminated);
+    jread_whole(r, o, "journal_lines_lost", OPT, 0, &b->journal_lines_lost);
     jread_number(r, o, "shared_prefix_tokens", OPT, &b->shared_prefix_tokens);
     server_gone_read(r, o, &b->server_gone);
     counts_read(r, o, "failed_by_category", &b->failed_by_category);

@@ -69,7 +69,8 @@ int recover_main(int argc, char **argv)
     if (res.summarized && to == stdout)
         report_table(stdout, "Serving Benchmark Result (recovered)", &res.summary, 0);
     if (res.dropped)
-        fprintf(stderr, "anvil recover: the journal's last line was cut by the kill and is left out\n");
+        fprintf(stderr, "anvil recover: %d damaged line%s skipped (cut by a kill or a full disk; first: %s)\n",
+                res.dropped, res.dropped == 1 ? "" : "s", res.first_dropped);
     fprintf(to, "artifact: %s (incomplete: recovered)\n", res.artifact_path);
     return 0;
 }

@@ -101,6 +101,10 @@ static int report(const struct run_cli *r, const struct run_result *res)
     if (res->log_errors)
         fprintf(stderr, "anvil run: %d lines could not be written to --requests-out %s\n",
                 res->log_errors, c->requests_out);
+    if (res->journal_lines_lost)
+        fprintf(stderr, "anvil run: warning: %ld lines could not be written to the journal %s (disk full?): "
+                "it is cut short, and its artifact says so (journal_lines_lost); the artifact has every "
+                "request\n", res->journal_lines_lost, res->journal_path);
     const struct run_summary *s = &res->summary;
     int ended = s->completed + s->failed;
     if (res->summarized && ended && s->failed > r->max_failure_rate * ended) {

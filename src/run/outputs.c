@@ -122,6 +122,7 @@ static struct bench_meta settings_meta(const struct run_ctx *x)
         .output_range = c->output_range, .shared_prefix_len = c->shared_prefix_len,
         .duration_s = c->duration_s, .warmup_s = c->warmup_s, .slo = c->slo,
         .argc = c->argc, .argv = c->argv, .threads = x->threads, .server_tokens_in_window = NAN,
+        .journal_lines_lost = x->journal ? x->res->journal_lines_lost : -1,
     };
 }
 

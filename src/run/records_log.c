@@ -36,7 +36,8 @@ struct run_log {
     struct log_loop *loops;
     int n;
     struct buf out;                 /* the flusher's: lines being written (swapped in) */
-    long write_errors;
+    long write_errors;              /* --requests-out writes that failed */
+    long journal_lost;              /* journal lines in writes that failed (a full disk) */
     pthread_t thread;
     bool started;
     pthread_mutex_t mu;             /* stop and cv */
@@ -113,8 +114,13 @@ static void flush_to(struct run_log *g, FILE *f, size_t which)
         *b = g->out;
         g->out = t;
         pthread_mutex_unlock(&l->mu);
-        if (g->out.len && (fwrite(g->out.data, 1, g->out.len, f) != g->out.len || fflush(f) != 0))
-            g->write_errors++;
+        if (g->out.len && (fwrite(g->out.data, 1, g->out.len, f) != g->out.len || fflush(f) != 0)) {
+            if (which)
+                g->write_errors++;
+            else
+                for (size_t k = 0; k < g->out.len; k++)
+                    g->journal_lost += g->out.data[k] == '\n';
+        }
         buf_reset(&g->out);
     }
 }
@@ -218,6 +224,7 @@ void run_log_finish(struct run_ctx *x)
     }
     flush_all(g);
     x->res->log_errors += g->write_errors;
+    x->res->journal_lines_lost += g->journal_lost;
     for (int i = 0; i < g->n; i++) {
         x->res->log_errors += g->loops[i].errors;
         x->warmup_output_tokens += g->loops[i].warmup_tokens;

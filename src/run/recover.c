@@ -73,24 +73,25 @@ int run_journal_read_records(const char *path, char *text, struct journal_doc *d
         return -1;
     }
     int extra = 0, lineno = 1;
-    char *save = NULL;
+    char *save = NULL, why[600] = "";
+    /* a damaged line (cut by a kill or a full disk, or corrupted) is skipped and
+     * counted: the others are still every request they record */
     for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         lineno++;
-        bool last = save == NULL || *save == '\0';
         cJSON *j = cJSON_Parse(line);
         char name[4200];
         snprintf(name, sizeof name, "%s:%d", path, lineno);
-        if (!j && last) {
-            (*dropped)++;
-            break;
-        }
         struct req_record r;
-        int rc = j ? journal_record_read(j, name, d->t0, &r, err, errlen) : -1;
+        int rc = j ? journal_record_read(j, name, d->t0, &r, why, sizeof why) : -1;
         if (!j)
-            snprintf(err, errlen, "%.600s: not JSON", name);
+            snprintf(why, sizeof why, "%.500s: not JSON", name);
         cJSON_Delete(j);
-        if (rc != 0)
-            return -1;
+        if (rc != 0) {
+            if (!*dropped)
+                snprintf(err, errlen, "%s", why);   /* the first, for the caller to name */
+            (*dropped)++;
+            continue;
+        }
         place(d, (int)planned, &extra, &r);
     }
     d->n = (int)planned + extra;
@@ -129,12 +130,13 @@ struct bench_meta run_settings_meta(const struct benchmark *b, const struct jour
         .dataset = b->workload.dataset, .input_range = b->workload.input_len_range,
         .output_range = b->workload.output_len_range, .shared_prefix_len = b->workload.shared_prefix_len,
         .duration_s = dm->present ? dm->duration_s : 0, .warmup_s = dm->present ? dm->warmup_s : 0,
-        .threads = (int)b->client.threads,
+        .threads = (int)b->client.threads, .journal_lines_lost = -1,
     };
 }
 
-/* Builds the artifact of d. Returns a new tree or NULL (out of memory). */
-static cJSON *rebuild(struct journal_doc *d, struct run_summary *s)
+/* Builds the artifact of d, dropped damaged lines skipped. Returns a new
+ * tree or NULL (out of memory). */
+static cJSON *rebuild(struct journal_doc *d, int dropped, struct run_summary *s)
 {
     struct summary_opts so = {
         .method = d->opts.method, .ignore_eos = d->opts.ignore_eos,
@@ -143,6 +145,12 @@ static cJSON *rebuild(struct journal_doc *d, struct run_summary *s)
     };
     struct server_info srv;
     struct bench_meta meta = run_settings_meta(&d->settings, &d->opts, &srv);
+    char reason[160];
+    if (dropped) {
+        snprintf(reason, sizeof reason, "recovered from the journal: the run did not finish; %d damaged "
+                 "line%s skipped", dropped, dropped == 1 ? "" : "s");
+        meta.incomplete_reason = reason;
+    }
     if (meta.duration_s > 0) {      /* the window: as far as the journal saw it */
         for (int i = 0; i < d->n; i++) {
             const struct req_record *r = &d->recs[i];
@@ -187,14 +195,15 @@ int run_recover(const char *journal, const char *out, bool force, struct run_rec
     } else {
         *nl = '\0';
         if (run_journal_read_header(journal, text, &d, res->error, sizeof res->error) == 0
-            && run_journal_read_records(journal, nl + 1, &d, &res->dropped, res->error, sizeof res->error) == 0) {
+            && run_journal_read_records(journal, nl + 1, &d, &res->dropped, res->first_dropped,
+                                        sizeof res->first_dropped) == 0) {
             snprintf(res->artifact_path, sizeof res->artifact_path, "%s", out ? out : d.artifact);
             struct stat st;
             cJSON *j = NULL;
             if (!force && strcmp(res->artifact_path, "-") && stat(res->artifact_path, &st) == 0 && S_ISREG(st.st_mode))
                 snprintf(res->error, sizeof res->error, "%.600s exists (the run finished, or was recovered "
                          "before): --force replaces it, --out writes elsewhere", res->artifact_path);
-            else if (!(j = rebuild(&d, &res->summary)))
+            else if (!(j = rebuild(&d, res->dropped, &res->summary)))
                 snprintf(res->error, sizeof res->error, "out of memory rebuilding the artifact");
             else if (artifact_write_file(res->artifact_path, j, res->error, sizeof res->error) == 0)
                 rc = 0;

@@ -192,6 +192,8 @@ struct run_result {
     const char *incomplete_reason;   /* static text; NULL when complete */
     bool cache_contaminated;    /* see docs/ARTIFACTS.md */
     int log_errors;             /* --requests-out lines that could not be written */
+    long journal_lines_lost;    /* journal lines whose write failed (a full disk): the journal is cut
+                                   short, the artifact still has every request */
     struct server_gone server_gone; /* the server stopped answering mid-run (load/driver.h) */
     struct observe_report *observe; /* what the server and hardware said; owned; NULL when the run
                                        did not get that far */
@@ -216,7 +218,8 @@ void run_failures_text(const struct run_result *r, char *out, size_t cap);
 struct run_recovery {
     char error[1024];           /* why, when it failed */
     char artifact_path[4096];   /* where the artifact went */
-    int dropped;                /* a last line cut by the kill, left out (0 or 1) */
+    int dropped;                /* damaged lines skipped (a line cut by a kill or a full disk) */
+    char first_dropped[600];    /* why the first of them was skipped: "FILE:LINE: ..." */
     bool summarized;            /* summary holds the recovered requests' numbers */
     struct run_summary summary;
 };

@@ -227,9 +227,10 @@ struct journal_doc {
 int run_journal_read_header(const char *path, const char *line, struct journal_doc *d, char *err,
                             size_t errlen);
 
-/* Reads every request line after the header (text is modified). A last
- * line cut by a kill (no newline, not JSON) is dropped and counted in
- * *dropped; any other bad line is an error. Returns 0 or -1 with err set. */
+/* Reads every request line after the header (text is modified). A damaged
+ * line — cut by a kill or a full disk, not JSON, or not a record — is
+ * skipped and counted in *dropped, and err gets why the first was. Returns
+ * 0, or -1 with err set when memory runs out or the count is implausible. */
 int run_journal_read_records(const char *path, char *text, struct journal_doc *d, int *dropped, char *err,
                              size_t errlen);
 

@@ -234,3 +234,52 @@ Test(recover, no_secret_reaches_the_artifact_journal_log_or_recovery, .timeout =
     unlink(journal);
     rmdir(dir);
 }
+
+/* A full disk under the journal (here a file-size limit: writes past it fail
+ * with EFBIG, as on a full disk with ENOSPC): the run keeps going, its
+ * artifact has every request and says how many journal lines were lost, and
+ * `anvil recover` skips the line the limit cut, counts it, and recovers the
+ * rest. Before, SIGXFSZ killed the run, and recover refused the journal. */
+Test(recover, a_journal_cut_by_a_full_disk_is_said_and_recovered_around, .timeout = 90)
+{
+    struct sim_proc sim;
+    const char *sa[] = {"--ttft-ms", "1", "--itl-ms", "0.05", NULL};
+    cr_assert_eq(sim_start(&sim, sa), 0);
+    char dir[] = "/tmp/anvil-recover-XXXXXX", out[128], again[128], journal[512];
+    cr_assert(mkdtemp(dir));
+    snprintf(out, sizeof out, "%s/r.json", dir);
+    snprintf(again, sizeof again, "%s/again.json", dir);
+    /* journal lines of ~6 KB (256 chunks each) pass 120 KB within 40 requests; the artifact
+     * (~0.7 KB a request) stays under it */
+    const char *argv[] = {"prlimit", "--fsize=120000", harness_anvil_bin(), "run", "--base-url", sim.base_url,
+                          "--num-prompts", "40", "--concurrency", "4", "--input-len", "16", "--output-len", "256",
+                          "--telemetry", "off", "--out", out, NULL};
+    static char err[65536];
+    int status;
+    cr_assert_eq(run_cmd_err(argv, NULL, 0, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 0, "the measurements are whole: %s", err);
+    cr_assert(strstr(err, "could not be written to the journal"), "%s", err);
+    cJSON *a = harness_load_json(out);
+    double lost = harness_num(a, "journal_lines_lost");
+    cr_assert_gt(lost, 0);
+    cr_assert_eq(harness_num(a, "completed"), 40);
+    cJSON_Delete(a);
+    cr_assert_eq(find_journal(dir, journal, sizeof journal), 0);
+    int kept = count_lines(journal);
+    cr_assert_lt(kept, 41, "the journal is cut short");
+    const char *rec[] = {harness_anvil_bin(), "recover", journal, "--out", again, NULL};
+    cr_assert_eq(run_cmd_err(rec, NULL, 0, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 0, "%s", err);
+    cr_assert(strstr(err, "damaged line skipped"), "the cut line is named: %s", err);
+    cJSON *b = harness_load_json(again);
+    cr_assert_eq(harness_num(b, "completed"), kept - 1, "every whole line recovered");
+    const cJSON *why = cJSON_GetObjectItem(b, "incomplete_reason");
+    cr_assert(cJSON_IsString(why) && strstr(why->valuestring, "1 damaged line skipped"), "%s",
+              cJSON_IsString(why) ? why->valuestring : "null");
+    cJSON_Delete(b);
+    cr_assert_eq(sim_stop(&sim), 0);
+    unlink(out);
+    unlink(again);
+    unlink(journal);
+    rmdir(dir);
+}

@@ -150,12 +150,12 @@ static void fill(struct benchmark *b)
         .slo = {true, num(), num(), num()}, .good_requests = whole(), .good_request_share = num(),
         .prewarmed_connections = whole(), .ignore_eos = true, .not_sent = whole(), .incomplete = true,
         .incomplete_reason = str(), .ignore_eos_violations = whole(), .has_invariants = true,
-        .prompt_token_mismatches = whole(), .usage_over_max_tokens = whole(), .cache_contaminated = true,
+        .prompt_token_mismatches = whole(), .usage_over_max_tokens = whole(), .cache_contaminated = true, .journal_lines_lost = whole(),
         .calibration = {.present = true, .method = str(), .searched = true, .source = str(),
                         .cache_file = str(), .cache_key = str(), .shared_prefix_method = str()},
         .context_tokens_measured = num(), .shared_prefix_tokens = num(),
         .server_gone = {true, num(), whole(), whole()},
-        .duration_mode = {true, num(), num(), num(), num(), num(), whole(), whole(), whole()},
+        .duration_mode = {true, num(), num(), num(), num(), num(), whole(), whole(), whole(), num(), num(), str(), num()},
         .workload = {true, str(), num(), num(), whole(),
                      {true, str(), whole(), whole(), whole(), num(), num(), num(), num(), num(), num(), whole(), num(),
                       num(), str()},
@@ -332,7 +332,8 @@ static void same_blocks(const struct benchmark *a, const struct benchmark *b)
     cr_assert_eq(d->present, e->present);
     SAME(d, e, duration_s); SAME(d, e, warmup_s); SAME(d, e, window_s); SAME(d, e, tokens_in_window);
     SAME(d, e, aggregate_tps); SAME(d, e, requests_started_in_window); SAME(d, e, incomplete_requests);
-    SAME(d, e, warmup_requests);
+    SAME(d, e, warmup_requests); SAME(d, e, window_start_ns); SAME(d, e, window_end_ns);
+    SAME_S(d, e, token_source); SAME(d, e, server_tokens_in_window);
     cr_assert_eq(a->workload.present, b->workload.present);
     SAME_S(a, b, workload.dataset); SAME(a, b, workload.input_len_range); SAME(a, b, workload.output_len_range);
     SAME(a, b, workload.shared_prefix_len);
@@ -406,6 +407,7 @@ static void same_benchmark(const struct benchmark *a, const struct benchmark *b)
     same_invariants(&a->invariants, &b->invariants);
     SAME(a, b, prompt_token_mismatches); SAME(a, b, usage_over_max_tokens);
     cr_assert_eq(a->cache_contaminated, b->cache_contaminated);
+    SAME(a, b, journal_lines_lost);
     same_counts(&a->failed_by_category, &b->failed_by_category, "failed_by_category");
     same_blocks(a, b);
     cr_assert_eq(a->client_bound, b->client_bound);
