@@ -75,6 +75,13 @@ struct driver_cfg {
     int warmup;                         /* unmeasured requests sent first */
     long connect_timeout_ms, timeout_ms;   /* 0 = none */
     double idle_timeout_s;              /* fail a request silent for this long (no byte); 0 = none */
+    /* End the run when requests are in flight and no byte has arrived on
+     * any of them for this long, s (driver_result.server_stalled); 0 =
+     * never. The silence counts only while requests are in flight: from the
+     * newest byte of any request, or from when requests went in flight after
+     * none were, summed over in-flight spans with no byte between (a request
+     * that timed out, then the next one sent, keep counting). */
+    double stall_timeout_s;
     const char *secret;                 /* e.g. the API key: scrubbed from failure messages; may be NULL */
 
     double grace_s;                     /* after a stop signal, how long in-flight requests may finish */
@@ -165,6 +172,16 @@ struct driver_result {
         int connect_failures;       /* refused connections in the streak */
         int truncated;              /* streams cut by the server in the streak */
     } server_gone;
+    /* The server stalled (driver_cfg.stall_timeout_s): nothing more was
+     * sent, and the requests in flight were ended at once, failed
+     * (FAIL_TIMEOUT, "server stalled: ..."): a stopped server would not
+     * answer them in a grace period. */
+    struct server_stalled {
+        bool stalled;
+        int64_t detected_ns;        /* CLOCK_MONOTONIC: when the run saw it */
+        int64_t silent_ns;          /* the silence then (≥ stall_timeout_s) */
+        long in_flight;             /* requests in flight then */
+    } server_stalled;
     int prewarmed;               /* connections opened by the pre-warm GETs that succeeded */
     double cpu_user_s, cpu_sys_s;/* the client's CPU time (whole process) while requests ran */
     long stamps_kernel;          /* arrival times (headers, body pieces) from the kernel (net/rxstamp.h) */
@@ -202,6 +219,12 @@ int driver_run(const struct driver_cfg *cfg, struct driver_result *out);
 /* How long the end of a run waits for blocking samplers to stop, unless
  * driver_cfg.sampler_stop_s says otherwise: 5 s. */
 #define DRIVER_SAMPLER_STOP_NS 5000000000
+
+/* ... and, at most, when the server stalled: 1 s. A scrape of a stopped
+ * server answers only at its own timeout, and each boundary still to take
+ * (window end, after last) would add one; samplers that do not ask the
+ * server (GPU, host) are done by then. */
+#define DRIVER_STALLED_SAMPLER_STOP_NS 1000000000
 
 /* Refused connections in a row (after the server had answered) that mean
  * the server is gone: one could be a blip, three with no reply between are

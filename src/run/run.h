@@ -71,6 +71,9 @@ struct run_config {
     enum calib_mode calib;
     const char *calibration_cache;      /* JSON file of calibrations reused across runs; NULL = none */
     double timeout_s, connect_timeout_s, idle_timeout_s, grace_s;
+    double stall_timeout_s;             /* end the run when no byte arrived on any in-flight request
+                                           for this long, s (driver_cfg.stall_timeout_s); 0 = never;
+                                           < 0 = idle_timeout_s (run_stall_timeout_s) */
     double request_rate, burstiness;    /* requests/s (INFINITY = closed loop); gamma shape */
     struct slo slo;
     struct sweep_place sweep;           /* where the run sits in a sweep; case_id NULL = none */
@@ -152,6 +155,11 @@ struct run_config {
  * cli/run.c shows the same values: it sets them through this function). */
 void run_config_defaults(struct run_config *c);
 
+/* The stall timeout the run uses, s: c->stall_timeout_s, or when that is
+ * < 0 (the default) c->idle_timeout_s — a server silent as long as one
+ * request may be is stalled; 0 = never. */
+double run_stall_timeout_s(const struct run_config *c);
+
 /* Maps c->compat onto c's own fields (base_url, endpoint, dataset, out):
  * --host/--port, a base URL without a path (gets /v1), an endpoint given as a
  * path, --backend, --dataset-name/--dataset-path, --result-dir and
@@ -190,6 +198,7 @@ struct run_result {
     bool cache_contaminated;    /* see docs/ARTIFACTS.md */
     int log_errors;             /* --requests-out lines that could not be written */
     struct server_gone server_gone; /* the server stopped answering mid-run (load/driver.h) */
+    struct server_stalled server_stalled;   /* the server stalled: no byte for the stall timeout */
     struct observe_report *observe; /* what the server and hardware said; owned; NULL when the run
                                        did not get that far */
     int64_t window_start, window_end;   /* the measurement window as the samplers got it

@@ -1,0 +1,251 @@
+/* test_stall.c — a server that stops answering (SIGSTOP) ends the run
+ * within --stall-timeout-s + 5 s: exit 1, an incomplete artifact with
+ * incomplete_reason "server_stalled", one clear line, the requests the
+ * server had finished kept with their measurements (checked against its
+ * trace); silence shorter than the timeout (a long prefill, idle gaps
+ * between open-loop sends) does not end it. */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+
+#include "harness.h"
+
+static double mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int count_lines(const char *path)
+{
+    char *text = harness_read_file(path, NULL);
+    int n = 0;
+    for (const char *p = text; p && *p; p++)
+        n += *p == '\n';
+    free(text);
+    return n;
+}
+
+/* Waits up to limit_ms for child pid; returns its status, or -1 (then it
+ * is killed and reaped) when it ran longer. */
+static int wait_for(pid_t pid, long limit_ms)
+{
+    int st;
+    for (long i = 0; i < limit_ms / 10; i++) {
+        if (waitpid(pid, &st, WNOHANG) == pid)
+            return st;
+        harness_sleep_ms(10);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    return -1;
+}
+
+/* Failures whose message contains what. */
+static int failures_saying(const cJSON *a, const char *what)
+{
+    int n = 0;
+    const cJSON *f;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItem(a, "failures"))
+        n += strstr(cJSON_GetStringValue(cJSON_GetObjectItem(f, "message")), what) != NULL;
+    return n;
+}
+
+/* Every request the server finished before it was stopped is in the
+ * artifact, completed, as the trace has it; nothing completed that the
+ * server had not finished by then. */
+static void check_kept(const cJSON *a, const char *trace, double t_stop)
+{
+    enum { CAP = 4000 };
+    static struct harness_traced t[CAP];
+    harness_read_trace(trace, t, CAP);
+    static bool done[CAP];
+    memset(done, 0, sizeof done);
+    const cJSON *r;
+    int kept = 0;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(a, "request_timings")) {
+        int i = (int)harness_num(r, "request_index");
+        cr_assert(i >= 0 && i < CAP);
+        done[i] = true;
+        kept++;
+        cr_assert(!isnan(t[i].finished), "request %d completed but the server never finished it", i);
+        cr_assert_lt(t[i].finished, t_stop + 5e6, "request %d completed, finished by the server %.1f ms after "
+                     "it was stopped", i, (t[i].finished - t_stop) / 1e6);
+        cr_assert_eq(harness_num(r, "output_tokens"), 40, "request %d", i);
+        /* its measurements are the stream's: the end within the server's last write and a margin */
+        double end = harness_num(r, "start_monotonic_ns") + harness_num(r, "e2e_ms") * 1e6;
+        cr_assert(end >= t[i].finished - 1e6 && end < t[i].finished + 50e6,
+                  "request %d: client end %.3f ms from the server's last write", i, (end - t[i].finished) / 1e6);
+        double ttft = harness_num(r, "start_monotonic_ns") + harness_num(r, "ttft_ms") * 1e6;
+        cr_assert(ttft >= t[i].first && ttft < t[i].first + 50e6,
+                  "request %d: first token %.3f ms from the server's write", i, (ttft - t[i].first) / 1e6);
+    }
+    int finished_before = 0;
+    for (int i = 0; i < CAP; i++) {
+        if (isnan(t[i].finished) || t[i].finished >= t_stop - 20e6)
+            continue;
+        finished_before++;
+        cr_assert(done[i], "request %d, finished by the server %.1f ms before the stop, was not kept", i,
+                  (t_stop - t[i].finished) / 1e6);
+    }
+    cr_assert_geq(kept, 8, "only %d requests completed before the stop", kept);
+    cr_assert_geq(kept, finished_before);
+}
+
+/* A run of `threads` loops at concurrency 4, the simulator stopped once
+ * at least 8 requests have ended; --stall-timeout-s 2 against the default
+ * --idle-timeout-s 120. */
+static void stopped_simulator(const char *threads)
+{
+    char trace[64], art[64], errf[64], cmd[1024];
+    cr_assert_eq(harness_tmpfile(trace, sizeof trace), 0);
+    cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
+    cr_assert_eq(harness_tmpfile(errf, sizeof errf), 0);
+    struct sim_proc sim;
+    /* 40 tokens at 10 ms: ~0.4 s a request */
+    const char *sa[] = {"--ttft-ms", "10", "--itl-ms", "10", "--trace", trace, NULL};
+    cr_assert_eq(sim_start_reference(&sim, sa), 0);
+    snprintf(cmd, sizeof cmd, "exec %s run --base-url %s --concurrency 4 --num-prompts 2000 --threads %s "
+             "--input-len 16 --output-len 40 --calibration none --stall-timeout-s 2 --out %s 2>%s",
+             harness_anvil_bin(), sim.base_url, threads, art, errf);
+    const char *argv[] = {"sh", "-c", cmd, NULL};
+    pid_t pid = harness_spawn(argv, 0);
+    cr_assert_gt(pid, 0);
+    for (int i = 0; i < 3000 && count_lines(trace) < 8; i++)
+        harness_sleep_ms(10);
+    cr_assert_geq(count_lines(trace), 8, "the run never got going");
+    double t_stop = mono_ns();
+    kill(sim.pid, SIGSTOP);
+    int st = wait_for(pid, 7000);
+    double took_s = (mono_ns() - t_stop) / 1e9;
+    kill(sim.pid, SIGCONT);
+    sim_stop(&sim);
+    char *err = harness_read_file(errf, NULL);
+    cr_assert(err);
+    cr_assert_neq(st, -1, "still running 7 s (--stall-timeout-s 2 + 5) after the server stopped; stderr:\n%s", err);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "exit %d; stderr:\n%s", WEXITSTATUS(st), err);
+    cr_assert(strstr(err, "anvil: server stalled: no byte on any of 4 in-flight requests for 2."),
+              "stderr:\n%s", err);
+    cJSON *a = harness_load_json(art);
+    cr_assert(a, "no artifact; stderr:\n%s", err);
+    cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(a, "incomplete")));
+    cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(a, "incomplete_reason")), "server_stalled");
+    const cJSON *s = cJSON_GetObjectItem(a, "server_stalled");
+    cr_assert(cJSON_IsObject(s), "no server_stalled block");
+    cr_assert_eq(harness_num(s, "stall_timeout_s"), 2);
+    cr_assert_geq(harness_num(s, "silent_s"), 2);
+    cr_assert_eq(harness_num(s, "in_flight"), 4);
+    /* the requests in flight failed, naming the stall; none timed out on its own (120 s) */
+    cr_assert_eq(failures_saying(a, "server stalled"), 4);
+    cr_assert_eq(harness_num(a, "failed"), 4);
+    cr_assert_gt(harness_num(a, "not_sent"), 0);
+    check_kept(a, trace, t_stop);
+    cr_assert_lt(took_s, 7);
+    free(err);
+    cJSON_Delete(a);
+    unlink(art);
+    unlink(errf);
+    unlink(trace);
+}
+
+Test(stall, stopped_simulator_ends_the_run_incomplete, .timeout = 90)
+{
+    stopped_simulator("1");
+}
+
+/* The silence is the server's over both loops: each loop's own streams
+ * are not enough to say it. */
+Test(stall, stopped_simulator_ends_a_two_thread_run, .timeout = 90)
+{
+    stopped_simulator("2");
+}
+
+/* The stall timeout defaults to the idle timeout, and requests that time
+ * out one after another (idle 1 s) add up to the stall (2.5 s) even when
+ * none is in flight between them: at concurrency 1 each timed-out request
+ * is followed by the next. */
+Test(stall, timed_out_requests_add_up_to_a_stall, .timeout = 90)
+{
+    char trace[64], art[64], errf[64], cmd[1024];
+    cr_assert_eq(harness_tmpfile(trace, sizeof trace), 0);
+    cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
+    cr_assert_eq(harness_tmpfile(errf, sizeof errf), 0);
+    struct sim_proc sim;
+    const char *sa[] = {"--ttft-ms", "10", "--itl-ms", "10", "--trace", trace, NULL};
+    cr_assert_eq(sim_start(&sim, sa), 0);
+    snprintf(cmd, sizeof cmd, "exec %s run --base-url %s --concurrency 1 --num-prompts 2000 --input-len 16 "
+             "--output-len 40 --calibration none --idle-timeout-s 1 --stall-timeout-s 2.5 --out %s 2>%s",
+             harness_anvil_bin(), sim.base_url, art, errf);
+    const char *argv[] = {"sh", "-c", cmd, NULL};
+    pid_t pid = harness_spawn(argv, 0);
+    cr_assert_gt(pid, 0);
+    for (int i = 0; i < 3000 && count_lines(trace) < 2; i++)
+        harness_sleep_ms(10);
+    cr_assert_geq(count_lines(trace), 2, "the run never got going");
+    double t_stop = mono_ns();
+    kill(sim.pid, SIGSTOP);
+    int st = wait_for(pid, 7500);
+    double took_s = (mono_ns() - t_stop) / 1e9;
+    kill(sim.pid, SIGCONT);
+    sim_stop(&sim);
+    char *err = harness_read_file(errf, NULL);
+    cr_assert_neq(st, -1, "still running 7.5 s after the server stopped; stderr:\n%s", err);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "exit %d; stderr:\n%s", WEXITSTATUS(st), err);
+    cr_assert_geq(took_s, 2.4, "ended %.2f s after the stop, before 2.5 s of silence", took_s);
+    cJSON *a = harness_load_json(art);
+    cr_assert(a, "no artifact; stderr:\n%s", err);
+    cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(a, "incomplete_reason")), "server_stalled");
+    cr_assert_geq(failures_saying(a, "idle timeout"), 2, "two requests timed out on their own first");
+    cr_assert_eq(failures_saying(a, "idle timeout") + failures_saying(a, "server stalled"), harness_num(a, "failed"));
+    cr_assert_geq(harness_num(a, "completed"), 2);
+    free(err);
+    cJSON_Delete(a);
+    unlink(art);
+    unlink(errf);
+    unlink(trace);
+}
+
+/* Silence shorter than the timeout is not a stall: each request waits 1 s
+ * for its headers and 1.2 s for its first token, of the 1.5 s allowed, and
+ * the open-loop sends 2.5 s apart leave nothing in flight for longer than
+ * the timeout between them (which is no silence of the server's: counted
+ * from the previous reply's last byte, the second request would stall). */
+Test(stall, silent_prefills_and_gaps_shorter_than_the_timeout_do_not_stall, .timeout = 90)
+{
+    char art[64], errf[64];
+    cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
+    cr_assert_eq(harness_tmpfile(errf, sizeof errf), 0);
+    struct sim_proc sim;
+    const char *sa[] = {"--slow-headers-ms", "1000", "--ttft-ms", "1200", "--itl-ms", "10", NULL};
+    cr_assert_eq(sim_start(&sim, sa), 0);
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--request-rate", "0.4",
+                          "--burstiness", "inf", "--num-prompts", "3", "--input-len", "16", "--output-len", "5",
+                          "--calibration", "none", "--stall-timeout-s", "1.5", "--out", art, NULL};
+    static char out[65536], err[65536];
+    int st;
+    cr_assert_eq(run_cmd_err(argv, out, sizeof out, err, sizeof err, &st), 0);
+    sim_stop(&sim);
+    cr_assert_eq(st, 0, "exit %d; stderr:\n%s", st, err);
+    cr_assert(!strstr(err, "stalled"), "stderr:\n%s", err);
+    cJSON *a = harness_load_json(art);
+    cr_assert(a);
+    cr_assert_eq(harness_num(a, "completed"), 3);
+    cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(a, "incomplete")));
+    cr_assert_null(cJSON_GetObjectItem(a, "server_stalled"));
+    /* the prefills were as silent as planned: the test says what it claims */
+    const cJSON *r;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(a, "request_timings"))
+        cr_assert_geq(harness_num(r, "ttft_ms"), 1200);
+    cJSON_Delete(a);
+    unlink(art);
+    unlink(errf);
+}
