@@ -1368,8 +1368,6 @@ static void stop_samplers(struct loop *l0, int64_t end)
     const struct driver_cfg *c = l0->sh->cfg;
     struct driver_result *o = l0->sh->out;
     int64_t wait = c->sampler_stop_s > 0 ? (int64_t)(c->sampler_stop_s * 1e9) : DRIVER_SAMPLER_STOP_NS;
-    if (o->server_stalled.stalled && wait > DRIVER_STALLED_SAMPLER_STOP_NS)
-        wait = DRIVER_STALLED_SAMPLER_STOP_NS;
     sampler_runner_stop(l0->samplers, end, wait);
     int n = c->n_samplers > 0 ? c->n_samplers : 0;
     if (!n || !(o->sampler_reports = calloc((size_t)n, sizeof *o->sampler_reports)))
@@ -1470,6 +1468,9 @@ int driver_run(const struct driver_cfg *cfg, struct driver_result *out)
     struct rusage ru0, ru1;
     drive(&sh, &ru0);
     int64_t end = clock_now_ns();
+    /* a scrape of the stopped server would wait its timeout at each boundary still to give */
+    if (out->server_stalled.stalled)
+        sampler_runner_hurry(sh.loops[0].samplers);
     if (out->window_end > end)      /* stopped early (request cap or signal): the window ends here */
         out->window_end = end;
     end_phases(&sh.loops[0], end);

@@ -220,12 +220,6 @@ int driver_run(const struct driver_cfg *cfg, struct driver_result *out);
  * driver_cfg.sampler_stop_s says otherwise: 5 s. */
 #define DRIVER_SAMPLER_STOP_NS 5000000000
 
-/* ... and, at most, when the server stalled: 1 s. A scrape of a stopped
- * server answers only at its own timeout, and each boundary still to take
- * (window end, after last) would add one; samplers that do not ask the
- * server (GPU, host) are done by then. */
-#define DRIVER_STALLED_SAMPLER_STOP_NS 1000000000
-
 /* Refused connections in a row (after the server had answered) that mean
  * the server is gone: one could be a blip, three with no reply between are
  * not (a killed server refuses every one within a millisecond). */

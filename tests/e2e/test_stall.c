@@ -4,6 +4,7 @@
  * server had finished kept with their measurements (checked against its
  * trace); silence shorter than the timeout (a long prefill, idle gaps
  * between open-loop sends) does not end it. */
+#include <glob.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -248,4 +249,124 @@ Test(stall, silent_prefills_and_gaps_shorter_than_the_timeout_do_not_stall, .tim
     cJSON_Delete(a);
     unlink(art);
     unlink(errf);
+}
+
+static void tmpdir(char *dir, size_t cap)
+{
+    snprintf(dir, cap, "/tmp/anvil-stall-XXXXXX");
+    cr_assert(mkdtemp(dir));
+}
+
+static void rmtree(const char *dir)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
+static cJSON *load_in(const char *dir, const char *rel)
+{
+    char p[600];
+    snprintf(p, sizeof p, "%s/%s", dir, rel);
+    return harness_load_json(p);
+}
+
+/* A sweep whose server stalls in its second case: that round ends
+ * incomplete (the flag reaches it after "--"), the sweep goes on, and its
+ * matrix says which round did not complete and why. */
+Test(stall, a_stalled_sweep_round_is_reported_incomplete, .timeout = 120)
+{
+    char trace[64], dir[64], round_glob[128];
+    cr_assert_eq(harness_tmpfile(trace, sizeof trace), 0);
+    tmpdir(dir, sizeof dir);
+    struct sim_proc sim;
+    const char *sa[] = {"--ttft-ms", "10", "--itl-ms", "10", "--trace", trace, NULL};
+    cr_assert_eq(sim_start(&sim, sa), 0);
+    /* case c1: 8 requests one after another (~3.3 s); case c2: 8 two at a time */
+    const char *argv[] = {harness_anvil_bin(), "sweep", "--base-url", sim.base_url, "--concurrency", "1,2",
+                          "--input-len", "16", "--output-len", "40", "--rounds", "1", "--num-prompts", "8",
+                          "--out-dir", dir, "--", "--calibration", "none", "--stall-timeout-s", "1", NULL};
+    pid_t pid = harness_spawn(argv, 1);
+    cr_assert_gt(pid, 0);
+    for (int i = 0; i < 6000 && count_lines(trace) < 10; i++)
+        harness_sleep_ms(10);
+    cr_assert_geq(count_lines(trace), 10, "the second case never got going");
+    kill(sim.pid, SIGSTOP);
+    int st = wait_for(pid, 30000);
+    kill(sim.pid, SIGCONT);
+    sim_stop(&sim);
+    cr_assert_neq(st, -1, "the sweep still ran 30 s after its server stopped");
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "exit status %d", st);
+    cJSON *m = load_in(dir, "matrix.json");
+    cr_assert(m, "no matrix");
+    cr_assert_neq(strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(m, "status")), "PASS"), 0);
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(m, "rows")), 1, "the first case's round is kept");
+    char *text = cJSON_PrintUnformatted(m);
+    cr_assert(strstr(text, "did not complete (incomplete: server_stalled)"), "%s", text);
+    free(text);
+    cJSON_Delete(m);
+    glob_t g;
+    snprintf(round_glob, sizeof round_glob, "%s/rounds/target/*-c2/round-1.json", dir);
+    cr_assert_eq(glob(round_glob, 0, NULL, &g), 0, "no artifact of the stalled round");
+    cJSON *round = harness_load_json(g.gl_pathv[0]);
+    globfree(&g);
+    cr_assert(round, "no artifact of the stalled round");
+    cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(round, "incomplete_reason")), "server_stalled");
+    cJSON_Delete(round);
+    rmtree(dir);
+    unlink(trace);
+}
+
+static bool file_says(const char *path, const char *what)
+{
+    char *text = harness_read_file(path, NULL);
+    bool yes = text && strstr(text, what);
+    free(text);
+    return yes;
+}
+
+/* anvil decode: the cell whose server stalls is not measured, and the
+ * matrix stops there, incomplete with the reason; the cell before it is
+ * kept. */
+Test(stall, a_stalled_decode_cell_leaves_the_matrix_incomplete, .timeout = 120)
+{
+    char dir[64], events[128];
+    tmpdir(dir, sizeof dir);
+    snprintf(events, sizeof events, "%s/events.log", dir);
+    struct sim_proc sim;
+    const char *sa[] = {"--flavor", "vllm", "--max-model-len", "4096", NULL};
+    cr_assert_eq(sim_start(&sim, sa), 0);
+    const char *argv[] = {harness_anvil_bin(), "decode", "--base-url", sim.base_url, "--concurrency", "1,2",
+                          "--contexts", "0", "--duration", "3", "--max-tokens", "1024", "--ready-stable-s", "0.2",
+                          "--cell-warmup-timeout-s", "3", "--decode-warmup-s", "0", "--telemetry", "off",
+                          "--stall-timeout-s", "1", "--out-dir", dir, NULL};
+    pid_t pid = harness_spawn(argv, 1);
+    cr_assert_gt(pid, 0);
+    /* the second cell has begun (its calibration is the first's, cached): its streams run */
+    for (int i = 0; i < 6000 && !file_says(events, "cell start C=2"); i++)
+        harness_sleep_ms(10);
+    cr_assert(file_says(events, "cell start C=2"), "the second cell never started");
+    harness_sleep_ms(1500);
+    double t_stop = mono_ns();
+    kill(sim.pid, SIGSTOP);
+    int st = wait_for(pid, 20000);
+    double took_s = (mono_ns() - t_stop) / 1e9;
+    kill(sim.pid, SIGCONT);
+    sim_stop(&sim);
+    cr_assert_neq(st, -1, "anvil decode still ran 20 s after its server stopped");
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "exit status %d", st);
+    cr_assert_lt(took_s, 6, "ended %.1f s after the stop (--stall-timeout-s 1)", took_s);
+    cJSON *doc = load_in(dir, "decode.json");
+    cr_assert(doc, "no decode.json");
+    cr_assert(cJSON_IsTrue(harness_json_path(doc, "metadata.incomplete")));
+    const char *why = cJSON_GetStringValue(harness_json_path(doc, "metadata.incomplete_reason"));
+    cr_assert(why && !strncmp(why, "server_stalled", 14), "incomplete_reason %s", why ? why : "null");
+    cr_assert_eq(harness_num(cJSON_GetObjectItem(doc, "metadata"), "cells_done"), 1);
+    cr_assert(file_says(events, "cell incomplete C=2 ctx=0: server_stalled"));
+    cJSON_Delete(doc);
+    cJSON *bench = load_in(dir, "cells/c2-ctx0.bench.json");
+    cr_assert(bench, "no benchmark artifact of the cell");
+    cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(bench, "incomplete_reason")), "server_stalled");
+    cJSON_Delete(bench);
+    rmtree(dir);
 }
