@@ -215,6 +215,59 @@ Test(stall, timed_out_requests_add_up_to_a_stall, .timeout = 90)
     unlink(trace);
 }
 
+/* --stall-timeout-s 0 turns the rule off: against a stopped server the
+ * requests time out wave after wave, each on its own idle timer and on
+ * time — also those sent after the stop, on connections the stopped
+ * server's kernel accepted (the wait is the waves', not late timers). */
+Test(stall, zero_turns_it_off_and_idle_timeouts_fire_on_time_wave_after_wave, .timeout = 90)
+{
+    char trace[64], art[64], errf[64], cmd[1024];
+    cr_assert_eq(harness_tmpfile(trace, sizeof trace), 0);
+    cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
+    cr_assert_eq(harness_tmpfile(errf, sizeof errf), 0);
+    struct sim_proc sim;
+    const char *sa[] = {"--ttft-ms", "10", "--itl-ms", "10", "--trace", trace, NULL};
+    cr_assert_eq(sim_start(&sim, sa), 0);
+    snprintf(cmd, sizeof cmd, "exec %s run --base-url %s --concurrency 2 --num-prompts 10 --input-len 16 "
+             "--output-len 40 --calibration none --idle-timeout-s 1 --stall-timeout-s 0 --out %s 2>%s",
+             harness_anvil_bin(), sim.base_url, art, errf);
+    const char *argv[] = {"sh", "-c", cmd, NULL};
+    pid_t pid = harness_spawn(argv, 0);
+    cr_assert_gt(pid, 0);
+    for (int i = 0; i < 3000 && count_lines(trace) < 2; i++)
+        harness_sleep_ms(10);
+    cr_assert_geq(count_lines(trace), 2, "the run never got going");
+    kill(sim.pid, SIGSTOP);
+    int st = wait_for(pid, 30000);
+    kill(sim.pid, SIGCONT);
+    sim_stop(&sim);
+    char *err = harness_read_file(errf, NULL);
+    cr_assert_neq(st, -1, "still running 30 s after the stop; stderr:\n%s", err);
+    cr_assert(!strstr(err, "stalled"), "stderr:\n%s", err);
+    cJSON *a = harness_load_json(art);
+    cr_assert(a, "no artifact; stderr:\n%s", err);
+    cr_assert_null(cJSON_GetObjectItem(a, "server_stalled"));
+    cr_assert_eq(harness_num(a, "not_sent"), 0, "every request was sent");
+    int failed = (int)harness_num(a, "failed"), waited = 0;
+    cr_assert_geq(failed, 4, "at least two waves timed out");
+    const cJSON *f;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItem(a, "failures")) {
+        cr_assert(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(f, "message")), "idle timeout"));
+        /* nothing arrived on those waiting for a response: their silence is their whole life */
+        bool none = !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(f, "phase")), "before_response");
+        double ms = harness_num(f, "elapsed_ms");
+        cr_assert(ms >= 1000 && (!none || ms < 1300), "request %g: idle timeout of 1 s fired after %.0f ms",
+                  harness_num(f, "request_index"), ms);
+        waited += none;
+    }
+    cr_assert_geq(waited, 2, "requests sent after the stop timed out too");
+    free(err);
+    cJSON_Delete(a);
+    unlink(art);
+    unlink(errf);
+    unlink(trace);
+}
+
 /* Silence shorter than the timeout is not a stall: each request waits 1 s
  * for its headers and 1.2 s for its first token, of the 1.5 s allowed, and
  * the open-loop sends 2.5 s apart leave nothing in flight for longer than
