@@ -21,7 +21,10 @@
  * opens are kept as warm-ups (their tokens inside the window count), and
  * requests still running when it closes are cut and marked `cut`. Ctrl-C /
  * SIGTERM stop new sends, give in-flight requests a grace period, then
- * cancel them.
+ * cancel them. A server that stops answering ends the run: refused
+ * connections (server_gone) stop new sends as a signal does; silence on
+ * every in-flight request for stall_timeout_s (server_stalled) stops them
+ * and fails what runs at once.
  *
  * Samplers (sampler.h) run on thread 0's loop: first the event-loop lag
  * probe (driver_result.loop_lag_ms; every other loop has one too), then
