@@ -304,8 +304,7 @@ enum run_status decode_cell_run(const struct decode_cell_cfg *c, struct decode_c
     out->status = run_execute(&rc, &res);
     snprintf(out->error, sizeof out->error, "%s", res.error);
     out->server_gone = res.server_gone.gone;
-    out->server_stalled = res.server_stalled.stalled;
-    out->stall_timeout_s = run_stall_timeout_s(&rc);
+    out->server_stalled = run_stalled_text(&res, out->error, sizeof out->error);
     out->interrupted = res.incomplete_reason && strstr(res.incomplete_reason, "signal");
     /* a cell counts when its window ran to the end with the server there and
      * measured something: a server killed between the run's readiness check

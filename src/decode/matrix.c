@@ -325,12 +325,9 @@ static const char *run_phase(const struct decode_config *c, const struct startup
  * it, the server gone, a signal, or the run's error. */
 static const char *not_measured_why(const struct decode_cell_result *r, char *why, size_t whycap)
 {
-    if (r->server_stalled)
-        snprintf(why, whycap, "server_stalled: no byte on any in-flight request for %g s (--stall-timeout-s)",
-                 r->stall_timeout_s);
-    else
-        snprintf(why, whycap, "%s", r->server_gone ? "the server went away" : r->interrupted ? "interrupted by a signal"
-                                    : *r->error ? r->error : "the cell's window did not run");
+    snprintf(why, whycap, "%s", r->server_stalled ? r->error : r->server_gone ? "the server went away"
+                                : r->interrupted ? "interrupted by a signal"
+                                : *r->error ? r->error : "the cell's window did not run");
     return why;
 }
 

@@ -711,7 +711,7 @@ static bool stall_due_locked(struct shared *sh, int64_t now, struct server_stall
     int64_t silent = silence_locked(sh, now);
     if (silent < (int64_t)(c->stall_timeout_s * 1e9))
         return false;
-    *st = (struct server_stalled){true, now, silent, sh->in_flight};
+    *st = (struct server_stalled){true, now, silent, sh->in_flight, c->stall_timeout_s};
     return true;
 }
 

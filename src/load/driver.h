@@ -184,6 +184,7 @@ struct driver_result {
         int64_t detected_ns;        /* CLOCK_MONOTONIC: when the run saw it */
         int64_t silent_ns;          /* the silence then (≥ stall_timeout_s) */
         long in_flight;             /* requests in flight then */
+        double timeout_s;           /* driver_cfg.stall_timeout_s */
     } server_stalled;
     int prewarmed;               /* connections opened by the pre-warm GETs that succeeded */
     double cpu_user_s, cpu_sys_s;/* the client's CPU time (whole process) while requests ran */

@@ -618,6 +618,15 @@ void run_result_free(struct run_result *r)
     r->observe = NULL;
 }
 
+bool run_stalled_text(const struct run_result *r, char *out, size_t cap)
+{
+    if (!r->server_stalled.stalled)
+        return false;
+    snprintf(out, cap, "server_stalled: no byte on any in-flight request for %g s (--stall-timeout-s)",
+             r->server_stalled.timeout_s);
+    return true;
+}
+
 void run_failures_text(const struct run_result *r, char *out, size_t cap)
 {
     const struct req_record *first = NULL;

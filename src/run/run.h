@@ -218,6 +218,12 @@ void run_result_free(struct run_result *r);
  * completed" when none failed. */
 void run_failures_text(const struct run_result *r, char *out, size_t cap);
 
+/* When the run ended because the server stalled: writes "server_stalled:
+ * no byte on any in-flight request for S s (--stall-timeout-s)" into out
+ * (cap bytes) and returns true — the reason the commands built on runs
+ * (decode's cells, prefills and bursts) give for stopping. Else false. */
+bool run_stalled_text(const struct run_result *r, char *out, size_t cap);
+
 /* What run_recover did. */
 struct run_recovery {
     char error[1024];           /* why, when it failed */

@@ -423,3 +423,42 @@ Test(stall, a_stalled_decode_cell_leaves_the_matrix_incomplete, .timeout = 120)
     cJSON_Delete(bench);
     rmtree(dir);
 }
+
+/* A burst (anvil decode --run-burst) whose server stalls after some of its
+ * requests completed is not written as measured: the phase stops there,
+ * the matrix incomplete with the reason. */
+Test(stall, a_stalled_burst_is_not_measured, .timeout = 120)
+{
+    char dir[64], events[128];
+    tmpdir(dir, sizeof dir);
+    snprintf(events, sizeof events, "%s/events.log", dir);
+    struct sim_proc sim;
+    const char *sa[] = {"--flavor", "vllm", "--max-model-len", "4096", NULL};
+    cr_assert_eq(sim_start(&sim, sa), 0);
+    const char *argv[] = {harness_anvil_bin(), "decode", "--base-url", sim.base_url, "--concurrency", "1",
+                          "--contexts", "0", "--duration", "1", "--max-tokens", "64", "--ready-stable-s", "0.2",
+                          "--cell-warmup-timeout-s", "3", "--decode-warmup-s", "0", "--telemetry", "off",
+                          "--run-burst", "--burst-requests-per-concurrency", "40", "--stall-timeout-s", "1",
+                          "--out-dir", dir, NULL};
+    pid_t pid = harness_spawn(argv, 1);
+    cr_assert_gt(pid, 0);
+    for (int i = 0; i < 6000 && !file_says(events, "burst start C=1"); i++)
+        harness_sleep_ms(10);
+    cr_assert(file_says(events, "burst start C=1"), "the burst never started");
+    harness_sleep_ms(1500);     /* some of its 40 requests one after another have completed */
+    kill(sim.pid, SIGSTOP);
+    int st = wait_for(pid, 20000);
+    kill(sim.pid, SIGCONT);
+    sim_stop(&sim);
+    cr_assert_neq(st, -1, "anvil decode still ran 20 s after its server stopped");
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "exit status %d", st);
+    cr_assert(file_says(events, "burst failed C=1 ctx=0: server_stalled"));
+    cJSON *doc = load_in(dir, "decode.json");
+    cr_assert(doc, "no decode.json");
+    const char *why = cJSON_GetStringValue(harness_json_path(doc, "metadata.incomplete_reason"));
+    cr_assert(why && !strncmp(why, "server_stalled", 14), "incomplete_reason %s", why ? why : "null");
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "burst_results")), 0);
+    cr_assert_str_eq(cJSON_GetStringValue(harness_json_path(doc, "metadata.burst_e2e_status")), "incomplete");
+    cJSON_Delete(doc);
+    rmtree(dir);
+}
