@@ -491,6 +491,9 @@ static void anvil_fields_of(struct builder *b, const struct bench_meta *m, const
     if (m->server_gone)
         out->server_gone = (struct bench_server_gone){true, m->gone_first_failure_s,
                                                       m->gone_connect_failures, m->gone_truncated};
+    if (m->server_stalled)
+        out->server_stalled = (struct bench_server_stalled){true, m->stall_timeout_s, m->stall_detected_s,
+                                                            m->stall_silent_s, m->stall_in_flight};
     for (int k = 1; k <= FAIL_OTHER; k++)
         if (s->failed_by[k])
             count_key(b, &out->failed_by_category, fail_kind_name((enum fail_kind)k), s->failed_by[k]);

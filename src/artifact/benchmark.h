@@ -84,6 +84,11 @@ struct bench_meta {
     bool server_gone;               /* the server stopped answering: */
     double gone_first_failure_s;    /* seconds after the run's start */
     long gone_connect_failures, gone_truncated;
+    bool server_stalled;            /* no byte on any in-flight request for the stall timeout: */
+    double stall_timeout_s;         /* the timeout, s */
+    double stall_detected_s;        /* when the run saw it, seconds after the run's start */
+    double stall_silent_s;          /* how long the server had been silent then, s */
+    long stall_in_flight;           /* requests in flight then (ended, failed) */
     int argc;                       /* the command line as given to the command (argv[0] "run"), for */
     char *const *argv;              /* `provenance` (redacted when written); argc 0 = not recorded */
 };
@@ -137,6 +142,16 @@ struct bench_server_gone {
     bool present;
     double first_failure_s;     /* the streak's first failure, seconds after the run's start */
     long connect_failures, truncated;
+};
+
+/* The server stalled: requests in flight and no byte on any of them for
+ * the stall timeout (present false: it did not). */
+struct bench_server_stalled {
+    bool present;
+    double stall_timeout_s;     /* --stall-timeout-s as the run used it, s */
+    double detected_s;          /* when the run saw it, seconds after the run's start */
+    double silent_s;            /* the server's silence then, s */
+    long in_flight;             /* requests in flight then: ended as failed (timeout) */
 };
 
 /* null when not a duration-mode run (present false). */
@@ -365,6 +380,7 @@ struct benchmark {
     long journal_lines_lost;            /* journal lines whose write failed (a full disk); ARTIFACT_NONE = null */
     double shared_prefix_tokens;        /* tokens two measured prompts share; NaN = null */
     struct bench_server_gone server_gone;
+    struct bench_server_stalled server_stalled;
     struct bench_counts failed_by_category;
     struct bench_calibration calibration;
     struct bench_duration_mode duration_mode;

@@ -587,6 +587,32 @@ static void server_gone_read(struct jread *r, const cJSON *o, struct bench_serve
     jread_leave(r, mark);
 }
 
+static void server_stalled_write(cJSON *o, const struct bench_server_stalled *g)
+{
+    if (!g->present)
+        return;
+    cJSON *j = cJSON_AddObjectToObject(o, "server_stalled");
+    artifact_add_number(j, "stall_timeout_s", g->stall_timeout_s);
+    artifact_add_number(j, "detected_s", g->detected_s);
+    artifact_add_number(j, "silent_s", g->silent_s);
+    artifact_add_whole(j, "in_flight", g->in_flight);
+}
+
+static void server_stalled_read(struct jread *r, const cJSON *o, struct bench_server_stalled *g)
+{
+    *g = (struct bench_server_stalled){0};
+    const cJSON *j = jread_object(r, o, "server_stalled", JR_OPTIONAL);
+    if (!j)
+        return;
+    g->present = true;
+    size_t mark = jread_enter(r, "server_stalled");
+    jread_number(r, j, "stall_timeout_s", 0, &g->stall_timeout_s);
+    jread_number(r, j, "detected_s", 0, &g->detected_s);
+    jread_number(r, j, "silent_s", 0, &g->silent_s);
+    jread_whole(r, j, "in_flight", 0, 0, &g->in_flight);
+    jread_leave(r, mark);
+}
+
 static void duration_write(cJSON *o, const struct bench_duration_mode *d)
 {
     if (!d->present) {
@@ -1122,6 +1148,7 @@ static void anvil_fields_write(cJSON *o, const struct benchmark *b)
     artifact_add_whole(o, "journal_lines_lost", b->journal_lines_lost);
     artifact_add_number(o, "shared_prefix_tokens", b->shared_prefix_tokens);
     server_gone_write(o, &b->server_gone);
+    server_stalled_write(o, &b->server_stalled);
     counts_write(o, "failed_by_category", &b->failed_by_category);
     calibration_write(o, &b->calibration);
     duration_write(o, &b->duration_mode);
@@ -1158,6 +1185,7 @@ static void anvil_fields_read(struct jread *r, const cJSON *o, struct benchmark 
     jread_whole(r, o, "journal_lines_lost", OPT, 0, &b->journal_lines_lost);
     jread_number(r, o, "shared_prefix_tokens", OPT, &b->shared_prefix_tokens);
     server_gone_read(r, o, &b->server_gone);
+    server_stalled_read(r, o, &b->server_stalled);
     counts_read(r, o, "failed_by_category", &b->failed_by_category);
     calibration_read(r, o, &b->calibration);
     duration_read(r, o, &b->duration_mode);

@@ -132,6 +132,10 @@ static const struct flag_spec flags[] = {
     {"connect-timeout-s", NULL, FLAG_DOUBLE, RUN(connect_timeout_s), "S", "10", "connect timeout, seconds"},
     {"idle-timeout-s", NULL, FLAG_DOUBLE, RUN(idle_timeout_s), "S", "120",
      "fail a request silent this long (a long prefill is silent), seconds"},
+    {"stall-timeout-s", NULL, FLAG_DOUBLE, RUN(stall_timeout_s), "S", NULL,
+     "end the cell when no byte has arrived on any of its requests for this long, seconds: the cell "
+     "and the matrix are incomplete (\"server_stalled\"), exit 1 (default: the --idle-timeout-s value; "
+     "0 = never)", .min = 0},
     {"out-dir", NULL, FLAG_STRING, AT(dir), "DIR", "results/decode",
      "the resumable directory: cells, event log, calibration cache, decode.json", .section = "Output"},
     {"out", NULL, FLAG_STRING, AT(out), "FILE", NULL, "the artifact (default DIR/decode.json)"},

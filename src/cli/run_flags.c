@@ -350,6 +350,11 @@ static const struct flag_spec flags[] = {
      "connection timeout, seconds", .min = 0.001},
     {"idle-timeout-s", NULL, FLAG_DOUBLE, AT(idle_timeout_s), "S", "120",
      "abort a stream silent for this long, seconds", .min = 0.001},
+    {"stall-timeout-s", NULL, FLAG_DOUBLE, AT(stall_timeout_s), "S", NULL,
+     "end the run when requests are in flight and no byte has arrived on any of them for this long, "
+     "seconds: nothing more is sent, those in flight fail, the artifact is incomplete "
+     "(\"server_stalled\") and the exit status 1 (default: the --idle-timeout-s value; 0 = never)",
+     .min = 0},
     {"grace-s", NULL, FLAG_DOUBLE, AT(grace_s), "S", "5",
      "after Ctrl-C/SIGTERM, how long in-flight requests may finish before they are cancelled, "
      "seconds", .min = 0},

@@ -49,6 +49,8 @@ int burst_cell_aggregate(struct burst_cell *c)
 static int cell_of_run(struct burst_cell *c, const struct run_result *r)
 {
     c->sent = r->summarized && r->summary.sent > 0;
+    if (run_stalled_text(r, c->error, sizeof c->error))  /* a burst cut by a stopped server is none */
+        return 0;
     if (!r->summarized) {
         snprintf(c->error, sizeof c->error, "%s", r->error[0] ? r->error : "nothing was measured");
         return 0;

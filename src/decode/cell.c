@@ -320,13 +320,15 @@ enum run_status decode_cell_run(const struct decode_cell_cfg *c, struct decode_c
     out->status = run_execute(&rc, &res);
     snprintf(out->error, sizeof out->error, "%s", res.error);
     out->server_gone = res.server_gone.gone;
+    out->server_stalled = run_stalled_text(&res, out->error, sizeof out->error);
     out->interrupted = res.incomplete_reason && strstr(res.incomplete_reason, "signal");
     /* a cell counts when its window ran to the end with the server there and
      * measured something: a server killed between the run's readiness check
      * and its first reply refuses every request without being "gone" (the
      * driver's streak counts only after a reply), and such a run is
      * RUN_INCOMPLETE with nothing measured */
-    out->measured = out->status == RUN_OK && !out->server_gone && !out->interrupted && res.window_end > 0;
+    out->measured = out->status == RUN_OK && !out->server_gone && !out->server_stalled && !out->interrupted &&
+                    res.window_end > 0;
     if (out->status == RUN_INCOMPLETE && !out->error[0])
         run_failures_text(&res, out->error, sizeof out->error);
     if (out->measured && figures(c, g, &res, out) != 0) {

@@ -38,6 +38,8 @@ struct decode_cell_result {
     char error[1024];               /* when the run failed (secrets scrubbed) */
     bool measured;                  /* the window ran to its end: the cell counts */
     bool server_gone;               /* the server stopped answering */
+    bool server_stalled;            /* no byte on any in-flight request for the stall timeout
+                                       (error then says so: run_stalled_text) */
     bool interrupted;               /* a signal stopped the run */
     cJSON *json;                    /* the results[] object (with ready_trace); owned; NULL unless measured */
     /* the cell's first request: the integrated prefill scout (prefill_scout_entry, validated by

@@ -11,6 +11,8 @@
 static void *scrape_sample(void *ud, const struct sampler_tick *tick)
 {
     struct decode_gate *g = ud;
+    if (tick->hurry)    /* the server stopped answering: a scrape would wait its timeout */
+        return NULL;
     return srv_scrape(&g->scraper, tick->t_due, tick->phase);
 }
 

@@ -324,6 +324,17 @@ static const char *run_phase(const struct decode_config *c, const struct startup
     return ph->burst_done ? NULL : why;
 }
 
+/* Why a cell (or the warm-up) was not measured, into why (returned):
+ * "server_stalled ..." as the benchmark artifact's incomplete_reason says
+ * it, the server gone, a signal, or the run's error. */
+static const char *not_measured_why(const struct decode_cell_result *r, char *why, size_t whycap)
+{
+    snprintf(why, whycap, "%s", r->server_stalled ? r->error : r->server_gone ? "the server went away"
+                                : r->interrupted ? "interrupted by a signal"
+                                : *r->error ? r->error : "the cell's window did not run");
+    return why;
+}
+
 /* The decode warm-up: lowest concurrency at the largest context for
  * decode_warmup_s, nothing kept but its benchmark artifact. */
 static int decode_warmup(const struct decode_config *c, const struct startup *s, struct decode_events *ev)
@@ -331,7 +342,7 @@ static int decode_warmup(const struct decode_config *c, const struct startup *s,
     if (c->decode_warmup_s <= 0)
         return 0;
     long conc = smallest(c->conc, c->n_conc), ctx = largest(c->ctx, c->n_ctx);
-    char label[32], bench[4200], cal[4200];
+    char label[32], bench[4200], cal[4200], why[1200];
     decode_size_label(ctx, label, sizeof label);
     dir_path(c, "cells/warmup.bench.json", bench, sizeof bench);
     struct run_config rc;
@@ -343,8 +354,7 @@ static int decode_warmup(const struct decode_config *c, const struct startup *s,
     if (ok)
         decode_event(ev, "decode warmup done C=%ld ctx=%s", conc, label);
     else
-        decode_event(ev, "decode warmup failed C=%ld ctx=%s: %s", conc, label,
-                     r.server_gone ? "the server went away" : r.interrupted ? "interrupted" : r.error);
+        decode_event(ev, "decode warmup failed C=%ld ctx=%s: %s", conc, label, not_measured_why(&r, why, sizeof why));
     decode_cell_result_free(&r);
     return ok ? 0 : -1;
 }
@@ -394,8 +404,7 @@ static int run_cell(const struct decode_config *c, const struct startup *s, stru
     if (first_at_ctx)
         log_calibration(ev, bench, label, r.t_first_send);
     if (!r.measured) {
-        snprintf(why, whycap, "%s", r.server_gone ? "the server went away" : r.interrupted ? "interrupted by a signal"
-                                   : *r.error ? r.error : "the cell's window did not run");
+        not_measured_why(&r, why, whycap);
         decode_event(ev, "cell incomplete C=%ld ctx=%s: %s", slot->conc, label, why);
         decode_cell_result_free(&r);
         return -1;

@@ -184,6 +184,12 @@ static void entry_of_run(struct prefill_entry *e, const struct run_result *r, en
 {
     const struct run_summary *s = &r->summary;
     e->sent = r->summarized && s->sent > 0;
+    /* the server stopped answering: what completed before stands for no
+     * context's prefill, and the phase stops here with the reason */
+    if (run_stalled_text(r, e->error, sizeof e->error)) {
+        invalid(&e->server, "the server stalled");
+        return;
+    }
     if (!r->summarized || s->completed == 0) {
         if (r->error[0])
             snprintf(e->error, sizeof e->error, "%s", r->error);

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,11 @@ struct shared {
     enum stop stop;
     bool answered;              /* some reply's headers arrived: the server was there */
     struct server_gone streak;  /* connection failures since the last reply */
+    /* The stall clock (driver_cfg.stall_timeout_s; silence_locked): when
+     * requests last went in flight after none were; the silence of earlier
+     * in-flight spans with no byte since, and the newest byte when it was
+     * summed (a byte after it voids the sum). */
+    int64_t busy_since, silent_before, silent_mark;
     int64_t first_measured_start;   /* t_start of the first measured send (0 = none yet) */
     int64_t last_measured_end;  /* when the last measured request to end ended */
     int64_t t0, t_measure;      /* run start; start of the measured phase */
@@ -109,6 +115,11 @@ struct loop {
     int wake_fd;
     struct event *wake, *sigint, *sigterm, *grace, *progress, *arrival, *window, *window_open, *gate;
     struct event *think;        /* a held request's think time ends; NULL when none waits */
+    struct event *stall;        /* thread 0, with stall_timeout_s: the stall check */
+    /* When the newest byte (headers or body) of any of this loop's requests
+     * arrived: written by this loop on every read, read by any loop's stall
+     * check, so atomic (a plain store on the hot path). */
+    _Atomic int64_t last_rx;
     /* the lag probe, first of the samplers; the runner with cfg's after it on thread 0 */
     struct sampler lag;
     double *lag_ms;
@@ -164,6 +175,7 @@ static void on_headers(void *ud, int64_t t, long status)
     struct slot *s = ud;
     struct shared *sh = s->l->sh;
     s->last_rx = t;
+    atomic_store_explicit(&s->l->last_rx, t, memory_order_relaxed);
     lock(sh);
     sh->answered = true;
     sh->streak = (struct server_gone){0};
@@ -188,6 +200,7 @@ static void on_body(void *ud, int64_t t, const char *p, size_t n)
 {
     struct slot *s = ud;
     s->last_rx = t;
+    atomic_store_explicit(&s->l->last_rx, t, memory_order_relaxed);
     bool done = s->rec->done_seen;
     stream_feed(&s->st, t, p, n);
     if (!done && s->rec->done_seen && s->idle)
@@ -304,6 +317,40 @@ static void release_waiters_locked(struct shared *sh, long seq)
     }
 }
 
+/* The newest byte that arrived on any loop (CLOCK_MONOTONIC ns; 0 none). */
+static int64_t newest_rx(const struct shared *sh)
+{
+    int64_t t = 0;
+    for (int i = 0; i < sh->n_loops; i++) {
+        int64_t v = atomic_load_explicit(&sh->loops[i].last_rx, memory_order_relaxed);
+        if (v > t)
+            t = v;
+    }
+    return t;
+}
+
+/* Under the lock: for how long, ns, requests have been in flight with no
+ * byte from the server — since the newest byte, counting only time with
+ * requests in flight (driver_cfg.stall_timeout_s). */
+static int64_t silence_locked(const struct shared *sh, int64_t now)
+{
+    int64_t rx = newest_rx(sh);
+    int64_t silent = rx > sh->silent_mark ? 0 : sh->silent_before;
+    int64_t from = rx > sh->busy_since ? rx : sh->busy_since;
+    if (sh->in_flight > 0 && now > from)
+        silent += now - from;
+    return silent;
+}
+
+/* Under the lock: the last request in flight ends; its span's silence is
+ * kept until a byte arrives (a timed-out request and the next one sent to
+ * a server that stopped add up). */
+static void keep_silence_locked(struct shared *sh, int64_t now)
+{
+    sh->silent_before = silence_locked(sh, now);
+    sh->silent_mark = newest_rx(sh);
+}
+
 /* The shared half of a request's end (under the lock): counts, multi-turn
  * bookkeeping, the server-gone streak, and the start of the measured phase
  * after the last warm-up. */
@@ -313,6 +360,8 @@ static void ended_locked(struct shared *sh, struct slot *s, bool warm)
     sh->done++;
     sh->failed += s->rec->fail != FAIL_NONE;
     sh->out_tokens += s->rec->completion_tokens >= 0 ? s->rec->completion_tokens : (long)s->rec->n_chunks;
+    if (sh->in_flight == 1)
+        keep_silence_locked(sh, clock_now_ns());
     sh->in_flight--;
     if (!warm && s->rec->t_end > sh->last_measured_end)
         sh->last_measured_end = s->rec->t_end;
@@ -515,8 +564,8 @@ static long claim(struct loop *l, int64_t *after)
     lock(sh);
     update_arrived_locked(sh);
     if (sh->stop == STOP_NONE && l->n_free > 0 && (cap <= 0 || sh->in_flight < cap) &&
-        (seq = next_sendable_locked(sh, after)) >= 0)
-        sh->in_flight++;
+        (seq = next_sendable_locked(sh, after)) >= 0 && sh->in_flight++ == 0)
+        sh->busy_since = clock_now_ns();    /* the stall clock runs again */
     unlock(sh);
     return seq;
 }
@@ -676,6 +725,37 @@ static void on_done(void *ud, int64_t t, CURLcode rc, const char *err)
 
 static const struct http_handlers handlers = {on_headers, on_body, on_done, on_content_type};
 
+/* Under the lock: whether the server has stalled (requests in flight, none
+ * with a byte for stall_timeout_s) and the run has not already been
+ * stopped harder; fills *st with what the run saw. */
+static bool stall_due_locked(struct shared *sh, int64_t now, struct server_stalled *st)
+{
+    const struct driver_cfg *c = sh->cfg;
+    if (c->stall_timeout_s <= 0 || sh->in_flight == 0 || sh->stop >= STOP_CUT)
+        return false;
+    int64_t silent = silence_locked(sh, now);
+    if (silent < (int64_t)(c->stall_timeout_s * 1e9))
+        return false;
+    *st = (struct server_stalled){true, now, silent, sh->in_flight, c->stall_timeout_s};
+    return true;
+}
+
+/* Under the lock: the server stalled (st from stall_due_locked). Nothing
+ * more is sent and what runs is ended now, without a grace period: a
+ * stopped server would not answer within one. Says so once on stderr. */
+static void declare_stall_locked(struct shared *sh, const struct server_stalled *st)
+{
+    if (sh->out->server_stalled.stalled || sh->stop >= STOP_CUT)
+        return;
+    sh->out->server_stalled = *st;
+    fprintf(stderr, "%sanvil: server stalled: no byte on any of %ld in-flight requests for %.1f s "
+            "(--stall-timeout-s %g); stopped, measured requests kept\n", sh->cfg->progress ? "\n" : "",
+            st->in_flight, (double)st->silent_ns / 1e9, sh->cfg->stall_timeout_s);
+    request_stop_locked(sh, STOP_CANCEL);
+}
+
+static void react(struct loop *l);
+
 /* The idle timer: fails the request when the server has said nothing for
  * idle_timeout_s since the last byte, else waits for the rest of it. */
 static void on_idle(evutil_socket_t fd, short what, void *arg)
@@ -691,14 +771,55 @@ static void on_idle(evutil_socket_t fd, short what, void *arg)
         arm_idle(s, s->last_rx + limit - now);
         return;
     }
+    /* the whole server silent as long as the stall timeout (the default
+     * stall timeout is the idle timeout): this request ends as its own
+     * timer says, and the run ends before another is sent */
+    struct server_stalled st = {0};
+    lock(l->sh);
+    bool stalled = stall_due_locked(l->sh, now, &st);
+    unlock(l->sh);
     http_cancel(l->http, s->x);
     char msg[160];
     snprintf(msg, sizeof msg, "idle timeout: no byte from the server for %g s (%s)", cfg_of(l)->idle_timeout_s,
              s->rec->t_headers ? "mid-stream" : "waiting for the response");
     end_stream(s, now, FAIL_TIMEOUT, msg);
     finish_slot(l, s);
+    if (stalled) {
+        lock(l->sh);
+        declare_stall_locked(l->sh, &st);
+        unlock(l->sh);
+        react(l);
+    }
     pump(l);
     maybe_stop_loop(l);
+}
+
+/* Thread 0, with stall_timeout_s: ends the run when the server has been
+ * silent that long, else looks again when it would have been, were no
+ * byte to arrive meanwhile — one timer, due about once per stall timeout
+ * while bytes flow. */
+static void on_stall_check(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct loop *l = arg;
+    struct shared *sh = l->sh;
+    int64_t now = clock_now_ns(), left = 0;
+    struct server_stalled st = {0};
+    lock(sh);
+    bool stalled = stall_due_locked(sh, now, &st);
+    if (stalled)
+        declare_stall_locked(sh, &st);
+    else
+        left = (int64_t)(sh->cfg->stall_timeout_s * 1e9) - silence_locked(sh, now);
+    unlock(sh);
+    if (stalled) {
+        react(l);
+        maybe_stop_loop(l);
+        return;
+    }
+    struct timeval tv = ns_to_timeval(left > 1000000 ? left : 1000000);
+    evtimer_add(l->stall, &tv);
 }
 
 /* Ends every request in flight on this loop now and stops the loop: cut
@@ -712,12 +833,18 @@ static void end_in_flight(struct loop *l, bool cut)
         if (!s->x)
             continue;
         http_cancel(l->http, s->x);
-        char msg[96];
-        if (sh->out->stop_signal)
+        char msg[160];
+        enum fail_kind kind = FAIL_CANCELLED;
+        if (sh->out->server_stalled.stalled) {
+            kind = FAIL_TIMEOUT;
+            snprintf(msg, sizeof msg, "server stalled: no byte on any in-flight request for %g s "
+                     "(--stall-timeout-s; %s)", sh->cfg->stall_timeout_s,
+                     s->rec->t_headers ? "mid-stream" : "waiting for the response");
+        } else if (sh->out->stop_signal)
             snprintf(msg, sizeof msg, "cancelled by signal %d before the stream ended", sh->out->stop_signal);
         else
             snprintf(msg, sizeof msg, "cancelled: the server went away before the stream ended");
-        end_stream(s, now, cut ? FAIL_NONE : FAIL_CANCELLED, msg);
+        end_stream(s, now, cut ? FAIL_NONE : kind, msg);
         finish_slot(l, s);
     }
     event_base_loopbreak(l->base);
@@ -1044,6 +1171,8 @@ static int setup_loop(struct shared *sh, struct loop *l, int id)
     l->gate = evtimer_new(l->base, on_gate, l);
     if (!l->sigint || !l->sigterm || !l->progress || !l->window_open || !l->gate)
         return -1;
+    if (c->stall_timeout_s > 0 && !(l->stall = evtimer_new(l->base, on_stall_check, l)))
+        return -1;
     event_add(l->sigint, NULL);
     event_add(l->sigterm, NULL);
     if (c->progress) {
@@ -1059,7 +1188,7 @@ static void teardown_loop(struct loop *l)
     free(l->sampler_list);
     http_client_free(l->http);
     struct event *evs[] = {l->wake, l->sigint, l->sigterm, l->grace, l->arrival, l->progress, l->window,
-                           l->window_open, l->think, l->gate};
+                           l->window_open, l->think, l->gate, l->stall};
     for (size_t i = 0; i < sizeof evs / sizeof *evs; i++)
         if (evs[i])
             event_free(evs[i]);
@@ -1332,6 +1461,10 @@ static void drive(struct shared *sh, struct rusage *ru0)
     pthread_cond_broadcast(&sh->cv);
     unlock(sh);
     sampler_runner_start(l0->samplers, sh->t0);
+    if (l0->stall) {    /* after the pre-warm: its GETs are not the load */
+        struct timeval tv = s_to_timeval(c->stall_timeout_s);
+        evtimer_add(l0->stall, &tv);
+    }
     run_loop(l0);
     join_workers(sh);
 }
@@ -1361,6 +1494,9 @@ int driver_run(const struct driver_cfg *cfg, struct driver_result *out)
     struct rusage ru0, ru1;
     drive(&sh, &ru0);
     int64_t end = clock_now_ns();
+    /* a scrape of the stopped server would wait its timeout at each boundary still to give */
+    if (out->server_stalled.stalled)
+        sampler_runner_hurry(sh.loops[0].samplers);
     if (out->window_end > end)      /* stopped early (request cap or signal): the window ends here */
         out->window_end = end;
     end_phases(&sh.loops[0], end);

@@ -21,7 +21,10 @@
  * opens are kept as warm-ups (their tokens inside the window count), and
  * requests still running when it closes are cut and marked `cut`. Ctrl-C /
  * SIGTERM stop new sends, give in-flight requests a grace period, then
- * cancel them.
+ * cancel them. A server that stops answering ends the run: refused
+ * connections (server_gone) stop new sends as a signal does; silence on
+ * every in-flight request for stall_timeout_s (server_stalled) stops them
+ * and fails what runs at once.
  *
  * Samplers (sampler.h) run on thread 0's loop: first the event-loop lag
  * probe (driver_result.loop_lag_ms; every other loop has one too), then
@@ -75,6 +78,13 @@ struct driver_cfg {
     int warmup;                         /* unmeasured requests sent first */
     long connect_timeout_ms, timeout_ms;   /* 0 = none */
     double idle_timeout_s;              /* fail a request silent for this long (no byte); 0 = none */
+    /* End the run when requests are in flight and no byte has arrived on
+     * any of them for this long, s (driver_result.server_stalled); 0 =
+     * never. The silence counts only while requests are in flight: from the
+     * newest byte of any request, or from when requests went in flight after
+     * none were, summed over in-flight spans with no byte between (a request
+     * that timed out, then the next one sent, keep counting). */
+    double stall_timeout_s;
     const char *secret;                 /* e.g. the API key: scrubbed from failure messages; may be NULL */
 
     double grace_s;                     /* after a stop signal, how long in-flight requests may finish */
@@ -165,6 +175,17 @@ struct driver_result {
         int connect_failures;       /* refused connections in the streak */
         int truncated;              /* streams cut by the server in the streak */
     } server_gone;
+    /* The server stalled (driver_cfg.stall_timeout_s): nothing more was
+     * sent, and the requests in flight were ended at once, failed
+     * (FAIL_TIMEOUT, "server stalled: ..."): a stopped server would not
+     * answer them in a grace period. */
+    struct server_stalled {
+        bool stalled;
+        int64_t detected_ns;        /* CLOCK_MONOTONIC: when the run saw it */
+        int64_t silent_ns;          /* the silence then (≥ stall_timeout_s) */
+        long in_flight;             /* requests in flight then */
+        double timeout_s;           /* driver_cfg.stall_timeout_s */
+    } server_stalled;
     int prewarmed;               /* connections opened by the pre-warm GETs that succeeded */
     double cpu_user_s, cpu_sys_s;/* the client's CPU time (whole process) while requests ran */
     long stamps_kernel;          /* arrival times (headers, body pieces) from the kernel (net/rxstamp.h) */

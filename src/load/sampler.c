@@ -39,6 +39,7 @@ struct worker {
     bool stop;                  /* the after-last boundary is queued: no more periodic samples */
     bool finished;              /* the thread returned from its last hook */
     bool abandoned;             /* the runner stopped waiting: discard results, do not wake it */
+    bool hurry;                 /* sampler_runner_hurry: every tick from now on has hurry set */
     struct result_node *head, **tail;
     int wake_fd;                /* the runner's eventfd */
     struct sampler_report rep;  /* the thread's counts (collected is the runner's) */
@@ -53,6 +54,7 @@ struct entry {
     int64_t next_slot;          /* inline: the slot the timer is armed for */
     long collected;             /* blocking: results collected on the loop */
     bool late;                  /* blocking: did not stop in time */
+    bool hurry;                 /* inline: sampler_runner_hurry was called */
 };
 
 enum runner_state { R_NEW, R_RUNNING, R_STOPPED };
@@ -120,7 +122,7 @@ static bool has_thread(const struct entry *e)
 static void inline_take(struct entry *e, enum sampler_phase phase, int64_t t_due, int64_t now)
 {
     struct sampler *s = e->s;
-    struct sampler_tick t = {phase, t_due, now};
+    struct sampler_tick t = {phase, t_due, now, e->hurry};
     void *res = s->sample(s->ud, &t);
     account(&e->rep, &t);
     if (!res)
@@ -279,10 +281,11 @@ static bool next_tick(struct worker *w, struct sampler_tick *t)
         bool boundary = w->next_boundary < w->n_boundary;
         if (boundary && !(slot_due && slot < w->boundary[w->next_boundary].t_due)) {
             *t = w->boundary[w->next_boundary++];
+            t->hurry = w->hurry;
             return true;
         }
         if (slot_due) {
-            *t = (struct sampler_tick){SAMPLER_PERIODIC, slot, 0};
+            *t = (struct sampler_tick){SAMPLER_PERIODIC, slot, 0, w->hurry};
             w->rep.periodic_skipped += (long)((slot - w->next_slot) / p);
             w->next_slot = slot + p;
             return true;
@@ -548,6 +551,19 @@ int sampler_runner_stop(struct sampler_runner *r, int64_t t_ns, int64_t wait_ns)
         event_del(r->wake);
     r->state = R_STOPPED;
     return late;
+}
+
+void sampler_runner_hurry(struct sampler_runner *r)
+{
+    for (int i = 0; r && i < r->n; i++) {
+        struct entry *e = &r->e[i];
+        e->hurry = true;
+        if (!e->w)
+            continue;
+        pthread_mutex_lock(&e->w->mu);
+        e->w->hurry = true;
+        pthread_mutex_unlock(&e->w->mu);
+    }
 }
 
 const struct sampler_report *sampler_runner_report(const struct sampler_runner *r, int i)

@@ -63,6 +63,10 @@ struct sampler_tick {
     int64_t t_due;
     /* When the hook was called (CLOCK_MONOTONIC ns), ≥ t_due. */
     int64_t t_taken;
+    /* The run is ending because the server it measures stopped answering
+     * (sampler_runner_hurry): a sampler that asks that server should
+     * return NULL at once rather than wait for its own timeout. */
+    bool hurry;
 };
 
 /* A sampler. The caller owns it and ud; both must outlive the run (and a
@@ -171,6 +175,13 @@ int sampler_runner_phase(struct sampler_runner *r, enum sampler_phase phase, int
  * SAMPLER_STOP_TIMED_OUT; what it returns later is discarded. Returns how
  * many did not stop in time, or -1 when the runner was not running. */
 int sampler_runner_stop(struct sampler_runner *r, int64_t t_ns, int64_t wait_ns);
+
+/* The run's server stopped answering: from now on every sample's tick
+ * (blocking samplers' boundaries and periodic slots not yet taken, inline
+ * ones') has hurry set, so samplers that ask that server end at once and
+ * the end of the run need not wait for their timeouts. Call from the
+ * loop's thread while running, before the boundaries still to give. */
+void sampler_runner_hurry(struct sampler_runner *r);
 
 /* The report of sampler i (0-based, in the order given), valid until the
  * runner is freed; NULL when i is out of range. Final after

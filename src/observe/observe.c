@@ -119,6 +119,8 @@ struct observe *observe_new(const struct observe_cfg *cfg)
 static void *srv_sample(void *ud, const struct sampler_tick *t)
 {
     struct srv_side *s = ud;
+    if (t->hurry)   /* the server stopped answering: a scrape would wait its timeout */
+        return NULL;
     return srv_scrape(&s->scraper, t->t_due, obs_phase_of(t->phase));
 }
 

@@ -235,6 +235,14 @@ static void fold_ranks(const struct part_doc *d, int count, struct bench_meta *m
             m->gone_connect_failures = d[i].b.server_gone.connect_failures;
             m->gone_truncated = d[i].b.server_gone.truncated;
         }
+        const struct bench_server_stalled *st = &d[i].b.server_stalled;
+        if (st->present && !m->server_stalled) {    /* the first part that saw it stands for the run */
+            m->server_stalled = true;
+            m->stall_timeout_s = st->stall_timeout_s;
+            m->stall_detected_s = st->detected_s;
+            m->stall_silent_s = st->silent_s;
+            m->stall_in_flight = st->in_flight;
+        }
         m->cache_contaminated |= d[i].b.cache_contaminated;
     }
     s->loop_lag.samples = samples;

@@ -152,6 +152,8 @@ static const char *incomplete_reason(const struct run_ctx *x, const struct drive
                                      double window_s)
 {
     const struct run_config *c = x->c;
+    if (dr->server_stalled.stalled)
+        return "server_stalled";
     if (dr->server_gone.gone)
         return "server_gone";
     /* a signal after the last request was sent, whose in-flight requests all
@@ -188,6 +190,7 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
     dr->records = NULL;
     res->warmup_failed = dr->warmup_failed;
     res->server_gone = dr->server_gone;
+    res->server_stalled = dr->server_stalled;
     if (summary_compute(res->records, res->n_records, &so, s) != 0) {
         snprintf(res->error, sizeof res->error, "out of memory summarizing");
         return -1;
@@ -208,6 +211,12 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
         meta.gone_first_failure_s = (double)(dr->server_gone.first_failure_ns - dr->phase_ns[SAMPLER_BEFORE_WARMUP]) / 1e9;
         meta.gone_connect_failures = dr->server_gone.connect_failures;
         meta.gone_truncated = dr->server_gone.truncated;
+    }
+    if ((meta.server_stalled = dr->server_stalled.stalled)) {
+        meta.stall_timeout_s = run_stall_timeout_s(c);
+        meta.stall_detected_s = (double)(dr->server_stalled.detected_ns - dr->phase_ns[SAMPLER_BEFORE_WARMUP]) / 1e9;
+        meta.stall_silent_s = (double)dr->server_stalled.silent_ns / 1e9;
+        meta.stall_in_flight = dr->server_stalled.in_flight;
     }
     char finished[21];
     clock_utc_iso8601(finished);

@@ -28,11 +28,17 @@ void run_config_defaults(struct run_config *c)
         .endpoint = EP_CHAT, .concurrency = 1, .num_prompts = 100, .input_len = 1024,
         .output_len = 128, .ignore_eos = true, .pct = PCT_NEAREST, .calib = CALIB_AUTO,
         .timeout_s = 600, .connect_timeout_s = 10, .idle_timeout_s = 120, .grace_s = 5,
+        .stall_timeout_s = -1,
         .request_rate = INFINITY, .burstiness = 1, .slo = {NAN, NAN, NAN}, .name = "anvil run",
         .server_metrics = "auto", .scrape_interval_ms = 1000, .telemetry = OBS_MODE_AUTO,
         .telemetry_interval_ms = 1000,
         .prefix_groups = 1, .tool_result_len = 200, .agentic_user_len = 100, .rank_timeout_s = 60,
     };
+}
+
+double run_stall_timeout_s(const struct run_config *c)
+{
+    return c->stall_timeout_s < 0 ? c->idle_timeout_s : c->stall_timeout_s;
 }
 
 /* A URL anvil can read metrics from: http, https or file. */
@@ -229,6 +235,7 @@ static int drive(struct run_ctx *x, struct driver_result *dr)
         .duration_s = c->duration_s, .warmup_s = c->warmup_s,
         .connect_timeout_ms = (long)(c->connect_timeout_s * 1000),
         .timeout_ms = (long)(c->timeout_s * 1000), .idle_timeout_s = c->idle_timeout_s,
+        .stall_timeout_s = run_stall_timeout_s(c),
         .grace_s = c->grace_s, .secret = x->secret, .progress = c->progress,
         .make_body = run_make_body, .on_record = run_log_record, .ud = x,
         .follows = c->multi_turn && !x->agentic.n ? run_follows : NULL, .prewarm_url = models_url,
@@ -636,6 +643,15 @@ void run_result_free(struct run_result *r)
         observe_report_free(r->observe);
     free(r->observe);
     r->observe = NULL;
+}
+
+bool run_stalled_text(const struct run_result *r, char *out, size_t cap)
+{
+    if (!r->server_stalled.stalled)
+        return false;
+    snprintf(out, cap, "server_stalled: no byte on any in-flight request for %g s (--stall-timeout-s)",
+             r->server_stalled.timeout_s);
+    return true;
 }
 
 void run_failures_text(const struct run_result *r, char *out, size_t cap)

@@ -72,6 +72,9 @@ struct run_config {
     enum calib_mode calib;
     const char *calibration_cache;      /* JSON file of calibrations reused across runs; NULL = none */
     double timeout_s, connect_timeout_s, idle_timeout_s, grace_s;
+    double stall_timeout_s;             /* end the run when no byte arrived on any in-flight request
+                                           for this long, s (driver_cfg.stall_timeout_s); 0 = never;
+                                           < 0 = idle_timeout_s (run_stall_timeout_s) */
     double request_rate, burstiness;    /* requests/s (INFINITY = closed loop); gamma shape */
     struct slo slo;
     struct sweep_place sweep;           /* where the run sits in a sweep; case_id NULL = none */
@@ -153,6 +156,11 @@ struct run_config {
  * cli/run.c shows the same values: it sets them through this function). */
 void run_config_defaults(struct run_config *c);
 
+/* The stall timeout the run uses, s: c->stall_timeout_s, or when that is
+ * < 0 (the default) c->idle_timeout_s — a server silent as long as one
+ * request may be is stalled; 0 = never. */
+double run_stall_timeout_s(const struct run_config *c);
+
 /* Maps c->compat onto c's own fields (base_url, endpoint, dataset, out):
  * --host/--port, a base URL without a path (gets /v1), an endpoint given as a
  * path, --backend, --dataset-name/--dataset-path, --result-dir and
@@ -195,6 +203,7 @@ struct run_result {
     long journal_lines_lost;    /* journal lines whose write failed (a full disk): the journal is cut
                                    short, the artifact still has every request */
     struct server_gone server_gone; /* the server stopped answering mid-run (load/driver.h) */
+    struct server_stalled server_stalled;   /* the server stalled: no byte for the stall timeout */
     struct observe_report *observe; /* what the server and hardware said; owned; NULL when the run
                                        did not get that far */
     int64_t window_start, window_end;   /* the measurement window as the samplers got it
@@ -213,6 +222,12 @@ void run_result_free(struct run_result *r);
  * bytes): "N of M requests failed (first: CATEGORY: MESSAGE)", or "no request
  * completed" when none failed. */
 void run_failures_text(const struct run_result *r, char *out, size_t cap);
+
+/* When the run ended because the server stalled: writes "server_stalled:
+ * no byte on any in-flight request for S s (--stall-timeout-s)" into out
+ * (cap bytes) and returns true — the reason the commands built on runs
+ * (decode's cells, prefills and bursts) give for stopping. Else false. */
+bool run_stalled_text(const struct run_result *r, char *out, size_t cap);
 
 /* What run_recover did. */
 struct run_recovery {

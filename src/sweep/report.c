@@ -14,8 +14,9 @@
 
 /* A job's round artifact when it is complete (true: *b read, its bytes'
  * SHA-256 in hex). Otherwise false, with why it is not usable in why ("" when
- * the file is missing or incomplete, " (reader's message)" when it does not
- * read as an artifact). */
+ * the file is missing, " (incomplete: REASON)" when the round was cut short,
+ * e.g. by a server that stalled, " (reader's message)" when it does not read
+ * as an artifact). */
 static bool load_round(const struct sweep_job *job, struct benchmark *b, char *hex, char *why,
                        size_t whylen)
 {
@@ -27,6 +28,7 @@ static bool load_round(const struct sweep_job *job, struct benchmark *b, char *h
         return false;
     }
     if (b->incomplete) {    /* as sweep_round_done */
+        snprintf(why, whylen, " (incomplete: %s)", b->incomplete_reason ? b->incomplete_reason : "no reason given");
         benchmark_free(b);
         return false;
     }

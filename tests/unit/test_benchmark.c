@@ -155,6 +155,7 @@ static void fill(struct benchmark *b)
                         .cache_file = str(), .cache_key = str(), .shared_prefix_method = str()},
         .context_tokens_measured = num(), .shared_prefix_tokens = num(),
         .server_gone = {true, num(), whole(), whole()},
+        .server_stalled = {true, num(), num(), num(), whole()},
         .duration_mode = {true, num(), num(), num(), num(), num(), whole(), whole(), whole(), num(), num(), str(), num()},
         .workload = {true, str(), num(), num(), whole(),
                      {true, str(), whole(), whole(), whole(), num(), num(), num(), num(), num(), num(), whole(), num(),
@@ -328,6 +329,9 @@ static void same_blocks(const struct benchmark *a, const struct benchmark *b)
     cr_assert_eq(a->server_gone.present, b->server_gone.present);
     SAME(a, b, server_gone.first_failure_s); SAME(a, b, server_gone.connect_failures);
     SAME(a, b, server_gone.truncated);
+    cr_assert_eq(a->server_stalled.present, b->server_stalled.present);
+    SAME(a, b, server_stalled.stall_timeout_s); SAME(a, b, server_stalled.detected_s);
+    SAME(a, b, server_stalled.silent_s); SAME(a, b, server_stalled.in_flight);
     const struct bench_duration_mode *d = &a->duration_mode, *e = &b->duration_mode;
     cr_assert_eq(d->present, e->present);
     SAME(d, e, duration_s); SAME(d, e, warmup_s); SAME(d, e, window_s); SAME(d, e, tokens_in_window);

@@ -271,3 +271,44 @@ Test(flags, every_vllm_flag_of_the_readme_table_has_a_row)
     cr_assert_gt(flags, 50, "only %d flags read from the table", flags);
     free(readme);
 }
+
+/* --stall-timeout-s: the idle timeout's value unless given (120 by
+ * default, or --idle-timeout-s's, in either order), 0 = never, a
+ * negative value a usage error. */
+Test(flags, stall_timeout_defaults_to_the_idle_timeout)
+{
+    struct { int argc; char *argv[6]; double want; } ok[] = {
+        {1, {"run"}, 120},
+        {3, {"run", "--idle-timeout-s", "5"}, 5},
+        {5, {"run", "--stall-timeout-s", "2", "--idle-timeout-s", "9"}, 2},
+        {5, {"run", "--idle-timeout-s", "9", "--stall-timeout-s", "30"}, 30},
+        {3, {"run", "--stall-timeout-s", "0"}, 0},
+        {2, {"run", "--stall-timeout-s=0.25"}, 0.25},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        struct run_cli r = {0};
+        cr_assert_eq(run_cli_parse(&r, ok[i].argc, ok[i].argv, NULL), 0, "case %zu", i);
+        cr_assert_eq(run_stall_timeout_s(&r.c), ok[i].want, "case %zu: %g", i, run_stall_timeout_s(&r.c));
+        run_cli_free(&r);
+    }
+    struct run_config lib;
+    run_config_defaults(&lib);
+    cr_assert_eq(run_stall_timeout_s(&lib), lib.idle_timeout_s, "the library's default follows the idle timeout");
+    lib.idle_timeout_s = 7;
+    cr_assert_eq(run_stall_timeout_s(&lib), 7);
+    char *bad[][3] = {{"run", "--stall-timeout-s", "-1"}, {"run", "--stall-timeout-s", "soon"},
+                      {"run", "--stall-timeout-s", "nan"}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        struct run_cli r = {0};
+        cr_assert_eq(run_cli_parse(&r, 3, bad[i], NULL), -1, "%s accepted", bad[i][2]);
+        run_cli_free(&r);
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    flags_help(f, run_flag_table());
+    fclose(f);
+    cr_assert(strstr(text, "--stall-timeout-s S"), "run --help lists it");
+    cr_assert(strstr(text, "default: the --idle-timeout-s value; 0 = never"));
+    free(text);
+}

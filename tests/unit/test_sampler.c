@@ -674,3 +674,49 @@ Test(sampler, names)
     cr_assert_str_eq(sampler_phase_name((enum sampler_phase)9), "?");
     cr_assert_str_eq(sampler_state_name(SAMPLER_START_FAILED), "start_failed");
 }
+
+/* sampler_runner_hurry: the ticks given after it (boundaries and periodic
+ * slots, blocking and inline samplers alike) say hurry, those before do
+ * not — a scrape of a server that stopped answering is skipped instead of
+ * waiting its timeout at every boundary still to come. */
+Test(sampler, ticks_after_hurry_say_so)
+{
+    static struct recorder rb, ri;
+    recorder_init(&rb);
+    recorder_init(&ri);
+    struct sampler b = make_sampler(&rb, "b", 0, true), i = make_sampler(&ri, "i", 0, false);
+    struct sampler *list[] = {&b, &i};
+    struct event_base *base = precise_base();
+    struct sampler_runner *run = sampler_runner_new(base, list, 2);
+    cr_assert(run);
+    int64_t t0 = clock_now_ns();
+    cr_assert_eq(sampler_runner_start(run, t0), 0);
+    cr_assert_eq(sampler_runner_phase(run, SAMPLER_WINDOW_START, t0 + MS), 0);
+    for (int k = 0; k < 500; k++) {     /* the thread has taken both boundaries */
+        pthread_mutex_lock(&rb.mu);
+        int n = rb.n;
+        pthread_mutex_unlock(&rb.mu);
+        if (n >= 3)
+            break;
+        sleep_ms(2);
+    }
+    sampler_runner_hurry(run);
+    cr_assert_eq(sampler_runner_phase(run, SAMPLER_WINDOW_END, t0 + 2 * MS), 0);
+    cr_assert_eq(sampler_runner_stop(run, t0 + 3 * MS, 5000 * MS), 0);
+    const struct recorder *rs[] = {&rb, &ri};
+    for (int k = 0; k < 2; k++) {
+        int samples = 0;
+        for (int c = 0; c < rs[k]->n; c++) {
+            const struct call *call = &rs[k]->calls[c];
+            if (call->hook != H_SAMPLE)
+                continue;
+            samples++;
+            bool after = call->t.phase == SAMPLER_WINDOW_END || call->t.phase == SAMPLER_AFTER_LAST;
+            cr_assert_eq(call->t.hurry, after, "%s: %s tick hurry %d", k ? "inline" : "blocking",
+                         sampler_phase_name(call->t.phase), call->t.hurry);
+        }
+        cr_assert_eq(samples, SAMPLER_N_BOUNDARIES);
+    }
+    sampler_runner_free(run);
+    event_base_free(base);
+}
