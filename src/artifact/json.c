@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/file.h"
+#include "core/sha256.h"
 
 /* ---- writing ---- */
 
@@ -149,12 +150,17 @@ static int write_synced(const char *target, const char *text)
     return ok ? 0 : -1;
 }
 
-/* Where an artifact goes when its own place cannot take it:
- * $TMPDIR (else /tmp)/anvil-<pid>-<file name>. */
-static void fallback_path(const char *path, char *out, size_t cap)
+void artifact_fallback_path(const char *path, char *out, size_t cap)
 {
     const char *dir = getenv("TMPDIR"), *base = strrchr(path, '/');
-    snprintf(out, cap, "%s/anvil-%ld-%s", dir && *dir ? dir : "/tmp", (long)getpid(), base ? base + 1 : path);
+    char abs[4200], cwd[4096], hex[SHA256_HEX_LEN + 1];
+    if (path[0] != '/' && getcwd(cwd, sizeof cwd))
+        snprintf(abs, sizeof abs, "%s/%s", cwd, path);
+    else
+        snprintf(abs, sizeof abs, "%s", path);
+    if (sha256_hex(abs, strlen(abs), hex) != 0)
+        snprintf(hex, sizeof hex, "%ld", (long)getpid());
+    snprintf(out, cap, "%s/anvil-%.12s-%s", dir && *dir ? dir : "/tmp", hex, base ? base + 1 : path);
 }
 
 int artifact_write_file(const char *path, const cJSON *j, char *err, size_t errlen)
@@ -189,7 +195,7 @@ int artifact_write_file(const char *path, const cJSON *j, char *err, size_t errl
         unlink(tmp);            /* a partial temporary file must not linger */
     if (rc != 0 && !in_place) {  /* the measurements are not lost: put them elsewhere */
         char fb[1200];
-        fallback_path(path, fb, sizeof fb);
+        artifact_fallback_path(path, fb, sizeof fb);
         if (write_synced(fb, text) == 0)
             snprintf(err, errlen, "%.600s; the artifact was written to %s instead", why, fb);
         else

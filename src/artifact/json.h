@@ -40,13 +40,19 @@ char *artifact_print(const cJSON *j);
  * can. Returns 0, or -1 with why in err. */
 int artifact_check_path(const char *path, char *err, size_t errlen);
 
+/* Where the artifact meant for path goes when path cannot take it:
+ * $TMPDIR (else /tmp)/anvil-<12 hex digits of the SHA-256 of path made
+ * absolute>-<its file name>, so a later process (a resumed sweep) finds the
+ * fallback of the same path. */
+void artifact_fallback_path(const char *path, char *out, size_t cap);
+
 /* Writes j (pretty-printed by artifact_print, then a newline) to path,
  * creating the parent directory, through a temporary file in the same
  * directory, fsynced and renamed into place, so a reader never sees half a
  * file — unless path is a device, pipe or symlink, which is written in
  * place, or "-", stdout. When the write fails (disk full, ...) the
  * temporary file is removed and the artifact is written to
- * $TMPDIR (else /tmp)/anvil-<pid>-<name> instead; the message names it.
+ * artifact_fallback_path(path) instead; the message names it.
  * Returns 0, or -1 with a message in err (also when the fallback took it). */
 int artifact_write_file(const char *path, const cJSON *j, char *err, size_t errlen);
 
