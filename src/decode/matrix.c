@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "artifact/decode_matrix.h"
 #include "artifact/json.h"
@@ -430,9 +431,14 @@ static int run_cell(const struct decode_config *c, const struct startup *s, stru
     decode_cell_result_free(&r);
     snprintf(rel, sizeof rel, "cells/%s.json", name);
     dir_path(c, rel, path, sizeof path);
-    char err[600];
-    if (artifact_write_file(path, slot->file, err, sizeof err) != 0)
-        decode_event(ev, "warning: %s (the cell is kept in memory only)", err);
+    char err[1400];
+    if (artifact_write_file(path, slot->file, err, sizeof err) != 0) {
+        /* measured but not where a resumed run looks first: stop before measuring more on a full
+         * disk; the fallback the message names is where resume_cell finds it */
+        snprintf(why, whycap, "cannot keep cell C=%ld ctx=%s: %.900s; free space and run the same command "
+                 "again: the cell is taken from there, not measured again", slot->conc, label, err);
+        return -1;
+    }
     return 0;
 }
 
@@ -443,9 +449,16 @@ static void resume_cell(const struct decode_config *c, struct cell_slot *slot)
     cell_name(slot->conc, slot->ctx, name, sizeof name);
     snprintf(rel, sizeof rel, "cells/%s.json", name);
     dir_path(c, rel, path, sizeof path);
-    char *text = file_read_all(path, NULL);
+    char *text = file_read_all(path, NULL), fb[4400] = "";
+    if (!text) {    /* a cell written to its fallback when the directory could not take it */
+        artifact_fallback_path(path, fb, sizeof fb);
+        text = file_read_all(fb, NULL);
+    }
     cJSON *j = text ? cJSON_Parse(text) : NULL;
     free(text);
+    char err[1400];
+    if (j && fb[0] && artifact_write_file(path, j, err, sizeof err) == 0)
+        unlink(fb);     /* moved into place */
     if (j && cJSON_IsObject(cJSON_GetObjectItem(j, "result")))
         slot->file = j;
     else
