@@ -35,6 +35,8 @@ struct http_client {
     struct sock_ctx **by_fd;    /* their contexts by descriptor (NULL: none) */
     size_t n_by_fd;
     struct http_rx_counts rx;   /* how the stamps handed to callbacks were taken */
+    int64_t read_clock;         /* the clock time given to the unstamped bytes of the current
+                                   callback from curl (0: not read yet) */
 };
 
 struct http_xfer {
@@ -157,9 +159,12 @@ static int64_t kernel_stamp(const struct http_xfer *x, size_t off, size_t *until
 }
 
 /* The time to hand a callback for bytes the kernel stamped t (0: none, so
- * the clock now, which is later than their arrival), counted by how it was
+ * the clock, which is later than their arrival), counted by how it was
  * taken. Never before the transfer's start (a step of the wall clock could
- * move a kernel stamp there). */
+ * move a kernel stamp there). The clock is read once per callback from
+ * curl: the bytes curl hands over at once were read together, and one time
+ * for all of them lets a read that held several outputs be told from
+ * outputs that arrived apart, as one kernel stamp does for one buffer. */
 static int64_t arrival(struct http_xfer *x, int64_t t)
 {
     struct http_client *c = x->client;
@@ -167,7 +172,9 @@ static int64_t arrival(struct http_xfer *x, int64_t t)
         c->rx.kernel++;
     } else {
         c->rx.clock++;
-        t = clock_now_ns();
+        if (!c->read_clock)
+            c->read_clock = clock_now_ns();
+        t = c->read_clock;
     }
     return t > x->t_start ? t : x->t_start;
 }
@@ -388,6 +395,7 @@ static size_t header_cb(char *p, size_t size, size_t n, void *arg)
     struct http_xfer *x = arg;
     size_t len = size * n;
     size_t off = take(x, len);
+    x->client->read_clock = 0;
     if (len == 0)
         return 0;
     if (len >= 5 && strncmp(p, "HTTP/", 5) == 0) {      /* a new header block */
@@ -439,6 +447,7 @@ static size_t write_cb(char *p, size_t size, size_t n, void *arg)
     struct http_xfer *x = arg;
     size_t len = size * n;
     size_t off = take(x, len);
+    x->client->read_clock = 0;
     if (!x->chunked) {
         deliver(x, p, len, off);
     } else {

@@ -44,6 +44,8 @@ static void on_output(struct stream *s, const struct chunk *c)
         r->t_first_output = s->now;
     if (answer && !r->t_first_content)
         r->t_first_content = s->now;
+    else if (s->now == r->t_first_content)   /* dated by the same buffer or read: merged */
+        r->first_output_merged = true;
     if (c->content_bytes)
         r->content_chunks++;
     if (c->tool_call_bytes)

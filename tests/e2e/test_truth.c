@@ -67,7 +67,8 @@ static void agree(const char *const sim_args[], const char *concurrency, int n)
         double end_err = (start + harness_num(t, "e2e_ms") * 1e6 - tr[idx].finished) / 1e6;
         char what[64];
         snprintf(what, sizeof what, "concurrency %s, request %d", concurrency, idx);
-        merged += harness_check_first_stamp(&tr[idx], start + harness_num(t, "ttft_ms") * 1e6, shared[idx], what);
+        merged += harness_check_first_stamp(&tr[idx], start + harness_num(t, "ttft_ms") * 1e6, shared[idx],
+                                            cJSON_IsTrue(cJSON_GetObjectItem(t, "first_output_merged")), what);
         cr_assert(fabs(end_err) <= 1.0, "concurrency %s, request %d: end of stream stamped %.3f ms from "
                   "the server's write", concurrency, idx, end_err);
         k++;
