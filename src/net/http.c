@@ -17,10 +17,26 @@
 #include "net/chunked.h"
 #include "net/rxstamp.h"
 
-struct http_client {
+/* One curl multi handle with its own connection cache. curl 7.88 walks a
+ * multi's whole connection cache on operations done once per transfer
+ * (curl_multi_remove_handle marks connect-only connections with
+ * Curl_conncache_foreach; a new transfer scans its host's connections for
+ * an idle one), so one multi holding 10,000 connections spent seconds of
+ * one loop's time starting 10,000 streams (bench/RESULTS.md). A client
+ * spreads its transfers over lanes of at most HTTP_LANE_CONNECTIONS
+ * connections each instead. */
+#define HTTP_LANE_CONNECTIONS 256
+struct lane {
+    struct http_client *client;
     CURLM *multi;
-    struct event_base *base;
     struct event *timer;
+    size_t in_flight;
+};
+
+struct http_client {
+    struct lane *lanes;
+    int n_lanes;
+    struct event_base *base;
     struct event *drain;        /* reads curl's finished transfers from a clean stack */
     size_t in_flight;
     struct http_xfer *xfers;    /* in flight, doubly linked */
@@ -41,6 +57,7 @@ struct http_client {
 
 struct http_xfer {
     struct http_client *client;
+    struct lane *lane;          /* the multi it runs on */
     CURL *easy;
     const struct http_handlers *h;
     void *ud;
@@ -64,20 +81,23 @@ static void unlink_xfer(struct http_client *c, struct http_xfer *x)
     if (x->next)
         x->next->prev = x->prev;
     c->in_flight--;
+    x->lane->in_flight--;
 }
 
 /* Per-socket state, attached to curl's socket with curl_multi_assign. */
 struct sock_ctx {
     struct event *ev;
     struct http_client *client;
+    struct lane *lane;          /* whose multi opened the socket */
     int local_port;     /* names the connection to its transfer (http_xfer.local_port) */
 };
 
-static void drain_done(struct http_client *c)
+static void drain_done(struct lane *ln)
 {
+    struct http_client *c = ln->client;
     CURLMsg *msg;
     int left;
-    while ((msg = curl_multi_info_read(c->multi, &left))) {
+    while ((msg = curl_multi_info_read(ln->multi, &left))) {
         if (msg->msg != CURLMSG_DONE)
             continue;
         CURL *easy = msg->easy_handle;
@@ -85,7 +105,7 @@ static void drain_done(struct http_client *c)
         struct http_xfer *x;
         curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
         int64_t now = clock_now_ns();
-        curl_multi_remove_handle(c->multi, easy);
+        curl_multi_remove_handle(ln->multi, easy);
         unlink_xfer(c, x);
         x->h->on_done(x->ud, now, rc, rc == CURLE_OK ? "" : (x->err[0] ? x->err : curl_easy_strerror(rc)));
         curl_easy_cleanup(easy);
@@ -98,12 +118,13 @@ static void drain_done(struct http_client *c)
 static void socket_action(struct http_client *c, struct sock_ctx *ctx, int fd, int mask)
 {
     int running;
+    struct lane *ln = ctx->lane;    /* ctx may be freed during the action (socket_cb's CURL_POLL_REMOVE) */
     c->rx_valid = (mask & CURL_CSELECT_IN) && rxstamp_peek(fd, RXSTAMP_RUNS, &c->rx_map) == 0;
     c->rx_port = ctx->local_port;
     c->rx_off = 0;
-    curl_multi_socket_action(c->multi, fd, mask, &running);
+    curl_multi_socket_action(ln->multi, fd, mask, &running);
     c->rx_valid = false;
-    drain_done(c);
+    drain_done(ln);
 }
 
 static void on_socket_event(evutil_socket_t fd, short what, void *arg)
@@ -205,7 +226,8 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    struct http_client *c = arg;
+    struct lane *ln = arg;
+    struct http_client *c = ln->client;
     struct epoll_event ready[64];
     int n = c->epfd >= 0 ? epoll_wait(c->epfd, ready, 64, 0) : 0;
     for (int i = 0; i < n; i++) {
@@ -214,28 +236,30 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
             socket_action(c, c->by_fd[s], s, CURL_CSELECT_IN);
     }
     int running;
-    curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-    drain_done(c);
+    curl_multi_socket_action(ln->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    drain_done(ln);
 }
 
 static void on_drain(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    drain_done(arg);
+    struct http_client *c = arg;
+    for (int i = 0; i < c->n_lanes; i++)
+        drain_done(&c->lanes[i]);
 }
 
 static int timer_cb(CURLM *multi, long timeout_ms, void *arg)
 {
     (void)multi;
-    struct http_client *c = arg;
+    struct lane *ln = arg;
     if (timeout_ms < 0) {
-        evtimer_del(c->timer);
+        evtimer_del(ln->timer);
         return 0;
     }
     /* never call back into curl from here: 0 becomes "as soon as the loop runs" */
     struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
-    evtimer_add(c->timer, &tv);
+    evtimer_add(ln->timer, &tv);
     return 0;
 }
 
@@ -282,14 +306,15 @@ static void forget_socket(struct http_client *c, int s)
 static int socket_cb(CURL *easy, curl_socket_t s, int what, void *arg, void *sockp)
 {
     (void)easy;
-    struct http_client *c = arg;
+    struct lane *ln = arg;
+    struct http_client *c = ln->client;
     struct sock_ctx *ctx = sockp;
     if (what == CURL_POLL_REMOVE) {
         if (ctx) {
             forget_socket(c, s);
             event_free(ctx->ev);
             free(ctx);
-            curl_multi_assign(c->multi, s, NULL);
+            curl_multi_assign(ln->multi, s, NULL);
         }
         return 0;
     }
@@ -298,11 +323,12 @@ static int socket_cb(CURL *easy, curl_socket_t s, int what, void *arg, void *soc
         if (!ctx)
             return -1;
         ctx->client = c;
+        ctx->lane = ln;
         struct sockaddr_storage a;
         socklen_t alen = sizeof a;
         if (getsockname(s, (struct sockaddr *)&a, &alen) == 0)
             ctx->local_port = local_port(&a);
-        curl_multi_assign(c->multi, s, ctx);
+        curl_multi_assign(ln->multi, s, ctx);
         watch_socket(c, s, ctx);
     } else {
         event_free(ctx->ev);
@@ -330,18 +356,30 @@ struct http_client *http_client_new(struct event_base *base, long max_connection
         const char *v = getenv(proxy_vars[i]);
         c->proxy_env |= v && *v;
     }
-    c->multi = curl_multi_init();
-    c->timer = evtimer_new(base, on_timer, c);
+    long n = max_connections > HTTP_LANE_CONNECTIONS
+             ? (max_connections + HTTP_LANE_CONNECTIONS - 1) / HTTP_LANE_CONNECTIONS : 1;
     c->drain = evtimer_new(base, on_drain, c);
-    if (!c->multi || !c->timer || !c->drain) {
+    c->lanes = calloc((size_t)n, sizeof *c->lanes);
+    if (!c->drain || !c->lanes) {
         http_client_free(c);
         return NULL;
     }
-    curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
-    curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
-    curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
-    curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
-    curl_multi_setopt(c->multi, CURLMOPT_MAXCONNECTS, max_connections);
+    for (; c->n_lanes < n; c->n_lanes++) {
+        struct lane *ln = &c->lanes[c->n_lanes];
+        ln->client = c;
+        ln->multi = curl_multi_init();
+        ln->timer = evtimer_new(base, on_timer, ln);
+        if (!ln->multi || !ln->timer) {
+            c->n_lanes++;       /* freed with the others */
+            http_client_free(c);
+            return NULL;
+        }
+        curl_multi_setopt(ln->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
+        curl_multi_setopt(ln->multi, CURLMOPT_SOCKETDATA, ln);
+        curl_multi_setopt(ln->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
+        curl_multi_setopt(ln->multi, CURLMOPT_TIMERDATA, ln);
+        curl_multi_setopt(ln->multi, CURLMOPT_MAXCONNECTS, (max_connections + n - 1) / n);
+    }
     return c;
 }
 
@@ -500,13 +538,20 @@ struct http_xfer *http_start(struct http_client *c, const struct http_request *r
         curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, req->connect_timeout_ms);
     if (req->timeout_ms)
         curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, req->timeout_ms);
+    /* the lane with the fewest transfers: it has a pre-warmed connection
+     * idle when the load is spread as the pre-warm was */
+    x->lane = &c->lanes[0];
+    for (int i = 1; i < c->n_lanes; i++)
+        if (c->lanes[i].in_flight < x->lane->in_flight)
+            x->lane = &c->lanes[i];
     *t_start_ns = x->t_start = clock_now_ns();
-    if (curl_multi_add_handle(c->multi, e) != CURLM_OK) {
+    if (curl_multi_add_handle(x->lane->multi, e) != CURLM_OK) {
         curl_easy_cleanup(e);
         free(x);
         return NULL;
     }
     c->in_flight++;
+    x->lane->in_flight++;
     x->next = c->xfers;
     if (c->xfers)
         c->xfers->prev = x;
@@ -516,14 +561,14 @@ struct http_xfer *http_start(struct http_client *c, const struct http_request *r
      * transfer that ends right away is reported from the drain event, never
      * from inside this call. */
     int running;
-    curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    curl_multi_socket_action(x->lane->multi, CURL_SOCKET_TIMEOUT, 0, &running);
     event_active(c->drain, EV_TIMEOUT, 0);
     return x;
 }
 
 void http_cancel(struct http_client *c, struct http_xfer *x)
 {
-    curl_multi_remove_handle(c->multi, x->easy);
+    curl_multi_remove_handle(x->lane->multi, x->easy);
     unlink_xfer(c, x);
     curl_easy_cleanup(x->easy);
     free(x);
@@ -548,13 +593,15 @@ void http_client_free(struct http_client *c)
 {
     if (!c)
         return;
-    if (c->multi) {
-        while (c->xfers)
-            http_cancel(c, c->xfers);
-        curl_multi_cleanup(c->multi);   /* may call socket_cb: before the timer and base go */
+    while (c->xfers)
+        http_cancel(c, c->xfers);
+    for (int i = 0; i < c->n_lanes; i++) {
+        if (c->lanes[i].multi)
+            curl_multi_cleanup(c->lanes[i].multi);  /* may call socket_cb: before the timer and base go */
+        if (c->lanes[i].timer)
+            event_free(c->lanes[i].timer);
     }
-    if (c->timer)
-        event_free(c->timer);
+    free(c->lanes);
     if (c->drain)
         event_free(c->drain);
     if (c->epfd >= 0)
