@@ -462,7 +462,7 @@ static void client_of(struct builder *b, const struct bench_meta *m, const struc
 }
 
 /* Why the run is client-bound, each cause the summary found, in words
- * (copied; NULL when it is not). */
+ * (copied; "" when it is not: one type whatever the run met). */
 static char *client_bound_reason(struct builder *b, const struct run_summary *s)
 {
     char why[512];
@@ -475,10 +475,10 @@ static char *client_bound_reason(struct builder *b, const struct run_summary *s)
         WHY("%sevent-loop lag p99 %.2f ms while over 1%% of arrivals were dated by the client's clock",
             len ? "; " : "", s->loop_lag.p99);
     if (s->first_output_merged)
-        WHY("%s%d of %d requests' first outputs were read merged with later output: their TTFT is an "
-            "upper bound", len ? "; " : "", s->first_output_merged, s->completed);
+        WHY("%s%d of %d requests' first outputs were read merged with later output or late without a "
+            "kernel stamp: their TTFT is an upper bound", len ? "; " : "", s->first_output_merged, s->completed);
 #undef WHY
-    return s->client_bound ? copy(b, why) : NULL;
+    return copy(b, s->client_bound ? why : "");
 }
 
 /* anvil's additions to the seed's top level. */

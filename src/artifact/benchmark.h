@@ -363,7 +363,7 @@ struct benchmark {
     struct bench_sweep sweep;
     struct bench_client client;
     bool client_bound;
-    char *client_bound_reason;          /* why client_bound, in words; NULL = null (not client-bound) */
+    char *client_bound_reason;          /* why client_bound, in words ("" when not); NULL = absent (older) */
     long first_output_merged_requests;  /* completed requests with first_output_merged; ARTIFACT_NONE = absent */
     struct provenance provenance;
     struct bench_methodology timing_methodology;

@@ -53,6 +53,7 @@ struct http_client {
     struct http_rx_counts rx;   /* how the stamps handed to callbacks were taken */
     int64_t read_clock;         /* the clock time given to the unstamped bytes of the current
                                    callback from curl (0: not read yet) */
+    bool arrival_unknown;       /* the last time handed over is the clock at an unlooked-at read */
 };
 
 struct http_xfer {
@@ -189,6 +190,7 @@ static int64_t kernel_stamp(const struct http_xfer *x, size_t off, size_t *until
 static int64_t arrival(struct http_xfer *x, int64_t t)
 {
     struct http_client *c = x->client;
+    c->arrival_unknown = !t && !in_stamped_event(x);
     if (t) {
         c->rx.kernel++;
     } else {
@@ -572,6 +574,11 @@ void http_cancel(struct http_client *c, struct http_xfer *x)
     unlink_xfer(c, x);
     curl_easy_cleanup(x->easy);
     free(x);
+}
+
+bool http_arrival_unknown(const struct http_client *c)
+{
+    return c->arrival_unknown;
 }
 
 struct http_xfer *http_first(const struct http_client *c)

@@ -242,6 +242,27 @@ Test(stream, a_first_answer_sharing_its_time_with_later_output_is_flagged)
     }
 }
 
+/* A first answer dated by the clock at a late read (now_unknown) is
+ * flagged; a later output so dated is not the first answer's concern. */
+Test(stream, a_first_answer_read_late_without_a_stamp_is_flagged)
+{
+    const char *ans = "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n";
+    for (int first_unknown = 0; first_unknown < 2; first_unknown++) {
+        struct req_record r;
+        record_init(&r, 0, false, 0, 0);
+        struct stream s;
+        stream_init(&s, &r);
+        stream_headers(&s, 1, 200);
+        s.now_unknown = first_unknown;
+        stream_feed(&s, 100, ans, strlen(ans));
+        s.now_unknown = true;
+        stream_feed(&s, 200, ans, strlen(ans));
+        cr_assert_eq(r.first_output_merged, first_unknown);
+        stream_free(&s);
+        record_free(&r);
+    }
+}
+
 Test(stream, no_usage_falls_back_to_chunk_count)
 {
     struct req_record r;
