@@ -185,6 +185,7 @@ static void on_body(void *ud, int64_t t, const char *p, size_t n)
     struct slot *s = ud;
     s->last_rx = t;
     s->st.now_unknown = http_arrival_unknown(s->l->http);   /* not s->x: set once http_start returns */
+    s->st.now_shared = http_arrival_shared(s->l->http);
     stream_feed(&s->st, t, p, n);
 }
 

@@ -44,6 +44,8 @@ struct http_client {
      * when the bytes its queue held arrived, by offset (net/rxstamp.h). */
     struct rxstamp_map rx_map;
     bool rx_valid;
+    bool rx_merged;             /* ... and more segments came since the last look than its queue has
+                                   buffers: the kernel merged some (or it cannot tell) */
     int rx_port;                /* the local port of that socket */
     size_t rx_off;              /* bytes of its queue handed to callbacks so far in the event */
     bool proxy_env;             /* a proxy variable is set: curl may tunnel through TLS */
@@ -54,6 +56,7 @@ struct http_client {
     int64_t read_clock;         /* the clock time given to the unstamped bytes of the current
                                    callback from curl (0: not read yet) */
     bool arrival_unknown;       /* the last time handed over is the clock at an unlooked-at read */
+    bool arrival_shared;        /* ... or a time other bytes may share though they arrived apart */
 };
 
 struct http_xfer {
@@ -90,6 +93,7 @@ struct sock_ctx {
     struct event *ev;
     struct http_client *client;
     struct lane *lane;          /* whose multi opened the socket */
+    uint32_t segs_seen;         /* data segments it had received at the last look (rxstamp_segs_in) */
     int local_port;     /* names the connection to its transfer (http_xfer.local_port) */
 };
 
@@ -121,6 +125,11 @@ static void socket_action(struct http_client *c, struct sock_ctx *ctx, int fd, i
     int running;
     struct lane *ln = ctx->lane;    /* ctx may be freed during the action (socket_cb's CURL_POLL_REMOVE) */
     c->rx_valid = (mask & CURL_CSELECT_IN) && rxstamp_peek(fd, RXSTAMP_RUNS, &c->rx_map) == 0;
+    if (c->rx_valid) {      /* every buffer its own segment, unless more came than there are runs */
+        uint32_t segs = c->rx_map.segs_in;
+        c->rx_merged = !segs || segs - ctx->segs_seen > (uint32_t)c->rx_map.runs;
+        ctx->segs_seen = segs;
+    }
     c->rx_port = ctx->local_port;
     c->rx_off = 0;
     curl_multi_socket_action(ln->multi, fd, mask, &running);
@@ -191,6 +200,7 @@ static int64_t arrival(struct http_xfer *x, int64_t t)
 {
     struct http_client *c = x->client;
     c->arrival_unknown = !t && !in_stamped_event(x);
+    c->arrival_shared = !t || c->rx_merged;
     if (t) {
         c->rx.kernel++;
     } else {
@@ -326,6 +336,7 @@ static int socket_cb(CURL *easy, curl_socket_t s, int what, void *arg, void *soc
             return -1;
         ctx->client = c;
         ctx->lane = ln;
+        ctx->segs_seen = rxstamp_segs_in(s);    /* what came before this transfer was read */
         struct sockaddr_storage a;
         socklen_t alen = sizeof a;
         if (getsockname(s, (struct sockaddr *)&a, &alen) == 0)
@@ -579,6 +590,11 @@ void http_cancel(struct http_client *c, struct http_xfer *x)
 bool http_arrival_unknown(const struct http_client *c)
 {
     return c->arrival_unknown;
+}
+
+bool http_arrival_shared(const struct http_client *c)
+{
+    return c->arrival_shared;
 }
 
 struct http_xfer *http_first(const struct http_client *c)

@@ -61,6 +61,14 @@ struct http_xfer *http_start(struct http_client *c, const struct http_request *r
  * dated by the clock too, but within that read: not unknown. */
 bool http_arrival_unknown(const struct http_client *c);
 
+/* Whether the time last handed to an on_headers or on_body of c may be
+ * shared by bytes that arrived apart from them: it is the clock (one time
+ * for a read), or the kernel's stamp of a queue into which more segments
+ * came since the last look than it has buffers (the kernel merged some,
+ * keeping the newest one's stamp). False: bytes with this time arrived
+ * together (one segment, or one write of the server's). */
+bool http_arrival_shared(const struct http_client *c);
+
 /* Aborts a transfer in flight; its on_done is not called. */
 void http_cancel(struct http_client *c, struct http_xfer *x);
 

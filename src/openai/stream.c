@@ -18,6 +18,7 @@ void stream_init(struct stream *s, struct req_record *rec)
     s->rec = rec;
     s->now = 0;
     s->now_unknown = false;
+    s->now_shared = true;
     s->last_completion_tokens = 0;
     s->stopped = false;
     s->content_type[0] = '\0';
@@ -46,7 +47,7 @@ static void on_output(struct stream *s, const struct chunk *c)
     if (answer && !r->t_first_content) {
         r->t_first_content = s->now;
         r->first_output_merged |= s->now_unknown;   /* read late, without a kernel stamp */
-    } else if (s->now == r->t_first_content) {      /* dated by the same buffer or read: merged */
+    } else if (s->now == r->t_first_content && s->now_shared) {    /* same buffer or read, merged */
         r->first_output_merged = true;
     }
     if (c->content_bytes)

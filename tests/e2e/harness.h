@@ -178,8 +178,8 @@ void harness_first_shared(const char *art_path, const cJSON *art, int *k, int ca
  * was off the CPU and keeps the newest one's stamp, METHODOLOGY.md) —
  * within 1 ms of the write of the k-th (or of the reply's end, when the
  * read held every output), or, flagged with k = 1 (dated by the clock at a
- * late read), after the write. The flag must agree with the raw stamps
- * (set whenever k ≥ 2). Fails the calling test naming what and the
+ * late read), after the write. (k ≥ 2 unflagged is a server's one write
+ * of several outputs: then exact.) Fails the calling test naming what and the
  * error. Returns true when the stamp was off and flagged (callers bound
  * how often: a client that dated the first token by a later one on every
  * request would pass one by one). */

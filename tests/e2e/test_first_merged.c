@@ -81,10 +81,10 @@ Test(first_merged, a_client_paused_while_first_tokens_queue_flags_them, .timeout
         bool merged = cJSON_IsTrue(cJSON_GetObjectItem(t, "first_output_merged"));
         cr_log_info("request %d: TTFT error %.3f ms, first_output_merged %d, %d outputs share its stamp",
                     idx, err, merged, shared[idx]);
-        /* the journal's raw stamps agree: a first output sharing its stamp with the next is flagged */
-        cr_assert(merged || shared[idx] < 2, "request %d: %d outputs share the first stamp, not flagged", idx,
-                  shared[idx]);
         cr_assert(fabs(err) <= 2.0 || merged, "request %d: TTFT %.3f ms from the truth and not flagged", idx, err);
+        /* a flagged TTFT late by a merge carries a later output's stamp, as the journal shows */
+        cr_assert(!merged || fabs(err) <= 2.0 || shared[idx] >= 2, "request %d: flagged, %.3f ms late, but its "
+                  "first stamp is its own in the journal", idx, err);
         cr_assert_geq(err, -0.001, "request %d: TTFT below the truth by %.3f ms: no upper bound", idx, -err);
         flagged += merged;
         n++;

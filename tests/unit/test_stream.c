@@ -234,6 +234,10 @@ Test(stream, a_first_answer_sharing_its_time_with_later_output_is_flagged)
         stream_feed(&s, cases[i].t[0], reason, strlen(reason));
         stream_feed(&s, cases[i].t[1], ans, strlen(ans));
         cr_assert_not(r.first_output_merged, "case %zu: flagged before any later output", i);
+        s.now_shared = false;   /* the bytes with this time arrived together: one write, not merged */
+        stream_feed(&s, cases[i].t[2], ans, strlen(ans));
+        cr_assert_not(r.first_output_merged, "case %zu: one segment is no merge", i);
+        s.now_shared = true;
         stream_feed(&s, cases[i].t[2], ans, strlen(ans));
         cr_assert_eq(r.t_first_content, cases[i].t[1]);
         cr_assert_eq(r.first_output_merged, cases[i].merged, "case %zu", i);
