@@ -5,7 +5,9 @@
  * (the client delays its ACKs, as a reused HTTP connection does, so the
  * kernel keeps them apart), which is then peeked N times; prints the CPU
  * time (user + system, getrusage) per peek and the recvmsg calls it made.
- * Usage: bench/rxstamp-cost [N]   (builds build/bench/rxstamp-cost first) */
+ * Usage: bench/rxstamp-cost [N]   (builds build/bench/rxstamp-cost first)
+ *        bench/rxstamp-cost knowable   (what a late look still knows of a
+ *        first event with later ones queued behind it) */
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
@@ -106,8 +108,83 @@ static void row(int k, int max_runs, long n)
     close(server);
 }
 
+static int64_t mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* The stamp (CLOCK_MONOTONIC ns) a MSG_PEEK of len bytes reports: the
+ * buffer holding byte len-1 (0: none). */
+static int64_t raw_peek_ns(int fd, size_t len)
+{
+    char buf[4096];
+    union {
+        char b[CMSG_SPACE(sizeof(struct timespec))];
+        struct cmsghdr a;
+    } ctl;
+    struct iovec iov = {buf, len < sizeof buf ? len : sizeof buf};
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b, .msg_controllen = sizeof ctl.b};
+    if (recvmsg(fd, &m, MSG_PEEK | MSG_DONTWAIT) <= 0)
+        return 0;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_TIMESTAMPNS) {
+            struct timespec rx, real, mono;
+            memcpy(&rx, CMSG_DATA(c), sizeof rx);
+            clock_gettime(CLOCK_REALTIME, &real);
+            clock_gettime(CLOCK_MONOTONIC, &mono);
+            int64_t off = ((int64_t)real.tv_sec - mono.tv_sec) * 1000000000 + (real.tv_nsec - mono.tv_nsec);
+            return (int64_t)rx.tv_sec * 1000000000 + rx.tv_nsec - off;
+        }
+    return 0;
+}
+
+/* What the queue still tells of its first event when later ones queued
+ * behind it gap_ms apart while nothing read the socket: three SSE events
+ * written gap_ms apart, then one look (max runs 16). Prints the error of
+ * the first event's stamp (its run) against its write, of the stamps a
+ * peek of the head byte and one ending inside the event report, the runs
+ * found and how many later events share the first one's stamp. */
+static void knowable_row(int gap_ms)
+{
+    int client, server;
+    connect_pair(&client, &server);
+    char event[300], data[280];
+    memset(data, 'x', sizeof data);
+    int len = snprintf(event, sizeof event, "%zx\r\ndata: %.*s\n\n\r\n", (size_t)270 + 8, 270, data);
+    int64_t wrote[3];
+    for (int i = 0; i < 3; i++) {
+        wrote[i] = mono_ns();
+        must((int)write(server, event, (size_t)len), "write");
+        sleep_us(gap_ms * 1000L);
+    }
+    struct rxstamp_map m;
+    if (rxstamp_peek(client, RXSTAMP_RUNS, &m) != 0) {
+        fprintf(stderr, "rxstamp-cost: no stamp\n");
+        exit(1);
+    }
+    size_t end;
+    int64_t first = rxstamp_at(&m, 0, &end);
+    int64_t head = raw_peek_ns(client, 1), half = raw_peek_ns(client, (size_t)len / 2);
+    int later = first == rxstamp_at(&m, (size_t)len, &end) ? (first == rxstamp_at(&m, 2 * (size_t)len, &end) ? 2 : 1) : 0;
+    printf("| %d | %d | %.3f | %.3f | %.3f | %d |\n", gap_ms, m.runs, (double)(first - wrote[0]) / 1e6,
+           (double)(head - wrote[0]) / 1e6, (double)(half - wrote[0]) / 1e6, later);
+    close(client);
+    close(server);
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "knowable")) {
+        printf("| gap between the 3 events (ms) | runs | first event's stamp − its write (ms) | head byte's stamp − write (ms) | "
+               "stamp of a peek ending inside it − write (ms) | later events sharing its stamp |\n");
+        printf("| --- | --- | --- | --- | --- | --- |\n");
+        static const int gaps[] = {1, 10, 30, 50, 100, 200};
+        for (size_t i = 0; i < sizeof gaps / sizeof gaps[0]; i++)
+            knowable_row(gaps[i]);
+        return 0;
+    }
     long n = argc > 1 ? atol(argv[1]) : 200000;
     printf("| segments queued | bytes | max runs | runs | recvmsg calls | CPU ns per peek |\n");
     printf("| --- | --- | --- | --- | --- | --- |\n");

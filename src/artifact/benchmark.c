@@ -281,6 +281,7 @@ static void timing_of(struct builder *b, const struct req_record *r, struct benc
         .max_tokens = r->max_tokens,
         /* the raw start on the client's CLOCK_MONOTONIC, to join with server-side traces */
         .start_monotonic_ns = (double)r->t_start,
+        .first_output_merged = r->first_output_merged,
     };
 }
 
@@ -294,8 +295,10 @@ static void methodology_of(struct builder *b, enum pct_method m, struct bench_me
                         "(SO_TIMESTAMPNS), peeked before each socket read, never earlier than they arrived: "
                         "the headers by the buffer holding their end, each SSE event by the buffer that "
                         "completed it (segments the kernel merged while the client was late share the newest "
-                        "one's stamp; over TLS a read's bytes all get its newest stamp); by the client clock at "
-                        "the read where the kernel gives none (counts: client.arrival_stamps)"),
+                        "one's stamp, and a first answer that shares its stamp with later output is flagged "
+                        "first_output_merged, its TTFT an upper bound; over TLS a read's bytes all get its newest "
+                        "stamp); by the client clock at the read where the kernel gives none, once per piece curl "
+                        "hands over (counts: client.arrival_stamps)"),
         .request_start = copy(b, "the instant the request is handed to the transport (curl_multi_add_handle)"),
         .ttft = copy(b, "request start through the first non-empty streamed answer delta (chat delta.content or a tool call, completions text); role-only and empty chunks do not count"),
         .time_to_first_output = copy(b, "request start through the first non-empty streamed reasoning, content or tool-call delta"),
@@ -459,6 +462,26 @@ static void client_of(struct builder *b, const struct bench_meta *m, const struc
     c->n_per_thread = (size_t)m->threads;
 }
 
+/* Why the run is client-bound, each cause the summary found, in words
+ * (copied; "" when it is not: one type whatever the run met). */
+static char *client_bound_reason(struct builder *b, const struct run_summary *s)
+{
+    char why[512];
+    size_t len = 0;
+    why[0] = '\0';
+#define WHY(...) (len += (size_t)snprintf(why + len, len < sizeof why ? sizeof why - len : 0, __VA_ARGS__))
+    if (s->sends_late)
+        WHY("%ssend lateness p99 %.2f ms over 1 ms", len ? "; " : "", s->d[D_SEND_LATENESS].p99);
+    if (s->clock_stamps_lagged)
+        WHY("%sevent-loop lag p99 %.2f ms while over 1%% of arrivals were dated by the client's clock",
+            len ? "; " : "", s->loop_lag.p99);
+    if (s->first_output_merged)
+        WHY("%s%d of %d requests' first outputs were read merged with later output or late without a "
+            "kernel stamp: their TTFT is an upper bound", len ? "; " : "", s->first_output_merged, s->completed);
+#undef WHY
+    return copy(b, s->client_bound ? why : "");
+}
+
 /* anvil's additions to the seed's top level. */
 static void anvil_fields_of(struct builder *b, const struct bench_meta *m, const struct run_summary *s,
                             struct benchmark *out)
@@ -520,6 +543,8 @@ static void anvil_fields_of(struct builder *b, const struct bench_meta *m, const
         };
     client_of(b, m, s, &out->client);
     out->client_bound = s->client_bound;
+    out->client_bound_reason = client_bound_reason(b, s);
+    out->first_output_merged_requests = s->first_output_merged;
 }
 
 int benchmark_from_run(const struct bench_meta *meta, const struct req_record *recs, int n,

@@ -328,6 +328,7 @@ struct bench_timing {
     char *finish_reason;
     long max_tokens;
     double start_monotonic_ns;          /* client CLOCK_MONOTONIC at request start */
+    bool first_output_merged;           /* ttft_ms is an upper bound (record.h); false when absent */
 };
 
 /* One failures entry. */
@@ -388,6 +389,8 @@ struct benchmark {
     struct bench_sweep sweep;
     struct bench_client client;
     bool client_bound;
+    char *client_bound_reason;          /* why client_bound, in words ("" when not); NULL = absent (older) */
+    long first_output_merged_requests;  /* completed requests with first_output_merged; ARTIFACT_NONE = absent */
     struct provenance provenance;
     struct bench_methodology timing_methodology;
     struct bench_metrics metrics;

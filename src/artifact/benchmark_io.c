@@ -263,6 +263,7 @@ cJSON *benchmark_timing_json(const struct bench_timing *t)
     artifact_add_string(j, "finish_reason", t->finish_reason);
     artifact_add_whole(j, "max_tokens", t->max_tokens);
     artifact_add_number(j, "start_monotonic_ns", t->start_monotonic_ns);
+    cJSON_AddBoolToObject(j, "first_output_merged", t->first_output_merged);
     return j;
 }
 
@@ -301,6 +302,7 @@ static void timing_read(struct jread *r, const cJSON *j, struct bench_timing *t)
     jread_string(r, j, "finish_reason", OPT, &t->finish_reason);
     jread_whole(r, j, "max_tokens", OPT, 0, &t->max_tokens);
     jread_number(r, j, "start_monotonic_ns", OPT, &t->start_monotonic_ns);
+    jread_bool(r, j, "first_output_merged", JR_OPTIONAL, &t->first_output_merged);
 }
 
 static void timing_free(struct bench_timing *t)
@@ -1156,6 +1158,8 @@ static void anvil_fields_write(cJSON *o, const struct benchmark *b)
     sweep_write(o, &b->sweep);
     client_write(o, &b->client);
     cJSON_AddBoolToObject(o, "client_bound", b->client_bound);
+    artifact_add_string(o, "client_bound_reason", b->client_bound_reason);
+    artifact_add_whole(o, "first_output_merged_requests", b->first_output_merged_requests);
     provenance_write(o, &b->provenance);
 }
 
@@ -1193,6 +1197,8 @@ static void anvil_fields_read(struct jread *r, const cJSON *o, struct benchmark 
     sweep_read(r, o, &b->sweep);
     client_read(r, o, &b->client);
     jread_bool(r, o, "client_bound", JR_OPTIONAL, &b->client_bound);
+    jread_string(r, o, "client_bound_reason", OPT, &b->client_bound_reason);
+    jread_whole(r, o, "first_output_merged_requests", OPT, 0, &b->first_output_merged_requests);
     provenance_read(r, o, &b->provenance);
 }
 
@@ -1362,7 +1368,8 @@ void benchmark_free(struct benchmark *b)
     char **strings[] = {
         &b->schema, &b->measurement_protocol, &b->run_id, &b->started_at, &b->finished_at,
         &b->base_url, &b->model, &b->engine, &b->gpu, &b->max_context_source, &b->endpoint, &b->engine_detected,
-        &b->engine_version, &b->load_mode, &b->incomplete_reason, &b->serve_flags.reasoning_effort,
+        &b->engine_version, &b->load_mode, &b->incomplete_reason, &b->client_bound_reason,
+        &b->serve_flags.reasoning_effort,
         &b->serve_flags.thinking_mode, &b->calibration.method, &b->calibration.source,
         &b->calibration.cache_file, &b->calibration.cache_key, &b->calibration.shared_prefix_method,
         &b->workload.dataset, &b->workload.trace.format, &b->workload.prefix_cache.flush,

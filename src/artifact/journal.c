@@ -137,6 +137,7 @@ cJSON *journal_record(const struct req_record *r, int64_t t0_ns)
     cJSON_AddNumberToObject(j, "unknown_lines", r->unknown_lines);
     cJSON_AddBoolToObject(j, "done_seen", r->done_seen);
     cJSON_AddBoolToObject(j, "cut", r->cut);
+    cJSON_AddBoolToObject(j, "first_output_merged", r->first_output_merged);
     cJSON_AddStringToObject(j, "finish_reason", r->finish_reason);
     cJSON_AddStringToObject(j, "fail", fail_kind_name(r->fail));
     cJSON_AddStringToObject(j, "fail_msg", r->fail_msg);
@@ -298,6 +299,7 @@ int journal_record_read(const cJSON *j, const char *name, int64_t t0_ns, struct 
     rec->unknown_lines = (int)unknown;
     jread_bool(&r, j, "done_seen", 0, &rec->done_seen);
     jread_bool(&r, j, "cut", 0, &rec->cut);
+    jread_bool(&r, j, "first_output_merged", JR_OPTIONAL, &rec->first_output_merged);
     read_text(&r, j, "finish_reason", rec->finish_reason, sizeof rec->finish_reason);
     if (!r.failed)
         read_fail_kind(&r, j, &rec->fail);

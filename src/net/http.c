@@ -17,10 +17,26 @@
 #include "net/chunked.h"
 #include "net/rxstamp.h"
 
-struct http_client {
+/* One curl multi handle with its own connection cache. curl 7.88 walks a
+ * multi's whole connection cache on operations done once per transfer
+ * (curl_multi_remove_handle marks connect-only connections with
+ * Curl_conncache_foreach; a new transfer scans its host's connections for
+ * an idle one), so one multi holding 10,000 connections spent seconds of
+ * one loop's time starting 10,000 streams (bench/RESULTS.md). A client
+ * spreads its transfers over lanes of at most HTTP_LANE_CONNECTIONS
+ * connections each instead. */
+#define HTTP_LANE_CONNECTIONS 256
+struct lane {
+    struct http_client *client;
     CURLM *multi;
-    struct event_base *base;
     struct event *timer;
+    size_t in_flight;
+};
+
+struct http_client {
+    struct lane *lanes;
+    int n_lanes;
+    struct event_base *base;
     struct event *drain;        /* reads curl's finished transfers from a clean stack */
     size_t in_flight;
     struct http_xfer *xfers;    /* in flight, doubly linked */
@@ -28,6 +44,8 @@ struct http_client {
      * when the bytes its queue held arrived, by offset (net/rxstamp.h). */
     struct rxstamp_map rx_map;
     bool rx_valid;
+    bool rx_merged;             /* ... and more segments came since the last look than its queue has
+                                   buffers: the kernel merged some (or it cannot tell) */
     int rx_port;                /* the local port of that socket */
     size_t rx_off;              /* bytes of its queue handed to callbacks so far in the event */
     bool proxy_env;             /* a proxy variable is set: curl may tunnel through TLS */
@@ -35,10 +53,15 @@ struct http_client {
     struct sock_ctx **by_fd;    /* their contexts by descriptor (NULL: none) */
     size_t n_by_fd;
     struct http_rx_counts rx;   /* how the stamps handed to callbacks were taken */
+    int64_t read_clock;         /* the clock time given to the unstamped bytes of the current
+                                   callback from curl (0: not read yet) */
+    bool arrival_unknown;       /* the last time handed over is the clock at an unlooked-at read */
+    bool arrival_shared;        /* ... or a time other bytes may share though they arrived apart */
 };
 
 struct http_xfer {
     struct http_client *client;
+    struct lane *lane;          /* the multi it runs on */
     CURL *easy;
     const struct http_handlers *h;
     void *ud;
@@ -62,20 +85,24 @@ static void unlink_xfer(struct http_client *c, struct http_xfer *x)
     if (x->next)
         x->next->prev = x->prev;
     c->in_flight--;
+    x->lane->in_flight--;
 }
 
 /* Per-socket state, attached to curl's socket with curl_multi_assign. */
 struct sock_ctx {
     struct event *ev;
     struct http_client *client;
+    struct lane *lane;          /* whose multi opened the socket */
+    uint32_t segs_seen;         /* data segments it had received at the last look (rxstamp_segs_in) */
     int local_port;     /* names the connection to its transfer (http_xfer.local_port) */
 };
 
-static void drain_done(struct http_client *c)
+static void drain_done(struct lane *ln)
 {
+    struct http_client *c = ln->client;
     CURLMsg *msg;
     int left;
-    while ((msg = curl_multi_info_read(c->multi, &left))) {
+    while ((msg = curl_multi_info_read(ln->multi, &left))) {
         if (msg->msg != CURLMSG_DONE)
             continue;
         CURL *easy = msg->easy_handle;
@@ -83,7 +110,7 @@ static void drain_done(struct http_client *c)
         struct http_xfer *x;
         curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
         int64_t now = clock_now_ns();
-        curl_multi_remove_handle(c->multi, easy);
+        curl_multi_remove_handle(ln->multi, easy);
         unlink_xfer(c, x);
         x->h->on_done(x->ud, now, rc, rc == CURLE_OK ? "" : (x->err[0] ? x->err : curl_easy_strerror(rc)));
         curl_easy_cleanup(easy);
@@ -96,12 +123,18 @@ static void drain_done(struct http_client *c)
 static void socket_action(struct http_client *c, struct sock_ctx *ctx, int fd, int mask)
 {
     int running;
+    struct lane *ln = ctx->lane;    /* ctx may be freed during the action (socket_cb's CURL_POLL_REMOVE) */
     c->rx_valid = (mask & CURL_CSELECT_IN) && rxstamp_peek(fd, RXSTAMP_RUNS, &c->rx_map) == 0;
+    if (c->rx_valid) {      /* every buffer its own segment, unless more came than there are runs */
+        uint32_t segs = c->rx_map.segs_in;
+        c->rx_merged = !segs || segs - ctx->segs_seen > (uint32_t)c->rx_map.runs;
+        ctx->segs_seen = segs;
+    }
     c->rx_port = ctx->local_port;
     c->rx_off = 0;
-    curl_multi_socket_action(c->multi, fd, mask, &running);
+    curl_multi_socket_action(ln->multi, fd, mask, &running);
     c->rx_valid = false;
-    drain_done(c);
+    drain_done(ln);
 }
 
 static void on_socket_event(evutil_socket_t fd, short what, void *arg)
@@ -157,17 +190,24 @@ static int64_t kernel_stamp(const struct http_xfer *x, size_t off, size_t *until
 }
 
 /* The time to hand a callback for bytes the kernel stamped t (0: none, so
- * the clock now, which is later than their arrival), counted by how it was
+ * the clock, which is later than their arrival), counted by how it was
  * taken. Never before the transfer's start (a step of the wall clock could
- * move a kernel stamp there). */
+ * move a kernel stamp there). The clock is read once per callback from
+ * curl: the bytes curl hands over at once were read together, and one time
+ * for all of them lets a read that held several outputs be told from
+ * outputs that arrived apart, as one kernel stamp does for one buffer. */
 static int64_t arrival(struct http_xfer *x, int64_t t)
 {
     struct http_client *c = x->client;
+    c->arrival_unknown = !t && !in_stamped_event(x);
+    c->arrival_shared = !t || c->rx_merged;
     if (t) {
         c->rx.kernel++;
     } else {
         c->rx.clock++;
-        t = clock_now_ns();
+        if (!c->read_clock)
+            c->read_clock = clock_now_ns();
+        t = c->read_clock;
     }
     return t > x->t_start ? t : x->t_start;
 }
@@ -198,7 +238,8 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    struct http_client *c = arg;
+    struct lane *ln = arg;
+    struct http_client *c = ln->client;
     struct epoll_event ready[64];
     int n = c->epfd >= 0 ? epoll_wait(c->epfd, ready, 64, 0) : 0;
     for (int i = 0; i < n; i++) {
@@ -207,28 +248,30 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
             socket_action(c, c->by_fd[s], s, CURL_CSELECT_IN);
     }
     int running;
-    curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-    drain_done(c);
+    curl_multi_socket_action(ln->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    drain_done(ln);
 }
 
 static void on_drain(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    drain_done(arg);
+    struct http_client *c = arg;
+    for (int i = 0; i < c->n_lanes; i++)
+        drain_done(&c->lanes[i]);
 }
 
 static int timer_cb(CURLM *multi, long timeout_ms, void *arg)
 {
     (void)multi;
-    struct http_client *c = arg;
+    struct lane *ln = arg;
     if (timeout_ms < 0) {
-        evtimer_del(c->timer);
+        evtimer_del(ln->timer);
         return 0;
     }
     /* never call back into curl from here: 0 becomes "as soon as the loop runs" */
     struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
-    evtimer_add(c->timer, &tv);
+    evtimer_add(ln->timer, &tv);
     return 0;
 }
 
@@ -275,14 +318,15 @@ static void forget_socket(struct http_client *c, int s)
 static int socket_cb(CURL *easy, curl_socket_t s, int what, void *arg, void *sockp)
 {
     (void)easy;
-    struct http_client *c = arg;
+    struct lane *ln = arg;
+    struct http_client *c = ln->client;
     struct sock_ctx *ctx = sockp;
     if (what == CURL_POLL_REMOVE) {
         if (ctx) {
             forget_socket(c, s);
             event_free(ctx->ev);
             free(ctx);
-            curl_multi_assign(c->multi, s, NULL);
+            curl_multi_assign(ln->multi, s, NULL);
         }
         return 0;
     }
@@ -291,11 +335,13 @@ static int socket_cb(CURL *easy, curl_socket_t s, int what, void *arg, void *soc
         if (!ctx)
             return -1;
         ctx->client = c;
+        ctx->lane = ln;
+        ctx->segs_seen = rxstamp_segs_in(s);    /* what came before this transfer was read */
         struct sockaddr_storage a;
         socklen_t alen = sizeof a;
         if (getsockname(s, (struct sockaddr *)&a, &alen) == 0)
             ctx->local_port = local_port(&a);
-        curl_multi_assign(c->multi, s, ctx);
+        curl_multi_assign(ln->multi, s, ctx);
         watch_socket(c, s, ctx);
     } else {
         event_free(ctx->ev);
@@ -323,18 +369,30 @@ struct http_client *http_client_new(struct event_base *base, long max_connection
         const char *v = getenv(proxy_vars[i]);
         c->proxy_env |= v && *v;
     }
-    c->multi = curl_multi_init();
-    c->timer = evtimer_new(base, on_timer, c);
+    long n = max_connections > HTTP_LANE_CONNECTIONS
+             ? (max_connections + HTTP_LANE_CONNECTIONS - 1) / HTTP_LANE_CONNECTIONS : 1;
     c->drain = evtimer_new(base, on_drain, c);
-    if (!c->multi || !c->timer || !c->drain) {
+    c->lanes = calloc((size_t)n, sizeof *c->lanes);
+    if (!c->drain || !c->lanes) {
         http_client_free(c);
         return NULL;
     }
-    curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
-    curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
-    curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
-    curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
-    curl_multi_setopt(c->multi, CURLMOPT_MAXCONNECTS, max_connections);
+    for (; c->n_lanes < n; c->n_lanes++) {
+        struct lane *ln = &c->lanes[c->n_lanes];
+        ln->client = c;
+        ln->multi = curl_multi_init();
+        ln->timer = evtimer_new(base, on_timer, ln);
+        if (!ln->multi || !ln->timer) {
+            c->n_lanes++;       /* freed with the others */
+            http_client_free(c);
+            return NULL;
+        }
+        curl_multi_setopt(ln->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
+        curl_multi_setopt(ln->multi, CURLMOPT_SOCKETDATA, ln);
+        curl_multi_setopt(ln->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
+        curl_multi_setopt(ln->multi, CURLMOPT_TIMERDATA, ln);
+        curl_multi_setopt(ln->multi, CURLMOPT_MAXCONNECTS, (max_connections + n - 1) / n);
+    }
     return c;
 }
 
@@ -388,6 +446,7 @@ static size_t header_cb(char *p, size_t size, size_t n, void *arg)
     struct http_xfer *x = arg;
     size_t len = size * n;
     size_t off = take(x, len);
+    x->client->read_clock = 0;
     if (len == 0)
         return 0;
     if (len >= 5 && strncmp(p, "HTTP/", 5) == 0) {      /* a new header block */
@@ -439,6 +498,7 @@ static size_t write_cb(char *p, size_t size, size_t n, void *arg)
     struct http_xfer *x = arg;
     size_t len = size * n;
     size_t off = take(x, len);
+    x->client->read_clock = 0;
     if (!x->chunked) {
         deliver(x, p, len, off);
     } else {
@@ -491,13 +551,20 @@ struct http_xfer *http_start(struct http_client *c, const struct http_request *r
         curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, req->connect_timeout_ms);
     if (req->timeout_ms)
         curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, req->timeout_ms);
+    /* the lane with the fewest transfers: it has a pre-warmed connection
+     * idle when the load is spread as the pre-warm was */
+    x->lane = &c->lanes[0];
+    for (int i = 1; i < c->n_lanes; i++)
+        if (c->lanes[i].in_flight < x->lane->in_flight)
+            x->lane = &c->lanes[i];
     *t_start_ns = x->t_start = clock_now_ns();
-    if (curl_multi_add_handle(c->multi, e) != CURLM_OK) {
+    if (curl_multi_add_handle(x->lane->multi, e) != CURLM_OK) {
         curl_easy_cleanup(e);
         free(x);
         return NULL;
     }
     c->in_flight++;
+    x->lane->in_flight++;
     x->next = c->xfers;
     if (c->xfers)
         c->xfers->prev = x;
@@ -507,17 +574,27 @@ struct http_xfer *http_start(struct http_client *c, const struct http_request *r
      * transfer that ends right away is reported from the drain event, never
      * from inside this call. */
     int running;
-    curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    curl_multi_socket_action(x->lane->multi, CURL_SOCKET_TIMEOUT, 0, &running);
     event_active(c->drain, EV_TIMEOUT, 0);
     return x;
 }
 
 void http_cancel(struct http_client *c, struct http_xfer *x)
 {
-    curl_multi_remove_handle(c->multi, x->easy);
+    curl_multi_remove_handle(x->lane->multi, x->easy);
     unlink_xfer(c, x);
     curl_easy_cleanup(x->easy);
     free(x);
+}
+
+bool http_arrival_unknown(const struct http_client *c)
+{
+    return c->arrival_unknown;
+}
+
+bool http_arrival_shared(const struct http_client *c)
+{
+    return c->arrival_shared;
 }
 
 struct http_xfer *http_first(const struct http_client *c)
@@ -539,13 +616,15 @@ void http_client_free(struct http_client *c)
 {
     if (!c)
         return;
-    if (c->multi) {
-        while (c->xfers)
-            http_cancel(c, c->xfers);
-        curl_multi_cleanup(c->multi);   /* may call socket_cb: before the timer and base go */
+    while (c->xfers)
+        http_cancel(c, c->xfers);
+    for (int i = 0; i < c->n_lanes; i++) {
+        if (c->lanes[i].multi)
+            curl_multi_cleanup(c->lanes[i].multi);  /* may call socket_cb: before the timer and base go */
+        if (c->lanes[i].timer)
+            event_free(c->lanes[i].timer);
     }
-    if (c->timer)
-        event_free(c->timer);
+    free(c->lanes);
     if (c->drain)
         event_free(c->drain);
     if (c->epfd >= 0)

@@ -8,6 +8,7 @@
 #ifndef ANVIL_NET_HTTP_H
 #define ANVIL_NET_HTTP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,6 +52,22 @@ struct http_client *http_client_new(struct event_base *base, long max_connection
  * curl. Returns the transfer, or NULL (nothing started, on_done not called). */
 struct http_xfer *http_start(struct http_client *c, const struct http_request *req,
                              const struct http_handlers *h, void *ud, int64_t *t_start_ns);
+
+/* Whether the time last handed to an on_headers or on_body of c is the clock
+ * at a read curl made outside anvil's look at the socket (as a request
+ * starts, on curl's own timer, while another socket was served): its bytes
+ * may have waited unread for any time before it, so their arrival is
+ * unknown (an upper bound). Bytes that came in during a looked-at read are
+ * dated by the clock too, but within that read: not unknown. */
+bool http_arrival_unknown(const struct http_client *c);
+
+/* Whether the time last handed to an on_headers or on_body of c may be
+ * shared by bytes that arrived apart from them: it is the clock (one time
+ * for a read), or the kernel's stamp of a queue into which more segments
+ * came since the last look than it has buffers (the kernel merged some,
+ * keeping the newest one's stamp). False: bytes with this time arrived
+ * together (one segment, or one write of the server's). */
+bool http_arrival_shared(const struct http_client *c);
 
 /* Aborts a transfer in flight; its on_done is not called. */
 void http_cancel(struct http_client *c, struct http_xfer *x);

@@ -1,7 +1,10 @@
 /* rxstamp.c — kernel receive timestamps (see rxstamp.h). */
 #include "net/rxstamp.h"
 
+#include <linux/tcp.h>
+#include <netinet/in.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -117,12 +120,24 @@ static void find_runs(int fd, int max_runs, int64_t newest, struct rxstamp_map *
     add_run(m, m->queued, newest);
 }
 
+uint32_t rxstamp_segs_in(int fd)
+{
+    struct tcp_info ti;
+    socklen_t len = sizeof ti;
+    memset(&ti, 0, sizeof ti);
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
+        len < offsetof(struct tcp_info, tcpi_data_segs_in) + sizeof ti.tcpi_data_segs_in)
+        return 0;
+    return ti.tcpi_data_segs_in;
+}
+
 int rxstamp_peek(int fd, int max_runs, struct rxstamp_map *m)
 {
     char byte;
     size_t got;
     m->runs = 0;
     m->peeks = 2;
+    m->segs_in = 0;
     int64_t head = peek_stamp(fd, &byte, 1, &got);
     if (!head)
         return -1;
@@ -135,6 +150,9 @@ int rxstamp_peek(int fd, int max_runs, struct rxstamp_map *m)
         find_runs(fd, max_runs, newest, m);
     else
         add_run(m, m->queued, newest);
+    /* after the peeks: a segment that came in since counts, but is not in the map (more
+     * segments than buffers reads as merged, never the other way) */
+    m->segs_in = rxstamp_segs_in(fd);
     /* the kernel stamps in CLOCK_REALTIME: move the stamps onto the
      * monotonic clock by the two clocks' offset now (a step of the wall
      * clock between arrival and now is not undone; NTP slews both alike).

@@ -41,10 +41,13 @@ struct rxstamp_map {
     size_t end[RXSTAMP_RUNS];
     int64_t t[RXSTAMP_RUNS];        /* CLOCK_MONOTONIC ns, non-decreasing, never later than the peek */
     int peeks;                      /* queue reads made (recvmsg messages): 2 when one stamp */
+    uint32_t segs_in;               /* data segments the socket had received by the look (TCP_INFO's
+                                       tcpi_data_segs_in); 0 when unknown */
     char look[RXSTAMP_LOOK];        /* scratch: a copy of the queue's first bytes */
 };
 
-/* Fills *m from fd's receive queue without consuming it. Two peeks read
+/* Fills *m from fd's receive queue without consuming it, and m->segs_in
+ * (rxstamp_segs_in, read after the peeks). Two peeks read
  * the stamps of the queue's head and of its newest buffer (one byte is
  * copied); when they are equal, every queued byte gets that stamp. When
  * they differ, the queue's first RXSTAMP_LOOK bytes are copied (a third
@@ -60,6 +63,12 @@ struct rxstamp_map {
  * is no stamp: nothing queued, end of stream, an error, timestamps not
  * enabled, or a head stamp after now (the wall clock was stepped). */
 int rxstamp_peek(int fd, int max_runs, struct rxstamp_map *m);
+
+/* Data segments fd has received so far (TCP_INFO's tcpi_data_segs_in,
+ * Linux 4.6+), or 0 when the kernel does not say. Segments the kernel
+ * merged into one buffer count apart: more segments since a look than
+ * buffers in the queue means some were merged. */
+uint32_t rxstamp_segs_in(int fd);
 
 /* When the byte at offset off of the queue m describes arrived
  * (CLOCK_MONOTONIC ns), with *run_end set to the end of the run holding it

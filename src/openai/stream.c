@@ -17,6 +17,8 @@ void stream_init(struct stream *s, struct req_record *rec)
     buf_init(&s->error_body, ERROR_BODY_MAX);
     s->rec = rec;
     s->now = 0;
+    s->now_unknown = false;
+    s->now_shared = true;
     s->last_completion_tokens = 0;
     s->stopped = false;
     s->content_type[0] = '\0';
@@ -56,8 +58,12 @@ static void on_output(struct stream *s, const struct chunk *c)
     bool answer = c->content_bytes || c->tool_call_bytes;
     if (!r->t_first_output)
         r->t_first_output = s->now;
-    if (answer && !r->t_first_content)
+    if (answer && !r->t_first_content) {
         r->t_first_content = s->now;
+        r->first_output_merged |= s->now_unknown;   /* read late, without a kernel stamp */
+    } else if (s->now == r->t_first_content && s->now_shared) {    /* same buffer or read, merged */
+        r->first_output_merged = true;
+    }
     if (c->content_bytes)
         r->content_chunks++;
     if (c->tool_call_bytes)

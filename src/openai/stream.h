@@ -21,6 +21,12 @@ struct stream {
     struct req_record *rec;     /* not owned */
     struct buf error_body;      /* body of an HTTP error reply, capped */
     int64_t now;                /* arrival time of the bytes being parsed */
+    bool now_unknown;           /* set by the caller before stream_feed: now is the clock at a read made
+                                   late (net/http.h, http_arrival_unknown), an upper bound; a first
+                                   answer so dated is flagged first_output_merged */
+    bool now_shared;            /* set by the caller before stream_feed: bytes that arrived apart may
+                                   share now (http_arrival_shared); a first answer whose time a later
+                                   output shares is then flagged. Default true (stream_init) */
     long last_completion_tokens;/* running usage seen so far (continuous usage) */
     bool stopped;               /* a failure was recorded: ignore further bytes */
     char content_type[80];      /* as the server sent it; "" unknown */

@@ -109,7 +109,9 @@ static void bench_notes(struct rdoc *doc, const struct benchmark *b)
     if (b->incomplete)
         rdoc_note(doc, "the run is incomplete: %s", b->incomplete_reason ? b->incomplete_reason : "no reason given");
     if (b->client_bound)
-        rdoc_note(doc, "the numbers are limited by the client (event-loop lag or send lateness p99 over 1 ms)");
+        rdoc_note(doc, "the numbers are limited by the client: %s",
+                  b->client_bound_reason && b->client_bound_reason[0] ? b->client_bound_reason
+                  : "event-loop lag or send lateness p99 over 1 ms");
     if (b->cache_contaminated)
         rdoc_note(doc, "over 5%% of prompt tokens were served from the prefix cache though every prompt was unique");
     if (b->usage_over_max_tokens > 0)

@@ -112,7 +112,13 @@ void report_table(FILE *out, const char *title, const struct run_summary *s, int
         fprintf(out, "warning: arrivals dated by the client's clock while its event loop lagged "
                      "(loop lag p99 %.2f ms): latencies may read up to that much high; give anvil a "
                      "core of its own (taskset) or fewer streams\n", s->loop_lag.p99);
-    else if (s->loop_lagged)
+    if (s->first_output_merged)
+        fprintf(out, "warning: %d requests' first outputs were read merged with later output (one kernel "
+                     "buffer or one read) or late without a kernel stamp: the client was late while they "
+                     "queued, their TTFT is an upper bound (first_output_merged); give anvil a core of its "
+                     "own (taskset) or fewer streams\n",
+                s->first_output_merged);
+    if (s->loop_lagged && !s->client_bound)
         fprintf(out, "note: event-loop lag p99 %.2f ms; arrivals were kernel-stamped, so latencies "
                      "are unaffected\n", s->loop_lag.p99);
     if (s->prompt_mismatch)

@@ -78,6 +78,10 @@ struct req_record {
     int unknown_lines;          /* lines of no SSE field (e.g. "dat: {...}"): ignored, so events may be lost */
     bool done_seen;             /* [DONE] arrived */
     bool cut;                   /* duration mode: still running when the window closed (incomplete, not failed) */
+    bool first_output_merged;   /* the first answer's arrival time is shared with a later output's (one
+                                   kernel buffer or one read), or is the clock at a read made late: its
+                                   own arrival is unknown, TTFT an upper bound (docs/METHODOLOGY.md,
+                                   "Arrival timestamps") */
     char finish_reason[24];
 
     struct out_chunk *chunks;   /* owned; output-carrying chunks in arrival order */

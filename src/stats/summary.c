@@ -203,6 +203,7 @@ int summary_compute(const struct req_record *recs, int n, const struct summary_o
         struct req_metrics rm;
         metrics_derive(r, &rm);
         out->completed++;
+        out->first_output_merged += r->first_output_merged;
         out->output_tokens += rm.output_tokens;
         if (r->prompt_tokens >= 0) {
             out->prompt_tokens += r->prompt_tokens;
@@ -258,7 +259,8 @@ int summary_compute(const struct req_record *recs, int n, const struct summary_o
     long stamps = o->stamps_kernel + o->stamps_clock;
     out->clock_stamps_lagged = out->loop_lagged && stamps > 0 &&
                                (double)o->stamps_clock > SUMMARY_CLOCK_STAMP_SHARE * (double)stamps;
-    out->client_bound = out->sends_late || out->clock_stamps_lagged;
+    /* a first answer read with later output was dated by the later one: the loop was late */
+    out->client_bound = out->sends_late || out->clock_stamps_lagged || out->first_output_merged > 0;
     free_columns(&c);
     return 0;
 }

@@ -54,9 +54,11 @@ struct run_summary {
     bool sends_late;            /* no cap, and send lateness p99 over 1 ms: the client sent late */
     bool clock_stamps_lagged;   /* the loop lagged and over SUMMARY_CLOCK_STAMP_SHARE of arrivals
                                    were dated by the client's clock, not the kernel's */
-    bool client_bound;          /* sends_late or clock_stamps_lagged: the client's own lateness
-                                   changed numbers (a lagging loop alone, with kernel-stamped
-                                   arrivals, is lag, not client-bound) */
+    int first_output_merged;    /* completed requests whose first answer shares its arrival time
+                                   with later output (record.h): their TTFT is an upper bound */
+    bool client_bound;          /* sends_late, clock_stamps_lagged or first_output_merged > 0: the
+                                   client's own lateness changed numbers (a lagging loop alone,
+                                   with kernel-stamped arrivals, is lag, not client-bound) */
 };
 
 /* Service-level objectives of a good request (vLLM's --goodput): each a

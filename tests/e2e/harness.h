@@ -65,6 +65,10 @@ int run_cmd_err(const char *const argv[], char *out, size_t outcap, char *err, s
  * waits for it), or -1. */
 pid_t harness_spawn(const char *const argv[], int quiet);
 
+/* As harness_spawn (stderr inherited), with stdout written to the file
+ * out_path (created or truncated) for the caller to read once it waited. */
+pid_t harness_spawn_to(const char *const argv[], const char *out_path);
+
 /* run_cmd_err with stderr inherited. */
 int run_cmd(const char *const argv[], char *out, size_t outcap, int *status);
 
@@ -168,15 +172,19 @@ void harness_read_trace(const char *path, struct harness_traced *t, int cap);
 void harness_first_shared(const char *art_path, const cJSON *art, int *k, int cap);
 
 /* Checks a first-token stamp (ns) against the server's writes in t: within
- * 1 ms of the first chunk's write, or — when the client dated its first k ≥
- * 2 outputs by one read (the kernel merged the segments that arrived while
- * it was off the CPU and keeps the newest one's stamp, METHODOLOGY.md) —
+ * 1 ms of the first chunk's write, or — when the request is flagged
+ * first_output_merged (merged: the client dated its first k ≥ 2 outputs by
+ * one buffer or read; the kernel merged the segments that arrived while it
+ * was off the CPU and keeps the newest one's stamp, METHODOLOGY.md) —
  * within 1 ms of the write of the k-th (or of the reply's end, when the
- * read held every output). Fails the calling test naming what and the
- * error. Returns true when the stamp was a merged read's (callers bound
+ * read held every output), or, flagged with k = 1 (dated by the clock at a
+ * late read), after the write. (k ≥ 2 unflagged is a server's one write
+ * of several outputs: then exact.) Fails the calling test naming what and the
+ * error. Returns true when the stamp was off and flagged (callers bound
  * how often: a client that dated the first token by a later one on every
  * request would pass one by one). */
-bool harness_check_first_stamp(const struct harness_traced *t, double stamp_ns, int k, const char *what);
+bool harness_check_first_stamp(const struct harness_traced *t, double stamp_ns, int k, bool merged,
+                               const char *what);
 
 /* Sleeps ms milliseconds (tests only: the simulator itself never sleeps). */
 void harness_sleep_ms(long ms);

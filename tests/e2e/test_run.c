@@ -81,7 +81,8 @@ Test(run_e2e, closed_loop_matches_simulator_truth, .timeout = 120)
         char what[32];
         snprintf(what, sizeof what, "request %d", idx);
         merged += harness_check_first_stamp(&tr[idx], harness_num(t, "start_monotonic_ns") +
-                                            harness_num(t, "ttft_ms") * 1e6, shared[idx], what);
+                                            harness_num(t, "ttft_ms") * 1e6, shared[idx],
+                                            cJSON_IsTrue(cJSON_GetObjectItem(t, "first_output_merged")), what);
         double truth = (tr[idx].first - tr[idx].received) / 1e6;
         double err = harness_num(t, "ttft_ms") - truth;
         cr_assert(err >= -0.05, "request %d: TTFT %.3f ms below the server's own %.3f ms", idx,

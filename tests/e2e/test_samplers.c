@@ -212,7 +212,8 @@ Test(samplers_e2e, a_blocking_sampler_does_not_delay_token_stamps, .timeout = 12
         int shared = 0;
         while ((size_t)shared < q->n_chunks && q->chunks[shared].t_ns == q->chunks[0].t_ns)
             shared++;
-        merged += harness_check_first_stamp(&tr[i], (double)q->t_first_content, shared, what);
+        merged += harness_check_first_stamp(&tr[i], (double)q->t_first_content, shared, q->first_output_merged,
+                                            what);
         cr_assert(fabs(end_err) <= 1.0, "request %d: end of stream stamped %.3f ms from the server's write", i,
                   end_err);
     }

@@ -63,6 +63,7 @@ static void fill_timing(struct bench_timing *t)
         .scheduled_e2e_ms = num(), .e2e_output_tps_per_user = num(), .output_chunks = whole(),
         .tool_call_chunks = whole(), .tool_calls = whole(),
         .cached_tokens = num(), .finish_reason = str(), .max_tokens = whole(), .start_monotonic_ns = num(),
+        .first_output_merged = true,
     };
 }
 
@@ -163,7 +164,7 @@ static void fill(struct benchmark *b)
                      {true, str(), str(), num(), whole(), whole(), whole(), num(), num(), true, num(), str(), 0}},
         .sweep = {true, str(), str(), whole()},
         .client = {true, num(), num(), whole(), num(), num(), num(), num(), num(), whole(), num(), whole(), whole()},
-        .client_bound = true,
+        .client_bound = true, .client_bound_reason = str(), .first_output_merged_requests = whole(),
     };
     b->workload.agentic = (struct bench_agentic){true, str(), whole(), whole(), whole(), whole(), num(), num(),
                                                  num(), calloc(2, sizeof(struct bench_agentic_turn)), 2};
@@ -251,6 +252,7 @@ static void same_timing(const struct bench_timing *a, const struct bench_timing 
     SAME(a, b, e2e_output_tps_per_user); SAME(a, b, output_chunks); SAME(a, b, cached_tokens);
     SAME(a, b, tool_call_chunks); SAME(a, b, tool_calls);
     SAME_S(a, b, finish_reason); SAME(a, b, max_tokens); SAME(a, b, start_monotonic_ns);
+    cr_assert_eq(a->first_output_merged, b->first_output_merged);
 }
 
 static void same_failure(const struct bench_failure *a, const struct bench_failure *b)
@@ -415,6 +417,7 @@ static void same_benchmark(const struct benchmark *a, const struct benchmark *b)
     same_counts(&a->failed_by_category, &b->failed_by_category, "failed_by_category");
     same_blocks(a, b);
     cr_assert_eq(a->client_bound, b->client_bound);
+    SAME_S(a, b, client_bound_reason); SAME(a, b, first_output_merged_requests);
     same_provenance(&a->provenance, &b->provenance);
     same_methodology(&a->timing_methodology, &b->timing_methodology);
     same_metrics(&a->metrics, &b->metrics);

@@ -22,6 +22,7 @@ Test(journal, chunks_survive_a_line_exactly)
         cr_assert_eq(record_add_chunk(&r, at[i], tok[i], 10 + i, i != 1), 0);
     r.t_start = t0 + 5;
     r.t_end = t0 + 4503599627370497LL;
+    r.first_output_merged = true;
     cJSON *j = journal_record(&r, t0);
     cr_assert(j);
     char *line = cJSON_PrintUnformatted(j);
@@ -38,6 +39,7 @@ Test(journal, chunks_survive_a_line_exactly)
     cr_assert_eq(b.t_start, r.t_start);
     cr_assert_eq(b.t_end, r.t_end);
     cr_assert_eq(b.t_headers, 0, "a time that did not happen stays null");
+    cr_assert(b.first_output_merged, "first_output_merged survives the line");
     cr_assert_eq(b.n_chunks, 4);
     for (int i = 0; i < 4; i++) {
         cr_assert_eq(b.chunks[i].t_ns, at[i], "chunk %d", i);

@@ -240,6 +240,60 @@ Test(stream, timestamps_come_from_the_read_not_the_parse)
     record_free(&r);
 }
 
+/* A first answer read with the next output (one time for both: one kernel
+ * buffer or one read) has no arrival of its own: flagged. One read each, or
+ * a reasoning chunk sharing its time before it, is not. */
+Test(stream, a_first_answer_sharing_its_time_with_later_output_is_flagged)
+{
+    const char *reason = "data: {\"choices\":[{\"delta\":{\"reasoning_content\":\"r\"}}]}\n\n";
+    const char *ans = "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n";
+    const struct {
+        int64_t t[3];           /* arrival of the reasoning chunk, the first answer, the next answer */
+        bool merged;
+    } cases[] = {{{100, 200, 300}, false}, {{100, 100, 300}, false}, {{100, 200, 200}, true},
+                 {{100, 100, 100}, true}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct req_record r;
+        record_init(&r, 0, false, 0, 0);
+        struct stream s;
+        stream_init(&s, &r);
+        stream_headers(&s, 1, 200);
+        stream_feed(&s, cases[i].t[0], reason, strlen(reason));
+        stream_feed(&s, cases[i].t[1], ans, strlen(ans));
+        cr_assert_not(r.first_output_merged, "case %zu: flagged before any later output", i);
+        s.now_shared = false;   /* the bytes with this time arrived together: one write, not merged */
+        stream_feed(&s, cases[i].t[2], ans, strlen(ans));
+        cr_assert_not(r.first_output_merged, "case %zu: one segment is no merge", i);
+        s.now_shared = true;
+        stream_feed(&s, cases[i].t[2], ans, strlen(ans));
+        cr_assert_eq(r.t_first_content, cases[i].t[1]);
+        cr_assert_eq(r.first_output_merged, cases[i].merged, "case %zu", i);
+        stream_free(&s);
+        record_free(&r);
+    }
+}
+
+/* A first answer dated by the clock at a late read (now_unknown) is
+ * flagged; a later output so dated is not the first answer's concern. */
+Test(stream, a_first_answer_read_late_without_a_stamp_is_flagged)
+{
+    const char *ans = "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n";
+    for (int first_unknown = 0; first_unknown < 2; first_unknown++) {
+        struct req_record r;
+        record_init(&r, 0, false, 0, 0);
+        struct stream s;
+        stream_init(&s, &r);
+        stream_headers(&s, 1, 200);
+        s.now_unknown = first_unknown;
+        stream_feed(&s, 100, ans, strlen(ans));
+        s.now_unknown = true;
+        stream_feed(&s, 200, ans, strlen(ans));
+        cr_assert_eq(r.first_output_merged, first_unknown);
+        stream_free(&s);
+        record_free(&r);
+    }
+}
+
 Test(stream, no_usage_falls_back_to_chunk_count)
 {
     struct req_record r;

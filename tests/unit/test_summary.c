@@ -233,6 +233,31 @@ Test(summary, client_bound_only_when_lag_reached_clock_stamped_arrivals)
     record_free(&r);
 }
 
+/* A completed request whose first answer shares its stamp with later
+ * output (record.h) makes the run client-bound, counted; a failed one is
+ * not counted. */
+Test(summary, client_bound_when_a_first_output_was_merged)
+{
+    struct req_record r[3];
+    for (int i = 0; i < 3; i++)
+        completed(&r[i], i, 0, 50, 10, 4, 100);
+    struct summary_opts o = {.method = PCT_NEAREST, .slo = NO_SLO};
+    struct run_summary s;
+    cr_assert_eq(summary_compute(r, 3, &o, &s), 0);
+    cr_assert_eq(s.first_output_merged, 0);
+    cr_assert_not(s.client_bound);
+    r[1].first_output_merged = true;
+    r[2].first_output_merged = true;
+    record_fail(&r[2], FAIL_TIMEOUT, "idle timeout");
+    cr_assert_eq(summary_compute(r, 3, &o, &s), 0);
+    cr_assert_eq(s.first_output_merged, 1);
+    cr_assert(s.client_bound);
+    cr_assert_not(s.clock_stamps_lagged);
+    cr_assert_not(s.sends_late);
+    for (int i = 0; i < 3; i++)
+        record_free(&r[i]);
+}
+
 Test(summary, client_bound_when_sends_run_late_without_a_cap)
 {
     struct req_record r;
