@@ -191,6 +191,7 @@ int run_log_start(struct run_ctx *x, int loops)
     sigemptyset(&block);
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &block, &old);
     int rc = pthread_create(&g->thread, NULL, flusher, g);
     pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -15,6 +15,7 @@
 #include "core/buf.h"
 #include "core/clock.h"
 #include "core/redact.h"
+#include "core/stop.h"
 #include "load/driver.h"
 #include "load/plan.h"
 #include "openai/cache.h"
@@ -213,6 +214,20 @@ static void announce(const struct run_ctx *x, const struct driver_cfg *cfg)
                 1 / c->request_rate);
 }
 
+/* Whether a stop request (Ctrl-C, SIGTERM, SIGHUP) came during the
+ * preparation step named by during: then the run's error says so, in place
+ * of the reason the interrupted step gave. Returns -1 (the run ends before
+ * its load; nothing was measured), or 0 when no stop came. */
+static int stopped(struct run_ctx *x, const char *during)
+{
+    int sig = stop_requested();
+    if (!sig)
+        return x->res->error[0] ? -1 : 0;
+    snprintf(x->res->error, sizeof x->res->error, "stopped by %s while %s: nothing was measured",
+             stop_signal_name(sig), during);
+    return -1;
+}
+
 /* Sends the load. Returns 0, or -1 when the loop could not be set up. */
 static int drive(struct run_ctx *x, struct driver_result *dr)
 {
@@ -241,6 +256,8 @@ static int drive(struct run_ctx *x, struct driver_result *dr)
     };
     if (c->shard_count > 0 && run_shard_cfg(x, &cfg) != 0)
         return -1;
+    if (stop_requested())   /* from here on the driver's loop takes the signals */
+        return stopped(x, "starting the load");
     announce(x, &cfg);
     x->threads = cfg.threads;
     clock_utc_iso8601(x->started_at);
@@ -303,12 +320,13 @@ static int discover_ready(struct run_ctx *x)
         int64_t left = deadline - clock_now_ns();
         if (left <= 0)
             return -1;
+        if (stop_requested())
+            return -1;
         if (!said)
             run_say(x, "waiting up to %g s for the server (%s)", c->ready_timeout_s, x->res->error);
-        /* once a second, the last try at the deadline itself */
-        int64_t nap = left < 1000000000 ? left : 1000000000;
-        struct timespec t = {(time_t)(nap / 1000000000), (long)(nap % 1000000000)};
-        nanosleep(&t, NULL);
+        /* once a second, the last try at the deadline itself; a stop request wakes it */
+        if (stop_sleep_ns(left < 1000000000 ? left : 1000000000))
+            return -1;
     }
 }
 
@@ -342,10 +360,10 @@ static int set_up(struct run_ctx *x)
     if (discover_ready(x) != 0) {
         if (x->secret)
             redact(res->error, sizeof res->error, x->secret);
-        return -1;
+        return stopped(x, "waiting for the server and discovering its model");
     }
-    if (run_prepare_workload(x) != 0)
-        return -1;
+    if (run_prepare_workload(x) != 0 || stop_requested())
+        return stopped(x, "preparing the prompts");
     return c->prepare_only ? 0 : run_journal_open(x);
 }
 
