@@ -330,6 +330,7 @@ static void finish_slot(struct loop *l, struct slot *s)
         evtimer_del(s->idle);
     if (sh->cfg->secret)
         record_redact(s->rec, sh->cfg->secret);
+    record_scrub(s->rec, sh->cfg->secrets);
     stream_free(&s->st);
     curl_slist_free_all(s->headers);
     free(s->body);

@@ -76,6 +76,7 @@ struct driver_cfg {
     long connect_timeout_ms, timeout_ms;   /* 0 = none */
     double idle_timeout_s;              /* fail a request silent for this long (no byte); 0 = none */
     const char *secret;                 /* e.g. the API key: scrubbed from failure messages; may be NULL */
+    const struct secrets *secrets;      /* every credential (core/redact.h): scrubbed likewise; may be NULL */
 
     double grace_s;                     /* after a stop signal, how long in-flight requests may finish */
     bool progress;                      /* draw a progress line on stderr */

@@ -357,8 +357,7 @@ int run_prepare_workload(struct run_ctx *x)
                                                x->image_tokens, (char *)image_format_name(x->image_format)};
     if (!(x->calibration_method = method)) {
         snprintf(err, errlen, "prompt calibration failed: %s", why);
-        if (x->secret)
-            redact(err, errlen, x->secret);
+        secrets_scrub(&x->secrets, err, errlen);
         return -1;
     }
     return 0;

@@ -90,6 +90,12 @@ void record_fail(struct req_record *r, enum fail_kind k, const char *fmt, ...)
  * failure message, also where the message was cut inside it (redact.h). */
 void record_redact(struct req_record *r, const char *secret);
 
+struct secrets;
+
+/* Scrubs every secret of s (core/redact.h; NULL = none) from the strings
+ * a server's reply put in r: the failure message and the finish reason. */
+void record_scrub(struct req_record *r, const struct secrets *s);
+
 /* Frees the chunk list. */
 void record_free(struct req_record *r);
 

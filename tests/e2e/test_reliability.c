@@ -457,3 +457,251 @@ Test(reliability, ctrl_c_ends_sweep_and_decode_preparation_within_1s, .timeout =
     rmtree(dir);
 }
 
+/* ---- credentials echoed back ---- */
+
+/* A server that sends back every request's header lines: GET /v1/models
+ * lists model "m"; POST .../completions answers 401 with the headers in its
+ * error body, POST .../chat/completions a 200 stream whose one event is an
+ * error object quoting them. Per connection, in a process of its own. */
+static void echo_serve(int fd)
+{
+    char req[65536];
+    size_t len = 0;
+    ssize_t n;
+    while (len < sizeof req - 1 && (n = read(fd, req + len, sizeof req - 1 - len)) > 0) {
+        len += (size_t)n;
+        req[len] = '\0';
+        char *end = strstr(req, "\r\n\r\n");
+        const char *cl = strcasestr(req, "content-length:");
+        if (end && (!cl || len >= (size_t)(end + 4 - req) + strtoul(cl + 15, NULL, 10)))
+            break;
+    }
+    req[len] = '\0';
+    char *end = strstr(req, "\r\n\r\n");
+    if (end)
+        *end = '\0';
+    char heard[8192];   /* the head, JSON-escaped: CR LF as "; " */
+    size_t k = 0;
+    for (const char *p = req; *p && k < sizeof heard - 3; p++) {
+        if (*p == '\r')
+            continue;
+        if (*p == '"' || *p == '\\')
+            heard[k++] = '\\';
+        heard[k++] = *p == '\n' ? ';' : *p;
+    }
+    heard[k] = '\0';
+    static char body[16384], head[512];
+    const char *status = "200 OK", *type = "application/json";
+    if (!strncmp(req, "GET /v1/models", 14)) {
+        snprintf(body, sizeof body, "{\"object\":\"list\",\"data\":[{\"id\":\"m\",\"owned_by\":\"x\"}]}");
+    } else if (strstr(req, "/chat/completions")) {
+        type = "text/event-stream";
+        snprintf(body, sizeof body, "data: {\"error\":{\"message\":\"you sent: %s\",\"code\":400}}\n\n", heard);
+    } else if (!strncmp(req, "POST ", 5)) {
+        status = "401 Unauthorized";
+        snprintf(body, sizeof body, "{\"error\":{\"message\":\"not allowed: %s\"}}", heard);
+    } else {
+        status = "404 Not Found";
+        snprintf(body, sizeof body, "{\"detail\":\"Not Found: %s\"}", heard);
+    }
+    int h = snprintf(head, sizeof head, "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+                     "Connection: close\r\n\r\n", status, type, strlen(body));
+    (void)!write(fd, head, (size_t)h);
+    (void)!write(fd, body, strlen(body));
+    close(fd);
+}
+
+static void echo_start(struct silent *s)
+{
+    int ls = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof a;
+    cr_assert_eq(bind(ls, (struct sockaddr *)&a, sizeof a), 0);
+    cr_assert_eq(listen(ls, 64), 0);
+    getsockname(ls, (struct sockaddr *)&a, &alen);
+    snprintf(s->base_url, sizeof s->base_url, "127.0.0.1:%d/v1", ntohs(a.sin_port));
+    pid_t test = getpid();
+    s->pid = fork();
+    if (s->pid == 0) {
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != test)
+            _exit(0);
+        signal(SIGCHLD, SIG_IGN);
+        for (;;) {
+            int fd = accept(ls, NULL, NULL);
+            if (fd >= 0 && fork() == 0) {
+                echo_serve(fd);
+                _exit(0);
+            }
+            if (fd >= 0)
+                close(fd);
+        }
+    }
+    close(ls);
+}
+
+/* Every credential form the tests give, and base64("user:urlSECRETpw"),
+ * which an HTTP client sends for the URL's credentials. */
+static const char *const secrets[] = {"urlSECRETpw", "sk-keySECRET", "hdrSECRET", "envSECRET", "authSECRET",
+                                      "dXNlcjp1cmxTRUNSRVRwdw"};
+#define N_SECRETS (sizeof secrets / sizeof *secrets)
+
+/* Fails the test when text (what a command printed, or a file) holds a
+ * secret. */
+static void no_secret_in(const char *text, const char *what)
+{
+    for (size_t i = 0; text && i < N_SECRETS; i++)
+        cr_assert_null(strstr(text, secrets[i]), "%s holds %s:\n%.3000s", what, secrets[i], text);
+}
+
+/* The same for every file under dir (recursively). Returns how many were read. */
+static int no_secret_under(const char *dir)
+{
+    DIR *d = opendir(dir);
+    cr_assert(d, "cannot open %s", dir);
+    struct dirent *e;
+    int files = 0;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (e->d_type == DT_DIR) {
+            files += no_secret_under(path);
+            continue;
+        }
+        char *text = harness_read_file(path, NULL);
+        no_secret_in(text, path);
+        free(text);
+        files++;
+    }
+    closedir(d);
+    return files;
+}
+
+/* Runs argv; its stdout and stderr must hold no secret. Returns its status. */
+static int run_clean(const char *const argv[], char *err, size_t errcap)
+{
+    static char out[1 << 16];
+    int status;
+    cr_assert_eq(run_cmd_err(argv, out, sizeof out, err, errcap, &status), 0);
+    no_secret_in(out, argv[1]);
+    no_secret_in(err, argv[1]);
+    return status;
+}
+
+/* A server that echoes what it received, in an error body (401) and in a
+ * stream's error event: no configured credential — the --api-key-env key,
+ * --header and --header-env values, the URL's user:password and its Basic
+ * encoding — reaches the artifact, the journal, --requests-out, a sweep's or
+ * decode matrix's directory, what recover, aggregate, report and show write,
+ * or the terminal. Only the key was scrubbed before. */
+Test(reliability, echoed_credentials_reach_no_file_and_no_terminal, .timeout = 240)
+{
+    struct silent s;
+    echo_start(&s);
+    char dir[64];
+    tmpdir(dir, sizeof dir);
+    setenv("ANVIL_TEST_KEY", "sk-keySECRET", 1);
+    setenv("ANVIL_TEST_HDR", "Bearer envSECRET", 1);
+    char url[160], plain[160], art[160], reqs[160], sweep_dir[160], decode_dir[160];
+    snprintf(url, sizeof url, "http://user:urlSECRETpw@%s", s.base_url);
+    snprintf(plain, sizeof plain, "http://%s", s.base_url);
+    snprintf(reqs, sizeof reqs, "%s/requests.jsonl", dir);
+    snprintf(sweep_dir, sizeof sweep_dir, "%s/sweep", dir);
+    snprintf(decode_dir, sizeof decode_dir, "%s/decode", dir);
+    static char err[1 << 16];
+    /* every kind at once, to both endpoints (error body and error event) */
+    const char *endpoints[] = {"completions", "chat"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(art, sizeof art, "%s/run-%d.json", dir, i);
+        const char *run[] = {harness_anvil_bin(), "run", "--base-url", url, "--api-key-env", "ANVIL_TEST_KEY",
+                             "--header", "X-Token: hdrSECRET", "--header-env", "X-Other=ANVIL_TEST_HDR",
+                             "--endpoint", endpoints[i], "--num-prompts", "2", "--calibration", "none",
+                             "--input-len", "8", "--output-len", "4", "--requests-out", reqs, "--out", art, NULL};
+        cr_assert_eq(run_clean(run, err, sizeof err), 1, "every request fails; stderr: %s", err);
+        cJSON *a = harness_load_json(art);
+        const char *msg = cJSON_GetStringValue(harness_json_path(a, "failures.0.message"));
+        cr_assert(msg && strstr(msg, "[redacted]"), "the echo is in the artifact, scrubbed: %s", msg);
+        cJSON_Delete(a);
+    }
+    /* the URL's credentials alone: sent as Basic, echoed in base64 */
+    snprintf(art, sizeof art, "%s/run-basic.json", dir);
+    const char *basic[] = {harness_anvil_bin(), "run", "--base-url", url, "--num-prompts", "1", "--calibration",
+                           "none", "--input-len", "8", "--output-len", "4", "--endpoint", "completions", "--out",
+                           art, NULL};
+    cr_assert_eq(run_clean(basic, err, sizeof err), 1, "%s", err);
+    cJSON *a = harness_load_json(art);
+    const char *msg = cJSON_GetStringValue(harness_json_path(a, "failures.0.message"));
+    cr_assert(msg && strstr(msg, "Basic [redacted]"), "the server saw Basic credentials: %s", msg);
+    cJSON_Delete(a);
+    /* the journals: what recover rebuilds from them, and what the readers write */
+    glob_t g;
+    char pattern[200];
+    snprintf(pattern, sizeof pattern, "%s/*.requests.jsonl", dir);
+    cr_assert_eq(glob(pattern, 0, NULL, &g), 0, "no journal in %s", dir);
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        char rec[200];
+        snprintf(rec, sizeof rec, "%s/recovered-%zu.json", dir, i);
+        const char *recover[] = {harness_anvil_bin(), "recover", g.gl_pathv[i], "--out", rec, NULL};
+        run_clean(recover, err, sizeof err);
+    }
+    globfree(&g);
+    snprintf(art, sizeof art, "%s/run-0.json", dir);
+    char matrix[200], html[200];
+    snprintf(matrix, sizeof matrix, "%s/matrix.json", dir);
+    snprintf(html, sizeof html, "%s/report.html", dir);
+    const char *agg[] = {harness_anvil_bin(), "aggregate", art, "--out", matrix, NULL};
+    const char *rep[] = {harness_anvil_bin(), "report", art, "-o", html, NULL};
+    const char *show[] = {harness_anvil_bin(), "show", art, "--format", "json", NULL};
+    cr_assert_eq(run_clean(agg, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(run_clean(rep, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(run_clean(show, err, sizeof err), 0, "%s", err);
+    /* a sweep (credentials reach its rounds after --) and a decode matrix */
+    const char *sweep[] = {harness_anvil_bin(), "sweep", "--base-url", plain, "--concurrency", "1",
+                           "--num-prompts", "1", "--input-len", "8", "--output-len", "4", "--out-dir", sweep_dir,
+                           "--", "--api-key-env", "ANVIL_TEST_KEY", "--header-env", "X-Other=ANVIL_TEST_HDR",
+                           "--header", "X-Token: hdrSECRET", "--calibration", "none", "--endpoint", "completions",
+                           NULL};
+    cr_assert_eq(run_clean(sweep, err, sizeof err), 1, "its rounds failed (401); stderr: %s", err);
+    const char *decode[] = {harness_anvil_bin(), "decode", "--base-url", url, "--api-key-env", "ANVIL_TEST_KEY",
+                            "--header", "X-Token: hdrSECRET", "--concurrency", "1", "--contexts", "0",
+                            "--duration", "1", "--server-metrics", "off", "--out-dir", decode_dir, NULL};
+    cr_assert_eq(run_clean(decode, err, sizeof err), 1, "its calibration failed (401); stderr: %s", err);
+    cr_assert(strstr(err, "[redacted]"), "decode printed the echo, scrubbed: %s", err);
+    silent_stop(&s);
+    cr_assert_gt(no_secret_under(dir), 8, "the files of every command were read");
+    rmtree(dir);
+}
+
+/* --header 'Authorization: ...' with --api-key-env: one Authorization
+ * header is sent (the explicit one; two were sent before, without a word),
+ * and one note says the key is not. */
+Test(reliability, an_explicit_authorization_header_replaces_the_key, .timeout = 60)
+{
+    struct silent s;
+    echo_start(&s);
+    char url[160], art[64];
+    snprintf(url, sizeof url, "http://%s", s.base_url);
+    cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
+    setenv("ANVIL_TEST_KEY", "sk-keySECRET", 1);
+    const char *run[] = {harness_anvil_bin(), "run", "--base-url", url, "--api-key-env", "ANVIL_TEST_KEY",
+                         "--header", "Authorization: Bearer authSECRET", "--endpoint", "completions",
+                         "--num-prompts", "1", "--calibration", "none", "--input-len", "8", "--output-len", "4",
+                         "--out", art, NULL};
+    static char err[1 << 16];
+    cr_assert_eq(run_clean(run, err, sizeof err), 1, "%s", err);
+    silent_stop(&s);
+    cJSON *a = harness_load_json(art);
+    const char *msg = cJSON_GetStringValue(harness_json_path(a, "failures.0.message"));
+    cr_assert(msg, "no failure message");
+    int auth = 0;
+    for (const char *p = msg; (p = strcasestr(p, "authorization:")); p++)
+        auth++;
+    cr_assert_eq(auth, 1, "the server received %d Authorization headers: %s", auth, msg);
+    int notes = 0;
+    for (const char *p = err; (p = strstr(p, "--api-key-env ANVIL_TEST_KEY key is not")); p++)
+        notes++;
+    cr_assert_eq(notes, 1, "one note: %s", err);
+    cJSON_Delete(a);
+    unlink(art);
+}
