@@ -430,6 +430,31 @@ Test(reliability, ctrl_c_ends_a_hung_calibration_within_1s, .timeout = 90)
     cr_assert(strstr(err, "stopped by SIGINT"), "%s", err);
 }
 
+/* SIGTERM while the first scrape of --server-metrics hangs (it waited for
+ * the scrape's 2 s timeout, then started the load): ends within 1 s. */
+Test(reliability, sigterm_ends_a_hung_metrics_probe_within_1s, .timeout = 90)
+{
+    struct silent s;
+    silent_start(&s, false);
+    const char *sim_args[] = {"--ttft-ms", "1", "--itl-ms", "1", NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    char metrics[128];
+    snprintf(metrics, sizeof metrics, "%s", s.base_url);
+    strcpy(strstr(metrics, "/v1"), "/metrics");
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--server-metrics", metrics,
+                          "--calibration", "none", "--num-prompts", "1", "--out", "/tmp/anvil-never-written.json",
+                          NULL};
+    int status;
+    char err[4096];
+    double took = stop_after_1s(argv, SIGTERM, false, &status, err, sizeof err);
+    silent_stop(&s);
+    cr_assert_eq(sim_stop(&sim), 0);
+    cr_assert_lt(took, 1.0, "anvil took %.2f s to end after SIGTERM; stderr: %s", took, err);
+    cr_assert_eq(status, 1, "stderr: %s", err);
+    cr_assert(strstr(err, "stopped by SIGTERM"), "%s", err);
+}
+
 /* The same for a sweep checking its target and for the decode matrix's
  * start-up: each ends within 1 s of Ctrl-C against a hung /models. */
 Test(reliability, ctrl_c_ends_sweep_and_decode_preparation_within_1s, .timeout = 120)
