@@ -618,8 +618,8 @@ static int run_clean(const char *const argv[], char *err, size_t errcap)
  * stream's error event: no configured credential — the --api-key-env key,
  * --header and --header-env values, the URL's user:password and its Basic
  * encoding — reaches the artifact, the journal, --requests-out, a sweep's or
- * decode matrix's directory, what recover, aggregate, report and show write,
- * or the terminal. Only the key was scrubbed before. */
+ * decode matrix's directory, what recover, aggregate, report, show and
+ * compare write, or the terminal. Only the key was scrubbed before. */
 Test(reliability, echoed_credentials_reach_no_file_and_no_terminal, .timeout = 240)
 {
     struct silent s;
@@ -678,9 +678,13 @@ Test(reliability, echoed_credentials_reach_no_file_and_no_terminal, .timeout = 2
     const char *agg[] = {harness_anvil_bin(), "aggregate", art, "--out", matrix, NULL};
     const char *rep[] = {harness_anvil_bin(), "report", art, "-o", html, NULL};
     const char *show[] = {harness_anvil_bin(), "show", art, "--format", "json", NULL};
+    char art1[200];
+    snprintf(art1, sizeof art1, "%s/run-1.json", dir);
+    const char *compare[] = {harness_anvil_bin(), "compare", art, art1, NULL};
     cr_assert_eq(run_clean(agg, err, sizeof err), 0, "%s", err);
     cr_assert_eq(run_clean(rep, err, sizeof err), 0, "%s", err);
     cr_assert_eq(run_clean(show, err, sizeof err), 0, "%s", err);
+    run_clean(compare, err, sizeof err);
     /* a sweep (credentials reach its rounds after --) and a decode matrix */
     const char *sweep[] = {harness_anvil_bin(), "sweep", "--base-url", plain, "--concurrency", "1",
                            "--num-prompts", "1", "--input-len", "8", "--output-len", "4", "--out-dir", sweep_dir,
