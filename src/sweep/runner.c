@@ -100,6 +100,8 @@ static int run_job(const struct sweep_job *job, const char *anvil_bin, const cha
     struct child_opts o = {.in = -1, .out = fd, .err = fd, .keep_fd = lock_fd, .new_group = true};
     pid_t pid = child_spawn(argv, &o, err, sizeof err);
     free(argv);
+    if (pid < 0 && fd >= 0)     /* e.g. a launcher not in PATH: the log the error message points to says so */
+        dprintf(fd, "anvil sweep: %s\n", err);
     if (fd >= 0)
         close(fd);
     if (pid > 0)
