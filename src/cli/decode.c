@@ -7,6 +7,8 @@
 
 #include "cli/cli.h"
 #include "cli/flags.h"
+#include "core/dirlock.h"
+#include "core/stop.h"
 #include "decode/matrix.h"
 
 struct decode_cli {
@@ -183,9 +185,18 @@ int decode_main(int argc, char **argv)
         curl_slist_free_all(r.headers);
         return 2;
     }
+    /* one measurement per directory (core/dirlock.h) */
+    int lock_fd = dirlock_take(r.d.dir, "anvil decode", err, sizeof err);
+    if (lock_fd < 0) {
+        fprintf(stderr, "anvil decode: %s\n", err);
+        curl_slist_free_all(r.headers);
+        return 2;
+    }
+    stop_install();     /* Ctrl-C, SIGTERM, SIGHUP: stop at any step, keep the cells measured */
     enum decode_status st = decode_execute(&r.d, err, sizeof err);
     if (st != DECODE_OK)
         fprintf(stderr, "anvil decode: %s\n", err);
+    dirlock_release(lock_fd);
     curl_slist_free_all(r.headers);
     return st == DECODE_OK ? 0 : st == DECODE_REFUSED ? 2 : 1;
 }

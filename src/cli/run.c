@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "cli/flags.h"
 #include "cli/run_cli.h"
+#include "core/stop.h"
 #include "report/failures.h"
 #include "report/observe.h"
 #include "report/table.h"
@@ -190,6 +191,7 @@ int run_main(int argc, char **argv)
         usage(stdout);
         status = 0;
     } else if (rc == 0) {
+        stop_install();     /* Ctrl-C, SIGTERM, SIGHUP: stop at any step, keep what was measured */
         curl_global_init(CURL_GLOBAL_DEFAULT);
 #ifdef ANVIL_WITH_MPI
         if (mpi_launched() && !r.c.shard_count) {

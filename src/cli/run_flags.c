@@ -356,7 +356,7 @@ static const struct flag_spec flags[] = {
      "(\"server_stalled\") and the exit status 1 (default: the --idle-timeout-s value; 0 = never)",
      .min = 0},
     {"grace-s", NULL, FLAG_DOUBLE, AT(grace_s), "S", "5",
-     "after Ctrl-C/SIGTERM, how long in-flight requests may finish before they are cancelled, "
+     "after Ctrl-C/SIGTERM/SIGHUP, how long in-flight requests may finish before they are cancelled, "
      "seconds", .min = 0},
     {"out", NULL, FLAG_STRING, AT(out), "FILE", NULL,
      "artifact, schema anvil-serving.benchmark/v1 (default results/<run_id>.json)",

@@ -21,6 +21,8 @@
 #include "cli/run_cli.h"
 #include "openai/discover.h"
 #include "core/clock.h"
+#include "core/dirlock.h"
+#include "core/stop.h"
 #include "core/file.h"
 #include "report/sweep_table.h"
 #include "stats/summary.h"
@@ -449,7 +451,7 @@ static int write_results(const struct sweep_plan *plan, const char *dir, bool in
 
 /* Runs the plan's rounds not yet done and writes the results. Returns the
  * exit status. */
-static int execute(const struct sweep_plan *plan, const char *dir, const char *launcher,
+static int execute(const struct sweep_plan *plan, const char *dir, const char *launcher, int lock_fd,
                    const struct provenance *prov, const struct cost *cost)
 {
     char self[PATH_MAX], err[512];
@@ -460,7 +462,7 @@ static int execute(const struct sweep_plan *plan, const char *dir, const char *l
     }
     self[n] = '\0';
     bool interrupted = false;
-    int failed = sweep_execute_launched(plan, self, launcher, dir, &interrupted, err, sizeof err);
+    int failed = sweep_execute_launched(plan, self, launcher, dir, lock_fd, &interrupted, err, sizeof err);
     if (failed < 0) {
         fprintf(stderr, "anvil sweep: %s\n", err);
         return 1;
@@ -470,8 +472,38 @@ static int execute(const struct sweep_plan *plan, const char *dir, const char *l
     return write_results(plan, dir, interrupted, prov, cost);
 }
 
+/* Takes dir's lock (core/dirlock.h). Returns its descriptor, or -1
+ * (reported: the processes measuring there are named). */
+static int take_lock(const char *dir)
+{
+    char err[1400];
+    int fd = dirlock_take(dir, "anvil sweep", err, sizeof err);
+    if (fd < 0)
+        fprintf(stderr, "anvil sweep: %s\n", err);
+    return fd;
+}
+
+/* Sets the directory aside (--force), makes a new plan or reads the one to
+ * resume, into *plan. Returns 0, or the exit status (reported). */
+static int prepare_plan(struct sweep_opts *o, const char *dir, const char *earlier, struct sweep_plan *plan)
+{
+    int rc;
+    if (!o->resume && o->force && access(earlier, F_OK) == 0 && sweep_set_aside(dir) != 0)
+        return 1;
+    if (!o->resume && (rc = new_plan(o, dir, plan)) != 0)
+        return rc == -2 ? 1 : 2;
+    if (o->resume && load_plan(dir, plan) != 0)
+        return 1;
+    if (o->resume && (rc = check_rounds(plan) != 0 ? 2 : check_targets(plan) != 0 ? 1 : 0)) {
+        sweep_plan_free(plan);
+        return rc;
+    }
+    return 0;
+}
+
 int sweep_main(int argc, char **argv)
 {
+    struct sweep_plan plan_storage;
     struct sweep_opts o;
     int rc = parse_args(argc, argv, &o);
     if (rc) {
@@ -498,27 +530,36 @@ int sweep_main(int argc, char **argv)
                         "continues it, --force replaces it\n", dir, dir);
         return 2;
     }
-    if (!o.resume && o.force && access(earlier, F_OK) == 0 && sweep_set_aside(dir) != 0)
-        return 1;
-    struct sweep_plan plan;
-    if (!o.resume && (rc = new_plan(&o, dir, &plan)) != 0)
-        return rc == -2 ? 1 : 2;
-    if (o.resume && load_plan(dir, &plan) != 0)
-        return 1;
-    if (o.resume && (rc = check_rounds(&plan) != 0 ? 2 : check_targets(&plan) != 0 ? 1 : 0)) {
-        sweep_plan_free(&plan);
+    stop_install();     /* Ctrl-C, SIGTERM, SIGHUP while targets are checked; rounds: sweep/runner.c */
+    /* one measurement per directory: a round of a killed sweep may still be
+     * ending. Taken before an earlier sweep is resumed or set aside; a new
+     * one takes it once its plan (and so its directory) is made. */
+    bool early = o.resume || o.force;
+    int lock_fd = early ? take_lock(dir) : -1;
+    if (early && lock_fd < 0)
+        return 2;
+    rc = prepare_plan(&o, dir, earlier, &plan_storage);
+    if (!rc && !early && (lock_fd = take_lock(dir)) < 0) {
+        sweep_plan_free(&plan_storage);
+        rc = 2;
+    }
+    if (rc) {
+        dirlock_release(lock_fd);
         return rc;
     }
+    struct sweep_plan plan = plan_storage;
     /* the sweep's own command line; its rounds' flags after -- are recorded
      * (redacted by their own rules) in each round artifact */
     struct provenance prov;
     if (provenance_collect(&prov, argc, argv, true) != 0) {
         fprintf(stderr, "anvil sweep: out of memory\n");
         sweep_plan_free(&plan);
+        dirlock_release(lock_fd);
         return 1;
     }
-    rc = execute(&plan, dir, o.launcher, &prov, &o.cost);
+    rc = execute(&plan, dir, o.launcher, lock_fd, &prov, &o.cost);
     provenance_free(&prov);
     sweep_plan_free(&plan);
+    dirlock_release(lock_fd);
     return rc;
 }

@@ -4,6 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+#include <cjson/cJSON.h>
+#include <openssl/evp.h>
 
 static const char mark[] = REDACTED;
 
@@ -118,4 +122,185 @@ void redact_argv_free(char **v, int argc)
     for (int i = 0; v && i < argc; i++)
         free(v[i]);
     free(v);
+}
+
+/* ---- the credentials of one command ---- */
+
+int secrets_add(struct secrets *s, const char *value)
+{
+    size_t len = strlen(value);
+    if (len < 4)
+        return 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (!strcmp(s->v[i], value))
+            return 0;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 8;
+        char **v = realloc(s->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        s->v = v;
+        s->cap = cap;
+    }
+    char *copy = strdup(value);
+    if (!copy)
+        return -1;
+    size_t at = s->n;       /* longest first */
+    while (at > 0 && strlen(s->v[at - 1]) < len) {
+        s->v[at] = s->v[at - 1];
+        at--;
+    }
+    s->v[at] = copy;
+    s->n++;
+    return 0;
+}
+
+/* Adds the first n bytes of p. */
+static int add_n(struct secrets *s, const char *p, size_t n)
+{
+    char *t = strndup(p, n);
+    int rc = t ? secrets_add(s, t) : -1;
+    free(t);
+    return rc;
+}
+
+/* Adds base64(text), as an Authorization: Basic header carries it. */
+static int add_base64(struct secrets *s, const char *text)
+{
+    size_t n = strlen(text);
+    char *b = malloc(4 * ((n + 2) / 3) + 1);
+    if (!b)
+        return -1;
+    EVP_EncodeBlock((unsigned char *)b, (const unsigned char *)text, (int)n);
+    int rc = secrets_add(s, b);
+    free(b);
+    return rc;
+}
+
+/* Adds "user:password" and the password alone, from n bytes at p. */
+static int add_userinfo(struct secrets *s, const char *p, size_t n)
+{
+    const char *colon = memchr(p, ':', n);
+    int rc = add_n(s, p, n);
+    if (rc == 0 && colon)
+        rc = add_n(s, colon + 1, n - (size_t)(colon + 1 - p));
+    return rc;
+}
+
+int secrets_add_header(struct secrets *s, const char *line)
+{
+    const char *colon = strchr(line, ':');
+    const char *v = colon ? colon + 1 : line;
+    v += strspn(v, " \t");
+    size_t len = strlen(v);
+    while (len && (v[len - 1] == ' ' || v[len - 1] == '\t' || v[len - 1] == '\r'))
+        len--;
+    if (add_n(s, v, len) != 0)
+        return -1;
+    size_t scheme = strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-");
+    if (scheme == 0 || scheme >= len || v[scheme] != ' ')
+        return 0;
+    const char *cred = v + scheme + strspn(v + scheme, " ");
+    size_t clen = len - (size_t)(cred - v);
+    if (add_n(s, cred, clen) != 0)
+        return -1;
+    if (scheme != 5 || strncasecmp(v, "basic", 5) != 0 || clen > 8192)
+        return 0;
+    unsigned char plain[6200];
+    int got = EVP_DecodeBlock(plain, (const unsigned char *)cred, (int)clen);
+    if (got <= 0)
+        return 0;   /* not base64: the credential as written is all there is */
+    while (got > 0 && plain[got - 1] == '\0')   /* EVP_DecodeBlock counts the padding */
+        got--;
+    return add_userinfo(s, (const char *)plain, (size_t)got);
+}
+
+/* Percent-decodes n bytes at p into out (at least n + 1 bytes). */
+static void percent_decode(const char *p, size_t n, char *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned hi, lo;
+        if (p[i] == '%' && i + 2 < n && sscanf(p + i + 1, "%1x%1x", &hi, &lo) == 2) {
+            out[k++] = (char)(hi * 16 + lo);
+            i += 2;
+        } else {
+            out[k++] = p[i];
+        }
+    }
+    out[k] = '\0';
+}
+
+int secrets_add_url(struct secrets *s, const char *url)
+{
+    const char *scheme = url ? strstr(url, "://") : NULL;
+    if (!scheme)
+        return 0;
+    const char *host = scheme + 3;
+    size_t authority = strcspn(host, "/?#");
+    const char *at = NULL;
+    for (const char *q = host; q < host + authority; q++)
+        if (*q == '@')
+            at = q;
+    if (!at)
+        return 0;
+    size_t n = (size_t)(at - host);
+    char *plain = malloc(n + 1);
+    if (!plain)
+        return -1;
+    percent_decode(host, n, plain);
+    int rc = add_userinfo(s, host, n);
+    if (rc == 0)
+        rc = add_userinfo(s, plain, strlen(plain));
+    if (rc == 0)
+        rc = add_base64(s, plain);
+    free(plain);
+    return rc;
+}
+
+void secrets_scrub(const struct secrets *s, char *text, size_t cap)
+{
+    for (size_t i = 0; s && i < s->n; i++)
+        redact(text, cap, s->v[i]);
+}
+
+bool secrets_found(const struct secrets *s, const char *text)
+{
+    for (size_t i = 0; s && text && i < s->n; i++)
+        if (strstr(text, s->v[i]))
+            return true;
+    return false;
+}
+
+int secrets_scrub_json(const struct secrets *s, cJSON *j)
+{
+    if (!s || !s->n || !j)
+        return 0;
+    int rc = 0;
+    if (cJSON_IsString(j) && j->valuestring && secrets_found(s, j->valuestring)) {
+        /* each replacement can grow the text by the mark */
+        size_t len = strlen(j->valuestring), cap = len + 1 + (len / 4 + 1) * sizeof mark;
+        char *t = malloc(cap);
+        if (t) {
+            snprintf(t, cap, "%s", j->valuestring);
+            secrets_scrub(s, t, cap);
+        }
+        /* cJSON_SetValuestring keeps the old buffer when the new text is longer: replace it */
+        char *old = j->valuestring;
+        j->valuestring = t ? t : strdup(mark);
+        free(old);
+        rc = t ? 0 : -1;
+    }
+    for (cJSON *c = j->child; c; c = c->next)
+        if (secrets_scrub_json(s, c) != 0)
+            rc = -1;
+    return rc;
+}
+
+void secrets_free(struct secrets *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->v[i]);
+    free(s->v);
+    *s = (struct secrets){0};
 }

@@ -8,6 +8,8 @@
 
 #define REDACTED "[redacted]"
 
+struct cJSON;
+
 /* Replaces every occurrence of secret in the NUL-terminated s (cap bytes of
  * storage) with "[redacted]", and a tail of s that is the start of secret
  * (at least 4 bytes: the text was cut inside it) too. Secrets shorter than
@@ -27,5 +29,44 @@ char **redact_argv(int argc, char *const argv[], bool after_dashdash);
 
 /* Frees what redact_argv returned (v may be NULL). */
 void redact_argv_free(char **v, int argc);
+
+/* Every credential one command was given, in each form it may come back
+ * in: owned copies, longest first (so "user:pw" is scrubbed whole before
+ * "pw"). Empty = {0}. Read-only once the load starts (threads share it). */
+struct secrets {
+    char **v;
+    size_t n, cap;
+};
+
+/* Adds value (copied). Values shorter than 4 bytes and repeats are left
+ * out (redact's rule). Returns 0, or -1 when memory runs out. */
+int secrets_add(struct secrets *s, const char *value);
+
+/* Adds the value of a header line "Name: value" (a line without ':' is
+ * taken whole), and, when the value is an auth scheme and a credential
+ * ("Bearer TOKEN", "Basic B64"), the credential alone; for Basic also its
+ * base64 decoding ("user:password") and the password. Returns 0 or -1. */
+int secrets_add_header(struct secrets *s, const char *line);
+
+/* Adds the userinfo of url (scheme://user:password@host...): as written,
+ * percent-decoded, the password alone, and base64("user:password") as an
+ * HTTP client sends it in "Authorization: Basic". Nothing for a URL
+ * without userinfo. Returns 0 or -1. */
+int secrets_add_url(struct secrets *s, const char *url);
+
+/* Replaces every secret of s in the NUL-terminated text (cap bytes of
+ * storage), as redact does for one. s may be NULL. */
+void secrets_scrub(const struct secrets *s, char *text, size_t cap);
+
+/* Scrubs every string value in the tree j (object keys are names anvil
+ * chose, left alone). s may be NULL. Returns 0, or -1 when memory ran out
+ * (a string then left as it was is replaced by the mark whole). */
+int secrets_scrub_json(const struct secrets *s, struct cJSON *j);
+
+/* Whether text holds a secret of s (s may be NULL). */
+bool secrets_found(const struct secrets *s, const char *text);
+
+/* Frees the copies; s is {0} again. */
+void secrets_free(struct secrets *s);
 
 #endif

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,11 +14,11 @@
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "core/child.h"
 #include "core/clock.h"
 #include "core/file.h"
 #include "core/version.h"
 
-extern char **environ;
 
 /* The RegistryDwords the P2P override tuning sets (what "expected" holds:
  * the setting being checked for, not a reading). */
@@ -148,25 +148,22 @@ cJSON *decode_run_capture(const char *const argv[])
     buf_init(&out, (size_t)1 << 21);
     buf_init(&err, (size_t)1 << 21);
     long rc = -1;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
     pid_t pid = -1;
-    int e = EINVAL;
-    if (pipe(po) == 0 && pipe(pe) == 0) {
-        posix_spawn_file_actions_adddup2(&fa, po[1], 1);
-        posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
-        posix_spawn_file_actions_addclose(&fa, po[0]);
-        posix_spawn_file_actions_addclose(&fa, pe[0]);
-        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", 0, 0);
-        e = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+    char why[300] = "";
+    if (pipe2(po, O_CLOEXEC) == 0 && pipe2(pe, O_CLOEXEC) == 0) {
+        /* dies with anvil (core/child.h) */
+        struct child_opts co = {.in = -1, .out = po[1], .err = pe[1], .keep_fd = -1};
+        pid = child_spawn((char *const *)argv, &co, why, sizeof why);
+    } else {
+        snprintf(why, sizeof why, "%s: pipe: %s", argv[0], strerror(errno));
     }
-    posix_spawn_file_actions_destroy(&fa);
     for (int i = 0; i < 2; i++) {
         if (i == 0 && po[1] >= 0)
             close(po[1]);
         if (i == 1 && pe[1] >= 0)
             close(pe[1]);
     }
+    int e = pid > 0 ? 0 : -1;
     if (e == 0) {
         int64_t deadline = clock_now_ns() + 10 * (int64_t)1000000000;
         drain(po[0], pe[0], &out, &err, deadline);
@@ -185,7 +182,7 @@ cJSON *decode_run_capture(const char *const argv[])
         if (w == pid && WIFEXITED(st))
             rc = WEXITSTATUS(st);
     } else {
-        buf_printf(&err, "%s: %s", argv[0], strerror(e));
+        buf_printf(&err, "%s", why);
     }
     if (po[0] >= 0)
         close(po[0]);

@@ -118,22 +118,15 @@ static int check_plan(const struct decode_config *c, const struct startup *s, ch
 
 /* ---- startup ---- */
 
-static int build_headers(const struct decode_config *c, struct startup *s)
+/* The run's headers and the API key, never two Authorization headers
+ * (run_request_headers; its note goes to the event log). */
+static int build_headers(const struct decode_config *c, struct startup *s, struct decode_events *ev)
 {
-    for (const struct curl_slist *h = c->run.headers; h; h = h->next)
-        if (!(s->headers = curl_slist_append(s->headers, h->data)))
-            return -1;
-    const char *key = c->run.api_key_env ? getenv(c->run.api_key_env) : NULL;
-    if (key && *key) {
-        struct buf h;
-        buf_init(&h, 8192);
-        buf_printf(&h, "Authorization: Bearer %s", key);
-        struct curl_slist *l = h.data ? curl_slist_append(s->headers, h.data) : NULL;
-        buf_free(&h);
-        if (!l)
-            return -1;
-        s->headers = l;
-    }
+    char note[300];
+    if (run_request_headers(&c->run, &s->headers, note, sizeof note) != 0)
+        return -1;
+    if (note[0])
+        decode_event(ev, "%s", note);
     return 0;
 }
 
@@ -211,15 +204,16 @@ static const char *p2p_line(const cJSON *p2p)
 static int startup(const struct decode_config *c, struct startup *s, struct decode_events *ev, const cJSON *args,
                    char *err, size_t errlen)
 {
-    if (build_headers(c, s) != 0) {
+    if (build_headers(c, s, ev) != 0) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     const char *base = c->run.base_url ? c->run.base_url : RUN_DEFAULT_BASE_URL;
     if (discover(base, s->headers, c->run.model, 30000, &s->srv, err, errlen) != 0) {
-        const char *key = c->run.api_key_env ? getenv(c->run.api_key_env) : NULL;
-        if (key && *key)
-            redact(err, errlen, key);
+        struct secrets sec = {0};
+        run_secrets(&c->run, &sec);     /* the server's reply may echo a credential */
+        secrets_scrub(&sec, err, errlen);
+        secrets_free(&sec);
         return -1;
     }
     decode_event(ev, "startup server=%s model=%s", s->srv.display_url, s->srv.model);
@@ -832,6 +826,12 @@ enum decode_status decode_execute(const struct decode_config *c, char *err, size
         status = DECODE_FAILED;
     } else {
         cJSON *doc = build_doc(c, &s, &ev, cells, n, &ph, incomplete);
+        struct secrets sec = {0};
+        if (run_secrets(&c->run, &sec) != 0 || secrets_scrub_json(&sec, doc) != 0) {
+            cJSON_Delete(doc);
+            doc = NULL;     /* nothing rather than a credential */
+        }
+        secrets_free(&sec);
         char out[4200];
         if (c->out)
             snprintf(out, sizeof out, "%s", c->out);

@@ -22,6 +22,7 @@
 #include <event2/event.h>
 
 #include "core/clock.h"
+#include "core/stop.h"
 #include "load/plan.h"
 #include "load/sampler.h"
 #include "net/http.h"
@@ -113,7 +114,7 @@ struct loop {
     bool window_opened;         /* thread 0: the window-start boundary was given to the samplers */
     bool window_ended;          /* thread 0: the window-end boundary was given */
     int wake_fd;
-    struct event *wake, *sigint, *sigterm, *grace, *progress, *arrival, *window, *window_open, *gate;
+    struct event *wake, *sigint, *sigterm, *sighup, *grace, *progress, *arrival, *window, *window_open, *gate;
     struct event *think;        /* a held request's think time ends; NULL when none waits */
     struct event *stall;        /* thread 0, with stall_timeout_s: the stall check */
     /* When the newest byte (headers or body) of any of this loop's requests
@@ -389,6 +390,7 @@ static void finish_slot(struct loop *l, struct slot *s)
         evtimer_del(s->idle);
     if (sh->cfg->secret)
         record_redact(s->rec, sh->cfg->secret);
+    record_scrub(s->rec, sh->cfg->secrets);
     stream_free(&s->st);
     curl_slist_free_all(s->headers);
     free(s->body);
@@ -1014,7 +1016,7 @@ static void note_failure_locked(struct shared *sh, const struct req_record *r)
     request_stop_locked(sh, STOP_GRACE);
 }
 
-/* Thread 0: SIGINT / SIGTERM. */
+/* Thread 0: SIGINT / SIGTERM / SIGHUP (a closed terminal or ssh session). */
 static void on_signal(evutil_socket_t sig, short what, void *arg)
 {
     (void)what;
@@ -1190,15 +1192,19 @@ static int setup_loop(struct shared *sh, struct loop *l, int id)
     /* thread 0: signals, the progress line, the window-start timer */
     l->sigint = evsignal_new(l->base, SIGINT, on_signal, l);
     l->sigterm = evsignal_new(l->base, SIGTERM, on_signal, l);
+    /* a closed terminal stops the run as SIGTERM does, unless under nohup */
+    l->sighup = stop_sighup_ignored() ? NULL : evsignal_new(l->base, SIGHUP, on_signal, l);
     l->progress = event_new(l->base, -1, EV_PERSIST, on_progress, l);
     l->window_open = evtimer_new(l->base, on_window_open, l);
     l->gate = evtimer_new(l->base, on_gate, l);
-    if (!l->sigint || !l->sigterm || !l->progress || !l->window_open || !l->gate)
+    if (!l->sigint || !l->sigterm || (!l->sighup && !stop_sighup_ignored()) || !l->progress || !l->window_open || !l->gate)
         return -1;
     if (c->stall_timeout_s > 0 && !(l->stall = evtimer_new(l->base, on_stall_check, l)))
         return -1;
     event_add(l->sigint, NULL);
     event_add(l->sigterm, NULL);
+    if (l->sighup)
+        event_add(l->sighup, NULL);
     if (c->progress) {
         struct timeval tv = {0, 250000};
         event_add(l->progress, &tv);
@@ -1211,8 +1217,8 @@ static void teardown_loop(struct loop *l)
     sampler_runner_free(l->samplers);
     free(l->sampler_list);
     http_client_free(l->http);
-    struct event *evs[] = {l->wake, l->sigint, l->sigterm, l->grace, l->arrival, l->progress, l->window,
-                           l->window_open, l->think, l->gate, l->stall, l->more};
+    struct event *evs[] = {l->wake, l->sigint, l->sigterm, l->sighup, l->grace, l->arrival, l->progress,
+                           l->window, l->window_open, l->think, l->gate, l->stall, l->more};
     for (size_t i = 0; i < sizeof evs / sizeof *evs; i++)
         if (evs[i])
             event_free(evs[i]);
@@ -1351,7 +1357,7 @@ static void *worker(void *arg)
     return NULL;
 }
 
-/* Starts threads 1..n−1 with SIGINT and SIGTERM blocked (they reach
+/* Starts threads 1..n−1 with SIGINT, SIGTERM and SIGHUP blocked (they reach
  * thread 0). Returns 0 or pthread_create's error (some may have started). */
 static int start_workers(struct shared *sh)
 {
@@ -1359,6 +1365,7 @@ static int start_workers(struct shared *sh)
     sigemptyset(&block);
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &block, &old);
     int rc = 0;
     for (int i = 1; i < sh->n_loops && rc == 0; i++) {

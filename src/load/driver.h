@@ -86,6 +86,7 @@ struct driver_cfg {
      * that timed out, then the next one sent, keep counting). */
     double stall_timeout_s;
     const char *secret;                 /* e.g. the API key: scrubbed from failure messages; may be NULL */
+    const struct secrets *secrets;      /* every credential (core/redact.h): scrubbed likewise; may be NULL */
 
     double grace_s;                     /* after a stop signal, how long in-flight requests may finish */
     bool progress;                      /* draw a progress line on stderr */

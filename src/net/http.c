@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/stop.h"
 #include "net/chunked.h"
 #include "net/rxstamp.h"
 
@@ -642,6 +643,42 @@ static size_t fetch_write_cb(char *p, size_t size, size_t n, void *arg)
     return len;
 }
 
+/* Runs e to its end on a multi handle of its own, polling at most
+ * STOP_POLL_MS at a time so that a stop request (core/stop.h) ends it at
+ * once: curl_easy_perform would block until its own timeout. */
+static CURLcode perform_stoppable(CURL *e, int *stopped)
+{
+    *stopped = 0;
+    CURLM *m = curl_multi_init();
+    if (!m || curl_multi_add_handle(m, e) != CURLM_OK) {
+        curl_multi_cleanup(m);
+        return CURLE_OUT_OF_MEMORY;
+    }
+    CURLcode rc = CURLE_OK;
+    int running = 1;
+    while (running) {
+        if ((*stopped = stop_requested()) != 0) {
+            rc = CURLE_ABORTED_BY_CALLBACK;
+            break;
+        }
+        if (curl_multi_perform(m, &running) != CURLM_OK) {
+            rc = CURLE_RECV_ERROR;
+            break;
+        }
+        if (running && curl_multi_poll(m, NULL, 0, STOP_POLL_MS, NULL) != CURLM_OK && !stop_requested()) {
+            rc = CURLE_RECV_ERROR;
+            break;
+        }
+    }
+    int left;
+    for (CURLMsg *msg; !running && (msg = curl_multi_info_read(m, &left));)
+        if (msg->msg == CURLMSG_DONE && msg->easy_handle == e)
+            rc = msg->data.result;
+    curl_multi_remove_handle(m, e);
+    curl_multi_cleanup(m);
+    return rc;
+}
+
 CURLcode http_fetch(const char *url, const struct curl_slist *headers, const char *body,
                     long timeout_ms, struct buf *out, long *status, char *err, size_t errlen)
 {
@@ -656,10 +693,14 @@ CURLcode http_fetch(const char *url, const struct curl_slist *headers, const cha
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, fetch_write_cb);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, out);
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);
-    CURLcode rc = curl_easy_perform(e);
+    int stopped;
+    CURLcode rc = perform_stoppable(e, &stopped);
     *status = 0;
     curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, status);
-    snprintf(err, errlen, "%s", rc == CURLE_OK ? "" : (errbuf[0] ? errbuf : curl_easy_strerror(rc)));
+    if (stopped)
+        snprintf(err, errlen, "stopped by %s", stop_signal_name(stopped));
+    else
+        snprintf(err, errlen, "%s", rc == CURLE_OK ? "" : (errbuf[0] ? errbuf : curl_easy_strerror(rc)));
     curl_easy_cleanup(e);
     return rc;
 }

@@ -93,7 +93,9 @@ void http_client_free(struct http_client *c);
 /* Blocking request for set-up work (model discovery, tokenize, probes).
  * body NULL = GET. Appends the response body to out (capped by out->max),
  * stores the status in *status. Returns CURLE_OK or the transport error,
- * with a message in err (errlen bytes). */
+ * with a message in err (errlen bytes). A stop request (core/stop.h: Ctrl-C,
+ * SIGTERM, SIGHUP) ends it within STOP_POLL_MS: CURLE_ABORTED_BY_CALLBACK,
+ * err "stopped by SIGINT". */
 CURLcode http_fetch(const char *url, const struct curl_slist *headers, const char *body,
                     long timeout_ms, struct buf *out, long *status, char *err, size_t errlen);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/stop.h"
 
 struct sink {
     struct buf *out;
@@ -22,6 +23,14 @@ static size_t write_cb(char *p, size_t size, size_t n, void *arg)
         return 0;               /* curl aborts with CURLE_WRITE_ERROR */
     }
     return len;
+}
+
+/* A stop request (core/stop.h) ends a scrape at curl's next progress call,
+ * or at once when the signal woke its poll. */
+static int stop_cb(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
+{
+    (void)arg, (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    return stop_requested() != 0;
 }
 
 int obs_fetch_get(struct obs_fetch *f, const char *url, struct buf *out, int64_t *t_sent, int64_t *t_done,
@@ -49,6 +58,8 @@ int obs_fetch_get(struct obs_fetch *f, const char *url, struct buf *out, int64_t
     curl_easy_setopt(e, CURLOPT_WRITEDATA, &sink);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https,file");
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, stop_cb);
     *t_sent = clock_now_ns();
     CURLcode rc = curl_easy_perform(e);
     *t_done = clock_now_ns();
@@ -57,6 +68,10 @@ int obs_fetch_get(struct obs_fetch *f, const char *url, struct buf *out, int64_t
     bool file = !strncmp(url, "file:", 5);
     if (sink.over || rc == CURLE_FILESIZE_EXCEEDED) {
         snprintf(err, errlen, "body larger than %zu bytes", f->max_bytes);
+        return -1;
+    }
+    if (rc == CURLE_ABORTED_BY_CALLBACK && stop_requested()) {
+        snprintf(err, errlen, "stopped by %s", stop_signal_name(stop_requested()));
         return -1;
     }
     if (rc == CURLE_OPERATION_TIMEDOUT) {

@@ -6,7 +6,6 @@
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,9 +13,9 @@
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "core/child.h"
 #include "core/clock.h"
 
-extern char **environ;
 
 /* A field's text, trimmed, into out (cap bytes). */
 static void trim(const char *p, size_t n, char *out, size_t cap)
@@ -115,28 +114,12 @@ static int run(const char *program, const char *query, struct buf *out, char *er
         snprintf(err, errlen, "pipe: %s", strerror(errno));
         return -1;
     }
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t at;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    posix_spawnattr_init(&at);
-    sigset_t none, dfl;
-    sigemptyset(&none);
-    sigemptyset(&dfl);
-    sigaddset(&dfl, SIGPIPE);
-    posix_spawnattr_setsigmask(&at, &none);     /* a sampler thread blocks every signal */
-    posix_spawnattr_setsigdefault(&at, &dfl);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    pid_t pid;
-    int rc = posix_spawnp(&pid, program, &fa, &at, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
+    /* dies with anvil; signal mask and dispositions reset (a sampler thread blocks every signal) */
+    struct child_opts o = {.in = -1, .out = fds[1], .err = -1, .keep_fd = -1};
+    pid_t pid = child_spawn(argv, &o, err, errlen);
     close(fds[1]);
-    if (rc != 0) {
+    if (pid < 0) {
         close(fds[0]);
-        snprintf(err, errlen, "%s: %s", program, strerror(rc));
         return -1;
     }
     int64_t deadline = clock_now_ns() + (int64_t)SMI_TIMEOUT_MS * 1000000;

@@ -39,10 +39,10 @@ int64_t run_think_ns(void *ud, long seq)
 }
 
 /* Appends one line to f, flushed (measured results survive a crash or
- * kill). Returns 0 or -1. */
-static int append_line(FILE *f, const cJSON *line)
+ * kill), with every credential of x scrubbed from it. Returns 0 or -1. */
+static int append_line(const struct run_ctx *x, FILE *f, cJSON *line)
 {
-    char *s = line ? cJSON_PrintUnformatted(line) : NULL;
+    char *s = line && secrets_scrub_json(&x->secrets, line) == 0 ? cJSON_PrintUnformatted(line) : NULL;
     int rc = s && fprintf(f, "%s\n", s) >= 0 && fflush(f) == 0 ? 0 : -1;
     free(s);
     return rc;
@@ -262,6 +262,11 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
         cJSON_Delete(art);
         art = NULL;
     }
+    /* whatever a server sent back (an error body, a model card) may echo a credential */
+    if (art && secrets_scrub_json(&x->secrets, art) != 0) {
+        cJSON_Delete(art);
+        art = NULL;
+    }
     int rc = art && artifact_write_file(res->artifact_path, art, res->error, sizeof res->error) == 0 ? 0 : -1;
     if (!art)
         snprintf(res->error, sizeof res->error, "out of memory building the artifact");
@@ -284,7 +289,7 @@ int run_journal_header(struct run_ctx *x)
                               .check_prompt_tokens = so.check_prompt_tokens, .slo = so.slo};
     x->journal_t0 = clock_now_ns();
     cJSON *h = settings ? journal_header(x->res->run_id, x->res->artifact_path, x->journal_t0, &jo, settings) : NULL;
-    int rc = append_line(x->journal, h);
+    int rc = append_line(x, x->journal, h);
     if (rc != 0)
         snprintf(x->res->error, sizeof x->res->error, "cannot write the journal %.900s: %s",
                  x->res->journal_path, h ? strerror(errno) : "out of memory");

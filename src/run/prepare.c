@@ -345,8 +345,7 @@ int run_prepare_workload(struct run_ctx *x)
      * recorded failures, and a prompt it cut fails as prompt_truncated */
     if (!x->ds.n && c->calib != CALIB_NONE && check_fits(x, err, errlen) != 0) {
         x->res->refused = true;
-        if (x->secret)
-            redact(err, errlen, x->secret);
+        secrets_scrub(&x->secrets, err, errlen);
         return -1;
     }
     const char *method = calibrate_workload(x, why, sizeof why);
@@ -355,8 +354,7 @@ int run_prepare_workload(struct run_ctx *x)
                                                x->image_tokens, (char *)image_format_name(x->image_format)};
     if (!(x->calibration_method = method)) {
         snprintf(err, errlen, "prompt calibration failed: %s", why);
-        if (x->secret)
-            redact(err, errlen, x->secret);
+        secrets_scrub(&x->secrets, err, errlen);
         return -1;
     }
     return 0;

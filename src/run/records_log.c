@@ -45,10 +45,11 @@ struct run_log {
     bool stop;
 };
 
-/* line (a JSON object, consumed) printed on one line; NULL when out of memory. */
-static char *line_of(cJSON *line)
+/* line (a JSON object, consumed) printed on one line, every credential of
+ * x scrubbed; NULL when out of memory. */
+static char *line_of(const struct run_ctx *x, cJSON *line)
 {
-    char *s = line ? cJSON_PrintUnformatted(line) : NULL;
+    char *s = line && secrets_scrub_json(&x->secrets, line) == 0 ? cJSON_PrintUnformatted(line) : NULL;
     cJSON_Delete(line);
     return s;
 }
@@ -86,8 +87,8 @@ void run_log_record(void *ud, int loop, const struct req_record *rec)
      * did, the mutex still keeps a shared buffer whole */
     struct log_loop *l = &g->loops[loop >= 0 && loop < g->n ? loop : 0];
     /* printed outside the loop's mutex; only the copy is under it */
-    char *j = x->journal ? line_of(journal_record(r, x->journal_t0)) : NULL;
-    char *q = x->requests_log ? line_of(requests_line(x, r)) : NULL;
+    char *j = x->journal ? line_of(x, journal_record(r, x->journal_t0)) : NULL;
+    char *q = x->requests_log ? line_of(x, requests_line(x, r)) : NULL;
     int bad = (x->journal && !j) + (x->requests_log && !q);
     pthread_mutex_lock(&l->mu);
     if (r->warmup)
@@ -197,6 +198,7 @@ int run_log_start(struct run_ctx *x, int loops)
     sigemptyset(&block);
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &block, &old);
     int rc = pthread_create(&g->thread, NULL, flusher, g);
     pthread_sigmask(SIG_SETMASK, &old, NULL);

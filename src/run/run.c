@@ -15,6 +15,7 @@
 #include "core/buf.h"
 #include "core/clock.h"
 #include "core/redact.h"
+#include "core/stop.h"
 #include "load/driver.h"
 #include "load/plan.h"
 #include "openai/cache.h"
@@ -154,8 +155,7 @@ void run_say(const struct run_ctx *x, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (x->secret)
-        redact(msg, sizeof msg, x->secret);
+    secrets_scrub(&x->secrets, msg, sizeof msg);
     fprintf(x->c->log ? x->c->log : stderr, "%s: %s\n", x->c->name ? x->c->name : "anvil", msg);
 }
 
@@ -221,6 +221,20 @@ static void announce(const struct run_ctx *x, const struct driver_cfg *cfg)
                 1 / c->request_rate);
 }
 
+/* Whether a stop request (Ctrl-C, SIGTERM, SIGHUP) came during the
+ * preparation step named by during: then the run's error says so, in place
+ * of the reason the interrupted step gave. Returns -1 (the run ends before
+ * its load; nothing was measured), or 0 when no stop came. */
+static int stopped(struct run_ctx *x, const char *during)
+{
+    int sig = stop_requested();
+    if (!sig)
+        return x->res->error[0] ? -1 : 0;
+    snprintf(x->res->error, sizeof x->res->error, "stopped by %s while %s: nothing was measured",
+             stop_signal_name(sig), during);
+    return -1;
+}
+
 /* Sends the load. Returns 0, or -1 when the loop could not be set up. */
 static int drive(struct run_ctx *x, struct driver_result *dr)
 {
@@ -236,7 +250,7 @@ static int drive(struct run_ctx *x, struct driver_result *dr)
         .connect_timeout_ms = (long)(c->connect_timeout_s * 1000),
         .timeout_ms = (long)(c->timeout_s * 1000), .idle_timeout_s = c->idle_timeout_s,
         .stall_timeout_s = run_stall_timeout_s(c),
-        .grace_s = c->grace_s, .secret = x->secret, .progress = c->progress,
+        .grace_s = c->grace_s, .secrets = &x->secrets, .progress = c->progress,
         .make_body = run_make_body, .on_record = run_log_record, .ud = x,
         .follows = c->multi_turn && !x->agentic.n ? run_follows : NULL, .prewarm_url = models_url,
         .waits_for = x->agentic.n ? run_waits : NULL, .think_ns = x->agentic.n ? run_think_ns : NULL,
@@ -250,6 +264,8 @@ static int drive(struct run_ctx *x, struct driver_result *dr)
     };
     if (c->shard_count > 0 && run_shard_cfg(x, &cfg) != 0)
         return -1;
+    if (stop_requested())   /* from here on the driver's loop takes the signals */
+        return stopped(x, "starting the load");
     announce(x, &cfg);
     x->threads = cfg.threads;
     clock_utc_iso8601(x->started_at);
@@ -278,22 +294,52 @@ static void make_run_id(char *out, size_t n, uint64_t salt)
     snprintf(out, n, "anvil-%s-%04" PRIx64, compact, salt & 0xffff);
 }
 
-/* Request headers: the caller's, and the API key as a bearer token. */
-static int build_headers(struct run_ctx *x)
+int run_request_headers(const struct run_config *c, struct curl_slist **out, char *note, size_t notecap)
 {
-    for (const struct curl_slist *h = x->c->headers; h; h = h->next)
-        if (!(x->headers = curl_slist_append(x->headers, h->data)))
+    const char *key = c->api_key_env ? getenv(c->api_key_env) : NULL;
+    bool explicit_auth = false;
+    note[0] = '\0';
+    for (const struct curl_slist *h = c->headers; h; h = h->next) {
+        explicit_auth |= !strncasecmp(h->data, "authorization:", 14);
+        if (!(*out = curl_slist_append(*out, h->data)))
             return -1;
-    if (x->secret && *x->secret) {
+    }
+    if (key && *key && explicit_auth) {
+        snprintf(note, notecap, "note: the Authorization header given with --header/--header-env is sent; "
+                 "the --api-key-env %s key is not (one Authorization header)", c->api_key_env);
+    } else if (key && *key) {
         struct buf h;
         buf_init(&h, 8192);
-        buf_printf(&h, "Authorization: Bearer %s", x->secret);
-        struct curl_slist *l = h.data ? curl_slist_append(x->headers, h.data) : NULL;
+        buf_printf(&h, "Authorization: Bearer %s", key);
+        struct curl_slist *l = h.data ? curl_slist_append(*out, h.data) : NULL;
         buf_free(&h);
         if (!l)
             return -1;
-        x->headers = l;
+        *out = l;
     }
+    return 0;
+}
+
+int run_secrets(const struct run_config *c, struct secrets *out)
+{
+    const char *key = c->api_key_env ? getenv(c->api_key_env) : NULL;
+    int rc = key ? secrets_add(out, key) : 0;
+    for (const struct curl_slist *h = c->headers; h && rc == 0; h = h->next)
+        rc = secrets_add_header(out, h->data);
+    const char *urls[] = {c->base_url, c->server_metrics, c->gpu_metrics_url};
+    for (size_t i = 0; i < sizeof urls / sizeof *urls && rc == 0; i++)
+        rc = urls[i] ? secrets_add_url(out, urls[i]) : 0;
+    return rc;
+}
+
+/* Request headers (run_request_headers), its note said once. */
+static int build_headers(struct run_ctx *x)
+{
+    char note[300];
+    if (run_request_headers(x->c, &x->headers, note, sizeof note) != 0)
+        return -1;
+    if (note[0])
+        run_say(x, "%s", note);
     return 0;
 }
 
@@ -312,12 +358,13 @@ static int discover_ready(struct run_ctx *x)
         int64_t left = deadline - clock_now_ns();
         if (left <= 0)
             return -1;
+        if (stop_requested())
+            return -1;
         if (!said)
             run_say(x, "waiting up to %g s for the server (%s)", c->ready_timeout_s, x->res->error);
-        /* once a second, the last try at the deadline itself */
-        int64_t nap = left < 1000000000 ? left : 1000000000;
-        struct timespec t = {(time_t)(nap / 1000000000), (long)(nap % 1000000000)};
-        nanosleep(&t, NULL);
+        /* once a second, the last try at the deadline itself; a stop request wakes it */
+        if (stop_sleep_ns(left < 1000000000 ? left : 1000000000))
+            return -1;
     }
 }
 
@@ -348,13 +395,10 @@ static int set_up(struct run_ctx *x)
         return -1;
     }
     raise_fd_limit(x);
-    if (discover_ready(x) != 0) {
-        if (x->secret)
-            redact(res->error, sizeof res->error, x->secret);
-        return -1;
-    }
-    if (run_prepare_workload(x) != 0)
-        return -1;
+    if (discover_ready(x) != 0)
+        return stopped(x, "waiting for the server and discovering its model");
+    if (run_prepare_workload(x) != 0 || stop_requested())
+        return stopped(x, "preparing the prompts");
     return c->prepare_only ? 0 : run_journal_open(x);
 }
 
@@ -577,9 +621,13 @@ static bool measured(const struct run_ctx *x)
 enum run_status run_execute(const struct run_config *c, struct run_result *out)
 {
     *out = (struct run_result){.status = RUN_FAILED};
-    struct run_ctx x = {.c = c, .res = out, .salt = prompt_random_salt(), .image_tokens = NAN,
-                        .secret = c->api_key_env ? getenv(c->api_key_env) : NULL};
+    struct run_ctx x = {.c = c, .res = out, .salt = prompt_random_salt(), .image_tokens = NAN};
     make_run_id(out->run_id, sizeof out->run_id, x.salt);
+    if (run_secrets(c, &x.secrets) != 0) {
+        snprintf(out->error, sizeof out->error, "out of memory");
+        secrets_free(&x.secrets);
+        return out->status;
+    }
     struct driver_result dr = {0};
     if (c->prefix_hit_rate > 0)
         plan_prefix(&x);
@@ -630,6 +678,8 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
     free(x.trace_due);
     cJSON_Delete(x.tool_choice);
     plan_shard_free(&x.shard);
+    secrets_scrub(&x.secrets, out->error, sizeof out->error);  /* a server's reply may be quoted in it */
+    secrets_free(&x.secrets);
     return out->status;
 }
 

@@ -218,6 +218,22 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out);
 /* Frees what *r owns. */
 void run_result_free(struct run_result *r);
 
+struct secrets;
+
+/* The request headers c asks for, appended to *out (a curl list the caller
+ * frees): c->headers (--header, --header-env), then the $api_key_env key
+ * as "Authorization: Bearer KEY" unless a header line already is an
+ * Authorization header: then the key is not sent (never two Authorization
+ * headers) and note (notecap bytes; "" otherwise) says so, naming the
+ * variable, never a value. Returns 0, or -1 when memory runs out. */
+int run_request_headers(const struct run_config *c, struct curl_slist **out, char *note, size_t notecap);
+
+/* Adds every credential c was given to *out (core/redact.h): the
+ * $api_key_env key, every header value (with its Bearer/Basic forms), the
+ * user:password of --base-url, --server-metrics and --gpu-metrics-url
+ * (with its Basic encoding). Returns 0, or -1 when memory runs out. */
+int run_secrets(const struct run_config *c, struct secrets *out);
+
 /* Why a finished run has requests that did not complete, into out (cap
  * bytes): "N of M requests failed (first: CATEGORY: MESSAGE)", or "no request
  * completed" when none failed. */

@@ -8,6 +8,7 @@
 
 #include "artifact/benchmark.h"
 #include "artifact/journal.h"
+#include "core/redact.h"
 #include "load/plan.h"
 #include "openai/discover.h"
 #include "run/run.h"
@@ -24,7 +25,7 @@ struct run_ctx {
     const struct run_config *c;
     struct run_result *res;
     struct curl_slist *headers;     /* c->headers plus the API key; owned, never printed */
-    const char *secret;             /* the API key ($api_key_env), or NULL */
+    struct secrets secrets;         /* every credential (run_secrets): scrubbed from all written or printed; owned */
     struct server_info srv;
     uint64_t salt;                  /* per run: prompts of different runs never share a prefix */
     FILE *requests_log;             /* --requests-out, or NULL */
@@ -63,7 +64,7 @@ struct run_ctx {
     int64_t unix_minus_mono;        /* CLOCK_REALTIME − CLOCK_MONOTONIC (ns) when the load began */
 };
 
-/* Prints "NAME: message" to the run's log, with the API key scrubbed. */
+/* Prints "NAME: message" to the run's log, with every credential scrubbed. */
 void run_say(const struct run_ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Loads the dataset, builds the workload and fits prompt lengths to the

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "core/stop.h"
 #include "sim/flavor.h"
 #include "sim/profile.h"
 #include "sim/server.h"
@@ -84,7 +85,7 @@ static void usage(FILE *out)
                  "  + draft_ms_per_token*draft_tokens.\n"
                  "With --ttft-ms and/or --itl-ms it runs in fixed-latency mode instead: token i of a\n"
                  "reply is due at arrival + ttft + i*itl. The first line on stdout is\n"
-                 "'listening on http://HOST:PORT'. SIGINT/SIGTERM stop it cleanly.\n\nflags:\n");
+                 "'listening on http://HOST:PORT'. SIGINT/SIGTERM/SIGHUP stop it cleanly.\n\nflags:\n");
     for (size_t i = 0; i < N_FLAGS; i++) {
         char left[40];
         snprintf(left, sizeof left, "%s %s", flags[i].name, flags[i].metavar ? flags[i].metavar : "");
@@ -427,10 +428,14 @@ static int serve(const struct sim_config *cfg)
     struct sim_server *s = sim_server_new(base, cfg, err, sizeof err);
     struct event *sigint = evsignal_new(base, SIGINT, on_signal, base);
     struct event *sigterm = evsignal_new(base, SIGTERM, on_signal, base);
+    /* a closed terminal stops it too, unless under nohup */
+    bool hup = !stop_sighup_ignored();
+    struct event *sighup = hup ? evsignal_new(base, SIGHUP, on_signal, base) : NULL;
     int rc = 1;
     if (!s)
         fprintf(stderr, "anvil sim: %s\n", err);
-    else if (!sigint || !sigterm || evsignal_add(sigint, NULL) || evsignal_add(sigterm, NULL))
+    else if (!sigint || !sigterm || (hup && !sighup) || evsignal_add(sigint, NULL) || evsignal_add(sigterm, NULL) ||
+             (hup && evsignal_add(sighup, NULL)))
         fprintf(stderr, "anvil sim: cannot install signal handlers\n");
     else {
         print_listening(cfg, s->port);
@@ -444,6 +449,8 @@ static int serve(const struct sim_config *cfg)
         event_free(sigint);
     if (sigterm)
         event_free(sigterm);
+    if (sighup)
+        event_free(sighup);
     event_base_free(base);
     return rc;
 }

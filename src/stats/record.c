@@ -69,6 +69,12 @@ void record_redact(struct req_record *r, const char *secret)
     redact(r->fail_msg, sizeof r->fail_msg, secret);
 }
 
+void record_scrub(struct req_record *r, const struct secrets *s)
+{
+    secrets_scrub(s, r->fail_msg, sizeof r->fail_msg);
+    secrets_scrub(s, r->finish_reason, sizeof r->finish_reason);
+}
+
 void record_free(struct req_record *r)
 {
     free(r->chunks);

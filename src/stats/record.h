@@ -115,6 +115,12 @@ void record_fail(struct req_record *r, enum fail_kind k, const char *fmt, ...)
  * failure message, also where the message was cut inside it (redact.h). */
 void record_redact(struct req_record *r, const char *secret);
 
+struct secrets;
+
+/* Scrubs every secret of s (core/redact.h; NULL = none) from the strings
+ * a server's reply put in r: the failure message and the finish reason. */
+void record_scrub(struct req_record *r, const struct secrets *s);
+
 /* Most bytes of output text a record keeps for counting (RECORD_TEXT_MAX);
  * a longer text is dropped, and the stream falls back to its chunk count. */
 #define RECORD_TEXT_MAX (16u << 20)

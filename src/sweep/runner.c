@@ -8,12 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "artifact/benchmark.h"
+#include "core/child.h"
 #include "core/clock.h"
+#include "core/dirlock.h"
 #include "core/file.h"
+#include "core/stop.h"
 
 static volatile sig_atomic_t stop_signal;
 static volatile sig_atomic_t running_child;     /* pid of the round in flight, 0 when none */
@@ -70,11 +72,14 @@ static char **job_argv(const struct sweep_job *job, const char *anvil_bin, const
     return argv;
 }
 
-/* Runs one job; returns its exit status (0..255, 128+signal) or -1. */
-static int run_job(const struct sweep_job *job, const char *anvil_bin, const char *launcher, const char *dir)
+/* Runs one job; returns its exit status (0..255, 128+signal) or -1. The
+ * round keeps lock_fd (the directory's lock, or -1) open, so the directory
+ * stays locked while the round lives, even past the sweep's own end. */
+static int run_job(const struct sweep_job *job, const char *anvil_bin, const char *launcher, const char *dir,
+                   int lock_fd)
 {
     const char *artifact = job->artifact;
-    char log[1200], words[4096];
+    char log[1200], words[4096], err[300];
     snprintf(log, sizeof log, "%s/logs/%s-%s-round-%ld.log", dir, job->target[0] ? job->target : "target",
              job->case_id, job->round);
     char **argv = job_argv(job, anvil_bin, launcher, words, sizeof words);
@@ -83,38 +88,32 @@ static int run_job(const struct sweep_job *job, const char *anvil_bin, const cha
         return -1;
     }
     unlink(artifact);   /* an incomplete artifact of an earlier attempt */
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     /* a signal between fork and noting the child would be passed to nobody */
     sigset_t block, old;
     sigemptyset(&block);
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
     sigprocmask(SIG_BLOCK, &block, &old);
-    pid_t pid = fork();
-    if (pid == 0) {
-        setpgid(0, 0);      /* a terminal's Ctrl-C reaches the sweep only, which passes it on once */
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        sigprocmask(SIG_SETMASK, &old, NULL);
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-        if (fd >= 0) {
-            dup2(fd, STDOUT_FILENO);
-            dup2(fd, STDERR_FILENO);
-            close(fd);
-        }
-        execvp(argv[0], argv);     /* a launcher is looked up in PATH; anvil_bin is a path */
-        _exit(127);
-    }
+    /* its own process group: a terminal's Ctrl-C reaches the sweep only, which passes it on once */
+    struct child_opts o = {.in = -1, .out = fd, .err = fd, .keep_fd = lock_fd, .new_group = true};
+    pid_t pid = child_spawn(argv, &o, err, sizeof err);
     free(argv);
+    if (pid < 0 && fd >= 0)     /* e.g. a launcher not in PATH: the log the error message points to says so */
+        dprintf(fd, "anvil sweep: %s\n", err);
+    if (fd >= 0)
+        close(fd);
     if (pid > 0)
         running_child = pid;
     sigprocmask(SIG_SETMASK, &old, NULL);   /* a pending signal is handled (and passed on) here */
     if (pid < 0)
         return -1;
-    int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
+    dirlock_note(lock_fd, pid, "anvil run (a round of the sweep)");
+    int st = child_wait(pid);
     running_child = 0;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    dirlock_note(lock_fd, 0, NULL);
+    return st;
 }
 
 static void progress(size_t i, size_t n, const struct sweep_job *job, double elapsed_s, size_t ran)
@@ -130,17 +129,20 @@ static void progress(size_t i, size_t n, const struct sweep_job *job, double ela
 int sweep_execute(const struct sweep_plan *plan, const char *anvil_bin, const char *dir, bool *interrupted,
                   char *err, size_t errlen)
 {
-    return sweep_execute_launched(plan, anvil_bin, NULL, dir, interrupted, err, errlen);
+    return sweep_execute_launched(plan, anvil_bin, NULL, dir, -1, interrupted, err, errlen);
 }
 
 int sweep_execute_launched(const struct sweep_plan *plan, const char *anvil_bin, const char *launcher,
-                           const char *dir, bool *interrupted, char *err, size_t errlen)
+                           const char *dir, int lock_fd, bool *interrupted, char *err, size_t errlen)
 {
-    struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
+    struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term, old_hup;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
-    stop_signal = 0;
+    bool hup = !stop_sighup_ignored();  /* a closed terminal or ssh session, unless under nohup */
+    if (hup)
+        sigaction(SIGHUP, &sa, &old_hup);
+    stop_signal = stop_requested();   /* a stop that came while the plan was made */
     size_t n = plan->n_jobs, i = 0, ran = 0;
     int failed = 0;
     int64_t t0 = clock_now_ns();
@@ -154,7 +156,7 @@ int sweep_execute_launched(const struct sweep_plan *plan, const char *anvil_bin,
             continue;
         }
         progress(i, n, job, ns_to_ms(clock_now_ns() - t0) / 1000, ran);
-        int st = run_job(job, anvil_bin, launcher, dir);
+        int st = run_job(job, anvil_bin, launcher, dir, lock_fd);
         ran++;
         i++;
         if (st < 0 || st == 2 || st == 127) {
@@ -169,5 +171,7 @@ int sweep_execute_launched(const struct sweep_plan *plan, const char *anvil_bin,
     *interrupted = stop_signal != 0;
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    if (hup)
+        sigaction(SIGHUP, &old_hup, NULL);
     return failed;
 }

@@ -1,6 +1,7 @@
 /* runner.h — runs a sweep plan's round jobs, one `anvil run` process after
  * another, each with its own artifact and log; skips jobs already done
- * (resume); forwards Ctrl-C / SIGTERM to the running round and stops. */
+ * (resume); forwards Ctrl-C, SIGTERM and SIGHUP to the running round and
+ * stops. A round dies with the sweep however the sweep ends (core/child.h). */
 #ifndef ANVIL_SWEEP_RUNNER_H
 #define ANVIL_SWEEP_RUNNER_H
 
@@ -23,12 +24,14 @@ bool sweep_round_done(const char *path);
 int sweep_execute(const struct sweep_plan *plan, const char *anvil_bin, const char *dir, bool *interrupted,
                   char *err, size_t errlen);
 
-/* As sweep_execute, with every round started through launcher, a command
+/* As sweep_execute, with every round holding lock_fd (the directory's
+ * lock, core/dirlock.h; -1 = none) and named in its file while it runs, and
+ * started through launcher, a command
  * line put before anvil_bin (split at spaces; its first word looked up in
  * PATH): "mpirun -np 4 --hostfile hosts" makes each round one run over 4
  * MPI ranks (docs/SCALEOUT.md), "srun -N 4" the same under Slurm. NULL or
  * "" = none (sweep_execute). */
 int sweep_execute_launched(const struct sweep_plan *plan, const char *anvil_bin, const char *launcher,
-                           const char *dir, bool *interrupted, char *err, size_t errlen);
+                           const char *dir, int lock_fd, bool *interrupted, char *err, size_t errlen);
 
 #endif
