@@ -54,6 +54,18 @@ static double physical_memory(void)
     return pages > 0 && size > 0 ? (double)pages * (double)size : 0;
 }
 
+/* Descriptors a run needs besides one socket per request in flight: the
+ * event loops, curl's, the journal, logs, samplers (raise_fd_limit). */
+#define FD_RESERVE 64
+
+/* The most descriptors this process may open once raise_fd_limit raised
+ * its limit: the hard limit (RLIM_INFINITY as the largest value). */
+static rlim_t fd_limit_max(void)
+{
+    struct rlimit rl;
+    return getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_max : RLIM_INFINITY;
+}
+
 int run_config_check(const struct run_config *c, char *err, size_t errlen)
 {
     if (c->server_metrics && strcmp(c->server_metrics, "auto") && strcmp(c->server_metrics, "off") &&
@@ -67,9 +79,15 @@ int run_config_check(const struct run_config *c, char *err, size_t errlen)
         return -1;
     }
     double mem = physical_memory(), need = (double)(c->num_prompts + c->warmup) * sizeof(struct req_record);
+    rlim_t fds = fd_limit_max();
     if (c->base_url && !http_scheme(c->base_url))
         snprintf(err, errlen, "--base-url %.200s: only http:// and https:// servers are supported",
                  strchr(c->base_url, '@') ? "(credentials withheld)" : c->base_url);
+    else if (!c->shard_count && fds != RLIM_INFINITY && (rlim_t)c->concurrency + FD_RESERVE > fds)
+        snprintf(err, errlen, "--concurrency %ld needs %ld open files (a socket per request in flight), and "
+                 "this machine lets anvil open %llu (the hard open-file limit): raise it (ulimit -Hn %ld, as "
+                 "root or in /etc/security/limits.conf) or run fewer streams at once", c->concurrency,
+                 c->concurrency + FD_RESERVE, (unsigned long long)fds, c->concurrency + FD_RESERVE);
     else if (mem > 0 && need > mem / 2)
         snprintf(err, errlen, "--num-prompts %ld: the per-request records alone need %.1f GiB, more than "
                  "half of this machine's %.1f GiB; use fewer prompts or --duration", c->num_prompts,
@@ -161,7 +179,7 @@ static void raise_fd_limit(const struct run_ctx *x)
         return;
     rl.rlim_cur = rl.rlim_max;
     setrlimit(RLIMIT_NOFILE, &rl);
-    if (rl.rlim_cur != RLIM_INFINITY && (rlim_t)x->c->concurrency + 64 > rl.rlim_cur)
+    if (rl.rlim_cur != RLIM_INFINITY && (rlim_t)x->c->concurrency + FD_RESERVE > rl.rlim_cur)
         run_say(x, "warning: %ld requests in flight need more sockets than the open-file limit "
                 "(%llu) allows", x->c->concurrency, (unsigned long long)rl.rlim_cur);
 }

@@ -20,6 +20,7 @@ enum fail_kind {
     FAIL_INVALID,      /* the server sent something that is not a valid stream */
     FAIL_EMPTY,        /* the stream ended properly but carried no output at all */
     FAIL_CANCELLED,    /* stopped by anvil (Ctrl-C / SIGTERM) */
+    FAIL_CLIENT,       /* this machine's own limit: descriptors, local ports, memory */
     FAIL_OTHER,        /* any other transport error */
 };
 
@@ -82,7 +83,9 @@ void record_init(struct req_record *r, int index, bool warmup, long planned_prom
 /* Appends one output chunk. Returns 0, or -1 when memory runs out. */
 int record_add_chunk(struct req_record *r, int64_t t_ns, int32_t tokens, bool content);
 
-/* Marks the request failed (the first failure wins) with a printf message. */
+/* Marks the request failed (the first failure wins) with a printf message,
+ * its control characters escaped (core/escape.h): the message often quotes
+ * what a server sent. */
 void record_fail(struct req_record *r, enum fail_kind k, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

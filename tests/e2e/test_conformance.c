@@ -181,6 +181,7 @@ static const char *const corpus[] = {
     "stream_never_ends", "utf8_split_across_writes", "llamacpp_error_line_in_200_stream",
     "llamacpp_error_object_in_200_stream", "vllm_error_event_after_content", "tgi_error_event_in_200_stream",
     "tool_call_only_no_content", "content_then_tool_call", "parallel_tool_calls", "legacy_function_call",
+    "http_307_redirect", "gzip_body_not_asked_for", "error_body_with_terminal_escapes",
 };
 
 #define N_CASES (sizeof corpus / sizeof *corpus)

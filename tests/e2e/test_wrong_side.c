@@ -1,0 +1,161 @@
+/* test_wrong_side.c — failures are blamed on the side that caused them:
+ * this machine's own limits (open files) are the client's, with the fix,
+ * and refused before any request when they can be known; a reply that is
+ * too large is named as such; a server's text never reaches the terminal or
+ * a file with its control characters live. Redirects and unasked-for
+ * content codings in streams are conformance cases (test_conformance.c). */
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "harness.h"
+
+static char out[65536], err[65536];
+
+Test(wrong_side, too_few_open_files_is_refused_before_any_request, .timeout = 30)
+{
+    /* a closed port: anything sent would fail as "connect" */
+    const char *argv[] = {"prlimit", "--nofile=1024:1024", harness_anvil_bin(), "run", "--base-url",
+                          "http://127.0.0.1:9/v1", "--concurrency", "20000", "--num-prompts", "20000", NULL};
+    int status;
+    cr_assert_eq(run_cmd_err(argv, out, sizeof out, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 2, "exit %d\n%s", status, err);
+    cr_assert(strstr(err, "--concurrency 20000 needs 20064 open files"), "%s", err);
+    cr_assert(strstr(err, "open-file limit") && strstr(err, "ulimit"), "%s", err);
+    cr_assert_null(strstr(err, "cannot reach"), "the server was asked: %s", err);
+}
+
+/* A run whose process starts with 100 descriptors already open under a
+ * limit of 150: the 80 streams find no descriptor for some connections. */
+Test(wrong_side, running_out_of_descriptors_is_the_clients, .timeout = 90)
+{
+    const char *sim_args[] = {"--ttft-ms", "50", "--itl-ms", "10", NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    char art[64], cmd[1024];
+    cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
+    snprintf(cmd, sizeof cmd, "for i in $(seq 10 109); do eval \"exec $i</dev/null\"; done; exec prlimit "
+             "--nofile=150:150 %s run --base-url %s --concurrency 80 --num-prompts 200 --output-len 8 "
+             "--calibration none --out %s", harness_anvil_bin(), sim.base_url, art);
+    const char *argv[] = {"bash", "-c", cmd, NULL};
+    int status;
+    cr_assert_eq(run_cmd_err(argv, out, sizeof out, err, sizeof err, &status), 0);
+    sim_stop(&sim);
+    cJSON *a = harness_load_json(art);
+    unlink(art);
+    cr_assert(a, "no artifact (exit %d)\n%s", status, err);
+    cr_assert_null(strstr(err, "the server went away"), "%s", err);
+    cr_assert(strstr(err, "open-file limit (150), not the server") && strstr(err, "no new requests"), "%s", err);
+    const cJSON *f, *fs = cJSON_GetObjectItem(a, "failures");
+    int client = 0;
+    cJSON_ArrayForEach(f, fs) {
+        cr_assert_str_eq(cJSON_GetObjectItem(f, "category")->valuestring, "client", "%s",
+                         cJSON_GetObjectItem(f, "message")->valuestring);
+        cr_assert(strstr(cJSON_GetObjectItem(f, "message")->valuestring, "Too many open files"));
+        client++;
+    }
+    cr_assert_gt(client, 0, "no request ran out of descriptors:\n%s", err);
+    cr_assert_gt(harness_num(a, "completed"), 0, "the streams that had a descriptor completed");
+    cJSON_Delete(a);
+}
+
+/* Serves every request with an HTTP 200 of n bytes of JSON-looking text
+ * until killed; returns its pid, the port in *port. */
+static pid_t big_reply_server(size_t n, int *port)
+{
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    cr_assert(s >= 0 && bind(s, (struct sockaddr *)&a, sizeof a) == 0 && listen(s, 16) == 0);
+    getsockname(s, (struct sockaddr *)&a, &len);
+    *port = ntohs(a.sin_port);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid) {
+        close(s);
+        return pid;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    char *body = malloc(n);
+    memset(body, ' ', n);
+    memcpy(body, "{\"object\": \"list\", \"data\": [", 28);
+    for (;;) {
+        int c = accept(s, NULL, NULL);
+        if (c < 0)
+            continue;
+        char req[4096];
+        ssize_t got = read(c, req, sizeof req);   /* a GET fits in one read */
+        (void)got;
+        char head[160];
+        int h = snprintf(head, sizeof head, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                         "Content-Length: %zu\r\nConnection: close\r\n\r\n", n);
+        if (write(c, head, (size_t)h) == h)
+            for (size_t off = 0; off < n;) {
+                ssize_t w = write(c, body + off, n - off);
+                if (w <= 0)
+                    break;
+                off += (size_t)w;
+            }
+        close(c);
+    }
+}
+
+Test(wrong_side, an_oversize_models_reply_is_named, .timeout = 60)
+{
+    int port;
+    pid_t srv = big_reply_server(10u << 20, &port);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1", port);
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", url, "--num-prompts", "1", NULL};
+    int status;
+    cr_assert_eq(run_cmd_err(argv, out, sizeof out, err, sizeof err, &status), 0);
+    kill(srv, SIGKILL);
+    waitpid(srv, NULL, 0);
+    cr_assert_neq(status, 0);
+    cr_assert(strstr(err, "the reply is larger than 4194304 bytes"), "%s", err);
+    cr_assert_null(strstr(err, "not JSON"), "%s", err);
+}
+
+static bool has_control(const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] == 0x1b || p[i] == 0x07 || ((unsigned char)p[i] == 0xc2 && i + 1 < n && (unsigned char)p[i + 1] == 0x9b))
+            return true;
+    return false;
+}
+
+Test(wrong_side, a_servers_escape_sequences_never_reach_the_terminal_or_a_file, .timeout = 60)
+{
+    const char *sim_args[] = {"--script", "tests/conformance/error_body_with_terminal_escapes.jsonl", NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    char art[64], reqs[64];
+    cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
+    cr_assert_eq(harness_tmpfile(reqs, sizeof reqs), 0);
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--calibration", "none",
+                          "--num-prompts", "3", "--input-len", "4", "--output-len", "4", "--out", art,
+                          "--requests-out", reqs, NULL};
+    int status;
+    cr_assert_eq(run_cmd_err(argv, out, sizeof out, err, sizeof err, &status), 0);
+    sim_stop(&sim);
+    cr_assert(strstr(out, "\\x1b[2J"), "the failures list shows the body, escaped:\n%s", out);
+    cr_assert(!has_control(out, strlen(out)), "stdout:\n%s", out);
+    cr_assert(!has_control(err, strlen(err)), "stderr:\n%s", err);
+    const char *files[] = {art, reqs};
+    for (int i = 0; i < 2; i++) {
+        size_t n;
+        char *text = harness_read_file(files[i], &n);
+        cr_assert(text && n, "%s", files[i]);
+        /* JSON writes ESC as \u001b: the file holds no control byte, and no JSON escape of one either */
+        cr_assert(!has_control(text, n) && !strstr(text, "\\u001b"), "%s holds the raw escape", files[i]);
+        free(text);
+        unlink(files[i]);
+    }
+}
