@@ -14,6 +14,7 @@
 
 #include "core/buf.h"
 #include "core/clock.h"
+#include "core/escape.h"
 #include "core/redact.h"
 #include "load/driver.h"
 #include "load/plan.h"
@@ -166,7 +167,9 @@ void run_say(const struct run_ctx *x, const char *fmt, ...)
     va_end(ap);
     if (x->secret)
         redact(msg, sizeof msg, x->secret);
-    fprintf(x->c->log ? x->c->log : stderr, "%s: %s\n", x->c->name ? x->c->name : "anvil", msg);
+    char shown[sizeof msg];     /* a message may quote the server (a model name, a reply) */
+    text_escape(shown, sizeof shown, msg, strlen(msg));
+    fprintf(x->c->log ? x->c->log : stderr, "%s: %s\n", x->c->name ? x->c->name : "anvil", shown);
 }
 
 /* Raises the open-file limit to its hard maximum: every request in flight

@@ -133,7 +133,9 @@ static bool has_control(const char *p, size_t n)
 
 Test(wrong_side, a_servers_escape_sequences_never_reach_the_terminal_or_a_file, .timeout = 60)
 {
-    const char *sim_args[] = {"--script", "tests/conformance/error_body_with_terminal_escapes.jsonl", NULL};
+    /* the model's name sets the terminal's title: the start line names it */
+    const char *sim_args[] = {"--script", "tests/conformance/error_body_with_terminal_escapes.jsonl", "--model",
+                              "evil\x1b]0;title\x07", NULL};
     struct sim_proc sim;
     cr_assert_eq(sim_start(&sim, sim_args), 0);
     char art[64], reqs[64];
@@ -148,13 +150,32 @@ Test(wrong_side, a_servers_escape_sequences_never_reach_the_terminal_or_a_file, 
     cr_assert(strstr(out, "\\x1b[2J"), "the failures list shows the body, escaped:\n%s", out);
     cr_assert(!has_control(out, strlen(out)), "stdout:\n%s", out);
     cr_assert(!has_control(err, strlen(err)), "stderr:\n%s", err);
+    /* the messages, once JSON is decoded, hold no control character either
+     * (the model's name is the server's identifier, kept as it is, JSON-escaped) */
+    cJSON *a = harness_load_json(art);
+    const cJSON *f;
+    int n = 0;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItem(a, "failures")) {
+        const char *m = cJSON_GetObjectItem(f, "message")->valuestring;
+        cr_assert(strstr(m, "\\x1b]0;owned\\x07") && !has_control(m, strlen(m)), "%s", m);
+        n++;
+    }
+    cr_assert_eq(n, 3);
+    cJSON_Delete(a);
+    cJSON *lines[8];
+    int nl = harness_read_jsonl(reqs, lines, 8);
+    cr_assert_eq(nl, 3);
+    for (int i = 0; i < nl; i++) {
+        const cJSON *m = cJSON_GetObjectItem(lines[i], "message");
+        cr_assert(cJSON_IsString(m) && !has_control(m->valuestring, strlen(m->valuestring)),
+                  "--requests-out line %d: %s", i, cJSON_PrintUnformatted(lines[i]));
+        cJSON_Delete(lines[i]);
+    }
     const char *files[] = {art, reqs};
     for (int i = 0; i < 2; i++) {
-        size_t n;
-        char *text = harness_read_file(files[i], &n);
-        cr_assert(text && n, "%s", files[i]);
-        /* JSON writes ESC as \u001b: the file holds no control byte, and no JSON escape of one either */
-        cr_assert(!has_control(text, n) && !strstr(text, "\\u001b"), "%s holds the raw escape", files[i]);
+        size_t len;
+        char *text = harness_read_file(files[i], &len);
+        cr_assert(text && len && !has_control(text, len), "%s holds a raw control byte", files[i]);
         free(text);
         unlink(files[i]);
     }
