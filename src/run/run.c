@@ -67,6 +67,18 @@ static rlim_t fd_limit_max(void)
     return getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_max : RLIM_INFINITY;
 }
 
+int run_check_fd_limit(long concurrency, char *err, size_t errlen)
+{
+    rlim_t fds = fd_limit_max();
+    if (fds == RLIM_INFINITY || (rlim_t)concurrency + FD_RESERVE <= fds)
+        return 0;
+    snprintf(err, errlen, "--concurrency %ld needs %ld open files (a socket per request in flight), and "
+             "this machine lets anvil open %llu (the hard open-file limit): raise it (ulimit -Hn %ld, as "
+             "root or in /etc/security/limits.conf) or run fewer streams at once", concurrency,
+             concurrency + FD_RESERVE, (unsigned long long)fds, concurrency + FD_RESERVE);
+    return -1;
+}
+
 int run_config_check(const struct run_config *c, char *err, size_t errlen)
 {
     if (c->server_metrics && strcmp(c->server_metrics, "auto") && strcmp(c->server_metrics, "off") &&
@@ -80,15 +92,11 @@ int run_config_check(const struct run_config *c, char *err, size_t errlen)
         return -1;
     }
     double mem = physical_memory(), need = (double)(c->num_prompts + c->warmup) * sizeof(struct req_record);
-    rlim_t fds = fd_limit_max();
     if (c->base_url && !http_scheme(c->base_url))
         snprintf(err, errlen, "--base-url %.200s: only http:// and https:// servers are supported",
                  strchr(c->base_url, '@') ? "(credentials withheld)" : c->base_url);
-    else if (!c->shard_count && fds != RLIM_INFINITY && (rlim_t)c->concurrency + FD_RESERVE > fds)
-        snprintf(err, errlen, "--concurrency %ld needs %ld open files (a socket per request in flight), and "
-                 "this machine lets anvil open %llu (the hard open-file limit): raise it (ulimit -Hn %ld, as "
-                 "root or in /etc/security/limits.conf) or run fewer streams at once", c->concurrency,
-                 c->concurrency + FD_RESERVE, (unsigned long long)fds, c->concurrency + FD_RESERVE);
+    else if (!c->shard_count && run_check_fd_limit(c->concurrency, err, errlen) != 0)
+        ;   /* a shard's share of the streams is known only to its launcher */
     else if (mem > 0 && need > mem / 2)
         snprintf(err, errlen, "--num-prompts %ld: the per-request records alone need %.1f GiB, more than "
                  "half of this machine's %.1f GiB; use fewer prompts or --duration", c->num_prompts,

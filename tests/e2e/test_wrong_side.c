@@ -32,6 +32,40 @@ Test(wrong_side, too_few_open_files_is_refused_before_any_request, .timeout = 30
     cr_assert_null(strstr(err, "cannot reach"), "the server was asked: %s", err);
 }
 
+/* A sweep or a decode matrix with one load too many for the limit runs
+ * nothing, the smaller loads before it included. */
+Test(wrong_side, a_sweep_or_decode_past_the_limit_runs_nothing, .timeout = 60)
+{
+    char dir[] = "/tmp/anvil-wrong-side-XXXXXX", sweep_dir[96], decode_out[96], trace[96];
+    cr_assert(mkdtemp(dir));
+    snprintf(trace, sizeof trace, "%s/trace.jsonl", dir);
+    const char *sim_args[] = {"--trace", trace, NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    snprintf(sweep_dir, sizeof sweep_dir, "%s/sweep", dir);
+    snprintf(decode_out, sizeof decode_out, "%s/decode", dir);
+    const char *sweep[] = {"prlimit", "--nofile=1024:1024", harness_anvil_bin(), "sweep", "--base-url",
+                           sim.base_url, "--concurrency", "1,20000", "--num-prompts", "4", "--out-dir",
+                           sweep_dir, NULL};
+    const char *decode[] = {"prlimit", "--nofile=1024:1024", harness_anvil_bin(), "decode", "--base-url",
+                            sim.base_url, "--concurrency", "1,20000", "--out-dir", decode_out, NULL};
+    const char *const *cmds[] = {sweep, decode};
+    for (int i = 0; i < 2; i++) {
+        int status;
+        cr_assert_eq(run_cmd_err(cmds[i], out, sizeof out, err, sizeof err, &status), 0);
+        cr_assert_eq(status, 2, "%s: exit %d\n%s", cmds[i][3], status, err);
+        cr_assert(strstr(err, "--concurrency 20000 needs 20064 open files"), "%s: %s", cmds[i][3], err);
+    }
+    sim_stop(&sim);
+    size_t served = 0;
+    char *t = harness_read_file(trace, &served);
+    cr_assert_eq(served, 0, "a round or cell sent requests:\n%s", t ? t : "");
+    free(t);
+    cr_assert_neq(access(sweep_dir, F_OK), 0, "the sweep made its folder");
+    unlink(trace);
+    rmdir(dir);
+}
+
 /* A run whose process starts with 100 descriptors already open under a
  * limit of 150: the 80 streams find no descriptor for some connections. */
 Test(wrong_side, running_out_of_descriptors_is_the_clients, .timeout = 90)
