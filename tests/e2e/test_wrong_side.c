@@ -100,9 +100,10 @@ Test(wrong_side, running_out_of_descriptors_is_the_clients, .timeout = 90)
     cJSON_Delete(a);
 }
 
-/* Serves every request with an HTTP 200 of n bytes of JSON-looking text
- * until killed; returns its pid, the port in *port. */
-static pid_t big_reply_server(size_t n, int *port)
+/* Serves every request with the status line and headers head (without
+ * Content-Length and the blank line) and n bytes of JSON-looking text until
+ * killed; returns its pid, the port in *port. */
+static pid_t reply_server(const char *head, size_t n, int *port)
 {
     int s = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -117,9 +118,10 @@ static pid_t big_reply_server(size_t n, int *port)
         return pid;
     }
     signal(SIGPIPE, SIG_IGN);
-    char *body = malloc(n);
+    static const char start[] = "{\"object\": \"list\", \"data\": [";
+    char *body = malloc(n + sizeof start);
     memset(body, ' ', n);
-    memcpy(body, "{\"object\": \"list\", \"data\": [", 28);
+    memcpy(body, start, n < sizeof start - 1 ? n : sizeof start - 1);
     for (;;) {
         int c = accept(s, NULL, NULL);
         if (c < 0)
@@ -127,10 +129,9 @@ static pid_t big_reply_server(size_t n, int *port)
         char req[4096];
         ssize_t got = read(c, req, sizeof req);   /* a GET fits in one read */
         (void)got;
-        char head[160];
-        int h = snprintf(head, sizeof head, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                         "Content-Length: %zu\r\nConnection: close\r\n\r\n", n);
-        if (write(c, head, (size_t)h) == h)
+        char whole[512];
+        int h = snprintf(whole, sizeof whole, "%sContent-Length: %zu\r\nConnection: close\r\n\r\n", head, n);
+        if (write(c, whole, (size_t)h) == h)
             for (size_t off = 0; off < n;) {
                 ssize_t w = write(c, body + off, n - off);
                 if (w <= 0)
@@ -141,10 +142,11 @@ static pid_t big_reply_server(size_t n, int *port)
     }
 }
 
-Test(wrong_side, an_oversize_models_reply_is_named, .timeout = 60)
+/* What anvil run says of a /models reply of head and n bytes. */
+static void models_reply_is(const char *head, size_t n, const char *want)
 {
     int port;
-    pid_t srv = big_reply_server(10u << 20, &port);
+    pid_t srv = reply_server(head, n, &port);
     char url[64];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/v1", port);
     const char *argv[] = {harness_anvil_bin(), "run", "--base-url", url, "--num-prompts", "1", NULL};
@@ -153,8 +155,22 @@ Test(wrong_side, an_oversize_models_reply_is_named, .timeout = 60)
     kill(srv, SIGKILL);
     waitpid(srv, NULL, 0);
     cr_assert_neq(status, 0);
-    cr_assert(strstr(err, "the reply is larger than 4194304 bytes"), "%s", err);
+    cr_assert(strstr(err, want), "expected '%s' in:\n%s", want, err);
     cr_assert_null(strstr(err, "not JSON"), "%s", err);
+}
+
+Test(wrong_side, an_oversize_models_reply_is_named, .timeout = 60)
+{
+    models_reply_is("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n", 10u << 20,
+                    "the reply is larger than 4194304 bytes");
+}
+
+Test(wrong_side, a_redirected_or_compressed_models_reply_is_named, .timeout = 60)
+{
+    models_reply_is("HTTP/1.1 301 Moved Permanently\r\nLocation: http://elsewhere.example/v1/models\r\n", 0,
+                    "HTTP 301: a redirect to http://elsewhere.example/v1/models, which anvil does not follow");
+    models_reply_is("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n", 64,
+                    "the body is compressed (Content-Encoding: gzip), which anvil did not ask for");
 }
 
 static bool has_control(const char *p, size_t n)
