@@ -448,30 +448,27 @@ static void header_value(const char *p, size_t len, size_t name, char *out, size
     out[k] = '\0';
 }
 
-/* What a final header block says the body cannot be a stream anvil can
- * time: a redirect (anvil follows none: it measures the server it was
+/* What a final header block says the body cannot be: a reply anvil can
+ * read. A redirect (anvil follows none: it measures the server it was
  * given), or a body in a content coding anvil never asked for (it sends no
- * Accept-Encoding). Sets the verdict and returns true for those. */
-static bool refuse_reply(struct http_xfer *x, long status)
+ * Accept-Encoding). Returns CURLE_OK, or the verdict (http.h) with its
+ * message in why. */
+static CURLcode judge_head(long status, const char *location, const char *encoding, char *why, size_t cap)
 {
     char shown[120];
     if (status >= 300 && status < 400) {
-        text_escape(shown, sizeof shown, x->location, strlen(x->location));
-        x->verdict = CURLE_TOO_MANY_REDIRECTS;
-        snprintf(x->why, sizeof x->why, "HTTP %ld: a redirect%s%s, which anvil does not follow (it measures "
-                 "the server it is given): give the final address as --base-url", status,
-                 x->location[0] ? " to " : "", shown);
-        return true;
+        text_escape(shown, sizeof shown, location, strlen(location));
+        snprintf(why, cap, "HTTP %ld: a redirect%s%s, which anvil does not follow (it measures the server it "
+                 "is given): give the final address as --base-url", status, location[0] ? " to " : "", shown);
+        return CURLE_TOO_MANY_REDIRECTS;
     }
-    if (status < 300 && x->encoding[0] && strcasecmp(x->encoding, "identity") != 0) {
-        text_escape(shown, sizeof shown, x->encoding, strlen(x->encoding));
-        x->verdict = CURLE_BAD_CONTENT_ENCODING;
-        snprintf(x->why, sizeof x->why, "the body is compressed (Content-Encoding: %s), which anvil did not "
-                 "ask for (it sends no Accept-Encoding): a server or proxy setting compresses replies; turn it "
-                 "off", shown);
-        return true;
+    if (status < 300 && encoding[0] && strcasecmp(encoding, "identity") != 0) {
+        text_escape(shown, sizeof shown, encoding, strlen(encoding));
+        snprintf(why, cap, "the body is compressed (Content-Encoding: %s), which anvil did not ask for (it "
+                 "sends no Accept-Encoding): a server or proxy setting compresses replies; turn it off", shown);
+        return CURLE_BAD_CONTENT_ENCODING;
     }
-    return false;
+    return CURLE_OK;
 }
 
 /* One header line, as received. The final block's end is dated by the
@@ -505,7 +502,7 @@ static size_t header_cb(char *p, size_t size, size_t n, void *arg)
             chunked_init(&x->dec);
             x->h->on_headers(x->ud, arrival(x, kernel_stamp(x, off + len - 1, &until)), status);
         }
-        if (status >= 200 && refuse_reply(x, status))
+        if (status >= 200 && (x->verdict = judge_head(status, x->location, x->encoding, x->why, sizeof x->why)))
             return 0;                   /* curl ends the transfer (CURLE_WRITE_ERROR; on_done gets the verdict) */
         x->content_type[0] = x->encoding[0] = x->location[0] = '\0';   /* a later block (after 1xx) sends its own */
     }
@@ -655,6 +652,7 @@ struct fetch {
     struct buf *out;
     bool over;                  /* the body did not fit in out->max */
     char encoding[40];          /* the final block's Content-Encoding */
+    char location[160];         /* and its Location */
 };
 
 static size_t fetch_write_cb(char *p, size_t size, size_t n, void *arg)
@@ -672,16 +670,17 @@ static size_t fetch_header_cb(char *p, size_t size, size_t n, void *arg)
     struct fetch *f = arg;
     size_t len = size * n;
     if (len >= 5 && !strncmp(p, "HTTP/", 5))
-        f->encoding[0] = '\0';
+        f->encoding[0] = f->location[0] = '\0';
     else if (len > 17 && !strncasecmp(p, "content-encoding:", 17))
         header_value(p, len, 17, f->encoding, sizeof f->encoding);
+    else if (len > 9 && !strncasecmp(p, "location:", 9))
+        header_value(p, len, 9, f->location, sizeof f->location);
     return len;
 }
 
 /* The fetch's verdict on a reply curl took without error (see http.h). */
-static CURLcode fetch_verdict(CURL *e, const struct fetch *f, CURLcode rc, long status, char *err, size_t errlen)
+static CURLcode fetch_verdict(const struct fetch *f, CURLcode rc, long status, char *err, size_t errlen)
 {
-    char shown[120];
     if (f->over) {
         char first[100];
         text_escape(first, sizeof first, f->out->data ? f->out->data : "", f->out->len < 40 ? f->out->len : 40);
@@ -689,23 +688,8 @@ static CURLcode fetch_verdict(CURL *e, const struct fetch *f, CURLcode rc, long 
                  "(it begins: %s)", f->out->max, first);
         return CURLE_FILESIZE_EXCEEDED;
     }
-    if (rc != CURLE_OK)
-        return rc;
-    if (status >= 300 && status < 400) {
-        char *to = NULL;
-        curl_easy_getinfo(e, CURLINFO_REDIRECT_URL, &to);
-        text_escape(shown, sizeof shown, to ? to : "", to ? strlen(to) : 0);
-        snprintf(err, errlen, "HTTP %ld: a redirect%s%s, which anvil does not follow: give the final "
-                 "address as --base-url", status, to ? " to " : "", shown);
-        return CURLE_TOO_MANY_REDIRECTS;
-    }
-    if (status < 300 && f->encoding[0] && strcasecmp(f->encoding, "identity") != 0) {
-        text_escape(shown, sizeof shown, f->encoding, strlen(f->encoding));
-        snprintf(err, errlen, "the body is compressed (Content-Encoding: %s), which anvil did not ask for "
-                 "(it sends no Accept-Encoding): a server or proxy setting compresses replies; turn it off", shown);
-        return CURLE_BAD_CONTENT_ENCODING;
-    }
-    return rc;
+    CURLcode v = rc == CURLE_OK ? judge_head(status, f->location, f->encoding, err, errlen) : CURLE_OK;
+    return v != CURLE_OK ? v : rc;
 }
 
 bool http_refused(CURLcode rc)
@@ -734,7 +718,7 @@ CURLcode http_fetch(const char *url, const struct curl_slist *headers, const cha
     *status = 0;
     curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, status);
     snprintf(err, errlen, "%s", rc == CURLE_OK ? "" : (errbuf[0] ? errbuf : curl_easy_strerror(rc)));
-    rc = fetch_verdict(e, &f, rc, *status, err, errlen);
+    rc = fetch_verdict(&f, rc, *status, err, errlen);
     curl_easy_cleanup(e);
     return rc;
 }
