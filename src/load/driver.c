@@ -830,7 +830,7 @@ static void note_failure_locked(struct shared *sh, const struct req_record *r)
     /* this machine's limit: every request sent after it would fail the same
      * way at once, and the load would not be the one asked for */
     if (r->fail == FAIL_CLIENT && !sh->client_limit) {
-        sh->client_limit = true;
+        sh->client_limit = sh->out->client_limit = true;
         fprintf(stderr, "%sanvil: %s; no new requests\n", sh->cfg->progress ? "\n" : "", r->fail_msg);
         request_stop_locked(sh, STOP_GRACE);
         return;

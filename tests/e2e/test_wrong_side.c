@@ -97,6 +97,7 @@ Test(wrong_side, running_out_of_descriptors_is_the_clients, .timeout = 90)
     }
     cr_assert_gt(client, 0, "no request ran out of descriptors:\n%s", err);
     cr_assert_gt(harness_num(a, "completed"), 0, "the streams that had a descriptor completed");
+    cr_assert_str_eq(cJSON_GetObjectItem(a, "incomplete_reason")->valuestring, "client_limit");
     cJSON_Delete(a);
 }
 
