@@ -222,6 +222,18 @@ Test(wrong_side, a_servers_escape_sequences_never_reach_the_terminal_or_a_file, 
                   "--requests-out line %d: %s", i, cJSON_PrintUnformatted(lines[i]));
         cJSON_Delete(lines[i]);
     }
+    /* what reads the artifact back prints the model's name escaped (compare
+     * names runs by their case, and must print no control character either) */
+    const char *show[] = {harness_anvil_bin(), "show", art, NULL};
+    const char *show_md[] = {harness_anvil_bin(), "show", art, "--format", "markdown", NULL};
+    const char *compare[] = {harness_anvil_bin(), "compare", art, art, NULL};
+    const char *const *readers[] = {show, show_md, compare};
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(run_cmd_err(readers[i], out, sizeof out, err, sizeof err, &status), 0);
+        cr_assert(i == 2 || strstr(out, "evil\\x1b]0;title\\x07"),
+                  "%s %s names the model, escaped:\n%s%s", readers[i][1], readers[i][3] ? readers[i][3] : "", out, err);
+        cr_assert(!has_control(out, strlen(out)) && !has_control(err, strlen(err)), "%s:\n%s%s", readers[i][1], out, err);
+    }
     const char *files[] = {art, reqs};
     for (int i = 0; i < 2; i++) {
         size_t len;
