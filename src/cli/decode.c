@@ -175,7 +175,11 @@ int decode_main(int argc, char **argv)
     r.d.run.headers = r.headers;
     r.d.run.argc = argc;
     r.d.run.argv = argv;
-    if (rc == 0 && run_config_resolve(&r.d.run, err, sizeof err) != 0) {
+    long most = 0;          /* the largest cell's streams must fit the open-file limit */
+    for (size_t i = 0; i < r.d.n_conc; i++)
+        most = r.d.conc[i] > most ? r.d.conc[i] : most;
+    if (rc == 0 && (run_config_resolve(&r.d.run, err, sizeof err) != 0 ||
+                    run_check_fd_limit(most, err, sizeof err) != 0)) {
         fprintf(stderr, "anvil decode: %s\n", err);
         rc = -1;
     }

@@ -61,13 +61,10 @@ static cJSON *read_plan(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
         return NULL;
     }
-    cJSON *j = cJSON_ParseWithLength(text, len);
-    if (!j) {
-        char why[512];
-        j = yaml_to_json(text, len, why, sizeof why);
-        if (!j)
-            snprintf(err, errlen, "%s: neither JSON nor YAML: %s", path, why);
-    }
+    char why[512];
+    cJSON *j = json_or_yaml(text, len, why, sizeof why);
+    if (!j)
+        snprintf(err, errlen, "%s:%s (read as JSON, else YAML)", path, why);
     free(text);
     return j;
 }

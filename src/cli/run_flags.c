@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "cli/flags.h"
 #include "cli/run_cli.h"
+#include "core/yamljson.h"
 #include "workload/agentic.h"
 
 #define AT(field) offsetof(struct run_cli, c.field)
@@ -27,9 +28,11 @@ static int set_sampling(void *cfg, const char *cmd, const char *flag, const char
 static int set_extra_body(void *cfg, const char *cmd, const char *flag, const char *v)
 {
     struct run_cli *r = cfg;
-    cJSON *j = cJSON_Parse(v);
+    char why[200] = "";
+    cJSON *j = json_parse_capped(v, strlen(v), DOC_MAX_NODES, NULL, why, sizeof why);
     if (!cJSON_IsObject(j)) {
-        fprintf(stderr, "anvil %s: --%s: expected a JSON object, got '%s'\n", cmd, flag, v);
+        fprintf(stderr, "anvil %s: --%s: expected a JSON object, got '%s'%s%s\n", cmd, flag, v,
+                why[0] ? ": " : "", why);
         cJSON_Delete(j);
         return -1;
     }

@@ -66,6 +66,7 @@ struct shared {
     long next_seq;              /* next request of the plan not yet claimed, warm-ups first */
     long arrived;               /* requests due so far (sendable), warm-ups included */
     long done;                  /* requests finished, warm-ups included */
+    bool client_limit;          /* a request failed on this machine's own limit (FAIL_CLIENT) */
     long failed, out_tokens;    /* of them failed; output tokens they carried (progress line) */
     long in_flight;             /* claimed and not yet ended, over every loop */
     /* With follows / waits_for (else all NULL): of the requests each (seq)
@@ -221,6 +222,9 @@ static enum fail_kind fail_from_curl(CURLcode rc)
     case CURLE_PARTIAL_FILE:
     case CURLE_RECV_ERROR:
     case CURLE_GOT_NOTHING:           return FAIL_TRUNCATED;
+    case CURLE_OUT_OF_MEMORY:         return FAIL_CLIENT;   /* this machine's limit (net/http.h) */
+    case CURLE_TOO_MANY_REDIRECTS:    return FAIL_HTTP;     /* a 3xx reply, not followed */
+    case CURLE_BAD_CONTENT_ENCODING:  return FAIL_INVALID;  /* a coding anvil did not ask for */
     default:                          return FAIL_OTHER;
     }
 }
@@ -999,6 +1003,14 @@ static void on_grace_over(evutil_socket_t fd, short what, void *arg)
  * refused connections and cut streams since the last reply. */
 static void note_failure_locked(struct shared *sh, const struct req_record *r)
 {
+    /* this machine's limit: every request sent after it would fail the same
+     * way at once, and the load would not be the one asked for */
+    if (r->fail == FAIL_CLIENT && !sh->client_limit) {
+        sh->client_limit = sh->out->client_limit = true;
+        fprintf(stderr, "%sanvil: %s; no new requests\n", sh->cfg->progress ? "\n" : "", r->fail_msg);
+        request_stop_locked(sh, STOP_GRACE);
+        return;
+    }
     if (!sh->answered || (r->fail != FAIL_CONNECT && r->fail != FAIL_TRUNCATED) || sh->out->server_gone.gone)
         return;
     struct server_gone *g = &sh->streak;

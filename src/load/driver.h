@@ -167,6 +167,7 @@ struct driver_result {
     size_t n_loop_lag;
     int warmup_failed;           /* warm-up requests that failed */
     int stop_signal;             /* the signal that stopped the run, 0 when none */
+    bool client_limit;           /* a request failed on this machine's own limit (FAIL_CLIENT): nothing more was sent */
     /* The server stopped answering: DRIVER_GONE_AFTER connections in a row
      * refused, after it had answered, with no reply between. Nothing more
      * was sent; requests in flight had the grace period to end. */

@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -11,10 +12,13 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "core/clock.h"
 #include "core/stop.h"
+#include "core/escape.h"
 #include "net/chunked.h"
 #include "net/rxstamp.h"
 
@@ -75,6 +79,11 @@ struct http_xfer {
     struct chunked dec;         /* curl hands the raw body over: its chunks are decoded here */
     char err[CURL_ERROR_SIZE];
     char content_type[80];      /* of the last header block, "" when none */
+    char encoding[40];          /* its Content-Encoding, "" when none */
+    char location[160];         /* its Location, "" when none */
+    int sock_errno;             /* socket() failed with it (opensocket_cb), else 0 */
+    CURLcode verdict;           /* CURLE_OK, or what http.c refused in the reply (http.h) */
+    char why[400];              /* the verdict's message */
 };
 
 static void unlink_xfer(struct http_client *c, struct http_xfer *x)
@@ -98,6 +107,35 @@ struct sock_ctx {
     int local_port;     /* names the connection to its transfer (http_xfer.local_port) */
 };
 
+/* Whether a failed transfer ran into a limit of this machine's rather than
+ * the server's: socket() found no descriptor (EMFILE, ENFILE), no memory for
+ * a socket (ENOBUFS, ENOMEM), or connect() no free local port
+ * (EADDRNOTAVAIL). curl calls all of them "could not connect", which reads
+ * as the server's fault; x->why names the limit and the fix. */
+static bool client_limit(struct http_xfer *x)
+{
+    long os = 0;
+    curl_easy_getinfo(x->easy, CURLINFO_OS_ERRNO, &os);
+    int e = x->sock_errno ? x->sock_errno : (int)os;
+    struct rlimit rl = {0, 0};
+    getrlimit(RLIMIT_NOFILE, &rl);
+    if (e == EMFILE)
+        snprintf(x->why, sizeof x->why, "this machine's open-file limit (%llu), not the server: no descriptor "
+                 "for a new connection (socket(): %s); raise it (ulimit -n) or run fewer streams at once",
+                 (unsigned long long)rl.rlim_cur, strerror(e));
+    else if (e == ENFILE)
+        snprintf(x->why, sizeof x->why, "this machine's system-wide file table is full, not the server "
+                 "(socket(): %s); raise fs.file-max or run fewer streams at once", strerror(e));
+    else if (e == ENOBUFS || e == ENOMEM)
+        snprintf(x->why, sizeof x->why, "this machine ran out of memory for a socket, not the server "
+                 "(%s); run fewer streams at once", strerror(e));
+    else if (e == EADDRNOTAVAIL)
+        snprintf(x->why, sizeof x->why, "this machine has no free local port, not the server (connect(): %s); "
+                 "widen net.ipv4.ip_local_port_range or run fewer streams at once (closed connections hold "
+                 "their port for 60 s)", strerror(e));
+    return x->why[0] != '\0';
+}
+
 static void drain_done(struct lane *ln)
 {
     struct http_client *c = ln->client;
@@ -111,9 +149,13 @@ static void drain_done(struct lane *ln)
         struct http_xfer *x;
         curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
         int64_t now = clock_now_ns();
+        if (x->verdict != CURLE_OK)
+            rc = x->verdict;
+        else if (rc != CURLE_OK && client_limit(x))
+            rc = CURLE_OUT_OF_MEMORY;
         curl_multi_remove_handle(ln->multi, easy);
         unlink_xfer(c, x);
-        x->h->on_done(x->ud, now, rc, rc == CURLE_OK ? "" : (x->err[0] ? x->err : curl_easy_strerror(rc)));
+        x->h->on_done(x->ud, now, rc, x->why[0] ? x->why : rc == CURLE_OK ? "" : x->err[0] ? x->err : curl_easy_strerror(rc));
         curl_easy_cleanup(easy);
         free(x);
     }
@@ -408,6 +450,18 @@ static int prereq_cb(void *arg, char *primary_ip, char *local_ip, int primary_po
     return CURL_PREREQFUNC_OK;
 }
 
+/* curl's own socket() (cf-socket.c), keeping its errno: curl reports a
+ * failed socket() as a failed connect. */
+static curl_socket_t opensocket_cb(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
+{
+    (void)purpose;
+    struct http_xfer *x = arg;
+    curl_socket_t fd = socket(a->family, a->socktype, a->protocol);
+    if (fd == CURL_SOCKET_BAD)
+        x->sock_errno = errno;
+    return fd;
+}
+
 /* Every connection of a streamed transfer gets kernel receive stamps. */
 static int sockopt_cb(void *arg, curl_socket_t fd, curlsocktype purpose)
 {
@@ -440,6 +494,42 @@ static bool names_chunked(const char *p, size_t len)
     return false;
 }
 
+/* A header's value (after name, len bytes in all), trimmed, into out. */
+static void header_value(const char *p, size_t len, size_t name, char *out, size_t cap)
+{
+    size_t i = name, k = 0;
+    while (i < len && (p[i] == ' ' || p[i] == '\t'))
+        i++;
+    while (i < len && p[i] != '\r' && p[i] != '\n' && k + 1 < cap)
+        out[k++] = p[i++];
+    while (k && (out[k - 1] == ' ' || out[k - 1] == '\t'))
+        k--;
+    out[k] = '\0';
+}
+
+/* What a final header block says the body cannot be: a reply anvil can
+ * read. A redirect (anvil follows none: it measures the server it was
+ * given), or a body in a content coding anvil never asked for (it sends no
+ * Accept-Encoding). Returns CURLE_OK, or the verdict (http.h) with its
+ * message in why. */
+static CURLcode judge_head(long status, const char *location, const char *encoding, char *why, size_t cap)
+{
+    char shown[120];
+    if (status >= 300 && status < 400) {
+        text_escape(shown, sizeof shown, location, strlen(location));
+        snprintf(why, cap, "HTTP %ld: a redirect%s%s, which anvil does not follow (it measures the server it "
+                 "is given): give the final address as --base-url", status, location[0] ? " to " : "", shown);
+        return CURLE_TOO_MANY_REDIRECTS;
+    }
+    if (status < 300 && encoding[0] && strcasecmp(encoding, "identity") != 0) {
+        text_escape(shown, sizeof shown, encoding, strlen(encoding));
+        snprintf(why, cap, "the body is compressed (Content-Encoding: %s), which anvil did not ask for (it "
+                 "sends no Accept-Encoding): a server or proxy setting compresses replies; turn it off", shown);
+        return CURLE_BAD_CONTENT_ENCODING;
+    }
+    return CURLE_OK;
+}
+
 /* One header line, as received. The final block's end is dated by the
  * segment holding its last byte. */
 static size_t header_cb(char *p, size_t size, size_t n, void *arg)
@@ -456,12 +546,11 @@ static size_t header_cb(char *p, size_t size, size_t n, void *arg)
     } else if (x->http11 && names_chunked(p, len)) {   /* curl decodes chunks only for HTTP/1.1 */
         x->chunked = true;
     } else if (len > 13 && !strncasecmp(p, "content-type:", 13)) {
-        size_t i = 13, k = 0;
-        while (i < len && p[i] == ' ')
-            i++;
-        while (i < len && p[i] != '\r' && p[i] != '\n' && k + 1 < sizeof x->content_type)
-            x->content_type[k++] = p[i++];
-        x->content_type[k] = '\0';
+        header_value(p, len, 13, x->content_type, sizeof x->content_type);
+    } else if (len > 17 && !strncasecmp(p, "content-encoding:", 17)) {
+        header_value(p, len, 17, x->encoding, sizeof x->encoding);
+    } else if (len > 9 && !strncasecmp(p, "location:", 9)) {
+        header_value(p, len, 9, x->location, sizeof x->location);
     }
     if (len <= 2 && (p[0] == '\r' || p[0] == '\n')) {   /* end of a header block */
         long status = 0;
@@ -473,7 +562,9 @@ static size_t header_cb(char *p, size_t size, size_t n, void *arg)
             chunked_init(&x->dec);
             x->h->on_headers(x->ud, arrival(x, kernel_stamp(x, off + len - 1, &until)), status);
         }
-        x->content_type[0] = '\0';     /* a later block (after 1xx) sends its own */
+        if (status >= 200 && (x->verdict = judge_head(status, x->location, x->encoding, x->why, sizeof x->why)))
+            return 0;                   /* curl ends the transfer (CURLE_WRITE_ERROR; on_done gets the verdict) */
+        x->content_type[0] = x->encoding[0] = x->location[0] = '\0';   /* a later block (after 1xx) sends its own */
     }
     return len;
 }
@@ -546,6 +637,8 @@ struct http_xfer *http_start(struct http_client *c, const struct http_request *r
     curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
     curl_easy_setopt(e, CURLOPT_HTTP_TRANSFER_DECODING, 0L);   /* the raw body: chunks decoded in write_cb */
     curl_easy_setopt(e, CURLOPT_SOCKOPTFUNCTION, sockopt_cb);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, opensocket_cb);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, x);
     curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, prereq_cb);
     curl_easy_setopt(e, CURLOPT_PREREQDATA, x);
     if (req->connect_timeout_ms)
@@ -634,12 +727,34 @@ void http_client_free(struct http_client *c)
     free(c);
 }
 
+/* A blocking fetch's reply as it comes. */
+struct fetch {
+    struct buf *out;
+    bool over;                  /* the body did not fit in out->max */
+    char encoding[40];          /* the final block's Content-Encoding */
+    char location[160];         /* and its Location */
+};
+
 static size_t fetch_write_cb(char *p, size_t size, size_t n, void *arg)
 {
-    struct buf *out = arg;
+    struct fetch *f = arg;
     size_t len = size * n;
-    size_t room = out->max - out->len;
-    buf_append(out, p, len < room ? len : room);  /* keep what fits; a cap is not an error */
+    size_t room = f->out->max - f->out->len;
+    buf_append(f->out, p, len < room ? len : room);
+    f->over = len > room;
+    return f->over ? 0 : len;   /* more than the cap: stop reading (CURLE_WRITE_ERROR) */
+}
+
+static size_t fetch_header_cb(char *p, size_t size, size_t n, void *arg)
+{
+    struct fetch *f = arg;
+    size_t len = size * n;
+    if (len >= 5 && !strncmp(p, "HTTP/", 5))
+        f->encoding[0] = f->location[0] = '\0';
+    else if (len > 17 && !strncasecmp(p, "content-encoding:", 17))
+        header_value(p, len, 17, f->encoding, sizeof f->encoding);
+    else if (len > 9 && !strncasecmp(p, "location:", 9))
+        header_value(p, len, 9, f->location, sizeof f->location);
     return len;
 }
 
@@ -679,6 +794,25 @@ static CURLcode perform_stoppable(CURL *e, int *stopped)
     return rc;
 }
 
+/* The fetch's verdict on a reply curl took without error (see http.h). */
+static CURLcode fetch_verdict(const struct fetch *f, CURLcode rc, long status, char *err, size_t errlen)
+{
+    if (f->over) {
+        char first[100];
+        text_escape(first, sizeof first, f->out->data ? f->out->data : "", f->out->len < 40 ? f->out->len : 40);
+        snprintf(err, errlen, "the reply is larger than %zu bytes, the most anvil reads from this request "
+                 "(it begins: %s)", f->out->max, first);
+        return CURLE_FILESIZE_EXCEEDED;
+    }
+    CURLcode v = rc == CURLE_OK ? judge_head(status, f->location, f->encoding, err, errlen) : CURLE_OK;
+    return v != CURLE_OK ? v : rc;
+}
+
+bool http_refused(CURLcode rc)
+{
+    return rc == CURLE_TOO_MANY_REDIRECTS || rc == CURLE_BAD_CONTENT_ENCODING || rc == CURLE_FILESIZE_EXCEEDED;
+}
+
 CURLcode http_fetch(const char *url, const struct curl_slist *headers, const char *body,
                     long timeout_ms, struct buf *out, long *status, char *err, size_t errlen)
 {
@@ -689,9 +823,12 @@ CURLcode http_fetch(const char *url, const struct curl_slist *headers, const cha
         return CURLE_FAILED_INIT;
     }
     set_common(e, url, headers, body, body ? strlen(body) : 0);
+    struct fetch f = {.out = out};
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, fetch_write_cb);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, out);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &f);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, fetch_header_cb);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, &f);
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);
     int stopped;
     CURLcode rc = perform_stoppable(e, &stopped);
@@ -701,6 +838,8 @@ CURLcode http_fetch(const char *url, const struct curl_slist *headers, const cha
         snprintf(err, errlen, "stopped by %s", stop_signal_name(stopped));
     else
         snprintf(err, errlen, "%s", rc == CURLE_OK ? "" : (errbuf[0] ? errbuf : curl_easy_strerror(rc)));
+    if (!stopped)
+        rc = fetch_verdict(&f, rc, *status, err, errlen);
     curl_easy_cleanup(e);
     return rc;
 }

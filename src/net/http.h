@@ -28,7 +28,12 @@ struct http_handlers {
     void (*on_body)(void *ud, int64_t t_ns, const char *p, size_t n);
     /* The transfer ended: rc is CURLE_OK or the transport error, err a message
      * ("" when none). Called exactly once unless http_cancel was called. The
-     * transfer is freed after it returns. */
+     * transfer is freed after it returns. Besides curl's own codes, rc is
+     * CURLE_OUT_OF_MEMORY when a limit of this machine's failed it (no
+     * descriptor, no local port, no memory for a socket: curl would say
+     * "could not connect"), and one of http_refused's codes when the reply
+     * was refused (a redirect, after on_headers with its 3xx status; a
+     * content coding anvil did not ask for); err then names it and the fix. */
     void (*on_done)(void *ud, int64_t t_ns, CURLcode rc, const char *err);
     /* The final header block's Content-Type ("" when none), just before
      * on_headers; may be NULL. The string is valid during the call only. */
@@ -91,12 +96,21 @@ size_t http_in_flight(const struct http_client *c);
 void http_client_free(struct http_client *c);
 
 /* Blocking request for set-up work (model discovery, tokenize, probes).
- * body NULL = GET. Appends the response body to out (capped by out->max),
- * stores the status in *status. Returns CURLE_OK or the transport error,
- * with a message in err (errlen bytes). A stop request (core/stop.h: Ctrl-C,
+ * body NULL = GET. Appends the response body to out (at most out->max
+ * bytes), stores the status in *status. Returns CURLE_OK or the transport
+ * error, with a message in err (errlen bytes); or a code of http_refused:
+ * CURLE_FILESIZE_EXCEEDED when the body is longer than out->max (out holds
+ * its first bytes), CURLE_TOO_MANY_REDIRECTS for a 3xx reply (anvil follows
+ * none), CURLE_BAD_CONTENT_ENCODING for a compressed body anvil did not ask
+ * for, err naming what and the fix. A stop request (core/stop.h: Ctrl-C,
  * SIGTERM, SIGHUP) ends it within STOP_POLL_MS: CURLE_ABORTED_BY_CALLBACK,
  * err "stopped by SIGINT". */
 CURLcode http_fetch(const char *url, const struct curl_slist *headers, const char *body,
                     long timeout_ms, struct buf *out, long *status, char *err, size_t errlen);
+
+/* Whether rc is http.c's refusal of a reply the server did send (a
+ * redirect, an unasked-for content coding, a body past the cap), rather than
+ * a failure to reach the server. */
+bool http_refused(CURLcode rc);
 
 #endif

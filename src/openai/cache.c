@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/buf.h"
+#include "core/escape.h"
 #include "net/http.h"
 
 const char *cache_flush_name(enum cache_flush f)
@@ -56,7 +57,9 @@ enum cache_flush server_flush_prefix_cache(const struct server_info *s, const st
                  s->engine_id == ENGINE_VLLM ? "; vLLM serves it with VLLM_SERVER_DEV_MODE=1" : "");
         out = CACHE_FLUSH_UNSUPPORTED;
     } else if (status >= 300) {
-        snprintf(err, errlen, "POST %s answered HTTP %ld: %.200s", *path, status, b.len ? b.data : "(empty body)");
+        char body_text[240];    /* the server's text, its control characters escaped */
+        text_escape(body_text, sizeof body_text, b.data ? b.data : "", b.len < 200 ? b.len : 200);
+        snprintf(err, errlen, "POST %s answered HTTP %ld: %s", *path, status, b.len ? body_text : "(empty body)");
         out = CACHE_FLUSH_FAILED;
     }
     buf_free(&b);

@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/buf.h"
+#include "core/escape.h"
 #include "openai/chunk.h"
 #include "net/http.h"
 
@@ -33,15 +34,17 @@ cJSON *server_fetch_json(const char *url, const struct curl_slist *headers, cons
     cJSON *j = NULL;
     char shown[600];
     strip_credentials(url, shown, sizeof shown);
+    char body_text[240];    /* the server's text, its control characters escaped */
+    text_escape(body_text, sizeof body_text, b.data ? b.data : "", b.len < 200 ? b.len : 200);
     if (rc != CURLE_OK) {
         char why[256];
         snprintf(why, sizeof why, "%s", err);
-        snprintf(err, errlen, "cannot reach %s: %s", shown, why);
+        snprintf(err, errlen, "%s%s: %s", http_refused(rc) ? "" : "cannot reach ", shown, why);
     } else if (*status >= 400) {
-        snprintf(err, errlen, "%s answered HTTP %ld: %.200s%s", shown, *status, b.len ? b.data : "",
+        snprintf(err, errlen, "%s answered HTTP %ld: %s%s", shown, *status, body_text,
                  *status == 404 ? " (does --base-url end in /v1?)" : "");
     } else if (!(j = cJSON_ParseWithLength(b.data ? b.data : "", b.len))) {
-        snprintf(err, errlen, "%s: reply is not JSON: %.120s", shown, b.len ? b.data : "(empty)");
+        snprintf(err, errlen, "%s: reply is not JSON: %.120s", shown, b.len ? body_text : "(empty)");
     }
     buf_free(&b);
     return j;

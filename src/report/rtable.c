@@ -8,7 +8,31 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/escape.h"
+
 const char *const rformat_names[] = {"table", "markdown", "csv", "json", NULL};
+
+/* s (taken) with its control characters escaped (core/escape.h): cells
+ * quote artifacts, and an artifact quotes its server (a model's name, an
+ * engine's version). Returns s itself when nothing needed escaping. */
+static char *shown(char *s, bool *oom)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s), cap = 4 * n + 1;      /* at most \xNN per byte */
+    char *e = malloc(cap);
+    if (!e) {
+        *oom = true;
+        return s;
+    }
+    text_escape(e, cap, s, n);
+    if (!strcmp(e, s)) {
+        free(e);
+        return s;
+    }
+    free(s);
+    return e;
+}
 
 static char *dup_or_null(const char *s, bool *oom)
 {
@@ -49,6 +73,8 @@ static void add_cell(struct rtable *t, char *text, double num, bool is_num, bool
 {
     if (!t)
         return;
+    if (!is_num)
+        text = shown(text, &t->oom);
     if (t->ncells == t->cap) {
         size_t cap = t->cap ? 2 * t->cap : 32;
         struct rcell *c = realloc(t->cells, cap * sizeof *c);
@@ -137,7 +163,7 @@ void rdoc_note(struct rdoc *doc, const char *fmt, ...)
         return;
     }
     doc->notes = v;
-    doc->notes[doc->n_notes++] = s;
+    doc->notes[doc->n_notes++] = shown(s, &doc->oom);
 }
 
 static const char *cell_text(const struct rcell *c)

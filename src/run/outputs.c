@@ -156,6 +156,8 @@ static const char *incomplete_reason(const struct run_ctx *x, const struct drive
         return "server_stalled";
     if (dr->server_gone.gone)
         return "server_gone";
+    if (dr->client_limit)
+        return "client_limit";      /* this machine's, not the server's (load/driver.h) */
     /* a signal after the last request was sent, whose in-flight requests all
      * ended within the grace period, cut nothing: the round is complete */
     if (dr->stop_signal && (c->duration_s > 0 || x->res->summary.sent < x->res->summary.requests

@@ -14,6 +14,7 @@
 
 #include "core/buf.h"
 #include "core/clock.h"
+#include "core/escape.h"
 #include "core/redact.h"
 #include "core/stop.h"
 #include "load/driver.h"
@@ -61,6 +62,30 @@ static double physical_memory(void)
     return pages > 0 && size > 0 ? (double)pages * (double)size : 0;
 }
 
+/* Descriptors a run needs besides one socket per request in flight: the
+ * event loops, curl's, the journal, logs, samplers (raise_fd_limit). */
+#define FD_RESERVE 64
+
+/* The most descriptors this process may open once raise_fd_limit raised
+ * its limit: the hard limit (RLIM_INFINITY as the largest value). */
+static rlim_t fd_limit_max(void)
+{
+    struct rlimit rl;
+    return getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_max : RLIM_INFINITY;
+}
+
+int run_check_fd_limit(long concurrency, char *err, size_t errlen)
+{
+    rlim_t fds = fd_limit_max();
+    if (fds == RLIM_INFINITY || (rlim_t)concurrency + FD_RESERVE <= fds)
+        return 0;
+    snprintf(err, errlen, "--concurrency %ld needs %ld open files (a socket per request in flight), and "
+             "this machine lets anvil open %llu (the hard open-file limit): raise it (ulimit -Hn %ld, as "
+             "root or in /etc/security/limits.conf) or run fewer streams at once", concurrency,
+             concurrency + FD_RESERVE, (unsigned long long)fds, concurrency + FD_RESERVE);
+    return -1;
+}
+
 int run_config_check(const struct run_config *c, char *err, size_t errlen)
 {
     if (c->server_metrics && strcmp(c->server_metrics, "auto") && strcmp(c->server_metrics, "off") &&
@@ -77,6 +102,8 @@ int run_config_check(const struct run_config *c, char *err, size_t errlen)
     if (c->base_url && !http_scheme(c->base_url))
         snprintf(err, errlen, "--base-url %.200s: only http:// and https:// servers are supported",
                  strchr(c->base_url, '@') ? "(credentials withheld)" : c->base_url);
+    else if (!c->shard_count && run_check_fd_limit(c->concurrency, err, errlen) != 0)
+        ;   /* a shard's share of the streams is known only to its launcher */
     else if (mem > 0 && need > mem / 2)
         snprintf(err, errlen, "--num-prompts %ld: the per-request records alone need %.1f GiB, more than "
                  "half of this machine's %.1f GiB; use fewer prompts or --duration", c->num_prompts,
@@ -156,7 +183,9 @@ void run_say(const struct run_ctx *x, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     secrets_scrub(&x->secrets, msg, sizeof msg);
-    fprintf(x->c->log ? x->c->log : stderr, "%s: %s\n", x->c->name ? x->c->name : "anvil", msg);
+    char shown[sizeof msg];     /* a message may quote the server (a model name, a reply) */
+    text_escape(shown, sizeof shown, msg, strlen(msg));
+    fprintf(x->c->log ? x->c->log : stderr, "%s: %s\n", x->c->name ? x->c->name : "anvil", shown);
 }
 
 /* Raises the open-file limit to its hard maximum: every request in flight
@@ -169,7 +198,7 @@ static void raise_fd_limit(const struct run_ctx *x)
         return;
     rl.rlim_cur = rl.rlim_max;
     setrlimit(RLIMIT_NOFILE, &rl);
-    if (rl.rlim_cur != RLIM_INFINITY && (rlim_t)x->c->concurrency + 64 > rl.rlim_cur)
+    if (rl.rlim_cur != RLIM_INFINITY && (rlim_t)x->c->concurrency + FD_RESERVE > rl.rlim_cur)
         run_say(x, "warning: %ld requests in flight need more sockets than the open-file limit "
                 "(%llu) allows", x->c->concurrency, (unsigned long long)rl.rlim_cur);
 }

@@ -169,6 +169,12 @@ double run_stall_timeout_s(const struct run_config *c);
  * --tokenizer) are printed to c->log. */
 int run_config_resolve(struct run_config *c, char *err, size_t errlen);
 
+/* Whether this process can hold concurrency streams: one socket each, plus
+ * 64 descriptors for the rest of the run, within the hard open-file limit
+ * (the soft one is raised to it when the run starts). Returns 0, or -1 with
+ * the numbers and the fix (ulimit, fewer streams) in err. */
+int run_check_fd_limit(long concurrency, char *err, size_t errlen);
+
 /* Checks the combination of settings (each value alone is checked where it
  * is parsed). Returns 0, or -1 with a one-line message in err naming the
  * settings in conflict. */

@@ -1,6 +1,7 @@
 /* record.c — the per-request record. */
 #include "stats/record.h"
 
+#include "core/escape.h"
 #include "core/redact.h"
 
 #include <stdarg.h>
@@ -21,7 +22,7 @@ const char *fail_kind_name(enum fail_kind k)
         [FAIL_HTTP] = "http",       [FAIL_STREAM_ERROR] = "stream_error",
         [FAIL_TRUNCATED] = "truncated", [FAIL_TIMEOUT] = "timeout", [FAIL_INVALID] = "invalid_stream",
         [FAIL_EMPTY] = "empty_stream", [FAIL_PROMPT_TRUNCATED] = "prompt_truncated",
-        [FAIL_CANCELLED] = "cancelled", [FAIL_OTHER] = "transport",
+        [FAIL_CANCELLED] = "cancelled", [FAIL_CLIENT] = "client", [FAIL_OTHER] = "transport",
     };
     return (unsigned)k < sizeof names / sizeof *names ? names[k] : "unknown";
 }
@@ -58,10 +59,12 @@ void record_fail(struct req_record *r, enum fail_kind k, const char *fmt, ...)
     if (r->fail != FAIL_NONE)
         return;
     r->fail = k;
+    char raw[sizeof r->fail_msg];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(r->fail_msg, sizeof r->fail_msg, fmt, ap);
+    int n = vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    text_escape(r->fail_msg, sizeof r->fail_msg, raw, n < 0 ? 0 : (size_t)n < sizeof raw ? (size_t)n : sizeof raw - 1);
 }
 
 void record_redact(struct req_record *r, const char *secret)

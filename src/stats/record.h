@@ -24,6 +24,7 @@ enum fail_kind {
     FAIL_PROMPT_TRUNCATED, /* the server cut the prompt: usage.prompt_tokens under
                               RECORD_PROMPT_CUT_SHARE of the planned count */
     FAIL_CANCELLED,    /* stopped by anvil (Ctrl-C / SIGTERM) */
+    FAIL_CLIENT,       /* this machine's own limit: descriptors, local ports, memory */
     FAIL_OTHER,        /* any other transport error */
 };
 
@@ -107,7 +108,9 @@ void record_init(struct req_record *r, int index, bool warmup, long planned_prom
  * memory runs out. */
 int record_add_chunk(struct req_record *r, int64_t t_ns, int32_t tokens, size_t bytes, bool content);
 
-/* Marks the request failed (the first failure wins) with a printf message. */
+/* Marks the request failed (the first failure wins) with a printf message,
+ * its control characters escaped (core/escape.h): the message often quotes
+ * what a server sent. */
 void record_fail(struct req_record *r, enum fail_kind k, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

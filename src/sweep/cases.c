@@ -185,11 +185,11 @@ cJSON *sweep_read_plan_file(const char *path)
 {
     char *text = file_read_all(path, NULL), err[300] = "cannot read";
     cJSON *plan = NULL;
-    if (text && !(plan = cJSON_Parse(text)))    /* not JSON: YAML */
-        plan = yaml_to_json(text, strlen(text), err, sizeof err);
+    if (text)                                   /* JSON, else YAML */
+        plan = json_or_yaml(text, strlen(text), err, sizeof err);
     free(text);
     if (!plan)
-        fprintf(stderr, "anvil sweep: --plan %s: %s\n", path, err);
+        fprintf(stderr, "anvil sweep: --plan %s%s%s\n", path, text ? ":" : ": ", err);
     return plan;
 }
 

@@ -111,10 +111,12 @@ int agentic_load(const char *path, struct agentic *out, char *err, size_t errlen
     const char *dot = strrchr(path, '.');
     bool yaml = dot && (!strcmp(dot, ".yaml") || !strcmp(dot, ".yml"));
     char why[256] = "";
-    cJSON *root = yaml ? yaml_to_json(text, strlen(text), why, sizeof why) : cJSON_Parse(text);
+    size_t len = strlen(text);
+    cJSON *root = yaml ? yaml_to_json(text, len, why, sizeof why)
+                       : json_parse_capped(text, len, DOC_MAX_NODES, NULL, why, sizeof why);
     free(text);
-    if (yaml && !root) {
-        snprintf(err, errlen, "%s: %s", path, why);
+    if (!root) {
+        snprintf(err, errlen, "%s:%s%s", path, why, yaml ? "" : " (JSON, or YAML in a .yaml/.yml file)");
         return -1;
     }
     const cJSON *sessions = cJSON_GetObjectItemCaseSensitive(root, "sessions"), *s;

@@ -13,6 +13,7 @@
 
 #include "core/clock.h"
 #include "core/file.h"
+#include "core/yamljson.h"
 #include "workload/prompt.h"
 
 void calcache_key_text(const struct calcache_key *k, char *out, size_t cap)
@@ -38,8 +39,13 @@ static cJSON *read_cache(const char *path, int *missing, char *err, size_t errle
         snprintf(err, errlen, "--calibration-cache %s: cannot read: %s", path, strerror(errno));
         return NULL;
     }
-    cJSON *doc = cJSON_ParseWithLength(text, len);
+    char why[256];
+    cJSON *doc = json_parse_capped(text, len, DOC_MAX_NODES, NULL, why, sizeof why);
     free(text);
+    if (!doc) {
+        snprintf(err, errlen, "--calibration-cache %s:%s: not a calibration cache", path, why);
+        return NULL;
+    }
     const cJSON *schema = cJSON_GetObjectItemCaseSensitive(doc, "schema");
     if (!cJSON_IsString(schema) || strcmp(schema->valuestring, CALCACHE_SCHEMA) != 0 ||
         !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(doc, "entries"))) {

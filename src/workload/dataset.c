@@ -3,6 +3,7 @@
 
 #include "core/buf.h"
 #include "core/file.h"
+#include "core/yamljson.h"
 #include "workload/image.h"
 
 #include <math.h>
@@ -241,10 +242,11 @@ static int load_sharegpt(struct dataset *d, const char *path, bool multi_turn, c
 {
     size_t len;
     char *text = file_read_all(path, &len);
-    cJSON *root = text ? cJSON_ParseWithLength(text, len) : NULL;
+    char why[256] = " cannot read the file";
+    cJSON *root = text ? json_parse_capped(text, len, DOC_MAX_NODES_DATASET, NULL, why, sizeof why) : NULL;
     free(text);
     if (!cJSON_IsArray(root)) {
-        snprintf(err, errlen, "%s: %s", path, root ? "expected a JSON array of conversations" : "cannot read or parse");
+        snprintf(err, errlen, "%s:%s", path, root ? " expected a JSON array of conversations" : why);
         cJSON_Delete(root);
         return -1;
     }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/file.h"
+#include "core/yamljson.h"
 
 static bool valid_name(const char *s)
 {
@@ -49,8 +50,13 @@ cJSON *tools_load(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: cannot read the file", path);
         return NULL;
     }
-    cJSON *root = cJSON_ParseWithLength(text, len);
+    char why[256];
+    cJSON *root = json_parse_capped(text, len, DOC_MAX_NODES, NULL, why, sizeof why);
     free(text);
+    if (!root) {
+        snprintf(err, errlen, "%s:%s", path, why);
+        return NULL;
+    }
     cJSON *tools = cJSON_IsObject(root) ? cJSON_DetachItemFromObjectCaseSensitive(root, "tools") : NULL;
     if (cJSON_IsArray(root)) {
         tools = root;

@@ -205,6 +205,7 @@ static const char *const corpus[] = {
     "tool_call_only_no_content", "content_then_tool_call", "parallel_tool_calls", "legacy_function_call",
     "done_then_the_body_never_ends", "final_chunk_then_silence", "stream_buffered_into_one_write",
     "usage_far_below_chunks", "malformed_data_prefix", "malformed_prefix_on_one_event",
+    "http_307_redirect", "gzip_body_not_asked_for", "error_body_with_terminal_escapes",
 };
 
 #define N_CASES (sizeof corpus / sizeof *corpus)
