@@ -77,8 +77,11 @@ A       := build/asan
 .PHONY: all test test-mpi check-layers check-libs demo bench fuzz deps clean FORCE
 all: $(B)/anvil
 
+# Everything a documented command needs: the packages to build, and the
+# chart bundle `anvil report` embeds (a no-op once installed).
 deps:
 	@scripts/install-deps
+	@scripts/install-report-deps
 
 # Stamps rewritten only when their text changes: objects rebuild when the
 # compiler or a switch changes, version.o when the version does.
@@ -147,7 +150,6 @@ check-libs: $(ARCHIVES:%=$(B)/%)
 # The simulator that serves as ground truth in those tests is the optimized
 # build (ANVIL_SIM_BIN); the client under test is the sanitized one.
 test: deps
-	@scripts/install-report-deps
 	@scripts/install-browser-deps
 	@scripts/check-layers
 	@$(MAKE) --no-print-directory $(JOBS) $(B)/anvil $(A)/anvil $(A)/anvil-tests

@@ -39,8 +39,8 @@ static const struct semantic_def defs[] = {
                                                      "(includes queueing)"},
     {"time_to_second_output", "time_to_second_output", "first output chunk → the next output chunk"},
     {"itl_per_token", "itl_per_token", "each gap divided by the tokens its chunk carried: from "
-     "continuous usage (`--continuous-usage`) when sent, else the reply's tokens after the first "
-     "spread evenly over its later chunks"},
+     "continuous usage (asked by default of vLLM, SGLang and anvil-sim) when sent, else the reply's "
+     "tokens after the first spread evenly over its later chunks"},
     {"itl", "itl", "gaps between consecutive output-carrying chunks (per chunk)"},
     {"throughput_tok_s", "aggregate", "Σ output tokens of completed requests / duration"},
     {"output_throughput", "aggregate", "Σ output tokens of completed requests / duration"},

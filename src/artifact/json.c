@@ -93,7 +93,8 @@ char *artifact_print(const cJSON *j)
 static bool special_target(const char *path)
 {
     struct stat st;
-    return lstat(path, &st) == 0 && !S_ISREG(st.st_mode);
+    /* a directory is no place for it: written beside, the rename fails, and the fallback takes it */
+    return lstat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
 }
 
 static char *tmp_name(const char *path)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "artifact/benchmark.h"
+#include "artifact/json.h"
 #include "core/child.h"
 #include "core/clock.h"
 #include "core/dirlock.h"
@@ -116,6 +117,30 @@ static int run_job(const struct sweep_job *job, const char *anvil_bin, const cha
     return st;
 }
 
+/* A round measured while its directory could not take the artifact (a full
+ * disk) left it at its fallback (artifact_fallback_path). Moves it into
+ * place when the directory can take it now. Returns 1 moved, 0 no fallback
+ * there, -1 one is there but cannot be moved yet (err says why). */
+static int adopt_fallback(const char *artifact, char *err, size_t errlen)
+{
+    char fb[4400];
+    struct stat st;
+    artifact_fallback_path(artifact, fb, sizeof fb);
+    if (stat(artifact, &st) == 0 || stat(fb, &st) != 0)
+        return 0;
+    char *text = file_read_all(fb, NULL);
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    char why[1400] = "not readable JSON";
+    int rc = j && artifact_write_file(artifact, j, why, sizeof why) == 0 ? 1 : -1;
+    cJSON_Delete(j);
+    if (rc == 1)
+        unlink(fb);
+    else
+        snprintf(err, errlen, "the round measured into %s cannot be put in place at %s yet: %.600s", fb, artifact, why);
+    return rc;
+}
+
 static void progress(size_t i, size_t n, const struct sweep_job *job, double elapsed_s, size_t ran)
 {
     double eta = ran ? elapsed_s / (double)ran * (double)(n - i) : 0;
@@ -151,6 +176,10 @@ int sweep_execute_launched(const struct sweep_plan *plan, const char *anvil_bin,
         if (stop_signal)
             break;
         const char *artifact = job->artifact;
+        if (adopt_fallback(artifact, err, errlen) < 0) {
+            failed = -1;
+            break;
+        }
         if (sweep_round_done(artifact)) {   /* resumed: this round is already measured */
             i++;
             continue;
@@ -165,8 +194,20 @@ int sweep_execute_launched(const struct sweep_plan *plan, const char *anvil_bin,
             failed = -1;
             break;
         }
-        if (!sweep_round_done(artifact))
-            failed++;
+        if (sweep_round_done(artifact))
+            continue;
+        char fb[4400];
+        struct stat sb;
+        artifact_fallback_path(artifact, fb, sizeof fb);
+        if (stat(artifact, &sb) != 0 && stat(fb, &sb) == 0) {
+            /* measured, but the directory cannot take what follows either: stop now */
+            snprintf(err, errlen, "round %s was measured, but its artifact could not be written there (disk "
+                     "full?) and went to %s; free space and run anvil sweep --resume %s: the round is taken "
+                     "from there, not measured again", artifact, fb, dir);
+            failed = -1;
+            break;
+        }
+        failed++;
     }
     *interrupted = stop_signal != 0;
     sigaction(SIGINT, &old_int, NULL);

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "artifact/json.h"
 #include "harness.h"
 
 /* Seed paths whose number this setup cannot have: the value is null
@@ -668,5 +669,53 @@ Test(decode_e2e, ctrl_c_keeps_the_cells_done_and_says_why, .timeout = 60)
               cJSON_GetStringValue(harness_json_path(doc, "metadata.incomplete_reason")));
     cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "results")), 1);
     cJSON_Delete(doc);
+    rmtree(dir);
+}
+
+/* A cell measured while its directory cannot take it (a full disk; here a
+ * directory in its file's place) goes to its fallback: the matrix stops at
+ * once naming it, and the same command resumes with the cell taken from
+ * there, not measured again. */
+Test(decode_e2e, an_unwritable_cell_stops_the_matrix_and_resumes_from_its_fallback, .timeout = 90)
+{
+    char dir[64], trace[64], cellfile[600], fb[1200];
+    tmpdir(dir, sizeof dir);
+    cr_assert_eq(harness_tmpfile(trace, sizeof trace), 0);
+    const char *more[] = {"--trace", trace, NULL};
+    struct sim_proc sim;
+    start_sim(&sim, more);
+    snprintf(cellfile, sizeof cellfile, "%s/cells/c1-ctx0.json", dir);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", cellfile);
+    cr_assert_eq(system(cmd), 0);
+    const char *argv[] = {harness_anvil_bin(), "decode", "--base-url", sim.base_url, "--concurrency", "1,2",
+                          "--contexts", "0", "--duration", "0.5", "--max-tokens", "512", "--ready-stable-s", "0.1",
+                          "--cell-warmup-timeout-s", "3", "--decode-warmup-s", "0", "--telemetry", "off",
+                          "--out-dir", dir, NULL};
+    static char out[65536], err[65536];
+    int status;
+    cr_assert_eq(run_cmd_err(argv, out, sizeof out, err, sizeof err, &status), 0);
+    cr_assert_neq(status, 0, "the matrix stops: %s", err);
+    cr_assert(strstr(err, "cannot keep cell C=1 ctx=0") && strstr(err, "written to"), "the fallback is named: %s", err);
+    artifact_fallback_path(cellfile, fb, sizeof fb);
+    cr_assert_eq(access(fb, F_OK), 0, "the cell is at its fallback %s", fb);
+    snprintf(cmd, sizeof cmd, "%s/cells/c2-ctx0.json", dir);
+    cr_assert_neq(access(cmd, F_OK), 0, "no cell after it was measured");
+    cJSON *lines[256];
+    int before = harness_read_jsonl(trace, lines, 256);
+    for (int i = 0; i < before; i++)
+        cJSON_Delete(lines[i]);
+    cr_assert_eq(rmdir(cellfile), 0);   /* the disk has room again */
+    cr_assert_eq(run_cmd_err(argv, out, sizeof out, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 0, "%s", err);
+    cr_assert(strstr(err, "cell resumed C=1 ctx=0") || strstr(out, "cell resumed C=1 ctx=0"), "%s%s", out, err);
+    cr_assert_neq(access(fb, F_OK), 0, "the fallback was moved into place");
+    cr_assert_eq(access(cellfile, F_OK), 0);
+    int after = harness_read_jsonl(trace, lines, 256);
+    for (int i = 0; i < after; i++)
+        cJSON_Delete(lines[i]);
+    cr_assert_gt(after, before, "the second cell was measured");
+    cr_assert_eq(sim_stop(&sim), 0);
+    unlink(trace);
     rmtree(dir);
 }

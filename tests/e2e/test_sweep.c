@@ -5,12 +5,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 
+#include "artifact/json.h"
 #include "harness.h"
 
 static cJSON *load(const char *dir, const char *name)
@@ -382,5 +384,72 @@ Test(sweep_e2e, plan_file_with_a_mistyped_key_names_file_and_key)
         cr_assert(strstr(err, "anvil sweep: --plan ") == err && strstr(err, cases[i].want), "case %zu: %s", i, err);
         cr_assert_eq(strchr(err, '\n'), err + strlen(err) - 1, "one line: %s", err);
     }
+    rmtree(dir);
+}
+
+/* A round measured while its directory cannot take the artifact (a full
+ * disk; here a directory in the artifact's place, made once the round has
+ * started) goes to its fallback: the sweep stops at once naming it, and a
+ * resume takes the round from there instead of measuring it again. */
+Test(sweep_e2e, a_round_that_cannot_be_written_stops_the_sweep_and_resumes_from_its_fallback, .timeout = 120)
+{
+    char trace[64];
+    cr_assert_eq(harness_tmpfile(trace, sizeof trace), 0);
+    const char *sim_args[] = {"--ttft-ms", "5", "--itl-ms", "25", "--trace", trace, NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    char dir[64];
+    tmpdir(dir, sizeof dir);
+    /* one round of 4 requests × (5 + 39·25 ms) ≈ 4 s */
+    const char *start[] = {harness_anvil_bin(), "sweep", "--base-url", sim.base_url, "--concurrency", "1",
+                           "--input-len", "16", "--output-len", "40", "--rounds", "1", "--num-prompts", "4",
+                           "--out-dir", dir, NULL};
+    pid_t pid = harness_spawn(start, 1);
+    cr_assert_gt(pid, 0);
+    /* once the round measures (its start line is in its log), its artifact's place is taken */
+    char cmd[700], artifact[600] = "";
+    for (int k = 0; k < 300 && !artifact[0]; k++) {
+        harness_sleep_ms(20);
+        snprintf(cmd, sizeof cmd, "grep -lq 'measuring thread' %s/logs/*.log 2>/dev/null", dir);
+        if (system(cmd) != 0)
+            continue;
+        snprintf(cmd, sizeof cmd, "find %s/rounds -type d -mindepth 2", dir);
+        FILE *f = popen(cmd, "r");
+        char line[500] = "";
+        cr_assert(f && fgets(line, sizeof line, f));
+        pclose(f);
+        line[strcspn(line, "\n")] = '\0';
+        snprintf(artifact, sizeof artifact, "%s/round-1.json", line);
+    }
+    cr_assert(artifact[0], "the round started");
+    cr_assert_eq(mkdir(artifact, 0755), 0);
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "the sweep stops (status %d)", st);
+    char fb[1200];
+    artifact_fallback_path(artifact, fb, sizeof fb);
+    cr_assert_eq(access(fb, F_OK), 0, "the measured round is at its fallback %s", fb);
+    cJSON *lines[64];
+    int before = harness_read_jsonl(trace, lines, 64);
+    for (int i = 0; i < before; i++)
+        cJSON_Delete(lines[i]);
+    cr_assert_eq(rmdir(artifact), 0);   /* the disk has room again */
+
+    const char *argv[] = {harness_anvil_bin(), "sweep", "--resume", dir, NULL};
+    static char out[8192];
+    int status;
+    cr_assert_eq(run_cmd(argv, out, sizeof out, &status), 0);
+    int after = harness_read_jsonl(trace, lines, 64);
+    for (int i = 0; i < after; i++)
+        cJSON_Delete(lines[i]);
+    sim_stop(&sim);
+    cr_assert_eq(status, 0, "%s", out);
+    cr_assert_eq(after, before, "the round was not measured again (%d requests, then %d)", before, after);
+    cr_assert_neq(access(fb, F_OK), 0, "the fallback was moved into place");
+    cJSON *m = load(dir, "matrix.json");
+    cr_assert_str_eq(cJSON_GetObjectItem(m, "status")->valuestring, "PASS");
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(m, "rows")), 1);
+    cJSON_Delete(m);
+    unlink(trace);
     rmtree(dir);
 }
