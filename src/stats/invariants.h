@@ -16,8 +16,9 @@ enum invariant {
     INV_USAGE,          /* the server reported prompt and completion tokens */
     INV_LATE_END,       /* the end came > max(5 ms, 10% of generation) after the last output:
                            a late usage chunk or [DONE] stretches E2E (a warning) */
-    INV_ONE_READ,       /* ≥ 4 output chunks, all arrived within 0.1 ms: something between client and
-                           server (a buffering proxy) held the stream, so TTFT, ITL and TPOT are its */
+    INV_ONE_READ,       /* ≥ 4 output chunks, all arrived within 0.1 ms, the client not late
+                           (first_output_merged false): something between client and server (a
+                           buffering proxy) held the stream, so TTFT, ITL and TPOT are its */
     INV_USAGE_CHUNKS,   /* usage reports fewer tokens than output chunks − 1: every chunk carries one */
     INV_UNKNOWN_LINES,  /* lines of no SSE field came (e.g. "dat: {...}"): events may have been lost */
     INV_COUNT

@@ -520,7 +520,9 @@ Test(calibration_e2e, input_len_0_sends_a_minimal_prompt, .timeout = 60)
         static char out[16384], err[8192];
         int status = anvil_run(&sim, args, art, out, sizeof out, err, sizeof err);
         cr_assert_eq(status, 0, "%s%s", out, err);
-        cr_assert_null(strstr(out, "warning"), "%s", out);
+        /* no prompt-token warning (a loaded machine may still flag a late first token) */
+        cr_assert_null(strstr(out, "prompt_tokens other than"), "%s", out);
+        cr_assert_null(strstr(err, "prompt-length"), "%s", err);
         cr_assert_null(strstr(err, "warning"), "%s", err);
         cJSON *a = harness_load_json(art);
         cr_assert_eq(harness_num(a, "completed"), 3);

@@ -50,15 +50,21 @@ static cJSON *run_with_threads(const char *const run_args[], const char *threads
     return a;
 }
 
-/* The same keys at every level (values aside; arrays by their first item). */
+/* The same keys at every level (values aside; arrays by their first item).
+ * What the run measured may differ between two runs, the artifact's shape
+ * may not: a figure undefined in one (null: e.g. a decode rate of a
+ * request whose tokens one read took at once) is a number in the other,
+ * and a list of what happened (invariant examples, failures) may be empty
+ * in one of them. */
 static void same_shape(const cJSON *a, const cJSON *b, const char *path)
 {
+    if ((cJSON_IsNull(a) && cJSON_IsNumber(b)) || (cJSON_IsNumber(a) && cJSON_IsNull(b)))
+        return;
     /* true and false are one type here (cJSON gives them two) */
     int ta = cJSON_IsBool(a) ? cJSON_True : a->type & 0xff, tb = cJSON_IsBool(b) ? cJSON_True : b->type & 0xff;
     cr_assert_eq(ta, tb, "%s: types differ", path);
     if (cJSON_IsArray(a)) {
-        cr_assert_eq(cJSON_GetArraySize(a) > 0, cJSON_GetArraySize(b) > 0, "%s: one array is empty", path);
-        if (cJSON_GetArraySize(a) > 0)
+        if (cJSON_GetArraySize(a) > 0 && cJSON_GetArraySize(b) > 0)
             same_shape(cJSON_GetArrayItem(a, 0), cJSON_GetArrayItem(b, 0), path);
         return;
     }
