@@ -284,21 +284,8 @@ static bool first(struct state *st, unsigned bit)
     return true;
 }
 
-/* A string's decoded length when the value is a string, else 0 (skipped). */
-static int string_bytes(struct cur *c, size_t *bytes)
-{
-    if (c->p < c->end && *c->p == '"') {
-        struct str s;
-        if (scan_string(c, &s) != 0)
-            return DECLINE;
-        *bytes = s.bytes;
-        return 0;
-    }
-    *bytes = 0;
-    return skip_value(c);
-}
-
-/* string_bytes, keeping where the string's raw contents are. */
+/* A string value's raw contents and decoded length; anything else is
+ * validated, skipped and read as the empty string. */
 static int string_span(struct cur *c, struct span *sp)
 {
     *sp = (struct span){0};
@@ -310,6 +297,15 @@ static int string_span(struct cur *c, struct span *sp)
         return 0;
     }
     return skip_value(c);
+}
+
+/* A string's decoded length when the value is a string, else 0 (skipped). */
+static int string_bytes(struct cur *c, size_t *bytes)
+{
+    struct span sp;
+    int rc = string_span(c, &sp);
+    *bytes = sp.bytes;
+    return rc;
 }
 
 /* usage numbers: a non-negative number, else absent (-1), as chunk.c reads them */
