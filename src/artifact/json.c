@@ -164,49 +164,58 @@ void artifact_fallback_path(const char *path, char *out, size_t cap)
     snprintf(out, cap, "%s/anvil-%.12s-%s", dir && *dir ? dir : "/tmp", hex, base ? base + 1 : path);
 }
 
-int artifact_write_file(const char *path, const cJSON *j, char *err, size_t errlen)
+/* Writes text to a temporary file beside path, fsynced, and renames it
+ * over path: a reader never sees half a file, and a failure leaves what was
+ * at path as it was. Returns 0, or -1 with why (errno's words). */
+static int place_text(const char *path, const char *text, char *why, size_t whylen)
 {
-    if (!strcmp(path, "-")) {       /* stdout */
-        char *text = artifact_print(j);
-        int rc = text && puts(text) >= 0 && fflush(stdout) == 0 ? 0 : -1;
-        if (rc)
-            snprintf(err, errlen, "cannot write the artifact to stdout: %s", text ? strerror(errno) : "out of memory");
-        free(text);
-        return rc;
-    }
-    char *text = artifact_print(j);
-    bool in_place = special_target(path);
-    char *tmp = in_place ? NULL : tmp_name(path);
-    const char *target = in_place ? path : tmp;
+    char *tmp = tmp_name(path);
     int rc = -1;
-    if (!text || (!in_place && !tmp)) {
-        snprintf(err, errlen, "out of memory rendering %s", path);
-        free(tmp);
-        free(text);
-        return -1;
-    }
-    char why[300] = "";
-    if (file_mkdir_parents(path) != 0 || write_synced(target, text) != 0)
-        snprintf(why, sizeof why, "cannot write %s: %s", in_place ? path : target, strerror(errno));
-    else if (!in_place && rename(tmp, path) != 0)
-        snprintf(why, sizeof why, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+    if (!tmp)
+        snprintf(why, whylen, "out of memory");
+    else if (file_mkdir_parents(path) != 0 || write_synced(tmp, text) != 0)
+        snprintf(why, whylen, "cannot write %s: %s", tmp, strerror(errno));
+    else if (rename(tmp, path) != 0)
+        snprintf(why, whylen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
     else
         rc = 0;
     if (rc != 0 && tmp)
         unlink(tmp);            /* a partial temporary file must not linger */
-    if (rc != 0 && !in_place) {  /* the measurements are not lost: put them elsewhere */
-        char fb[1200];
+    free(tmp);
+    return rc;
+}
+
+int artifact_place_text(const char *path, const char *text, char *err, size_t errlen)
+{
+    return place_text(path, text, err, errlen);
+}
+
+int artifact_write_file(const char *path, const cJSON *j, char *err, size_t errlen)
+{
+    char *text = artifact_print(j);
+    if (!text) {
+        snprintf(err, errlen, "out of memory rendering %s", path);
+        return -1;
+    }
+    int rc = -1;
+    char why[600] = "";
+    if (!strcmp(path, "-")) {       /* stdout */
+        rc = puts(text) >= 0 && fflush(stdout) == 0 ? 0 : -1;
+        if (rc)
+            snprintf(err, errlen, "cannot write the artifact to stdout: %s", strerror(errno));
+    } else if (special_target(path)) {     /* a device, pipe or symlink: written in place */
+        if ((rc = write_synced(path, text)) != 0)
+            snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+    } else if ((rc = place_text(path, text, why, sizeof why)) != 0) {
+        /* the measurements are not lost: put them elsewhere, the same way, so an
+         * earlier fallback of this path is replaced whole or left as it was */
+        char fb[1200], fbwhy[600];
         artifact_fallback_path(path, fb, sizeof fb);
-        if (write_synced(fb, text) == 0)
+        if (place_text(fb, text, fbwhy, sizeof fbwhy) == 0)
             snprintf(err, errlen, "%.600s; the artifact was written to %s instead", why, fb);
         else
-            snprintf(err, errlen, "%.600s; the fallback %s failed too: %s", why, fb, strerror(errno));
-        if (strstr(err, "failed too"))
-            unlink(fb);
-    } else if (rc != 0) {
-        snprintf(err, errlen, "%s", why);
+            snprintf(err, errlen, "%.600s; the fallback %s failed too: %.300s", why, fb, fbwhy);
     }
-    free(tmp);
     free(text);
     return rc;
 }

@@ -46,6 +46,12 @@ int artifact_check_path(const char *path, char *err, size_t errlen);
  * fallback of the same path. */
 void artifact_fallback_path(const char *path, char *out, size_t cap);
 
+/* Puts text at path (creating its parent directory) through a temporary
+ * file beside it, fsynced and renamed into place, with no fallback: on
+ * failure what was at path is left as it was. For moving an artifact from
+ * its fallback back into place. Returns 0, or -1 with why in err. */
+int artifact_place_text(const char *path, const char *text, char *err, size_t errlen);
+
 /* Writes j (pretty-printed by artifact_print, then a newline) to path,
  * creating the parent directory, through a temporary file in the same
  * directory, fsynced and renamed into place, so a reader never sees half a

@@ -429,8 +429,11 @@ static int run_cell(const struct decode_config *c, const struct startup *s, stru
     if (artifact_write_file(path, slot->file, err, sizeof err) != 0) {
         /* measured but not where a resumed run looks first: stop before measuring more on a full
          * disk; the fallback the message names is where resume_cell finds it */
-        snprintf(why, whycap, "cannot keep cell C=%ld ctx=%s: %.900s; free space and run the same command "
-                 "again: the cell is taken from there, not measured again", slot->conc, label, err);
+        bool lost = strstr(err, "failed too") != NULL;
+        snprintf(why, whycap, "cannot keep cell C=%ld ctx=%s: %.900s; %s", slot->conc, label, err,
+                 lost ? "the cell is lost: free space and run the same command again to measure it again"
+                      : "free space and run the same command again: the cell is taken from there, not measured "
+                        "again");
         return -1;
     }
     return 0;
@@ -449,10 +452,11 @@ static void resume_cell(const struct decode_config *c, struct cell_slot *slot)
         text = file_read_all(fb, NULL);
     }
     cJSON *j = text ? cJSON_Parse(text) : NULL;
-    free(text);
     char err[1400];
-    if (j && fb[0] && artifact_write_file(path, j, err, sizeof err) == 0)
-        unlink(fb);     /* moved into place */
+    /* moved into place, or kept where it is (it is read from there again next time) */
+    if (j && fb[0] && artifact_place_text(path, text, err, sizeof err) == 0)
+        unlink(fb);
+    free(text);
     if (j && cJSON_IsObject(cJSON_GetObjectItem(j, "result")))
         slot->file = j;
     else

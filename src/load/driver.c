@@ -465,6 +465,7 @@ static void launch(struct loop *l, struct slot *s, long seq, int64_t after)
         record_init(s->rec, (int)(seq - c->warmup), early, planned, max_tokens);
     }
     stream_init(&s->st, s->rec);
+    s->st.keep_text = c->keep_text;
     s->headers = request_headers(c, seq, warm);
     struct http_request req = {
         .url = c->url, .headers = s->headers, .body = s->body,
@@ -871,6 +872,9 @@ static void end_in_flight(struct loop *l, bool cut)
                      s->rec->t_headers ? "mid-stream" : "waiting for the response");
         } else if (sh->out->stop_signal)
             snprintf(msg, sizeof msg, "cancelled by signal %d before the stream ended", sh->out->stop_signal);
+        else if (sh->client_limit)
+            snprintf(msg, sizeof msg, "cancelled: this machine ran out of a resource (see the client failures) "
+                     "before the stream ended");
         else
             snprintf(msg, sizeof msg, "cancelled: the server went away before the stream ended");
         end_stream(s, now, cut ? FAIL_NONE : kind, msg);

@@ -136,6 +136,8 @@ struct driver_cfg {
      * make_body must then be safe to call from several threads at once (it
      * must be even with prebuild_bodies, for duration mode's later ones). */
     bool prebuild_bodies;
+    bool keep_text;             /* streams keep their output text until usage comes (stream.keep_text):
+                                   the server has a tokenizer to count it after the load */
     /* A schedule of the caller's (e.g. a trace's): measured request i is due
      * send_ns[i] ns after the measured phase starts (num_prompts entries,
      * never decreasing; not owned), instead of the one request_rate and

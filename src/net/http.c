@@ -151,7 +151,9 @@ static void drain_done(struct lane *ln)
         int64_t now = clock_now_ns();
         if (x->verdict != CURLE_OK)
             rc = x->verdict;
-        else if (rc != CURLE_OK && client_limit(x))
+        /* curl keeps the errno of a failed address attempt (::1 before 127.0.0.1) after a later
+         * one connects: it speaks of this machine only when no connection was made at all */
+        else if ((rc == CURLE_COULDNT_CONNECT || x->sock_errno) && client_limit(x))
             rc = CURLE_OUT_OF_MEMORY;
         curl_multi_remove_handle(ln->multi, easy);
         unlink_xfer(c, x);

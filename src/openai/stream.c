@@ -21,6 +21,7 @@ void stream_init(struct stream *s, struct req_record *rec)
     s->now_shared = true;
     s->last_completion_tokens = 0;
     s->stopped = false;
+    s->keep_text = false;
     s->content_type[0] = '\0';
     s->head_len = 0;
 }
@@ -38,7 +39,7 @@ void stream_headers(struct stream *s, int64_t t_ns, long status)
 static void keep_text(struct stream *s, const struct sse_event *ev, const struct chunk *c)
 {
     struct req_record *r = s->rec;
-    if (r->completion_tokens >= 0 || r->text_dropped)
+    if (!s->keep_text || r->completion_tokens >= 0 || r->text_dropped)
         return;
     if (chunk_text_append(ev->data, ev->data_len, c, &r->text) != 0) {
         r->text_dropped = true;     /* longer than RECORD_TEXT_MAX: the count falls back to chunks */

@@ -29,6 +29,9 @@ struct stream {
                                    output shares is then flagged. Default true (stream_init) */
     long last_completion_tokens;/* running usage seen so far (continuous usage) */
     bool stopped;               /* a failure was recorded: ignore further bytes */
+    bool keep_text;             /* keep the output text while no usage came (req_record.text), for a
+                                   tokenizer to count after the load; false (stream_init's) when the
+                                   server has none anvil knows */
     char content_type[80];      /* as the server sent it; "" unknown */
     char head[96];              /* the body's first bytes, to say what a non-stream was */
     size_t head_len;

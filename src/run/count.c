@@ -17,13 +17,16 @@
 void run_count_text_tokens(struct run_ctx *x, struct driver_result *dr)
 {
     long counted = 0, left = 0;
+    /* a server that stalled or went away would only time each call out */
+    bool stopped = dr->server_stalled.stalled || dr->server_gone.gone;
     int failures = 0;
     char err[300] = "";
     for (int i = 0; i < dr->n_records; i++) {
         struct req_record *r = &dr->records[i];
-        bool wanted = r->t_start && r->completion_tokens < 0 && r->text.len > 0;
+        /* a tool call's fragments are not text: its chunk count is the better (lower) bound */
+        bool wanted = r->t_start && r->completion_tokens < 0 && r->text.len > 0 && !r->tool_call_chunks;
         if (wanted && (counted >= COUNT_MAX_STREAMS || failures >= COUNT_MAX_FAILURES ||
-                       x->srv.engine_id == ENGINE_UNKNOWN))
+                       x->srv.engine_id == ENGINE_UNKNOWN || stopped))
             left++;
         else if (wanted) {
             long n = server_count_output_tokens(&x->srv, x->headers, r->text.data, r->text.len,
@@ -47,5 +50,6 @@ void run_count_text_tokens(struct run_ctx *x, struct driver_result *dr)
         run_say(x, "warning: %ld stream%s reported no usage and could not be counted by the server's "
                 "tokenizer (%s): %s output tokens are chunk counts, a lower bound", left, left == 1 ? "" : "s",
                 x->srv.engine_id == ENGINE_UNKNOWN ? "the server is not an engine anvil knows"
+                : stopped ? "the server had stopped answering"
                 : err[0] ? err : "more streams than it counts after a run", left == 1 ? "its" : "their");
 }

@@ -279,6 +279,7 @@ static int drive(struct run_ctx *x, struct driver_result *dr)
         .connect_timeout_ms = (long)(c->connect_timeout_s * 1000),
         .timeout_ms = (long)(c->timeout_s * 1000), .idle_timeout_s = c->idle_timeout_s,
         .stall_timeout_s = run_stall_timeout_s(c),
+        .keep_text = x->srv.engine_id != ENGINE_UNKNOWN,
         .grace_s = c->grace_s, .secrets = &x->secrets, .progress = c->progress,
         .make_body = run_make_body, .on_record = run_log_record, .ud = x,
         .follows = c->multi_turn && !x->agentic.n ? run_follows : NULL, .prewarm_url = models_url,

@@ -136,8 +136,10 @@ double run_record_tokens(const struct req_record *r);
 /* Counts, with the engine's tokenizer, the output text of every record of
  * dr that reported no usage (req_record.text_tokens), then frees every
  * record's kept text. At most 4096 streams are counted, each call bounded
- * by 10 s; after three failures in a row the server is not asked again.
- * Says on the run's log how many were counted and how many were not. */
+ * by 10 s; after three failures in a row, or when the server had stalled or
+ * gone away, the server is not asked; a reply with tool calls keeps its
+ * chunk count. Says on the run's log how many were counted and how many
+ * were not. */
 void run_count_text_tokens(struct run_ctx *x, struct driver_result *dr);
 
 /* Driver callbacks: the body of request seq and the turn it follows (ud is

@@ -126,7 +126,7 @@ void record_scrub(struct req_record *r, const struct secrets *s);
 
 /* Most bytes of output text a record keeps for counting (RECORD_TEXT_MAX);
  * a longer text is dropped, and the stream falls back to its chunk count. */
-#define RECORD_TEXT_MAX (16u << 20)
+#define RECORD_TEXT_MAX (1u << 20)
 
 /* Frees the chunk list and the kept text. */
 void record_free(struct req_record *r);

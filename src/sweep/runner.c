@@ -119,21 +119,22 @@ static int run_job(const struct sweep_job *job, const char *anvil_bin, const cha
 
 /* A round measured while its directory could not take the artifact (a full
  * disk) left it at its fallback (artifact_fallback_path). Moves it into
- * place when the directory can take it now. Returns 1 moved, 0 no fallback
- * there, -1 one is there but cannot be moved yet (err says why). */
-static int adopt_fallback(const char *artifact, char *err, size_t errlen)
+ * place when the directory can take it now — only a fallback written since
+ * this sweep's plan (DIR/sweep-plan.json), so a leftover of an earlier
+ * sweep at the same path is never taken for this one's. The fallback is
+ * removed only once the round is in place. Returns 1 moved, 0 none to move,
+ * -1 one is there but cannot be moved yet (err says why). */
+static int adopt_fallback(const char *artifact, const char *dir, char *err, size_t errlen)
 {
-    char fb[4400];
-    struct stat st;
+    char fb[4400], plan[4200];
+    struct stat st, fs, ps;
     artifact_fallback_path(artifact, fb, sizeof fb);
-    if (stat(artifact, &st) == 0 || stat(fb, &st) != 0)
+    snprintf(plan, sizeof plan, "%s/sweep-plan.json", dir);
+    if (stat(artifact, &st) == 0 || stat(fb, &fs) != 0 || stat(plan, &ps) != 0 || fs.st_mtime < ps.st_mtime)
         return 0;
-    char *text = file_read_all(fb, NULL);
-    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    char *text = file_read_all(fb, NULL), why[1400] = "cannot read it";
+    int rc = text && artifact_place_text(artifact, text, why, sizeof why) == 0 ? 1 : -1;
     free(text);
-    char why[1400] = "not readable JSON";
-    int rc = j && artifact_write_file(artifact, j, why, sizeof why) == 0 ? 1 : -1;
-    cJSON_Delete(j);
     if (rc == 1)
         unlink(fb);
     else
@@ -176,7 +177,7 @@ int sweep_execute_launched(const struct sweep_plan *plan, const char *anvil_bin,
         if (stop_signal)
             break;
         const char *artifact = job->artifact;
-        if (adopt_fallback(artifact, err, errlen) < 0) {
+        if (adopt_fallback(artifact, dir, err, errlen) < 0) {
             failed = -1;
             break;
         }
