@@ -82,3 +82,26 @@ Test(artifact_write, dash_is_stdout_and_a_directory_is_refused_up_front)
     cr_assert_eq(artifact_check_path("/tmp", err, sizeof err), -1);
     cr_assert(strstr(err, "is a directory"), "%s", err);
 }
+
+/* Moving an artifact back from its fallback: placed whole, or on failure
+ * nothing touched — never a second fallback, never a half file. */
+Test(artifact_write, placing_text_has_no_fallback_and_leaves_the_place_as_it_was)
+{
+    char err[1024], dir[] = "/tmp/anvil-place-XXXXXX", path[128], fb[1200];
+    cr_assert(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/r.json", dir);
+    cr_assert_eq(artifact_place_text(path, "{\"a\": 1}\n", err, sizeof err), 0, "%s", err);
+    FILE *f = fopen(path, "r");
+    char got[32] = "";
+    cr_assert(f && fgets(got, sizeof got, f));
+    fclose(f);
+    cr_assert_str_eq(got, "{\"a\": 1}\n");
+    /* a place that cannot take it: under a regular file */
+    char bad[160];
+    snprintf(bad, sizeof bad, "%s/sub/r.json", path);
+    cr_assert_eq(artifact_place_text(bad, "{}\n", err, sizeof err), -1);
+    artifact_fallback_path(bad, fb, sizeof fb);
+    cr_assert_neq(access(fb, F_OK), 0, "no fallback was written: %s", err);
+    unlink(path);
+    rmdir(dir);
+}
