@@ -153,6 +153,48 @@ static int check_alias(const char *cmd, const struct flag_spec *f, const char *n
     return 0;
 }
 
+/* Levenshtein distance of a and b (bytes), or a large number for names
+ * too long to be flags. */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t n = strlen(a), m = strlen(b), row[64];
+    if (n >= 64 || m >= 64)
+        return 64;
+    for (size_t j = 0; j <= m; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= n; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= m; j++) {
+            size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+            best = up + 1 < best ? up + 1 : best;
+            best = row[j - 1] + 1 < best ? row[j - 1] + 1 : best;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[m];
+}
+
+const char *flags_suggest(const struct flag_spec *t, const char *name)
+{
+    const char *best = NULL;
+    size_t best_d = strlen(name) / 3 + 1;  /* a typo or two, not another flag */
+    for (; t->name; t++) {
+        const char *names[] = {t->name, t->alias};
+        for (int k = 0; k < 2; k++) {
+            if (!names[k] || strchr(names[k], '*'))
+                continue;
+            size_t d = edit_distance(name, names[k]);
+            if (d < best_d || (d <= best_d && !best)) {
+                best_d = d;
+                best = names[k];
+            }
+        }
+    }
+    return best;
+}
+
 int flags_parse(const char *cmd, const struct flag_spec *t, void *cfg, int argc, char **argv,
                 int (*positional)(void *cfg, const char *arg), int *rest, bool *seen)
 {
@@ -185,7 +227,12 @@ int flags_parse(const char *cmd, const struct flag_spec *t, void *cfg, int argc,
         snprintf(name, sizeof name, "%.*s", (int)len, a + 2);
         const struct flag_spec *f = len < sizeof name ? flags_find(t, name) : NULL;
         if (!f) {
-            fprintf(stderr, "anvil %s: unknown flag '%s' (see 'anvil %s --help')\n", cmd, a, cmd);
+            const char *near = len < sizeof name ? flags_suggest(t, name) : NULL;
+            if (near)
+                fprintf(stderr, "anvil %s: unknown flag '%s': did you mean '--%s'? (see 'anvil %s --help')\n",
+                        cmd, a, near, cmd);
+            else
+                fprintf(stderr, "anvil %s: unknown flag '%s' (see 'anvil %s --help')\n", cmd, a, cmd);
             return -1;
         }
         const char *v = eq ? eq + 1 : NULL;

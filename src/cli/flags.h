@@ -67,6 +67,11 @@ struct flag_spec {
  * not parse (a bug in the table; printed). */
 int flags_defaults(const char *cmd, const struct flag_spec *t, void *cfg);
 
+/* The flag of table t whose name or alias is nearest to name (no "--"),
+ * by edit distance, when it is within a typo or two (at most a third of
+ * the name's length, plus one); NULL when none is. Static, from t. */
+const char *flags_suggest(const struct flag_spec *t, const char *name);
+
 /* Parses argv[1..argc) against the table into cfg: "--name value",
  * "--name=value", "-h"/"--help". Arguments that are not flags are handed to
  * positional (NULL: an error); "--" ends the flags and the rest go to

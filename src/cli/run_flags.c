@@ -458,6 +458,17 @@ static const struct flag_spec flags[] = {
     {"hf-*", NULL, FLAG_REFUSED, 0, "V", NULL,
      "not applicable: Hugging Face datasets are loaded by vLLM's Python code; anvil reads local files "
      "(--dataset jsonl:FILE|sharegpt:FILE)"},
+    {"sonnet-*", NULL, FLAG_REFUSED, 0, "V", NULL,
+     "not applicable: the sonnet dataset is vLLM's Python loader; anvil reads local files "
+     "(--dataset jsonl:FILE|sharegpt:FILE) or makes prompts of --input-len tokens"},
+    {"random-mm-*", NULL, FLAG_REFUSED, 0, "V", NULL,
+     "not applicable: vLLM's random multimodal dataset; anvil sends generated images with "
+     "--images-per-request and --image-size"},
+    {"insecure", NULL, FLAG_REFUSED, 0, NULL, NULL,
+     "not applicable: anvil does not turn off TLS certificate checks; use a certificate this machine "
+     "trusts, or http:// on a network you trust"},
+    {"min-p", NULL, FLAG_REFUSED, 0, "P", NULL,
+     "not a flag of anvil's: send it with every request as --extra-body '{\"min_p\": P}'"},
     {0},
 };
 

@@ -287,6 +287,10 @@ Test(vllm_flags, vllm_flags_anvil_cannot_honour_are_refused_with_the_reason)
         {{"--lora-modules", "a", "b"}, "--lora-modules: "},
         {{"--enable-multimodal-chat"}, "--enable-multimodal-chat: "},
         {{"--hf-split", "train"}, "--hf-split: "},
+        {{"--sonnet-input-len", "550"}, "--sonnet-input-len: not applicable"},
+        {{"--random-mm-limit-mm-per-prompt", "2"}, "--random-mm-limit-mm-per-prompt: not applicable"},
+        {{"--insecure"}, "--insecure: not applicable"},
+        {{"--min-p", "0.1"}, "--min-p: not a flag of anvil's: send it with every request as --extra-body"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         const char *argv[12] = {harness_anvil_bin(), "run", "--base-url", "http://127.0.0.1:9/v1"};
@@ -303,4 +307,16 @@ Test(vllm_flags, vllm_flags_anvil_cannot_honour_are_refused_with_the_reason)
         cr_assert(strlen(err) > strlen("anvil run: : ") + strlen(cases[i].args[0]) + 30,
                   "case %zu: no reason given: %s", i, err);
     }
+}
+
+/* A typo is answered with the flag it was near (exit 2, nothing sent). */
+Test(vllm_flags, a_mistyped_flag_gets_did_you_mean)
+{
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", "http://127.0.0.1:9/v1", "--concurency", "4",
+                          NULL};
+    char err[2048];
+    int status;
+    cr_assert_eq(run_cmd_err(argv, NULL, 0, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 2, "%s", err);
+    cr_assert(strstr(err, "unknown flag '--concurency': did you mean '--concurrency'?"), "%s", err);
 }

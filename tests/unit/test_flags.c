@@ -312,3 +312,20 @@ Test(flags, stall_timeout_defaults_to_the_idle_timeout)
     cr_assert(strstr(text, "default: the --idle-timeout-s value; 0 = never"));
     free(text);
 }
+
+/* An unknown flag near a known one (a typo or two) is named; a word that
+ * is no flag's is not matched to the nearest anyway. */
+Test(flags, a_typo_gets_the_nearest_flag)
+{
+    static const struct flag_spec t[] = {
+        {"concurrency", "max-concurrency", FLAG_LONG, 0, "N", NULL, "x"},
+        {"output-len", "random-output-len", FLAG_LONG, 0, "N", NULL, "x"},
+        {"hf-*", NULL, FLAG_REFUSED, 0, NULL, NULL, "x"},
+        {NULL},
+    };
+    cr_assert_str_eq(flags_suggest(t, "concurency"), "concurrency");
+    cr_assert_str_eq(flags_suggest(t, "max-concurency"), "max-concurrency");
+    cr_assert_str_eq(flags_suggest(t, "outpt-len"), "output-len");
+    cr_assert_null(flags_suggest(t, "foo"));
+    cr_assert_null(flags_suggest(t, "seed"));
+}
