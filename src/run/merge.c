@@ -81,8 +81,14 @@ static int read_part(const struct merge_part *p, int i, int count, struct part_d
         rc = run_journal_read_header(p->name, text, &d->j, err, sizeof err) == 0 &&
              run_journal_read_records(p->name, nl + 1, &d->j, &dropped, err, sizeof err) == 0 ? 0 : -1;
         /* a shard's lost request would be missing from the whole run without a word */
-        if (rc == 0 && dropped)
+        if (rc == 0 && dropped) {
+            char first[sizeof err];
+            snprintf(first, sizeof first, "%s", err);
+            snprintf(err, sizeof err, "%.300s: %d damaged journal line%s (first: %.400s): a merge would lose "
+                     "those requests; anvil recover rebuilds this shard's own artifact without them", p->name,
+                     dropped, dropped == 1 ? "" : "s", first);
             rc = -1;
+        }
     }
     free(text);
     d->present = rc == 0;
