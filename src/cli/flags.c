@@ -99,7 +99,15 @@ static int set_flag(const char *cmd, const struct flag_spec *f, const char *name
     switch (f->kind) {
     case FLAG_STRING: *(const char **)p = v; return 0;
     case FLAG_LONG: return flag_long(cmd, name, v, (long)f->min, (long)f->max, p);
-    case FLAG_DOUBLE: return flag_double(cmd, name, v, f->min, p);
+    case FLAG_DOUBLE:
+        if (flag_double(cmd, name, v, f->min, p) != 0)
+            return -1;
+        if (f->max > f->min && *(double *)p > f->max) {   /* a row with an upper bound */
+            fprintf(stderr, "anvil %s: --%s: expected a number from %g to %g, got '%s'\n", cmd, name, f->min,
+                    f->max, v);
+            return -1;
+        }
+        return 0;
     case FLAG_RATE: return flag_rate(cmd, name, v, p);
     case FLAG_ON: *(bool *)p = true; return 0;
     case FLAG_OFF: *(bool *)p = false; return 0;

@@ -55,7 +55,7 @@ struct flag_spec {
                                    and shown by flags_help; NULL = none (the help says why) */
     const char *help;           /* with the unit of the value */
     const char *section;        /* a heading printed before this flag, or NULL */
-    double min, max;            /* FLAG_LONG bounds; FLAG_DOUBLE uses min */
+    double min, max;            /* FLAG_LONG bounds; FLAG_DOUBLE: min, and max when above min */
     const char *const *choices; /* FLAG_CHOICE: NULL-terminated */
     /* FLAG_CUSTOM: stores v into cfg. Returns 0, or -1 after printing why. */
     int (*parse)(void *cfg, const char *cmd, const char *flag, const char *v);

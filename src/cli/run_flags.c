@@ -375,7 +375,7 @@ static const struct flag_spec flags[] = {
     {"requests-out", NULL, FLAG_STRING, AT(requests_out), "FILE", NULL,
      "JSON Lines, one line per request, appended as each ends"},
     {"max-failure-rate", NULL, FLAG_DOUBLE, offsetof(struct run_cli, max_failure_rate), "R", "0.05",
-     "the run fails (exit 1) when more than this share of its measured requests failed", .min = 0},
+     "the run fails (exit 1) when more than this share of its measured requests failed", .min = 0, .max = 1},
     {"percentile-method", NULL, FLAG_CHOICE, AT(pct), "nearest|linear", "nearest",
      "nearest rank, or linear interpolation", .choices = pct_names},
     {"percentile-metrics", NULL, FLAG_CUSTOM, 0, "LIST", "ttft,tpot,itl",

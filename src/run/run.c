@@ -21,6 +21,7 @@
 #include "load/plan.h"
 #include "openai/cache.h"
 #include "run/stage.h"
+#include "workload/image.h"
 #include "workload/prompt.h"
 
 void run_config_defaults(struct run_config *c)
@@ -86,8 +87,41 @@ int run_check_fd_limit(long concurrency, char *err, size_t errlen)
     return -1;
 }
 
+/* Input files and values the run will need, checked before anything is
+ * sent (a usage error, exit 2): the dataset's kind and file, the tools and
+ * agentic files, the image size. What is inside a file is read later. */
+static int check_inputs(const struct run_config *c, char *err, size_t errlen)
+{
+    const char *ds = c->dataset, *colon = ds ? strchr(ds, ':') : NULL;
+    static const char *const kinds[] = {"jsonl:", "sharegpt:", "mooncake:", "azure:"};
+    bool known = false;
+    for (size_t i = 0; ds && i < sizeof kinds / sizeof *kinds; i++)
+        known = known || !strncmp(ds, kinds[i], strlen(kinds[i]));
+    const char *files[][2] = {{"--dataset", colon ? colon + 1 : NULL}, {"--tools", c->tools_file},
+                              {"--agentic", c->agentic_file}};
+    int w, h;
+    if (ds && !known) {
+        snprintf(err, errlen, "--dataset %.200s: expected jsonl:FILE, sharegpt:FILE, mooncake:FILE or azure:FILE",
+                 ds);
+        return -1;
+    }
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++)
+        if (files[i][1] && access(files[i][1], R_OK) != 0) {
+            snprintf(err, errlen, "%s: cannot read %.300s: %s", files[i][0], files[i][1], strerror(errno));
+            return -1;
+        }
+    if (c->image_size && image_parse_size(c->image_size, &w, &h) != 0) {
+        snprintf(err, errlen, "--image-size %.40s: expected WxH, each side 1..%d pixels", c->image_size,
+                 IMAGE_MAX_SIDE);
+        return -1;
+    }
+    return 0;
+}
+
 int run_config_check(const struct run_config *c, char *err, size_t errlen)
 {
+    if (check_inputs(c, err, errlen) != 0)
+        return -1;
     if (c->server_metrics && strcmp(c->server_metrics, "auto") && strcmp(c->server_metrics, "off") &&
         !metrics_url(c->server_metrics)) {
         snprintf(err, errlen, "--server-metrics %s: expected auto, off, or an http://, https:// or file:// URL",

@@ -85,3 +85,29 @@ Test(checks_first, a_first_arrival_minutes_away_is_said, .timeout = 60)
     cr_assert(strstr(err, "on average 1000 s apart"), "%s", err);
     cr_assert_eq(sim_stop(&sim), 0);
 }
+
+/* Input errors anvil can know before any request are usage errors (exit 2)
+ * naming the flag, found before the server is even asked (nothing listens
+ * at the URL: a later check would say it cannot reach it, exit 1). Before,
+ * each of these exited 1 after discovery. */
+Test(checks_first, input_errors_are_usage_errors_before_any_request)
+{
+    struct { const char *args[3]; const char *want; } cases[] = {
+        {{"--dataset", "csv:x"}, "--dataset csv:x: expected jsonl:FILE"},
+        {{"--dataset", "jsonl:/nonexistent/anvil.jsonl"}, "--dataset: cannot read /nonexistent/anvil.jsonl"},
+        {{"--tools", "/nonexistent/tools.json"}, "--tools: cannot read"},
+        {{"--agentic", "/nonexistent/a.yaml"}, "--agentic: cannot read"},
+        {{"--image-size", "0x0"}, "--image-size 0x0: expected WxH"},
+        {{"--max-failure-rate", "2"}, "--max-failure-rate: expected a number from 0 to 1"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *argv[8] = {harness_anvil_bin(), "run", "--base-url", "http://127.0.0.1:9/v1",
+                               cases[i].args[0], cases[i].args[1], NULL};
+        char err[2048];
+        int status;
+        cr_assert_eq(run_cmd_err(argv, NULL, 0, err, sizeof err, &status), 0);
+        cr_assert_eq(status, 2, "case %zu: exit %d: %s", i, status, err);
+        cr_assert(strstr(err, cases[i].want), "case %zu: '%s' not in: %s", i, cases[i].want, err);
+        cr_assert_null(strstr(err, "cannot reach"), "case %zu: the server was asked first: %s", i, err);
+    }
+}
