@@ -21,11 +21,6 @@ bool run_continuous_usage(const struct run_ctx *x)
     return x->c->continuous_usage || (!x->c->no_continuous_usage && server_accepts_continuous_usage(&x->srv));
 }
 
-double run_record_tokens(const struct req_record *r)
-{
-    return (double)tokens_of(r, NULL);
-}
-
 void run_observe_start(struct run_ctx *x)
 {
     const struct run_config *c = x->c;
@@ -84,7 +79,7 @@ static struct observe_client client_facts(const struct run_ctx *x, const struct 
         /* every measured request sent: completed, failed and cut ones made tokens too */
         for (int i = 0; i < res->n_records; i++)
             if (res->records[i].t_start)
-                oc.output_tokens += run_record_tokens(&res->records[i]);
+                oc.output_tokens += (double)tokens_of(&res->records[i], NULL);
     }
     return oc;
 }

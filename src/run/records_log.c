@@ -19,6 +19,7 @@
 
 #include "artifact/journal.h"
 #include "run/stage.h"
+#include "stats/tokens.h"
 
 /* The most one loop's unwritten lines may hold before an append fails
  * (counted as a log error): far above what 100 ms of requests write. */
@@ -92,7 +93,7 @@ void run_log_record(void *ud, int loop, const struct req_record *rec)
     int bad = (x->journal && !j) + (x->requests_log && !q);
     pthread_mutex_lock(&l->mu);
     if (r->warmup)
-        l->warmup_tokens += run_record_tokens(r);
+        l->warmup_tokens += (double)tokens_of(r, NULL);
     if (j)
         bad += keep(&l->journal, j);
     if (q)

@@ -130,9 +130,6 @@ double run_check_token_count(const struct run_ctx *x);
  * --no-continuous-usage, else where the engine accepts it. */
 bool run_continuous_usage(const struct run_ctx *x);
 
-/* Output tokens r received, as stats/tokens.h counts them (tokens_of). */
-double run_record_tokens(const struct req_record *r);
-
 /* Counts, with the engine's tokenizer, the output text of every record of
  * dr that reported no usage (req_record.text_tokens), then frees every
  * record's kept text. At most 4096 streams are counted, each call bounded

@@ -33,7 +33,7 @@ struct share {
     double per_chunk;       /* rest / their number, when no byte is known */
 };
 
-static struct share share_of(const struct req_record *r)
+static struct share share_of(const struct req_record *r, long total)
 {
     long claimed = 0, chunks = 0, bytes = 0;
     for (size_t k = 0; k < r->n_chunks; k++) {
@@ -44,7 +44,7 @@ static struct share share_of(const struct req_record *r)
             bytes += r->chunks[k].bytes;
         }
     }
-    long rest = tokens_of(r, NULL) - claimed;
+    long rest = total - claimed;
     struct share s = {.rest = rest > 0 ? (double)rest : 0};
     if (bytes > 0)
         s.per_byte = s.rest / (double)bytes;
@@ -62,7 +62,7 @@ static double chunk_share(const struct share *s, const struct out_chunk *c)
 
 void tokens_of_chunks(const struct req_record *r, double *out)
 {
-    struct share s = share_of(r);
+    struct share s = share_of(r, tokens_of(r, NULL));
     for (size_t i = 0; i < r->n_chunks; i++)
         out[i] = chunk_share(&s, &r->chunks[i]);
 }
@@ -76,8 +76,7 @@ void tokens_in_window(const struct req_record *recs, int n, int64_t start, int64
         if (!r->t_start || !r->n_chunks)
             continue;
         enum token_source src;
-        tokens_of(r, &src);
-        struct share s = share_of(r);
+        struct share s = share_of(r, tokens_of(r, &src));
         for (size_t k = 0; k < r->n_chunks; k++) {
             const struct out_chunk *c = &r->chunks[k];
             if (c->t_ns < start || c->t_ns > end)
