@@ -204,6 +204,9 @@ int run_main(int argc, char **argv)
         struct run_result res;
         run_execute(&r.c, &res);
         status = report(&r, &res);
+        if (r.result_format == RESULT_VLLM && res.status != RUN_FAILED && run_write_vllm_result(&r, &res) != 0 &&
+            status == 0)
+            status = 1;
         run_result_free(&res);
         curl_global_cleanup();
     }
