@@ -58,11 +58,16 @@ static void settle(struct run_cli *r, const bool *seen)
     c->progress = !r->no_progress && isatty(STDERR_FILENO);
 }
 
-/* The load settings, as vLLM's summary repeats them before its numbers. */
+/* The load settings, as vLLM's summary repeats them before its numbers,
+ * as they were sent: a replayed trace goes at its recorded times, not a
+ * rate; a dataset's requests ask their recorded output lengths. */
 static void load_settings(FILE *to, const struct run_config *c)
 {
-    char rate[32] = "inf (closed loop)", burst[48] = "n/a (closed loop)", cap[32] = "none";
-    if (!isinf(c->request_rate)) {
+    char rate[48] = "inf (closed loop)", burst[48] = "n/a (closed loop)", cap[32] = "none";
+    if (trace_spec_is_trace(c->dataset)) {
+        snprintf(rate, sizeof rate, "trace times x%g", c->trace_speed > 0 ? c->trace_speed : 1);
+        snprintf(burst, sizeof burst, "n/a (trace replay)");
+    } else if (!isinf(c->request_rate)) {
         snprintf(rate, sizeof rate, "%g", c->request_rate);
         snprintf(burst, sizeof burst, "%g%s", c->burstiness, c->burstiness == 1 ? " (Poisson)" : "");
     }
@@ -70,6 +75,9 @@ static void load_settings(FILE *to, const struct run_config *c)
         snprintf(cap, sizeof cap, "%ld", c->concurrency);
     fprintf(to, "%-44s %15s\n%-44s %15s\n%-44s %15s\n", "Traffic request rate (req/s):", rate,
             "Burstiness factor:", burst, "Max request concurrency:", cap);
+    bool recorded = c->dataset && (!strncmp(c->dataset, "sharegpt:", 9) || trace_spec_is_trace(c->dataset));
+    if (recorded && !c->output_len_set)
+        fprintf(to, "%-44s %15s\n", "Output tokens per request:", "as recorded");
 }
 
 /* Prints the summary and returns the exit status. */
