@@ -447,6 +447,7 @@ static int write_results(const struct sweep_plan *plan, const char *dir, bool in
         cJSON_Delete(json);
         load_curve_free(&curve);
     }
+    /* FAIL is the matrix's own verdict on its rounds: not met, as a failed result */
     struct outcome out = {.incomplete = !strcmp(status, "INCOMPLETE"),
                           .failed = strcmp(status, "PASS") && strcmp(status, "INCOMPLETE")};
     return outcome_exit_status(&out, NULL, 0);
