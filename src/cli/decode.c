@@ -10,6 +10,7 @@
 #include "core/dirlock.h"
 #include "core/stop.h"
 #include "decode/matrix.h"
+#include "run/outcome.h"
 
 struct decode_cli {
     struct decode_config d;
@@ -202,5 +203,7 @@ int decode_main(int argc, char **argv)
         fprintf(stderr, "anvil decode: %s\n", err);
     dirlock_release(lock_fd);
     curl_slist_free_all(r.headers);
-    return st == DECODE_OK ? 0 : st == DECODE_REFUSED ? 2 : 1;
+    struct outcome out = {.usage = st == DECODE_REFUSED, .failed = st == DECODE_FAILED,
+                          .incomplete = st == DECODE_INCOMPLETE};
+    return outcome_exit_status(&out, NULL, 0);
 }

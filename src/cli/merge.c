@@ -13,11 +13,13 @@
 #include "core/file.h"
 #include "report/table.h"
 #include "run/merge.h"
+#include "run/outcome.h"
 
 #define MERGE_MAX_INPUTS 4096
 
 struct merge_cli {
     const char *out;
+    double max_failure_rate;
     const char *inputs[MERGE_MAX_INPUTS];
     int n;
 };
@@ -26,6 +28,9 @@ struct merge_cli {
 
 static const struct flag_spec flags[] = {
     {"out", NULL, FLAG_STRING, AT(out), "FILE", NULL, "where to write the merged artifact; '-' for stdout"},
+    {"max-failure-rate", NULL, FLAG_DOUBLE, AT(max_failure_rate), "R", "0.05",
+     "exit 1 when more than this share of the merged run's measured requests failed (as anvil run)",
+     .min = 0, .max = 1},
     {0},
 };
 
@@ -49,8 +54,10 @@ static void usage(FILE *out)
             "recomputed from them (percentiles exact), and a ranks block. A shard not given is named\n"
             "as missing and the artifact is incomplete.\n\n");
     flags_help(out, flags);
-    fprintf(out, "  %-28s this text\n\nExit status: 0 complete, 1 incomplete (a shard missing or cut "
-            "short; the artifact is still written) or an input unreadable, 2 usage error.\n", "-h, --help");
+    fprintf(out, "  %-28s this text\n\nExit status (as anvil run's): 0 complete, with at most "
+            "--max-failure-rate of the requests failed; 1 incomplete (a shard missing or cut short; the artifact "
+            "is still written), nothing measured, more requests failed, or an input unreadable; 2 usage "
+            "error.\n", "-h, --help");
 }
 
 /* The rank, count and journal file an artifact's ranks block names. */
@@ -127,7 +134,9 @@ static int read_inputs(const struct merge_cli *m, struct merge_part **parts, cha
 int merge_main(int argc, char **argv)
 {
     struct merge_cli m = {0};
-    int rc = flags_parse("merge", flags, &m, argc, argv, input_arg, NULL, NULL);
+    int rc = flags_defaults("merge", flags, &m);
+    if (rc == 0)
+        rc = flags_parse("merge", flags, &m, argc, argv, input_arg, NULL, NULL);
     if (rc == 1) {
         usage(stdout);
         return 0;
@@ -143,7 +152,11 @@ int merge_main(int argc, char **argv)
     int count, status = 1;
     struct merge_result res;
     if (read_inputs(&m, &parts, &texts, &count) == 0) {
-        if (run_merge(parts, count, "wall-clock", m.out, &res) != 0) {
+        int merged = run_merge(parts, count, "wall-clock", m.out, &res);
+        char why[300];
+        struct outcome out = outcome_of_merge(merged, &res, m.max_failure_rate);
+        status = outcome_exit_status(&out, why, sizeof why);
+        if (merged != 0) {
             fprintf(stderr, "anvil merge: %s\n", res.error);
         } else {
             FILE *to = strcmp(res.artifact_path, "-") ? stdout : stderr;
@@ -152,7 +165,8 @@ int merge_main(int argc, char **argv)
             if (res.incomplete)
                 fprintf(stderr, "anvil merge: incomplete: %s\n", res.incomplete_reason);
             fprintf(to, "artifact: %s%s\n", res.artifact_path, res.incomplete ? " (incomplete)" : "");
-            status = res.incomplete ? 1 : 0;
+            if (why[0])
+                fprintf(stderr, "anvil merge: %s\n", why);
         }
     }
     for (int i = 0; texts && i < 2 * m.n; i++)

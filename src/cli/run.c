@@ -14,6 +14,7 @@
 #include "report/failures.h"
 #include "report/observe.h"
 #include "report/table.h"
+#include "run/outcome.h"
 #include "workload/trace.h"
 #ifdef ANVIL_WITH_MPI
 #include "mpi/run.h"
@@ -102,9 +103,12 @@ static int report(const struct run_cli *r, const struct run_result *res)
                    "every prompt starts with a unique prefix: prefill numbers are not from a cold "
                    "cache\n", 100.0 * (double)res->summary.cached_tokens / (double)res->summary.prompt_tokens);
     }
+    char why[300];
+    struct outcome out = outcome_of_run(res, r->max_failure_rate);
+    int status = outcome_exit_status(&out, why, sizeof why);
     if (res->status == RUN_FAILED) {
         fprintf(stderr, "anvil run: %s\n", res->error);
-        return res->refused ? 2 : 1;
+        return status;
     }
     fprintf(to, "artifact: %s%s\n", res->artifact_path, res->incomplete ? " (incomplete)" : "");
     if (res->log_errors)
@@ -114,14 +118,9 @@ static int report(const struct run_cli *r, const struct run_result *res)
         fprintf(stderr, "anvil run: warning: %ld lines could not be written to the journal %s (disk full?): "
                 "it is cut short, and its artifact says so (journal_lines_lost); the artifact has every "
                 "request\n", res->journal_lines_lost, res->journal_path);
-    const struct run_summary *s = &res->summary;
-    int ended = s->completed + s->failed;
-    if (res->summarized && ended && s->failed > r->max_failure_rate * ended) {
-        fprintf(stderr, "anvil run: %d of %d requests failed (%.1f%%), more than --max-failure-rate %g "
-                "allows\n", s->failed, ended, 100.0 * s->failed / ended, r->max_failure_rate);
-        return 1;
-    }
-    return res->status == RUN_OK ? 0 : 1;
+    if (why[0])
+        fprintf(stderr, "anvil run: %s\n", why);
+    return status;
 }
 
 int run_cli_parse(struct run_cli *r, int argc, char **argv, FILE *log)
@@ -163,13 +162,17 @@ void run_cli_free(struct run_cli *r)
 static int run_mpi(const struct run_cli *r)
 {
     struct mpi_outcome o;
-    int rc = mpi_run(&r->c, &o), status = 1;
+    int rc = mpi_run(&r->c, &o), status;
+    char why[300] = "";
     if (o.rank != 0) {
         if (o.error[0])
             fprintf(stderr, "anvil run: %s\n", o.error);
-        status = rc == 0 && o.own == RUN_OK ? 0 : 1;
+        /* its shard alone: the whole run's numbers are rank 0's to judge */
+        status = outcome_exit_status(&(struct outcome){.usage = o.usage, .failed = rc != 0 || o.own == RUN_FAILED,
+                                                       .incomplete = o.own == RUN_INCOMPLETE}, NULL, 0);
     } else if (!o.merged) {
         fprintf(stderr, "anvil run: %s\n", o.error);
+        status = outcome_exit_status(&(struct outcome){.usage = o.usage, .failed = true}, NULL, 0);
     } else {
         const struct run_summary *s = &o.m.summary;
         FILE *to = strcmp(o.m.artifact_path, "-") ? stdout : stderr;   /* --out -: stdout is the artifact */
@@ -180,9 +183,10 @@ static int run_mpi(const struct run_cli *r)
         if (o.m.incomplete)
             fprintf(stderr, "anvil run: incomplete: %s\n", o.m.incomplete_reason);
         fprintf(to, "artifact: %s%s (%d ranks)\n", o.m.artifact_path, o.m.incomplete ? " (incomplete)" : "", o.size);
-        int ended = s->completed + s->failed;
-        status = o.m.incomplete || s->completed == 0 ||
-                 (ended && s->failed > r->max_failure_rate * ended) ? 1 : 0;
+        struct outcome out = outcome_of_merge(0, &o.m, r->max_failure_rate);
+        status = outcome_exit_status(&out, why, sizeof why);
+        if (why[0])
+            fprintf(stderr, "anvil run: %s\n", why);
     }
     fflush(stdout);
     fflush(stderr);

@@ -25,6 +25,7 @@
 #include "core/stop.h"
 #include "core/file.h"
 #include "report/sweep_table.h"
+#include "run/outcome.h"
 #include "stats/summary.h"
 #include "sweep/cases.h"
 #include "sweep/guard.h"
@@ -446,7 +447,10 @@ static int write_results(const struct sweep_plan *plan, const char *dir, bool in
         cJSON_Delete(json);
         load_curve_free(&curve);
     }
-    return strcmp(status, "PASS") == 0 ? 0 : 1;
+    /* FAIL is the matrix's own verdict on its rounds: not met, as a failed result */
+    struct outcome out = {.incomplete = !strcmp(status, "INCOMPLETE"),
+                          .failed = strcmp(status, "PASS") && strcmp(status, "INCOMPLETE")};
+    return outcome_exit_status(&out, NULL, 0);
 }
 
 /* Runs the plan's rounds not yet done and writes the results. Returns the

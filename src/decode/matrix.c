@@ -24,6 +24,7 @@
 #include "decode/prefill.h"
 #include "decode/table.h"
 #include "observe/fetch.h"
+#include "observe/metrics_url.h"
 #include "observe/scrape.h"
 #include "openai/discover.h"
 
@@ -142,17 +143,8 @@ static void probe_metrics(const struct decode_config *c, struct startup *s, stru
         return;
     }
     char url[1100];
-    if (!strcmp(sm, "auto")) {
-        char root[1024];
-        obs_url_root(s->srv.base_url, root, sizeof root);
-        snprintf(url, sizeof url, "%s/metrics", root);
-    } else {
-        snprintf(url, sizeof url, "%s", sm);
-    }
-    char origin[1100], base_origin[1100];
-    obs_url_origin(url, origin, sizeof origin);
-    obs_url_origin(s->srv.base_url, base_origin, sizeof base_origin);
-    s->metrics_headers = *origin && !strcmp(origin, base_origin) ? s->headers : NULL;
+    obs_server_metrics_url(sm, s->srv.base_url, url, sizeof url);
+    s->metrics_headers = obs_metrics_headers(url, s->srv.base_url, s->headers);
     struct srv_scraper sc;
     srv_scraper_init(&sc, url, s->metrics_headers);
     struct srv_reading *r = srv_scrape(&sc, clock_now_ns(), OBS_PRE_RUN);

@@ -158,7 +158,7 @@ static char *bcast_text(int rank, const char *text, long *len)
 /* Rank 0's set-up before any rank runs: the merged artifact's path, then
  * (unless --calibration none) discovery and calibration into a cache file
  * whose text goes to every rank. The text sent: PATH '\n' CACHE. */
-static char *setup_rank0(const struct run_config *c, long *len)
+static char *setup_rank0(const struct run_config *c, long *len, bool *refused)
 {
     char path[4096], cache[4200], *msg = NULL;
     if (c->out) {
@@ -182,6 +182,7 @@ static char *setup_rank0(const struct run_config *c, long *len)
         prep.out = path;
         struct run_result r;
         if (run_execute(&prep, &r) != RUN_OK) {
+            *refused = r.refused;
             size_t n = strlen(r.error) + 40;
             if ((msg = malloc(n)))
                 *len = -(long)snprintf(msg, n, "rank 0's set-up: %s", r.error);
@@ -423,6 +424,7 @@ int mpi_run(const struct run_config *c0, struct mpi_outcome *o)
     whole.shard_count = o->size;
     if (run_config_check(&whole, o->error, sizeof o->error) != 0) {
         o->all_present = true;
+        o->usage = true;
         return -1;
     }
     struct job j = {.rank = o->rank, .size = o->size, .c = c0};
@@ -435,7 +437,7 @@ int mpi_run(const struct run_config *c0, struct mpi_outcome *o)
     }
     clocks_before(&j);
     long len = 0;
-    char *mine = o->rank == 0 ? setup_rank0(c0, &len) : NULL;
+    char *mine = o->rank == 0 ? setup_rank0(c0, &len, &o->usage) : NULL;
     char *setup = bcast_text(o->rank, mine ? mine : "", &len);
     free(mine);
     if (!setup || len < 0) {

@@ -23,6 +23,8 @@ struct mpi_outcome {
     enum run_status own;        /* this rank's shard */
     char own_artifact[4096];    /* its shard artifact's path ("" = none) */
     char error[1024];           /* why something failed (this rank's view) */
+    bool usage;                 /* refused before any request: the split's settings, or a planned
+                                   case that cannot fit the server's context (exit 2) */
     bool merged;                /* rank 0: the merged artifact was written (m) */
     struct merge_result m;
     bool all_present;           /* every rank delivered: MPI_Finalize is safe */

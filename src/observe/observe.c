@@ -14,6 +14,7 @@
 #include "core/clock.h"
 #include "observe/fetch.h"
 #include "observe/gpuprom.h"
+#include "observe/metrics_url.h"
 #include "observe/scrape.h"
 #include "observe/smi.h"
 #ifdef ANVIL_WITH_NVML
@@ -154,25 +155,18 @@ static const struct srv_reading *srv_now(struct observe *o, int phase)
 static void server_prepare(struct observe *o)
 {
     const char *mode = o->cfg.server_metrics;
-    if (!mode || !strcmp(mode, "off")) {
+    if (!obs_server_metrics_url(mode, o->cfg.base_url, o->srv_url, sizeof o->srv_url)) {
         snprintf(o->srv_note, sizeof o->srv_note, "--server-metrics off");
         return;
     }
     bool automatic = !strcmp(mode, "auto");
-    char root[1024], origin[1024], base_origin[1024];
+    char root[1024];
     obs_url_root(o->cfg.base_url ? o->cfg.base_url : "", root, sizeof root);
-    if (automatic)
-        snprintf(o->srv_url, sizeof o->srv_url, "%.1000s/metrics", root);
-    else
-        snprintf(o->srv_url, sizeof o->srv_url, "%s", mode);
-    obs_url_origin(o->srv_url, origin, sizeof origin);
-    obs_url_origin(o->cfg.base_url ? o->cfg.base_url : "", base_origin, sizeof base_origin);
     if (!(o->srv = calloc(1, sizeof *o->srv))) {
         snprintf(o->srv_note, sizeof o->srv_note, "out of memory");
         return;
     }
-    /* the API key goes to the server it is for, never to another host */
-    srv_scraper_init(&o->srv->scraper, o->srv_url, origin[0] && !strcmp(origin, base_origin) ? o->cfg.headers : NULL);
+    srv_scraper_init(&o->srv->scraper, o->srv_url, obs_metrics_headers(o->srv_url, o->cfg.base_url, o->cfg.headers));
     o->srv->o = o;
     const struct srv_reading *first = srv_now(o, OBS_PRE_RUN);
     if (!first) {

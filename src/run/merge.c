@@ -9,14 +9,15 @@
 
 #include "artifact/benchmark.h"
 #include "artifact/journal.h"
+#include "artifact/ranks.h"
 #include "run/stage.h"
 
 /* One part, read. */
 struct part_doc {
     bool present;
     cJSON *art;                 /* its artifact, parsed, until read into b; owned */
-    const cJSON *entry;         /* its ranks.per_rank[0], in b.ranks */
-    const cJSON *plan;          /* its ranks.plan, in b.ranks */
+    struct ranks_block ranks;   /* its ranks block, read; owned */
+    const struct rank_entry *entry;     /* its ranks.per_rank[0], in ranks */
     struct benchmark b;         /* art read (the reference's settings); owned */
     struct journal_doc j;       /* its journal; owned */
     int64_t shift_ns;           /* added to its times: onto the reference's clock */
@@ -33,17 +34,10 @@ static int fail(struct merge_result *res, const char *fmt, ...)
     return -1;
 }
 
-/* o[key], a decimal int64 string (ranks entries' instants), or 0. */
-static int64_t ns_of(const cJSON *o, const char *key)
+/* A whole number of a ranks entry, none (an older artifact without it) as 0. */
+static long whole0(long v)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? strtoll(v->valuestring, NULL, 10) : 0;
-}
-
-static double num_of(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    return v == ARTIFACT_NONE ? 0 : v;
 }
 
 /* Reads part i: its artifact, its ranks entry (a shard i of count), its journal. */
@@ -57,16 +51,15 @@ static int read_part(const struct merge_part *p, int i, int count, struct part_d
     d->art = NULL;
     if (read != 0)
         return fail(res, "%s", err);
-    const cJSON *ranks = d->b.ranks;
-    const cJSON *per = ranks ? cJSON_GetObjectItemCaseSensitive(ranks, "per_rank") : NULL;
-    if (!per || cJSON_GetArraySize(per) != 1)
+    if (d->b.ranks && ranks_from_json(d->b.ranks, p->name, &d->ranks, err, sizeof err) != 0)
+        return fail(res, "%s", err);
+    if (!d->b.ranks || d->ranks.n_per_rank != 1)
         return fail(res, "%.600s: not a shard's artifact (no ranks block of one entry: was it run with --shard?)",
                     p->name);
-    d->entry = cJSON_GetArrayItem(per, 0);
-    d->plan = cJSON_GetObjectItemCaseSensitive(ranks, "plan");
-    double n = num_of(ranks, "count"), rank = num_of(d->entry, "rank");
-    if (n != count || rank != i)
-        return fail(res, "%.600s: shard %g of %g, not %d of %d", p->name, rank, n, i, count);
+    d->entry = &d->ranks.per_rank[0];
+    if (d->ranks.count != count || d->entry->rank != i)
+        return fail(res, "%.600s: shard %ld of %ld, not %d of %d", p->name, d->entry->rank, d->ranks.count, i,
+                    count);
     if (!p->journal)
         return fail(res, "%.600s: no journal (%s): the merge needs the raw records", p->name,
                     "none named in its ranks entry");
@@ -143,52 +136,41 @@ static int gather(struct part_doc *d, int count, long total, bool duration, stru
 }
 
 /* The merged ranks block: every present part's entry with its clock offset,
- * the missing ones named. */
-static cJSON *ranks_block(const struct merge_part *p, struct part_doc *d, int count, int ref, const char *alignment)
+ * the missing ones named. NULL when memory runs out. */
+static cJSON *ranks_block(const struct merge_part *p, const struct part_doc *d, int count, int ref,
+                          const char *alignment)
 {
-    cJSON *r = cJSON_CreateObject(), *missing = cJSON_CreateArray(), *per = cJSON_CreateArray();
-    if (!r || !missing || !per) {
-        cJSON_Delete(r);
-        cJSON_Delete(missing);
-        cJSON_Delete(per);
-        return NULL;
-    }
-    double worst = NAN;
-    for (int i = 0; i < count; i++) {
+    struct rank_missing *missing = calloc((size_t)count, sizeof *missing);
+    struct rank_entry *per = calloc((size_t)count, sizeof *per);
+    /* strings borrowed from the parts' blocks: r is written, never freed by ranks_free */
+    struct ranks_block r = {
+        .count = count, .alignment = (char *)alignment, .max_offset_uncertainty_ms = NAN,
+        .alignment_note = strcmp(alignment, "wall-clock") ? NULL
+                          : "the hosts' wall clocks as their time sync keeps them (not measured; NTP is "
+                            "typically 0.1 to 10 ms): less precise than mpi-ping-pong",
+        .missing = missing, .plan = d[ref].ranks.plan, .per_rank = per,
+    };
+    cJSON *j = NULL;
+    for (int i = 0; missing && per && i < count; i++) {
         if (!d[i].present) {
-            cJSON *m = cJSON_CreateObject();
-            cJSON_AddNumberToObject(m, "rank", i);
-            cJSON_AddStringToObject(m, "reason", p[i].missing_reason ? p[i].missing_reason : "no artifact");
-            cJSON_AddItemToArray(missing, m);
+            missing[r.n_missing++] = (struct rank_missing){
+                .rank = i, .reason = (char *)(p[i].missing_reason ? p[i].missing_reason : "no artifact")};
             continue;
         }
-        cJSON *e = cJSON_Duplicate(d[i].entry, true);
-        if (!e)
-            continue;
-        double off = p[i].offset_measured ? p[i].offset_ns / 1e6 : -(double)d[i].shift_ns / 1e6;
+        struct rank_entry e = *d[i].entry;
         double unc = p[i].offset_measured ? p[i].uncertainty_ns / 1e6 : NAN;
-        cJSON_ReplaceItemInObjectCaseSensitive(e, "clock_offset_ms", isnan(off) ? cJSON_CreateNull() : cJSON_CreateNumber(off));
-        cJSON_ReplaceItemInObjectCaseSensitive(e, "clock_offset_uncertainty_ms",
-                                               isnan(unc) ? cJSON_CreateNull() : cJSON_CreateNumber(unc));
-        cJSON_ReplaceItemInObjectCaseSensitive(e, "clock_drift_ms", p[i].offset_measured && !isnan(p[i].drift_ns)
-                                               ? cJSON_CreateNumber(p[i].drift_ns / 1e6) : cJSON_CreateNull());
-        if (!isnan(unc) && !(unc <= worst))
-            worst = unc;
-        cJSON_AddItemToArray(per, e);
+        e.clock_offset_ms = p[i].offset_measured ? p[i].offset_ns / 1e6 : -(double)d[i].shift_ns / 1e6;
+        e.clock_offset_uncertainty_ms = unc;
+        e.clock_drift_ms = p[i].offset_measured && !isnan(p[i].drift_ns) ? p[i].drift_ns / 1e6 : NAN;
+        if (!isnan(unc) && !(unc <= r.max_offset_uncertainty_ms))
+            r.max_offset_uncertainty_ms = unc;
+        per[r.n_per_rank++] = e;
     }
-    cJSON_AddNumberToObject(r, "count", count);
-    cJSON_AddStringToObject(r, "alignment", alignment);
-    if (!strcmp(alignment, "wall-clock"))
-        cJSON_AddStringToObject(r, "alignment_note", "the hosts' wall clocks as their time sync keeps them "
-                                "(not measured; NTP is typically 0.1 to 10 ms): less precise than mpi-ping-pong");
-    if (isnan(worst))
-        cJSON_AddNullToObject(r, "max_offset_uncertainty_ms");
-    else
-        cJSON_AddNumberToObject(r, "max_offset_uncertainty_ms", worst);
-    cJSON_AddItemToObject(r, "missing", missing);
-    cJSON_AddItemToObject(r, "plan", cJSON_Duplicate(d[ref].plan, true));
-    cJSON_AddItemToObject(r, "per_rank", per);
-    return r;
+    if (missing && per)
+        j = ranks_to_json(&r);
+    free(missing);
+    free(per);
+    return j;
 }
 
 /* Why the merged run is incomplete, into res (empty when it is not). */
@@ -219,19 +201,19 @@ static void fold_ranks(const struct part_doc *d, int count, struct bench_meta *m
     for (int i = 0; i < count; i++) {
         if (!d[i].present)
             continue;
-        const cJSON *e = d[i].entry;
-        m->client_cpu_user_s += num_of(e, "cpu_user_s");
-        m->client_cpu_sys_s += num_of(e, "cpu_sys_s");
-        m->prewarmed_connections += (int)num_of(e, "prewarmed_connections");
-        m->stamps_kernel += (long)num_of(e, "arrival_stamps_kernel_rx");
-        m->stamps_clock += (long)num_of(e, "arrival_stamps_client_clock");
-        samples += (size_t)num_of(e, "loop_lag_samples");
-        double p99 = num_of(e, "loop_lag_p99_ms");
+        const struct rank_entry *e = d[i].entry;
+        m->client_cpu_user_s += e->cpu_user_s;
+        m->client_cpu_sys_s += e->cpu_sys_s;
+        m->prewarmed_connections += (int)whole0(e->prewarmed_connections);
+        m->stamps_kernel += whole0(e->arrival_stamps_kernel_rx);
+        m->stamps_clock += whole0(e->arrival_stamps_client_clock);
+        samples += (size_t)whole0(e->loop_lag_samples);
+        double p99 = e->loop_lag_p99_ms;
         if (!isnan(p99) && p99 > worst) {   /* the worst rank's lag stands for the run */
             worst = p99;
-            s->loop_lag.p50 = num_of(e, "loop_lag_p50_ms");
+            s->loop_lag.p50 = e->loop_lag_p50_ms;
             s->loop_lag.p99 = p99;
-            s->loop_lag.max = num_of(e, "loop_lag_max_ms");
+            s->loop_lag.max = e->loop_lag_max_ms;
         }
         if (d[i].b.finished_at && (!m->finished_at || strcmp(d[i].b.finished_at, m->finished_at) > 0))
             m->finished_at = d[i].b.finished_at;
@@ -276,7 +258,7 @@ static int build(const struct merge_part *p, struct part_doc *d, int count, int 
 {
     const struct benchmark *rb = &d[ref].b;
     bool duration = rb->duration_mode.present;
-    long total = (long)num_of(d[ref].plan, "num_prompts");
+    long total = d[ref].ranks.plan.num_prompts;
     struct req_record *recs = NULL;
     int n = 0, rc = -1;
     cJSON *j = NULL;
@@ -287,9 +269,9 @@ static int build(const struct merge_part *p, struct part_doc *d, int count, int 
         .check_prompt_tokens = d[ref].j.opts.check_prompt_tokens, .slo = d[ref].j.opts.slo,
     };
     for (int i = 0; duration && i < count; i++) {  /* the window: from the first rank's opening to the last's close */
-        int64_t ws = ns_of(d[i].entry, "window_start_ns"), we = ns_of(d[i].entry, "window_end_ns");
-        if (!d[i].present || !ws || !we)
+        if (!d[i].present || !d[i].entry->window_start_ns || !d[i].entry->window_end_ns)
             continue;
+        int64_t ws = d[i].entry->window_start_ns, we = d[i].entry->window_end_ns;
         if (!so.window_start || ws + d[i].shift_ns < so.window_start)
             so.window_start = ws + d[i].shift_ns;
         if (we + d[i].shift_ns > so.window_end)
@@ -313,8 +295,8 @@ static int build(const struct merge_part *p, struct part_doc *d, int count, int 
     res->summarized = true;
     res->records = n;
     meta.num_prompts = duration ? res->summary.sent : (int)total;
-    meta.warmup = (int)num_of(d[ref].plan, "warmup");
-    meta.concurrency = (int)num_of(d[ref].plan, "concurrency");
+    meta.warmup = (int)d[ref].ranks.plan.warmup;
+    meta.concurrency = (int)d[ref].ranks.plan.concurrency;
     meta.achieved_rate = achieved_rate(recs, n);
     meta.window_s = so.window_end > so.window_start ? (double)(so.window_end - so.window_start) / 1e9 : 0;
     why_incomplete(p, d, count, &res->summary, res);
@@ -369,12 +351,13 @@ int run_merge(const struct merge_part *parts, int count, const char *alignment, 
         /* onto the reference's clock: measured offsets from rank 0, else the wall clocks */
         d[i].shift_ns = parts[i].offset_measured
                             ? -(int64_t)llround(parts[i].offset_ns - (parts[ref].offset_measured ? parts[ref].offset_ns : 0))
-                            : ns_of(d[i].entry, "unix_minus_monotonic_ns") - ns_of(d[ref].entry, "unix_minus_monotonic_ns");
+                            : d[i].entry->unix_minus_monotonic_ns - d[ref].entry->unix_minus_monotonic_ns;
     }
     if (rc == 0)
         rc = build(parts, d, count, ref, alignment, out, res);
     for (int i = 0; i < count; i++) {
         run_journal_doc_free(&d[i].j);
+        ranks_free(&d[i].ranks);
         benchmark_free(&d[i].b);
         cJSON_Delete(d[i].art);
     }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "artifact/observe.h"
+#include "artifact/observe_shard.h"
 #include "load/driver.h"
 #include "run/stage.h"
 #include "stats/tokens.h"
@@ -128,20 +129,10 @@ int run_observe_attach(struct run_ctx *x, const struct driver_result *dr, cJSON 
         return -1;
     if (artifact_add_observe(art, x->res->observe) != 0)
         return -1;
-    cJSON *cc = cJSON_GetObjectItem(cJSON_GetObjectItem(art, "server_metrics"), "cross_checks");
-    if (!sharing_shards(x) || !cc)
+    if (!sharing_shards(x))
         return 0;
     /* a shard cannot tell its siblings' tokens from another client's: unknown, and why */
-    char note[200];
-    snprintf(note, sizeof note, "shard %d/%d: the server also served this run's other shards, so "
-             "excess_tokens holds their tokens; other traffic is not checked per shard",
-             x->c->shard_index, x->c->shard_count);
-    cJSON *unknown = cJSON_CreateNull();
-    if (!unknown || !cJSON_ReplaceItemInObject(cc, "other_traffic", unknown)) {
-        cJSON_Delete(unknown);
-        return -1;
-    }
-    return cJSON_AddStringToObject(cc, "other_traffic_note", note) ? 0 : -1;
+    return artifact_observe_shared_server(art, x->c->shard_index, x->c->shard_count);
 }
 
 double run_server_prefix_hit_rate(const struct run_ctx *x, const char **source)

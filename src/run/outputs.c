@@ -257,10 +257,7 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
         art = NULL;
     }
     /* after the observed blocks, where benchmark_to_json writes it back */
-    cJSON *ranks = art && c->shard_count > 0 ? run_shard_ranks(x, dr) : NULL;
-    if (ranks)
-        cJSON_AddItemToObject(art, "ranks", ranks);
-    if (art && c->shard_count > 0 && !ranks) {
+    if (art && c->shard_count > 0 && run_shard_add_ranks(x, dr, art) != 0) {
         cJSON_Delete(art);
         art = NULL;
     }

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "artifact/journal.h"
+#include "artifact/requests_log.h"
 #include "run/stage.h"
 #include "stats/tokens.h"
 
@@ -65,17 +66,6 @@ static int keep(struct buf *b, const char *s)
     return 1;
 }
 
-static cJSON *requests_line(const struct run_ctx *x, const struct req_record *r)
-{
-    cJSON *line = r->fail == FAIL_NONE ? artifact_request_timing(r) : artifact_failure(r);
-    if (line) {
-        cJSON_AddStringToObject(line, "run_id", x->res->run_id);
-        cJSON_AddBoolToObject(line, "warmup", r->warmup);
-        cJSON_AddStringToObject(line, "status", r->cut ? "incomplete" : r->fail == FAIL_NONE ? "completed" : "failed");
-    }
-    return line;
-}
-
 void run_log_record(void *ud, int loop, const struct req_record *rec)
 {
     struct run_ctx *x = ud;
@@ -89,7 +79,7 @@ void run_log_record(void *ud, int loop, const struct req_record *rec)
     struct log_loop *l = &g->loops[loop >= 0 && loop < g->n ? loop : 0];
     /* printed outside the loop's mutex; only the copy is under it */
     char *j = x->journal ? line_of(x, journal_record(r, x->journal_t0)) : NULL;
-    char *q = x->requests_log ? line_of(x, requests_line(x, r)) : NULL;
+    char *q = x->requests_log ? line_of(x, artifact_requests_line(r, x->res->run_id)) : NULL;
     int bad = (x->journal && !j) + (x->requests_log && !q);
     pthread_mutex_lock(&l->mu);
     if (r->warmup)

@@ -19,6 +19,7 @@
 #include "core/stop.h"
 #include "load/driver.h"
 #include "load/plan.h"
+#include "observe/metrics_url.h"
 #include "openai/cache.h"
 #include "run/stage.h"
 #include "workload/image.h"
@@ -42,12 +43,6 @@ void run_config_defaults(struct run_config *c)
 double run_stall_timeout_s(const struct run_config *c)
 {
     return c->stall_timeout_s < 0 ? c->idle_timeout_s : c->stall_timeout_s;
-}
-
-/* A URL anvil can read metrics from: http, https or file. */
-static bool metrics_url(const char *u)
-{
-    return !strncmp(u, "http://", 7) || !strncmp(u, "https://", 8) || !strncmp(u, "file://", 7);
 }
 
 /* Whether url's scheme is one anvil speaks. */
@@ -123,12 +118,12 @@ int run_config_check(const struct run_config *c, char *err, size_t errlen)
     if (check_inputs(c, err, errlen) != 0)
         return -1;
     if (c->server_metrics && strcmp(c->server_metrics, "auto") && strcmp(c->server_metrics, "off") &&
-        !metrics_url(c->server_metrics)) {
+        !obs_metrics_url_ok(c->server_metrics)) {
         snprintf(err, errlen, "--server-metrics %s: expected auto, off, or an http://, https:// or file:// URL",
                  c->server_metrics);
         return -1;
     }
-    if (c->gpu_metrics_url && !metrics_url(c->gpu_metrics_url)) {
+    if (c->gpu_metrics_url && !obs_metrics_url_ok(c->gpu_metrics_url)) {
         snprintf(err, errlen, "--gpu-metrics-url %s: expected an http://, https:// or file:// URL", c->gpu_metrics_url);
         return -1;
     }

@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "artifact/json.h"
+#include "artifact/ranks.h"
 #include "core/clock.h"
 #include "load/driver.h"
 #include "run/stage.h"
@@ -114,82 +114,40 @@ void run_shard_records(struct run_ctx *x, struct driver_result *dr)
         dr->records[k].index = (int)(x->shard.seqs[x->shard.warmup + k] - x->c->warmup);
 }
 
-/* A CLOCK_MONOTONIC or other int64 instant as a decimal string (exact, as the
- * journal's t0_ns), or null when 0. */
-static void add_ns(cJSON *o, const char *k, int64_t ns)
-{
-    char b[32];
-    snprintf(b, sizeof b, "%lld", (long long)ns);
-    if (ns)
-        cJSON_AddStringToObject(o, k, b);
-    else
-        cJSON_AddNullToObject(o, k);
-}
-
-/* This process's entry of the ranks block. */
-static cJSON *own_entry(const struct run_ctx *x, const struct driver_result *dr)
+/* This process's entry of the ranks block (strings borrowed from x and host). */
+static struct rank_entry own_entry(const struct run_ctx *x, const struct driver_result *dr, const char *host)
 {
     const struct run_result *res = x->res;
     const struct run_summary *s = &res->summary;
-    cJSON *e = cJSON_CreateObject();
-    char host[256] = "";
-    gethostname(host, sizeof host - 1);
     const char *slash = strrchr(res->journal_path, '/');
-    cJSON_AddNumberToObject(e, "rank", x->c->shard_index);
-    cJSON_AddStringToObject(e, "host", host);
-    cJSON_AddNumberToObject(e, "pid", (double)getpid());
-    cJSON_AddStringToObject(e, "run_id", res->run_id);
-    artifact_add_string(e, "journal", res->journal_path[0] ? (slash ? slash + 1 : res->journal_path) : NULL);
-    cJSON_AddNumberToObject(e, "threads", dr->threads);
-    cJSON_AddNumberToObject(e, "requests", s->requests);
-    cJSON_AddNumberToObject(e, "sent", s->sent);
-    cJSON_AddNumberToObject(e, "completed", s->completed);
-    cJSON_AddNumberToObject(e, "failed", s->failed);
-    artifact_add_number(e, "cpu_user_s", dr->cpu_user_s);
-    artifact_add_number(e, "cpu_sys_s", dr->cpu_sys_s);
-    artifact_add_number(e, "loop_lag_p50_ms", s->loop_lag.p50);
-    artifact_add_number(e, "loop_lag_p99_ms", s->loop_lag.p99);
-    artifact_add_number(e, "loop_lag_max_ms", s->loop_lag.max);
-    cJSON_AddNumberToObject(e, "loop_lag_samples", (double)s->loop_lag.samples);
-    cJSON_AddNumberToObject(e, "prewarmed_connections", dr->prewarmed);
-    cJSON_AddNumberToObject(e, "arrival_stamps_kernel_rx", (double)dr->stamps_kernel);
-    cJSON_AddNumberToObject(e, "arrival_stamps_client_clock", (double)dr->stamps_clock);
-    cJSON_AddBoolToObject(e, "incomplete", res->incomplete);
-    artifact_add_string(e, "incomplete_reason", res->incomplete_reason);
-    add_ns(e, "measure_start_ns", dr->t_measure);
-    add_ns(e, "window_start_ns", x->c->duration_s > 0 ? dr->window_start : 0);
-    add_ns(e, "window_end_ns", x->c->duration_s > 0 ? dr->window_end : 0);
-    add_ns(e, "unix_minus_monotonic_ns", x->unix_minus_mono);
-    artifact_add_number(e, "start_late_ms", x->measure_at && dr->t_measure
-                                                 ? (double)(dr->t_measure - x->measure_at) / 1e6 : NAN);
-    /* measured by an MPI run's rank 0 (mpi/clock.c); a shard alone has only its wall clock */
-    cJSON_AddNullToObject(e, "clock_offset_ms");
-    cJSON_AddNullToObject(e, "clock_offset_uncertainty_ms");
-    cJSON_AddNullToObject(e, "clock_drift_ms");
-    return e;
+    bool window = x->c->duration_s > 0;
+    return (struct rank_entry){
+        .rank = x->c->shard_index, .host = (char *)host, .pid = (long)getpid(), .run_id = (char *)res->run_id,
+        .journal = res->journal_path[0] ? (char *)(slash ? slash + 1 : res->journal_path) : NULL,
+        .threads = dr->threads, .requests = s->requests, .sent = s->sent, .completed = s->completed,
+        .failed = s->failed, .cpu_user_s = dr->cpu_user_s, .cpu_sys_s = dr->cpu_sys_s,
+        .loop_lag_p50_ms = s->loop_lag.p50, .loop_lag_p99_ms = s->loop_lag.p99, .loop_lag_max_ms = s->loop_lag.max,
+        .loop_lag_samples = (long)s->loop_lag.samples, .prewarmed_connections = dr->prewarmed,
+        .arrival_stamps_kernel_rx = dr->stamps_kernel, .arrival_stamps_client_clock = dr->stamps_clock,
+        .incomplete = res->incomplete, .incomplete_reason = (char *)res->incomplete_reason,
+        .measure_start_ns = dr->t_measure, .window_start_ns = window ? dr->window_start : 0,
+        .window_end_ns = window ? dr->window_end : 0, .unix_minus_monotonic_ns = x->unix_minus_mono,
+        .start_late_ms = x->measure_at && dr->t_measure ? (double)(dr->t_measure - x->measure_at) / 1e6 : NAN,
+        /* measured by an MPI run's rank 0 (mpi/clock.c); a shard alone has only its wall clock */
+        .clock_offset_ms = NAN, .clock_offset_uncertainty_ms = NAN, .clock_drift_ms = NAN,
+    };
 }
 
-cJSON *run_shard_ranks(const struct run_ctx *x, const struct driver_result *dr)
+int run_shard_add_ranks(const struct run_ctx *x, const struct driver_result *dr, cJSON *art)
 {
     const struct run_config *c = x->c;
-    cJSON *r = cJSON_CreateObject(), *plan = cJSON_CreateObject(), *per = cJSON_CreateArray();
-    cJSON *e = own_entry(x, dr);
-    if (!r || !plan || !per || !e) {
-        cJSON_Delete(r);
-        cJSON_Delete(plan);
-        cJSON_Delete(per);
-        cJSON_Delete(e);
-        return NULL;
-    }
-    cJSON_AddNumberToObject(r, "count", c->shard_count);
-    cJSON_AddStringToObject(r, "alignment", "wall-clock");
-    cJSON_AddNullToObject(r, "max_offset_uncertainty_ms");
-    cJSON_AddItemToObject(r, "missing", cJSON_CreateArray());
-    cJSON_AddNumberToObject(plan, "num_prompts", (double)c->num_prompts);
-    cJSON_AddNumberToObject(plan, "warmup", (double)c->warmup);
-    cJSON_AddNumberToObject(plan, "concurrency", (double)c->concurrency);
-    cJSON_AddItemToObject(r, "plan", plan);
-    cJSON_AddItemToArray(per, e);
-    cJSON_AddItemToObject(r, "per_rank", per);
-    return r;
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    struct rank_entry e = own_entry(x, dr, host);
+    struct ranks_block b = {
+        .count = c->shard_count, .alignment = "wall-clock", .max_offset_uncertainty_ms = NAN,
+        .plan = {.num_prompts = c->num_prompts, .warmup = c->warmup, .concurrency = c->concurrency},
+        .per_rank = &e, .n_per_rank = 1,
+    };
+    return artifact_add_ranks(art, &b);
 }

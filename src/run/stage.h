@@ -196,9 +196,9 @@ int run_agree_start(struct run_ctx *x);
  * the whole plan's request_index. Nothing without a shard. */
 void run_shard_records(struct run_ctx *x, struct driver_result *dr);
 
-/* The shard's `ranks` block (docs/ARTIFACTS.md) from the load's result and
- * summary: a new object the caller adds to the artifact, or NULL (memory). */
-cJSON *run_shard_ranks(const struct run_ctx *x, const struct driver_result *dr);
+/* Adds the shard's `ranks` block (docs/ARTIFACTS.md), from the load's
+ * result and summary, to the artifact art. Returns 0, or -1 (memory). */
+int run_shard_add_ranks(const struct run_ctx *x, const struct driver_result *dr, cJSON *art);
 
 /* seq of the driver (a shard's own numbering) → the whole plan's seq
  * (itself without a shard). */

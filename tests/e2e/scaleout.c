@@ -68,6 +68,11 @@ void scaleout_assert_schedule(const cJSON *art, int n, double rate, uint64_t see
 
 void scaleout_run_shards(const char *dir, int n, const char *const argv_tail[])
 {
+    scaleout_run_shards_exit(dir, n, argv_tail, 0);
+}
+
+void scaleout_run_shards_exit(const char *dir, int n, const char *const argv_tail[], int want)
+{
     struct timeval now;
     gettimeofday(&now, NULL);
     char start[32], shard[8][32], out[8][512];
@@ -89,6 +94,6 @@ void scaleout_run_shards(const char *dir, int n, const char *const argv_tail[])
     for (int i = 0; i < n; i++) {
         int ws;
         waitpid(pids[i], &ws, 0);
-        cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "shard %d/%d did not exit 0", i, n);
+        cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == want, "shard %d/%d did not exit %d", i, n, want);
     }
 }

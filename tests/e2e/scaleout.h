@@ -27,4 +27,7 @@ void scaleout_assert_schedule(const cJSON *art, int n, double rate, uint64_t see
  * waits for them; asserts each exited 0. */
 void scaleout_run_shards(const char *dir, int n, const char *const argv_tail[]);
 
+/* scaleout_run_shards, each shard expected to exit want. */
+void scaleout_run_shards_exit(const char *dir, int n, const char *const argv_tail[], int want);
+
 #endif

@@ -242,3 +242,45 @@ Test(mpi, a_sweep_launcher_makes_every_round_one_run_over_the_ranks, .timeout = 
     cJSON_Delete(m);
     sim_stop(&sim);
 }
+
+/* Rank 0 exits by anvil run's rule (README, "Exit status"): a --duration
+ * window whose streams all outlast it is measured by the window's tokens,
+ * exit 0 as in one process (before: 1, rank 0 asked for a completed
+ * request). */
+Test(mpi, a_window_whose_streams_outlast_it_exits_0_as_one_process_does, .timeout = 120)
+{
+    struct sim_proc sim;
+    const char *slow[] = {"--ttft-ms", "15", "--itl-ms", "20", NULL};
+    cr_assert_eq(sim_start_reference(&sim, slow), 0);
+    char dir[] = "/tmp/anvil-mpi-XXXXXX", single[128], out[128], err[16384];
+    cr_assert(mkdtemp(dir));
+    dir_path(single, sizeof single, dir, "single.json");
+    dir_path(out, sizeof out, dir, "np2.json");
+    /* 500 tokens at 20 ms each: no stream ends inside the 1 s window */
+    const char *tail[] = {"--base-url", sim.base_url, "--duration", "1", "--concurrency", "2", "--input-len", "16",
+                          "--output-len", "500", "--calibration", "none", NULL};
+    const char *argv[32] = {harness_anvil_bin(), "run", "--out", single};
+    for (int i = 0; tail[i]; i++)
+        argv[4 + i] = tail[i];
+    int status;
+    char o[16384];
+    cr_assert_eq(run_cmd_err(argv, o, sizeof o, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 0, "%s", err);
+    cr_assert_eq(mpirun(2, NULL, NULL, tail, out, err, sizeof err), 0, "%s", err);
+    cJSON *m = harness_load_json(out);
+    cr_assert_eq(harness_num(m, "completed"), 0, "the case this test is about: no request completed");
+    cr_assert_gt(harness_num(harness_json_path(m, "duration_mode"), "tokens_in_window"), 0, "%s", err);
+    cJSON_Delete(m);
+    sim_stop(&sim);
+}
+
+/* More ranks than --concurrency is a usage error before any request:
+ * exit 2, as anvil run --shard says it (before: 1). */
+Test(mpi, more_ranks_than_concurrency_is_a_usage_error, .timeout = 60)
+{
+    const char *tail[] = {"--base-url", "http://127.0.0.1:9/v1", "--concurrency", "2", NULL};
+    char err[16384];
+    int status = mpirun(3, NULL, NULL, tail, "/tmp/anvil-mpi-never.json", err, sizeof err);
+    cr_assert_eq(status, 2, "%s", err);
+    cr_assert(strstr(err, "3 shards (ranks) each take a share of --concurrency 2"), "%s", err);
+}

@@ -280,3 +280,94 @@ Test(shard, a_shard_counts_its_own_prompts_and_does_not_call_the_other_shards_ot
     rmdir(dir);
     sim_stop(&sim);
 }
+
+/* anvil merge DIR... with extra flags; its exit status and stderr. */
+static int merge_err(const char *out, const char *flag, const char *value, const char *const inputs[], char *e,
+                     size_t ecap)
+{
+    const char *argv[16] = {harness_anvil_bin(), "merge", "--out", out};
+    int k = 4, status;
+    if (flag) {
+        argv[k++] = flag;
+        argv[k++] = value;
+    }
+    for (int i = 0; inputs[i]; i++)
+        argv[k++] = inputs[i];
+    argv[k] = NULL;
+    char o[16384];
+    cr_assert_eq(run_cmd_err(argv, o, sizeof o, e, ecap, &status), 0);
+    return status;
+}
+
+/* A merge's exit status follows anvil run's rule (README, "Exit status"):
+ * more than --max-failure-rate of the requests failed is exit 1 with the
+ * counts, as the same run in one process exits. Before, the merge looked
+ * only at incompleteness and exited 0. */
+Test(shard, a_merge_with_too_many_failures_exits_1_as_the_run_would, .timeout = 120)
+{
+    struct sim_proc sim;
+    const char *faulty[] = {"--ttft-ms", "15", "--itl-ms", "2", "--fail-rate", "0.5", "--fail-status", "500", NULL};
+    cr_assert_eq(sim_start_reference(&sim, faulty), 0);
+    char dir[] = "/tmp/anvil-shard-XXXXXX", merged[128], single[128], s0[128], s1[128], e[4096];
+    cr_assert(mkdtemp(dir));
+    snprintf(merged, sizeof merged, "%s/merged.json", dir);
+    snprintf(single, sizeof single, "%s/single.json", dir);
+    snprintf(s0, sizeof s0, "%s/s0.json", dir);
+    snprintf(s1, sizeof s1, "%s/s1.json", dir);
+    /* the shards themselves let every failure pass: the merge judges the whole run */
+    const char *tail[] = {"--base-url", sim.base_url, "--num-prompts", "16", "--concurrency", "4",
+                          "--input-len", "16", "--output-len", "4", "--calibration", "none",
+                          "--max-failure-rate", "1", NULL};
+    scaleout_run_shards(dir, 2, tail);
+    const char *const inputs[] = {s0, s1, NULL};
+    int status = merge_err(merged, NULL, NULL, inputs, e, sizeof e);
+    cJSON *m = harness_load_json(merged);
+    int failed = cJSON_GetArraySize(harness_json_path(m, "failures"));
+    int completed = cJSON_GetArraySize(harness_json_path(m, "request_timings"));
+    cr_assert_gt(failed * 20, 16, "the simulator failed more than 5%% of the requests (%d)", failed);
+    cr_assert_eq(status, 1, "%s", e);
+    char want[128];
+    snprintf(want, sizeof want, "%d of %d requests failed", failed, failed + completed);
+    if (completed)
+        cr_assert(strstr(e, want) && strstr(e, "--max-failure-rate 0.05"), "want '%s' in: %s", want, e);
+    else
+        cr_assert(strstr(e, "no request completed"), "%s", e);
+    cr_assert_eq(merge_err(merged, "--max-failure-rate", "1", inputs, e, sizeof e), completed ? 0 : 1, "%s", e);
+    /* the same run in one process: the same rule */
+    const char *argv[32] = {harness_anvil_bin(), "run", "--out", single};
+    int k = 4;
+    for (int i = 0; tail[i] && strcmp(tail[i], "--max-failure-rate"); i++)
+        argv[k++] = tail[i];
+    argv[k] = NULL;
+    char o[16384];
+    cr_assert_eq(run_cmd_err(argv, o, sizeof o, e, sizeof e, &status), 0);
+    cr_assert_eq(status, 1, "%s", e);
+    cJSON_Delete(m);
+    sim_stop(&sim);
+}
+
+/* Shards none of whose requests completed each exit 1 (nothing measured);
+ * their merge did exit 0. */
+Test(shard, a_merge_where_no_request_completed_exits_1, .timeout = 120)
+{
+    struct sim_proc sim;
+    const char *faulty[] = {"--fail-rate", "1", "--fail-status", "500", NULL};
+    cr_assert_eq(sim_start_reference(&sim, faulty), 0);
+    char dir[] = "/tmp/anvil-shard-XXXXXX", merged[128], s0[128], s1[128], e[4096];
+    cr_assert(mkdtemp(dir));
+    snprintf(merged, sizeof merged, "%s/merged.json", dir);
+    snprintf(s0, sizeof s0, "%s/s0.json", dir);
+    snprintf(s1, sizeof s1, "%s/s1.json", dir);
+    const char *tail[] = {"--base-url", sim.base_url, "--num-prompts", "6", "--concurrency", "2",
+                          "--input-len", "16", "--output-len", "4", "--calibration", "none",
+                          "--max-failure-rate", "1", NULL};
+    scaleout_run_shards_exit(dir, 2, tail, 1);
+    const char *const inputs[] = {s0, s1, NULL};
+    cr_assert_eq(merge_err(merged, "--max-failure-rate", "1", inputs, e, sizeof e), 1, "%s", e);
+    cr_assert(strstr(e, "no request completed"), "%s", e);
+    cJSON *m = harness_load_json(merged);
+    cr_assert_eq(harness_num(m, "completed"), 0);
+    cr_assert_eq(cJSON_GetArraySize(harness_json_path(m, "failures")), 6);
+    cJSON_Delete(m);
+    sim_stop(&sim);
+}
