@@ -243,7 +243,8 @@ struct bench_images {
     bool present;
     long per_request, width, height;    /* pixels */
     double tokens_per_image;            /* as the server counted them (calibration probes); NaN = null */
-    char *format;                       /* "png" or "jpeg" (borrowed when built, owned when read) */
+    char *format;                       /* "png" or "jpeg" (owned in struct benchmark; borrowed in
+                                           bench_meta) */
 };
 
 struct bench_workload {

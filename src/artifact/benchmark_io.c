@@ -7,7 +7,6 @@
  * counts by name, the processes of a run spread over ranks. */
 #include "artifact/benchmark.h"
 
-#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
