@@ -432,10 +432,20 @@ static void calibration_of(struct builder *b, const struct bench_meta *m, struct
         .cache_file = copy(b, m->calibration_cache), .cache_key = copy(b, m->calibration_cache_key),
         .shared_prefix_method = copy(b, m->shared_prefix_method),
     };
-    if (m->calibration) {
-        c->searched = true;
-        c->c = *m->calibration;
+    const struct calibration *k = m->calibration;
+    if (!k)
+        return;
+    c->search = (struct bench_calib_search){
+        .present = true, .target_tokens = k->target_tokens, .tolerance_tokens = k->tolerance_tokens,
+        .filler_words = k->words, .measured_tokens = k->tokens, .converged = k->converged,
+    };
+    if (k->n_steps > 0 && !(c->search.steps = calloc((size_t)k->n_steps, sizeof *c->search.steps))) {
+        b->oom = true;
+        return;
     }
+    for (int i = 0; i < k->n_steps; i++)
+        c->search.steps[c->search.n_steps++] = (struct bench_calib_step){
+            k->steps[i].words, k->steps[i].tokens >= 0 ? k->steps[i].tokens : ARTIFACT_NONE, k->steps[i].truncated};
 }
 
 static void client_of(struct builder *b, const struct bench_meta *m, const struct run_summary *s,
@@ -446,10 +456,9 @@ static void client_of(struct builder *b, const struct bench_meta *m, const struc
         .present = true, .cpu_user_s = m->client_cpu_user_s, .cpu_sys_s = m->client_cpu_sys_s,
         .sse_events = s->events, .cpu_us_per_event = s->events ? cpu * 1e6 / (double)s->events : NAN,
         .cpu_utilization = s->duration_ms > 0 ? cpu / (s->duration_ms / 1000) : NAN,
-        .loop_lag_p50_ms = s->loop_lag.p50, .loop_lag_p99_ms = s->loop_lag.p99,
-        .loop_lag_max_ms = s->loop_lag.max, .loop_lag_samples = (long)s->loop_lag.samples,
+        .loop_lag_ms = {s->loop_lag.p50, s->loop_lag.p99, s->loop_lag.max, (long)s->loop_lag.samples},
         .send_lateness_p99_ms = s->d[D_SEND_LATENESS].p99,
-        .arrival_stamps_kernel_rx = m->stamps_kernel, .arrival_stamps_client_clock = m->stamps_clock,
+        .arrival_stamps = {m->stamps_kernel, m->stamps_clock},
         .threads = m->threads > 0 ? m->threads : 0,
     };
     if (!m->per_thread || m->threads <= 0)
@@ -503,8 +512,7 @@ static void anvil_fields_of(struct builder *b, const struct bench_meta *m, const
     out->incomplete = m->incomplete;
     out->incomplete_reason = copy(b, m->incomplete_reason);
     out->ignore_eos_violations = s->inv.violations[INV_IGNORE_EOS];
-    out->has_invariants = true;
-    out->invariants = s->inv;
+    out->invariants = (struct bench_invariants){true, s->inv};
     out->prompt_token_mismatches = s->prompt_mismatch;
     out->usage_over_max_tokens = s->usage_over_max;
     out->cache_contaminated = m->cache_contaminated;
@@ -563,7 +571,7 @@ int benchmark_from_run(const struct bench_meta *meta, const struct req_record *r
         trace_of(&b, meta->trace, recs, n, s, &out->workload.trace);
     if (meta->images) {
         out->workload.images = *meta->images;
-        out->workload.images.format = copy(&b, meta->images->format);
+        out->workload.images.format = copy(&b, meta->images->format ? meta->images->format : "png");
     }
     if (meta->agentic)
         agentic_of(&b, meta, recs, n, &out->workload.agentic);
@@ -574,6 +582,22 @@ int benchmark_from_run(const struct bench_meta *meta, const struct req_record *r
         return -1;
     }
     return 0;
+}
+
+const struct calibration *bench_calibration_search(const struct bench_calibration *c, struct calibration *out)
+{
+    const struct bench_calib_search *s = &c->search;
+    if (!s->present)
+        return NULL;
+    *out = (struct calibration){
+        .target_tokens = s->target_tokens, .tolerance_tokens = s->tolerance_tokens, .words = s->filler_words,
+        .tokens = s->measured_tokens, .converged = s->converged,
+    };
+    for (size_t i = 0; i < s->n_steps && out->n_steps < CALIB_MAX_STEPS; i++)
+        out->steps[out->n_steps++] = (struct calib_step){
+            s->steps[i].filler_words, s->steps[i].tokens == ARTIFACT_NONE ? -1 : s->steps[i].tokens,
+            s->steps[i].truncated};
+    return out;
 }
 
 cJSON *artifact_benchmark(const struct bench_meta *meta, const struct req_record *recs, int n,

@@ -125,13 +125,29 @@ struct bench_slo {
     double ttft_ms, tpot_ms, e2el_ms;   /* NaN = not set */
 };
 
+/* One probe of the prompt-length search (struct calib_step). */
+struct bench_calib_step {
+    long filler_words;
+    long tokens;                /* what the server counted; ARTIFACT_NONE = null (it refused the probe) */
+    bool truncated;             /* counted, but cut by the server: not used (written only when true) */
+};
+
+/* The prompt-length search (struct calibration), keys of `calibration`
+ * written only when it ran (present). */
+struct bench_calib_search {
+    bool present;
+    long target_tokens, tolerance_tokens;   /* tokens */
+    long filler_words;                      /* the chosen filler length, words */
+    long measured_tokens;                   /* what the server counted for it, tokens */
+    bool converged;
+    struct bench_calib_step *steps;         /* owned, n_steps of them */
+    size_t n_steps;
+};
+
 struct bench_calibration {
     bool present;
     char *method;               /* "tokenize", "probe", "none", "dataset" */
-    bool searched;              /* the search ran: target_tokens ... steps are written */
-    struct calibration c;       /* target_tokens, tolerance_tokens, filler_words (words),
-                                   measured_tokens (tokens), converged, steps (tokens -1 = null:
-                                   refused; truncated written only when true) */
+    struct bench_calib_search search;
     char *source;               /* "measured" or "cache"; NULL = null */
     char *cache_file, *cache_key;   /* --calibration-cache's file and entry; NULL = null */
     char *shared_prefix_method; /* how shared_prefix_tokens was measured, or why not; NULL = null */
@@ -227,7 +243,8 @@ struct bench_images {
     bool present;
     long per_request, width, height;    /* pixels */
     double tokens_per_image;            /* as the server counted them (calibration probes); NaN = null */
-    char *format;                       /* "png" or "jpeg" (borrowed when built, owned when read) */
+    char *format;                       /* "png" or "jpeg" (owned in struct benchmark; borrowed in
+                                           bench_meta) */
 };
 
 struct bench_workload {
@@ -248,11 +265,27 @@ struct bench_sweep {
     long round;
 };
 
+/* The event loop's lag probe (client.loop_lag_ms): ms, NaN = null (no sample). */
+struct bench_loop_lag {
+    double p50, p99, max;
+    long samples;
+};
+
+/* A measuring thread's lag probe (client.per_thread[].loop_lag_ms). */
+struct bench_thread_lag {
+    double p99, max;            /* ms; NaN = null (no sample) */
+    long samples;
+};
+
+/* client.arrival_stamps: how arrival times were taken (driver.h). */
+struct bench_arrival_stamps {
+    long kernel_rx, client_clock;
+};
+
 /* client.per_thread[i]: what measuring loop i carried and how late it ran. */
 struct bench_thread {
-    long requests;                              /* measured requests it sent */
-    double loop_lag_p99_ms, loop_lag_max_ms;    /* its lag probe; NaN = null (no sample) */
-    long loop_lag_samples;
+    long requests;                      /* measured requests it sent */
+    struct bench_thread_lag loop_lag_ms;    /* its lag probe */
 };
 
 struct bench_client {
@@ -260,10 +293,9 @@ struct bench_client {
     double cpu_user_s, cpu_sys_s;
     long sse_events;
     double cpu_us_per_event, cpu_utilization;   /* NaN = null */
-    double loop_lag_p50_ms, loop_lag_p99_ms, loop_lag_max_ms;   /* loop_lag_ms.{p50,p99,max} */
-    long loop_lag_samples;
+    struct bench_loop_lag loop_lag_ms;
     double send_lateness_p99_ms;
-    long arrival_stamps_kernel_rx, arrival_stamps_client_clock;
+    struct bench_arrival_stamps arrival_stamps;
     long threads;                   /* measuring loops; 0 = not recorded (older artifacts: null) */
     struct bench_thread *per_thread;    /* owned; n_per_thread entries, NULL = not recorded */
     size_t n_per_thread;
@@ -291,6 +323,19 @@ struct bench_dists {
                 output_tps_per_user, send_lateness, scheduled_ttft, scheduled_e2e;
 };
 
+/* Energy over the window (artifact/observe.c): keys of `metrics` in
+ * artifacts of runs that observed the hardware (present); NaN = null. */
+struct bench_energy {
+    bool present;
+    double energy_j, output_tokens_per_joule, joules_per_output_token;
+};
+
+/* The invariant checks' counts (stats/invariants.h); absent in seed files. */
+struct bench_invariants {
+    bool present;
+    struct invariants v;
+};
+
 struct bench_metrics {
     struct bench_dists dist;
     long content_chunks;
@@ -303,10 +348,7 @@ struct bench_metrics {
     double prefix_cache_hit_avg, throughput_tok_s;
     double request_throughput, output_throughput, total_token_throughput, goodput_rps,
            aggregate_tps, peak_output_tps_1s;
-    /* energy over the window (artifact/observe.c): present in artifacts of
-     * runs that observed the hardware; NaN = null */
-    bool has_energy;
-    double energy_j, output_tokens_per_joule, joules_per_output_token;
+    struct bench_energy energy;
 };
 
 /* One request_timings entry: a completed request. */
@@ -374,8 +416,7 @@ struct benchmark {
     bool incomplete;
     char *incomplete_reason;
     long ignore_eos_violations;
-    bool has_invariants;
-    struct invariants invariants;
+    struct bench_invariants invariants;
     long prompt_token_mismatches, usage_over_max_tokens;
     bool cache_contaminated;
     long journal_lines_lost;            /* journal lines whose write failed (a full disk); ARTIFACT_NONE = null */
@@ -449,6 +490,10 @@ int benchmark_read_file(const char *path, struct benchmark *out, char *sha_out, 
  * writes it. Caller deletes; NULL when memory runs out. */
 cJSON *benchmark_timing_json(const struct bench_timing *t);
 cJSON *benchmark_failure_json(const struct bench_failure *f);
+
+/* The calibration search c records (benchmark_from_run's inverse) in *out,
+ * at most CALIB_MAX_STEPS steps. Returns out, or NULL when c has no search. */
+const struct calibration *bench_calibration_search(const struct bench_calibration *c, struct calibration *out);
 
 /* Frees everything *b owns and empties it (safe on an emptied one). */
 void benchmark_free(struct benchmark *b);

@@ -44,11 +44,19 @@ static void write_array(cJSON *o, const struct field *f, const void *s)
         cJSON_AddItemToArray(a, fields_to_json(f->sub, v + i * f->sub->size));
 }
 
-static void write_one(cJSON *o, const struct field *f, const void *s)
+/* Returns whether the row was written (FW_WITH_PREV). */
+static bool write_one(cJSON *o, const struct field *f, const void *s, bool prev)
 {
-    if ((f->write & FW_READONLY) || ((f->write & FW_OMIT_NONE) && none(f, s)))
-        return;
+    if ((f->write & FW_READONLY) || ((f->write & FW_OMIT_NONE) && none(f, s)) ||
+        ((f->write & FW_WITH_PREV) && !prev))
+        return false;
     const void *m = (const char *)s + f->offset;
+    if (f->kind == FIELD_OBJECT && (f->write & FW_FLAT)) {
+        bool present = object_present(f->sub, m);
+        if (present)
+            fields_write(o, f->sub, m);
+        return present;
+    }
     switch (f->kind) {
     case FIELD_NUMBER: write_number(o, f, *(const double *)m); break;
     case FIELD_WHOLE: artifact_add_whole(o, f->key, *(const long *)m); break;
@@ -67,12 +75,14 @@ static void write_one(cJSON *o, const struct field *f, const void *s)
     case FIELD_ARRAY: write_array(o, f, s); break;
     case FIELD_CUSTOM: f->codec->write(o, f->key, m); break;
     }
+    return true;
 }
 
 void fields_write(cJSON *o, const struct field_table *t, const void *s)
 {
+    bool prev = true;
     for (size_t i = 0; o && i < t->n; i++)
-        write_one(o, &t->f[i], s);
+        prev = write_one(o, &t->f[i], s, prev);
 }
 
 cJSON *fields_to_json(const struct field_table *t, const void *s)
@@ -110,9 +120,23 @@ static void read_array(struct jread *r, const cJSON *o, const struct field *f, v
     jread_each(r, f->key, a, array_elem_read, &ctx);
 }
 
+static void zero(const struct field_table *t, void *s);
+
+/* An FW_FLAT group: read from o itself when its first key is there. */
+static void read_flat(struct jread *r, const cJSON *o, const struct field *f, void *m)
+{
+    zero(f->sub, m);
+    if (f->sub->n && cJSON_GetObjectItemCaseSensitive(o, f->sub->f[0].key))
+        fields_read(r, o, f->sub, m);
+}
+
 static void read_one(struct jread *r, const cJSON *o, const struct field *f, void *s)
 {
     void *m = (char *)s + f->offset;
+    if (f->kind == FIELD_OBJECT && (f->write & FW_FLAT)) {
+        read_flat(r, o, f, m);
+        return;
+    }
     switch (f->kind) {
     case FIELD_NUMBER: jread_number(r, o, f->key, f->read, m); break;
     case FIELD_WHOLE: jread_whole(r, o, f->key, f->read, f->min, m); break;
@@ -194,6 +218,10 @@ void fields_walk(const struct field_table *t, const char *prefix,
         char path[256];
         snprintf(path, sizeof path, "%s%s%s%s", prefix ? prefix : "", prefix && *prefix ? "." : "",
                  f->key, f->kind == FIELD_ARRAY ? "[]" : "");
+        if (f->write & FW_FLAT) {   /* its rows are keys of this object */
+            fields_walk(f->sub, prefix, visit, ctx);
+            continue;
+        }
         visit(f, path, ctx);
         if (f->sub)
             fields_walk(f->sub, path, visit, ctx);

@@ -32,6 +32,11 @@ enum field_kind {
 #define FW_INF       2u  /* numbers: +inf written as the string "inf" (read it with JR_INF) */
 #define FW_NULL      4u  /* objects: an absent object is written as null (default: left out) */
 #define FW_READONLY  8u  /* read but never written (a key older files have) */
+#define FW_FLAT     16u  /* objects: the sub-table's rows are keys of this object, not of an
+                            object under key (a group of keys written together or not at all,
+                            per its present flag); on reading the group is present when its
+                            first row's key is there */
+#define FW_WITH_PREV 32u /* written only when the row before it was written */
 
 /* How a FIELD_CUSTOM value is written, read and freed. value points at the
  * member. read records its errors in r; free may be NULL. */

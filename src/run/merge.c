@@ -280,7 +280,8 @@ static int build(const struct merge_part *p, struct part_doc *d, int count, int 
     if (gather(d, count, total, duration, &recs, &n, res) != 0)
         goto done;
     struct server_info srv;
-    struct bench_meta meta = run_settings_meta(rb, &d[ref].j.opts, &srv);
+    struct calibration calib;
+    struct bench_meta meta = run_settings_meta(rb, &d[ref].j.opts, &calib, &srv);
     meta.finished_at = NULL;
     fold_ranks(d, count, &meta, &res->summary);
     so.stamps_kernel = meta.stamps_kernel;

@@ -141,8 +141,8 @@ static int per_thread_of(const struct driver_result *dr, struct bench_thread *t)
         struct dist d;
         dist_compute(lag, p->n_lag, PCT_NEAREST, &d);
         free(lag);
-        t[i] = (struct bench_thread){.requests = p->requests, .loop_lag_p99_ms = d.p99,
-                                     .loop_lag_max_ms = d.max, .loop_lag_samples = (long)d.samples};
+        t[i] = (struct bench_thread){.requests = p->requests,
+                                     .loop_lag_ms = {d.p99, d.max, (long)d.samples}};
     }
     return 0;
 }

@@ -98,7 +98,7 @@ int run_journal_read_records(const char *path, char *text, struct journal_doc *d
     return 0;
 }
 
-struct bench_meta run_settings_meta(const struct benchmark *b, const struct journal_opts *o,
+struct bench_meta run_settings_meta(const struct benchmark *b, const struct journal_opts *o, struct calibration *calib,
                                  struct server_info *srv)
 {
     *srv = (struct server_info){.max_model_len = -1,
@@ -121,7 +121,7 @@ struct bench_meta run_settings_meta(const struct benchmark *b, const struct jour
         .burstiness = isnan(b->burstiness) ? 1 : b->burstiness, .slo = o->slo,
         .input_len = isnan(b->context_tokens) ? -1 : (long)b->context_tokens, .output_len = b->max_tokens,
         .ignore_eos = b->ignore_eos, .seed = (uint64_t)b->context_seed,
-        .calibration_method = cal->method, .calibration = cal->searched ? &cal->c : NULL,
+        .calibration_method = cal->method, .calibration = bench_calibration_search(cal, calib),
         .calibration_source = cal->source, .calibration_cache = cal->cache_file,
         .calibration_cache_key = cal->cache_key, .shared_prefix_method = cal->shared_prefix_method,
         .shared_prefix_tokens = isnan(b->shared_prefix_tokens) ? -1 : (long)b->shared_prefix_tokens,
@@ -144,7 +144,8 @@ static cJSON *rebuild(struct journal_doc *d, int dropped, struct run_summary *s)
         .check_prompt_tokens = d->opts.check_prompt_tokens, .slo = d->opts.slo,
     };
     struct server_info srv;
-    struct bench_meta meta = run_settings_meta(&d->settings, &d->opts, &srv);
+    struct calibration calib;
+    struct bench_meta meta = run_settings_meta(&d->settings, &d->opts, &calib, &srv);
     char reason[160];
     if (dropped) {
         snprintf(reason, sizeof reason, "recovered from the journal: the run did not finish; %d damaged "

@@ -239,9 +239,9 @@ void run_journal_doc_free(struct journal_doc *d);
 
 /* A run's settings as it had them, from its settings artifact b (a journal's
  * or an artifact's) and summary options o: strings borrowed from b, the
- * server in *srv; marked incomplete ("recovered from the journal"), which a
+ * server in *srv, the calibration search (when b has one) in *cal; marked incomplete ("recovered from the journal"), which a
  * caller that knows better overrides. */
-struct bench_meta run_settings_meta(const struct benchmark *b, const struct journal_opts *o,
+struct bench_meta run_settings_meta(const struct benchmark *b, const struct journal_opts *o, struct calibration *cal,
                                     struct server_info *srv);
 
 #endif

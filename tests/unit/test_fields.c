@@ -167,3 +167,81 @@ Test(fields, walk_names_nested_paths)
     fields_walk(&outer_t, "", count_path, &hits);
     cr_assert_eq(hits, 2);
 }
+
+/* FW_FLAT: a group of keys written into the parent object together, or
+ * not at all; read back when its first key is there. FW_WITH_PREV: a row
+ * written only when the row before it was. */
+struct grouped {
+    long n;
+    struct inner g;     /* flat: a_ms and b are keys of the parent */
+    long first;
+    double second;      /* only with first */
+};
+
+static const struct field grouped_rows[] = {
+    F_WHOLE(struct grouped, n, 0, NULL),
+    {"g", FIELD_OBJECT, offsetof(struct grouped, g), 0, FW_FLAT, NULL, NULL, 0, 0, &inner_t, NULL},
+    {"first", FIELD_WHOLE, offsetof(struct grouped, first), JR_OPTIONAL, FW_OMIT_NONE, NULL, NULL, 0, 0, NULL, NULL},
+    {"second", FIELD_NUMBER, offsetof(struct grouped, second), JR_OPTIONAL, FW_WITH_PREV, NULL, NULL, 0, 0, NULL,
+     NULL},
+};
+static const struct field_table grouped_t = FIELD_TABLE_ALWAYS("grouped", struct grouped, grouped_rows);
+
+static char *written(const struct grouped *g)
+{
+    cJSON *j = fields_to_json(&grouped_t, g);
+    char *s = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    return s;
+}
+
+Test(fields, flat_groups_and_rows_written_with_the_one_before)
+{
+    char why[256] = "";
+    cr_assert(fields_sample_round_trip(&grouped_t, why, sizeof why), "%s", why);
+
+    struct grouped g = {.n = 1, .g = {true, 2.5, 3}, .first = 4, .second = NAN};
+    char *s = written(&g);
+    cr_assert_str_eq(s, "{\"n\":1,\"a_ms\":2.5,\"b\":3,\"first\":4,\"second\":null}");
+    free(s);
+    g = (struct grouped){.n = 1, .g = {false, 2.5, 3}, .first = ARTIFACT_NONE, .second = 5};
+    s = written(&g);
+    cr_assert_str_eq(s, "{\"n\":1}", "an absent group and a row after one left out are left out");
+    free(s);
+
+    char err[128];
+    struct jread r;
+    struct grouped b;
+    cJSON *j = cJSON_Parse("{\"n\":1,\"b\":3}");
+    jread_init(&r, "g.json", err, sizeof err);
+    cr_assert_eq(fields_read(&r, j, &grouped_t, &b), 0, "%s", err);
+    cr_assert_not(b.g.present, "a group without its first key is absent");
+    cr_assert(isnan(b.g.a_ms));
+    cJSON_Delete(j);
+    j = cJSON_Parse("{\"n\":1,\"a_ms\":2}");
+    jread_init(&r, "g.json", err, sizeof err);
+    cr_assert_eq(fields_read(&r, j, &grouped_t, &b), 0, "%s", err);
+    cr_assert(b.g.present);
+    cr_assert_eq(b.g.a_ms, 2);
+    cr_assert_eq(b.g.b, ARTIFACT_NONE);
+    cJSON_Delete(j);
+    j = cJSON_Parse("{\"n\":1,\"a_ms\":\"x\"}");
+    jread_init(&r, "g.json", err, sizeof err);
+    cr_assert_eq(fields_read(&r, j, &grouped_t, &b), -1);
+    cr_assert(strstr(err, "g.json: a_ms: expected a number") == err, "%s", err);
+    cJSON_Delete(j);
+}
+
+static void count_flat(const struct field *f, const char *path, void *ctx)
+{
+    (void)f;
+    ++*(int *)ctx;
+    cr_assert(strcmp(path, "g") && strcmp(path, "g.a_ms"), "%s: a flat group's keys are its parent's", path);
+}
+
+Test(fields, walk_names_a_flat_groups_keys_as_the_parents)
+{
+    int hits = 0;
+    fields_walk(&grouped_t, "", count_flat, &hits);
+    cr_assert_eq(hits, 5);
+}
