@@ -32,6 +32,7 @@ enum field_kind {
 #define FW_INF       2u  /* numbers: +inf written as the string "inf" (read it with JR_INF) */
 #define FW_NULL      4u  /* objects: an absent object is written as null (default: left out) */
 #define FW_READONLY  8u  /* read but never written (a key older files have) */
+#define FW_EMPTY    16u  /* objects: an absent object is written as {} (default: left out) */
 
 /* How a FIELD_CUSTOM value is written, read and freed. value points at the
  * member. read records its errors in r; free may be NULL. */
