@@ -20,6 +20,8 @@
 #include "artifact/fields.h"
 #include "observe/observe.h"
 
+struct secrets;
+
 /* A copy of s (NULL stays NULL); NULL also when memory runs out. */
 char *decode_text(const char *s);
 
@@ -332,7 +334,6 @@ cJSON *decode_matrix_to_json(const struct decode_matrix *m);
  * decode_matrix_from_json reads what was built, with every string
  * credential in sec scrubbed first (NULL: none). Returns 0, or -1 with
  * the reason in err. */
-struct secrets;
 int decode_matrix_write(const char *path, const struct decode_matrix *m, const struct secrets *sec, char *err,
                         size_t errlen);
 
