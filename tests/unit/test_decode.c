@@ -13,6 +13,7 @@
 
 #include "artifact/decode_matrix.h"
 #include "artifact/fields.h"
+#include "artifact/json.h"
 #include "decode/cell.h"
 #include "decode/diag.h"
 #include "decode/gate.h"
@@ -501,4 +502,53 @@ Test(decode_unit, the_scouts_server_prefill_is_one_histogram_observation_between
     decode_gate_init(&off, 1, 0, NULL, NULL);
     cr_expect_eq(decode_gate_scout_report(&off, s, 3 * s / 2, 2 * s, &obs), -1);
     decode_gate_free(&off);
+}
+
+/* A resumed run reads a cell file through the checked reader: what was
+ * written reads back (its scout keyed by the cell's context), a file kept
+ * at its fallback is found and moved into place, and a damaged one is
+ * named by file and key path (the cell is then measured again). */
+Test(decode_unit, cell_files_read_back_through_the_checked_reader)
+{
+    char dir[] = "/tmp/anvil-cellfile-XXXXXX", path[128], fb[256], err[600];
+    cr_assert(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/c2-ctx8192.json", dir);
+    struct decode_cell c, got;
+    struct decode_prefill scout = {0}, got_scout;
+    decode_cell_init(&c);
+    c.concurrency = 2;
+    c.context_tokens = 8192;
+    c.aggregate_tps = 123.5;
+    c.server_spec_drafts = 17;
+    struct prefill_entry p;
+    cr_assert_eq(prefill_scout_entry(8192, 2, 8000, NULL, PREFILL_METRIC_CLIENT, &p, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(prefill_entry_typed(&p, &scout), 0);
+    scout.concurrent_streams = 1;
+    cr_assert_eq(decode_cell_file_read(path, &got, &got_scout, err, sizeof err), 1, "no file yet");
+    cr_assert_eq(decode_cell_file_write(path, &c, &scout, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(decode_cell_file_read(path, &got, &got_scout, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(got.aggregate_tps, 123.5);
+    cr_expect_eq(got.server_spec_drafts, 17);
+    cr_expect(got_scout.present);
+    cr_expect_eq(got_scout.context_tokens, 8192);
+    cr_expect_eq(got_scout.concurrent_streams, 1);
+    cr_expect_not(got_scout.hardware_summary.present, "{} reads as no reading");
+    decode_cell_free(&got);
+    decode_prefill_free(&got_scout);
+    artifact_fallback_path(path, fb, sizeof fb);
+    cr_assert_eq(rename(path, fb), 0);
+    cr_assert_eq(decode_cell_file_read(path, &got, &got_scout, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(access(path, F_OK), 0, "moved back into place");
+    decode_cell_free(&got);
+    decode_prefill_free(&got_scout);
+    FILE *f = fopen(path, "w");
+    fputs("{\"result\": {\"concurrency\": 2, \"context_tokens\": 8192, \"aggregate_tps\": \"fast\"}, \"scout\": null}", f);
+    fclose(f);
+    cr_assert_eq(decode_cell_file_read(path, &got, &got_scout, err, sizeof err), -1);
+    cr_expect(strstr(err, path) && strstr(err, "result.aggregate_tps"), "%s", err);
+    unlink(path);
+    rmdir(dir);
+    decode_cell_free(&c);
+    decode_prefill_free(&scout);
+    prefill_entry_free(&p);
 }
