@@ -71,6 +71,8 @@ static bool write_one(cJSON *o, const struct field *f, const void *s, bool prev)
             fields_write(cJSON_AddObjectToObject(o, f->key), f->sub, m);
         else if (f->write & FW_NULL)
             cJSON_AddNullToObject(o, f->key);
+        else if (f->write & FW_EMPTY)
+            cJSON_AddObjectToObject(o, f->key);
         break;
     case FIELD_ARRAY: write_array(o, f, s); break;
     case FIELD_CUSTOM: f->codec->write(o, f->key, m); break;

@@ -37,6 +37,7 @@ enum field_kind {
                             per its present flag); on reading the group is present when its
                             first row's key is there */
 #define FW_WITH_PREV 32u /* written only when the row before it was written */
+#define FW_EMPTY    64u  /* objects: an absent object is written as {} (default: left out) */
 
 /* How a FIELD_CUSTOM value is written, read and freed. value points at the
  * member. read records its errors in r; free may be NULL. */

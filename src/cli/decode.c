@@ -10,6 +10,7 @@
 #include "core/dirlock.h"
 #include "core/stop.h"
 #include "decode/matrix.h"
+#include "report/decode_table.h"
 #include "run/outcome.h"
 
 struct decode_cli {
@@ -159,6 +160,20 @@ static void usage(FILE *out)
             "the server's context (refused before any request).\n", "-h, --help");
 }
 
+/* The matrix written, as `anvil show` renders it, and where it is. */
+static void print_matrix(const struct decode_config *c, const struct decode_matrix *m)
+{
+    char path[4200];
+    decode_artifact_path(c, path, sizeof path);
+    struct rdoc doc = {0};
+    decode_table(&doc, path, m, NULL);
+    fputc('\n', stdout);
+    if (rdoc_print(&doc, RF_TABLE, stdout) != 0)
+        fprintf(stderr, "anvil decode: out of memory or cannot write the table\n");
+    rdoc_free(&doc);
+    printf("artifact: %s\n", path);
+}
+
 int decode_main(int argc, char **argv)
 {
     struct decode_cli r = {0};
@@ -198,7 +213,11 @@ int decode_main(int argc, char **argv)
         return 2;
     }
     stop_install();     /* Ctrl-C, SIGTERM, SIGHUP: stop at any step, keep the cells measured */
-    enum decode_status st = decode_execute(&r.d, err, sizeof err);
+    struct decode_matrix m;
+    enum decode_status st = decode_execute(&r.d, &m, err, sizeof err);
+    if (m.n_results > 0)
+        print_matrix(&r.d, &m);
+    decode_matrix_free(&m);
     if (st != DECODE_OK)
         fprintf(stderr, "anvil decode: %s\n", err);
     dirlock_release(lock_fd);

@@ -140,96 +140,49 @@ int burst_run(const struct burst_config *c, struct burst_result *out)
     return rc;
 }
 
-/* ---- JSON ---- */
+/* ---- the artifact's entries ---- */
 
-/* A finite number, else 0 (the summary table's: seed 004 writes 0 where there is no figure). */
-static double fig(double v)
+int burst_cell_typed(const struct burst_cell *c, struct decode_cell *o)
 {
-    return isfinite(v) ? v : 0;
-}
-
-/* The cell in the decode cell writer's terms: what a burst measures; the
- * window's server and gate figures stay unset (burst_cell_json drops them). */
-static struct decode_cell_out cell_out(const struct burst_cell *c)
-{
-    struct decode_cell_out o = {
+    *o = (struct decode_cell){
         .concurrency = c->concurrency, .context_tokens = c->context_tokens,
+        .benchmark_mode = decode_text("burst"), .request_count_target = c->request_count_target,
         .warmup_request_count = c->warmup_request_count, .measurement_seconds = c->measurement_s,
         .measurement_wall_seconds = c->measurement_wall_s, .client_output_tokens = c->client_output_tokens,
-        .aggregate_source = c->aggregate_source ? c->aggregate_source : "openai_usage",
+        .server_output_tokens = ARTIFACT_NONE,
+        .aggregate_source = decode_text(c->aggregate_source ? c->aggregate_source : "openai_usage"),
         .aggregate_tps = c->aggregate_tps, .per_request_avg_tps = c->per_request_avg_tps,
         .request_count = c->request_count, .completed_request_count = c->completed_request_count,
         .total_tokens = c->total_tokens, .num_completed = c->num_completed, .num_errors = c->num_errors,
-        .wall_time = c->wall_time_s, .samples = c->samples, .n_samples = c->n_samples,
+        .wall_time = c->wall_time_s,
+        .request_samples = c->n_samples ? malloc(c->n_samples * sizeof *c->samples) : NULL,
+        .n_request_samples = c->n_samples,
     };
-    decode_sample_stats_put(&c->stats, &o);
-    return o;
-}
-
-cJSON *burst_cell_json(const struct burst_cell *c)
-{
-    struct decode_cell_out o = cell_out(c);
-    cJSON *j = decode_cell_json(&o, NULL);
-    cJSON *last = cJSON_GetObjectItemCaseSensitive(j, "num_errors");
-    cJSON *mode = cJSON_GetObjectItemCaseSensitive(j, "benchmark_mode");
-    cJSON *target = cJSON_GetObjectItemCaseSensitive(j, "request_count_target");
-    if (!last || !mode || !target || !cJSON_SetValuestring(mode, "burst")) {  /* out of memory */
-        cJSON_Delete(j);
-        return NULL;
-    }
-    cJSON_SetNumberValue(target, (double)c->request_count_target);
-    cJSON_DeleteItemFromObjectCaseSensitive(j, "server_output_tokens");
-    while (last->next)  /* the window's server and gate figures */
-        cJSON_Delete(cJSON_DetachItemViaPointer(j, last->next));
-    return j;
-}
-
-/* The row of context tokens in the summary table, added when new. */
-static cJSON *table_row(cJSON *table, long tokens)
-{
-    char key[32];
-    snprintf(key, sizeof key, "%ld", tokens);
-    cJSON *row = cJSON_GetObjectItemCaseSensitive(table, key);
-    return row ? row : cJSON_AddObjectToObject(table, key);
-}
-
-int burst_add_json(cJSON *doc, const struct burst_cell *cells, size_t n)
-{
-    cJSON *results = cJSON_AddArrayToObject(doc, "burst_results");
-    cJSON *table = cJSON_AddObjectToObject(doc, "burst_summary_table");
-    if (!results || !table)
+    decode_sample_stats_put(&c->stats, o);
+    if (!o->benchmark_mode || !o->aggregate_source || (c->n_samples && !o->request_samples)) {
+        o->n_request_samples = 0;
+        decode_cell_free(o);
         return -1;
-    for (size_t i = 0; i < n; i++) {
-        if (!cells[i].sent)
-            continue;
-        cJSON *c = burst_cell_json(&cells[i]), *row = table_row(table, cells[i].context_tokens);
-        char key[32];
-        snprintf(key, sizeof key, "%ld", cells[i].concurrency);
-        if (!c || !cJSON_AddItemToArray(results, c) || !row ||
-            !cJSON_AddNumberToObject(row, key, fig(cells[i].aggregate_tps))) {
-            cJSON_Delete(c);
-            return -1;
-        }
     }
+    if (c->n_samples)
+        memcpy(o->request_samples, c->samples, c->n_samples * sizeof *c->samples);
     return 0;
 }
 
-cJSON *burst_methodology_json(bool ran)
+int burst_methodology(bool ran, struct decode_method *out)
 {
-    cJSON *j = cJSON_CreateObject();
-    if (!j)
-        return NULL;
-    cJSON_AddStringToObject(j, "name", "Burst / E2E Decode");
-    cJSON_AddBoolToObject(j, "present", ran);
-    cJSON_AddStringToObject(j, "status", ran ? "measured" : "not run; use --run-burst");
-    cJSON_AddStringToObject(j, "formula", "sum(completion_tokens) / profiling_wall_time");
-    cJSON_AddStringToObject(j, "notes", "Finite client-facing request burst using OpenAI stream usage. It includes "
-                            "request admission, scheduling, prefill/cache behavior, and completion.");
-    if (!cJSON_GetObjectItem(j, "notes")) {
-        cJSON_Delete(j);
-        return NULL;
+    *out = (struct decode_method){
+        .present_obj = true, .name = decode_text("Burst / E2E Decode"), .present = ran,
+        .status = decode_text(ran ? "measured" : "not run; use --run-burst"),
+        .formula = decode_text("sum(completion_tokens) / profiling_wall_time"),
+        .notes = decode_text("Finite client-facing request burst using OpenAI stream usage. It includes request "
+                             "admission, scheduling, prefill/cache behavior, and completion."),
+    };
+    if (!out->name || !out->status || !out->formula || !out->notes) {
+        fields_free(&decode_method_table, out);
+        return -1;
     }
-    return j;
+    return 0;
 }
 
 /* ---- freeing ---- */

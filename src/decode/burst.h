@@ -20,8 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <cjson/cJSON.h>
-
+#include "artifact/decode_matrix.h"
 #include "decode/sample.h"
 #include "observe/observe.h"
 #include "run/run.h"
@@ -100,28 +99,18 @@ struct burst_result {
  * when memory runs out). */
 int burst_run(const struct burst_config *c, struct burst_result *out);
 
-/* One burst_results entry: decode_cell_json of the cell's figures with
- * benchmark_mode "burst" and its request_count_target, less the window's
- * server and gate figures (server_output_tokens and every key after
- * num_errors): the keys of seed 004's results[] cells that a burst has, in
- * the seed's order (concurrency, context_tokens, benchmark_mode,
- * request_count_target, warmup_request_count, measurement_seconds,
- * measurement_wall_seconds, client_output_tokens, aggregate_source,
- * aggregate_tps, per_request_avg_tps, ttft_* … output_seq_len_p99,
- * request_count, completed_request_count, request_samples, total_tokens,
- * wall_time, num_completed, num_errors). Undefined numbers are null, as in
- * the decode cells. Caller deletes; NULL when memory runs out. */
-cJSON *burst_cell_json(const struct burst_cell *c);
-
-/* Seed 004's `burst_results` array (every cell that sent requests) and
- * `burst_summary_table` ({"<context>": {"<concurrency>": aggregate_tps}}),
- * added to doc. Returns 0, or -1 when memory runs out. */
-int burst_add_json(cJSON *doc, const struct burst_cell *cells, size_t n);
+/* One burst_results entry (artifact/decode_matrix.h's decode_cell,
+ * benchmark_mode "burst", written by decode_burst_cell_table: the keys of
+ * seed 004's results[] cells that a burst has, in the seed's order, less
+ * the window's server and gate figures). Undefined numbers are null, as in
+ * the decode cells. Fills *out (owned: decode_cell_free). Returns 0, or -1
+ * when memory runs out. */
+int burst_cell_typed(const struct burst_cell *c, struct decode_cell *out);
 
 /* Seed 004's methodology.burst_e2e_decode entry: name, present (ran),
  * status ("measured", or "not run; use --run-burst"), formula, notes.
- * Caller deletes; NULL when memory runs out. */
-cJSON *burst_methodology_json(bool ran);
+ * Fills *out (owned). Returns 0, or -1 when memory runs out. */
+int burst_methodology(bool ran, struct decode_method *out);
 
 /* Frees what c owns (safe on an emptied one). */
 void burst_cell_free(struct burst_cell *c);

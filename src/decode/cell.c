@@ -50,10 +50,10 @@ static struct run_config cell_run_config(const struct decode_cell_cfg *c, struct
     return rc;
 }
 
-/* The client's figures of the window (tokens, stats, samples) into *o;
- * *samples gets the malloc'd request samples. */
-static int client_figures(const struct run_result *res, int64_t ws, int64_t we, struct decode_cell_out *o,
-                          struct decode_request_sample **samples, struct decode_window *w)
+/* The client's figures of the window (tokens, stats, samples) into *o,
+ * which then owns the malloc'd request samples. */
+static int client_figures(const struct run_result *res, int64_t ws, int64_t we, struct decode_cell *o,
+                          struct decode_window *w)
 {
     decode_window_count(res->records, res->n_records, ws, we, w);
     struct decode_request_sample *s = calloc((size_t)(res->n_records ? res->n_records : 1), sizeof *s);
@@ -67,15 +67,12 @@ static int client_figures(const struct run_result *res, int64_t ws, int64_t we, 
         if (decode_in_window(r, ws, we) && (r->fail == FAIL_NONE || r->cut) && r->n_chunks >= 2)
             decode_sample_of(r, &s[n++]);
     }
+    o->request_samples = s;
+    o->n_request_samples = n;
     struct decode_sample_stats st;
-    if (decode_sample_stats_of(s, n, &st) != 0) {
-        free(s);
+    if (decode_sample_stats_of(s, n, &st) != 0)
         return -1;
-    }
     decode_sample_stats_put(&st, o);
-    *samples = s;
-    o->samples = s;
-    o->n_samples = n;
     return 0;
 }
 
@@ -94,34 +91,47 @@ static double client_concurrency(const struct run_result *res, int64_t ws, int64
     return we > ws ? busy / (double)(we - ws) : NAN;
 }
 
-/* The server's fields of the window (NaN where it does not say). */
-static void server_figures(const struct decode_cell_cfg *c, const struct observe_report *obs,
-                           struct decode_cell_out *o)
+/* A counter's window delta as the artifact writes it: rounded once, here,
+ * so that every figure derived from it uses the number written;
+ * ARTIFACT_NONE when the server does not report it. */
+static long counter(const struct srv_summary *s, double v)
+{
+    return s && isfinite(v) ? llround(v) : ARTIFACT_NONE;
+}
+
+static double counted(long v)
+{
+    return v == ARTIFACT_NONE ? NAN : (double)v;
+}
+
+void decode_server_figures(const struct observe_report *obs, double accept_norm_ref_len, struct decode_cell *o)
 {
     const struct srv_summary *s = obs && obs->server_enabled && obs->server.available ? &obs->server : NULL;
-    o->server_output_tokens = s ? s->server_output_tokens : NAN;
+    o->server_output_tokens = counter(s, s ? s->server_output_tokens : NAN);
     o->server_gen_throughput = s ? s->server_gen_throughput : NAN;
     o->server_utilization = s ? s->gauge[SV_UTILIZATION].mean : NAN;
     o->server_spec_accept_rate = s ? s->spec_accept_rate : NAN;
     o->server_spec_accept_length = s ? s->spec_accept_length : NAN;
-    o->server_spec_drafts = s ? s->delta[SV_SPEC_DRAFTS] : NAN;
-    o->server_spec_draft_tokens = s ? s->delta[SV_SPEC_DRAFT_TOKENS] : NAN;
-    o->server_spec_accepted_tokens = s ? s->delta[SV_SPEC_ACCEPTED] : NAN;
-    o->n_pos_accept = s ? s->n_pos_accept : 0;
-    for (int i = 0; i < o->n_pos_accept; i++)
-        o->pos_accept[i] = s->pos_accept[i];
-    double out = isfinite(o->server_output_tokens) ? o->server_output_tokens : (double)o->client_output_tokens;
-    if (isfinite(o->server_spec_drafts)) {
-        decode_engine_steps(out, o->server_spec_drafts, o->server_spec_accepted_tokens, o->aggregate_tps,
-                            &o->server_engine_steps, &o->server_accept_len_effective, &o->server_steps_per_s);
+    o->server_spec_drafts = counter(s, s ? s->delta[SV_SPEC_DRAFTS] : NAN);
+    o->server_spec_draft_tokens = counter(s, s ? s->delta[SV_SPEC_DRAFT_TOKENS] : NAN);
+    o->server_spec_accepted_tokens = counter(s, s ? s->delta[SV_SPEC_ACCEPTED] : NAN);
+    o->server_spec_pos_accept.n = s ? s->n_pos_accept : 0;
+    for (int i = 0; i < o->server_spec_pos_accept.n; i++)
+        o->server_spec_pos_accept.v[i] = s->pos_accept[i];
+    double out = o->server_output_tokens != ARTIFACT_NONE ? (double)o->server_output_tokens
+                                                          : (double)o->client_output_tokens;
+    if (o->server_spec_drafts != ARTIFACT_NONE) {
+        decode_engine_steps(out, counted(o->server_spec_drafts), counted(o->server_spec_accepted_tokens),
+                            o->aggregate_tps, &o->server_engine_steps, &o->server_accept_len_effective,
+                            &o->server_steps_per_s);
     } else {    /* no vLLM draft counters: observe's steps (SGLang's acceptance length, or one token a step) */
         o->server_engine_steps = s ? s->engine_steps : NAN;
         o->server_accept_len_effective = s ? s->accept_len_effective : NAN;
         o->server_steps_per_s = o->server_accept_len_effective > 0 ? o->aggregate_tps / o->server_accept_len_effective
                                                                    : NAN;
     }
-    o->accept_norm_ref_len = c->accept_norm_ref_len;
-    o->accept_norm_tps = c->accept_norm_ref_len > 0 ? o->server_steps_per_s * c->accept_norm_ref_len : 0;
+    o->accept_norm_ref_len = accept_norm_ref_len;
+    o->accept_norm_tps = accept_norm_ref_len > 0 ? o->server_steps_per_s * accept_norm_ref_len : 0;
     o->avg_running_reqs = s ? s->avg_running_reqs : NAN;
     o->max_running_reqs = s ? s->max_running_reqs : NAN;
     o->avg_queue_reqs = s ? s->avg_queue_reqs : NAN;
@@ -133,7 +143,7 @@ static void server_figures(const struct decode_cell_cfg *c, const struct observe
  * the KV pool's word, for a pool too small for C streams of the cell's
  * length; a server that queued requests for another cause (its sequence
  * limit) leaves the cell underfilled, said in capacity_reason too. */
-static void capacity(const struct decode_cell_cfg *c, const struct observe_report *obs, struct decode_cell_out *o,
+static void capacity(const struct decode_cell_cfg *c, const struct observe_report *obs, struct decode_cell *o,
                      double client_conc, char *why, size_t cap)
 {
     double eff = isfinite(o->avg_running_reqs) ? o->avg_running_reqs : client_conc;
@@ -162,27 +172,21 @@ static void timeout_reason(const struct decode_gate *g, char *out, size_t cap)
              g->longest_s, g->stable_s);
 }
 
-static cJSON *trace_json(const struct decode_gate *g, int64_t t0)
+/* The gate's observations, seconds since t0, into o->ready_trace. */
+static int trace_of(const struct decode_gate *g, int64_t t0, struct decode_cell *o)
 {
-    cJSON *a = cJSON_CreateArray();
-    for (int i = 0; a && i < g->n_trace; i++) {
+    if (g->n_trace == 0)
+        return 0;
+    if (!(o->ready_trace = calloc((size_t)g->n_trace, sizeof *o->ready_trace)))
+        return -1;
+    for (int i = 0; i < g->n_trace; i++) {
         const struct decode_gate_obs *x = &g->trace[i];
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "t_s", (double)(x->t - t0) / 1e9);
-        if (isfinite(x->running))
-            cJSON_AddNumberToObject(o, "running_reqs", x->running);
-        else
-            cJSON_AddNullToObject(o, "running_reqs");
-        if (isfinite(x->queued))
-            cJSON_AddNumberToObject(o, "queue_reqs", x->queued);
-        else
-            cJSON_AddNullToObject(o, "queue_reqs");
-        cJSON_AddNumberToObject(o, "active_streams", x->active);
-        cJSON_AddNumberToObject(o, "decoding_streams", x->decoding);
-        cJSON_AddBoolToObject(o, "met", x->met);
-        cJSON_AddItemToArray(a, o);
+        o->ready_trace[o->n_ready_trace++] = (struct decode_gate_point){
+            .t_s = (double)(x->t - t0) / 1e9, .running_reqs = x->running, .queue_reqs = x->queued,
+            .active_streams = x->active, .decoding_streams = x->decoding, .met = x->met,
+        };
     }
-    return a;
+    return 0;
 }
 
 /* The first request sent: its send instant and the scout's figures. */
@@ -234,66 +238,67 @@ static const char *window_source(const struct token_window *w)
     return names[window_token_source(w)];
 }
 
-/* The cell's figures from the finished run. Returns 0, or -1 out of memory. */
+/* The cell's figures from the finished run into out->cell. Returns 0, or -1
+ * out of memory. */
 static int figures(const struct decode_cell_cfg *c, const struct decode_gate *g, const struct run_result *res,
                    struct decode_cell_result *out)
 {
     int64_t ws = res->window_start, we = res->window_end;
-    struct decode_cell_out o = {.concurrency = c->concurrency, .context_tokens = c->context_tokens};
-    struct decode_request_sample *samples = NULL;
+    struct decode_cell *o = &out->cell;
+    decode_cell_init(o);
+    o->concurrency = c->concurrency;
+    o->context_tokens = c->context_tokens;
+    o->benchmark_mode = decode_text("duration");
+    o->request_count_target = 0;
     struct decode_window w;
-    if (client_figures(res, ws, we, &o, &samples, &w) != 0)
+    if (!o->benchmark_mode || client_figures(res, ws, we, o, &w) != 0)
         return -1;
     int64_t t0 = first_send(c, res, g, out);
     out->t_first_send = t0;
-    o.measurement_wall_seconds = (double)(we - ws) / 1e9;
+    o->measurement_wall_seconds = (double)(we - ws) / 1e9;
     long tokens = llround(w.tokens.tokens);     /* rounded once: every figure below derives from it */
-    o.client_output_tokens = tokens;
-    o.total_tokens = tokens;
-    o.request_count = w.requests;
-    o.completed_request_count = w.completed;
-    o.num_completed = w.completed_inside;
-    o.num_errors = w.errors;
-    o.warmup_request_count = 0;
-    o.wall_time = t0 ? (double)(last_end(res) - t0) / 1e9 : NAN;
-    o.warmup_duration = t0 ? (double)(ws - t0) / 1e9 : NAN;
+    o->client_output_tokens = tokens;
+    o->total_tokens = tokens;
+    o->request_count = w.requests;
+    o->completed_request_count = w.completed;
+    o->num_completed = w.completed_inside;
+    o->num_errors = w.errors;
+    o->warmup_request_count = 0;
+    o->wall_time = t0 ? (double)(last_end(res) - t0) / 1e9 : NAN;
+    o->warmup_duration = t0 ? (double)(ws - t0) / 1e9 : NAN;
     const struct observe_report *obs = res->observe;
-    server_figures(c, obs, &o);   /* needs aggregate_tps: computed below, steps again after */
+    decode_server_figures(obs, c->accept_norm_ref_len, o);   /* needs aggregate_tps: steps again below */
+    const char *source;
     if (tokens > 0) {
-        o.aggregate_source = window_source(&w.tokens);
-        o.measurement_seconds = (double)(w.tokens.last_arrival - ws) / 1e9;
-        o.aggregate_tps = o.measurement_seconds > 0 ? (double)tokens / o.measurement_seconds : NAN;
-    } else if (isfinite(o.server_gen_throughput)) {
-        o.aggregate_source = "prometheus_fallback";
-        o.measurement_seconds = o.measurement_wall_seconds;
-        o.aggregate_tps = o.server_gen_throughput;
+        source = window_source(&w.tokens);
+        o->measurement_seconds = (double)(w.tokens.last_arrival - ws) / 1e9;
+        o->aggregate_tps = o->measurement_seconds > 0 ? (double)tokens / o->measurement_seconds : NAN;
+    } else if (isfinite(o->server_gen_throughput)) {
+        source = "prometheus_fallback";
+        o->measurement_seconds = o->measurement_wall_seconds;
+        o->aggregate_tps = o->server_gen_throughput;
     } else {
-        o.aggregate_source = "client_chunks";
-        o.measurement_seconds = o.measurement_wall_seconds;
-        o.aggregate_tps = 0;
+        source = "client_chunks";
+        o->measurement_seconds = o->measurement_wall_seconds;
+        o->aggregate_tps = 0;
     }
-    o.per_request_avg_tps = o.aggregate_tps / (double)c->concurrency;
-    server_figures(c, obs, &o);
+    o->per_request_avg_tps = o->aggregate_tps / (double)c->concurrency;
+    decode_server_figures(obs, c->accept_norm_ref_len, o);
     char cap_why[200], timeout[320] = "";
-    capacity(c, obs, &o, client_concurrency(res, ws, we), cap_why, sizeof cap_why);
-    o.capacity_reason = cap_why;
-    o.warmup_timed_out = !g->opened;
-    if (o.warmup_timed_out)
+    capacity(c, obs, o, client_concurrency(res, ws, we), cap_why, sizeof cap_why);
+    o->warmup_timed_out = !g->opened;
+    if (o->warmup_timed_out)
         timeout_reason(g, timeout, sizeof timeout);
-    o.ready_reason = g->opened ? g->ready_reason : "warmup_timeout";
-    o.timeout_reason = timeout;
-    out->json = decode_cell_json(&o, obs);
-    free(samples);
-    if (!out->json)
+    o->aggregate_source = decode_text(source);
+    o->capacity_reason = decode_text(cap_why);
+    o->ready_reason = decode_text(g->opened ? g->ready_reason : "warmup_timeout");
+    o->timeout_reason = decode_text(timeout);
+    decode_hw_of(obs, &o->hardware_summary);
+    o->window_start_monotonic_ns = (double)ws;
+    o->window_end_monotonic_ns = (double)we;
+    if (!o->aggregate_source || !o->capacity_reason || !o->ready_reason || !o->timeout_reason ||
+        trace_of(g, t0, o) != 0)
         return -1;
-    cJSON_AddItemToObject(out->json, "ready_trace", trace_json(g, t0));
-    cJSON_AddNumberToObject(out->json, "window_start_monotonic_ns", (double)ws);
-    cJSON_AddNumberToObject(out->json, "window_end_monotonic_ns", (double)we);
-    out->aggregate_tps = o.aggregate_tps;
-    out->steps_per_s = o.server_steps_per_s;
-    out->accept_len = o.server_accept_len_effective;
-    out->capacity_limited = o.capacity_limited;
-    out->warmup_timed_out = o.warmup_timed_out;
     out->t_ready = ws;
     if (g->opened)
         snprintf(out->ready_line, sizeof out->ready_line, "ready %s", g->ready_reason);
@@ -305,6 +310,7 @@ static int figures(const struct decode_cell_cfg *c, const struct decode_gate *g,
 enum run_status decode_cell_run(const struct decode_cell_cfg *c, struct decode_cell_result *out)
 {
     *out = (struct decode_cell_result){.status = RUN_FAILED};
+    decode_cell_init(&out->cell);
     struct decode_gate *g = malloc(sizeof *g);
     if (!g) {
         snprintf(out->error, sizeof out->error, "out of memory");
@@ -320,6 +326,10 @@ enum run_status decode_cell_run(const struct decode_cell_cfg *c, struct decode_c
     out->status = run_execute(&rc, &res);
     snprintf(out->error, sizeof out->error, "%s", res.error);
     out->server_gone = res.server_gone.gone;
+    out->calibrated = res.calibrated;
+    out->calibration_source = res.calibration_source;
+    out->calibration_words = res.calibration_words;
+    out->calibration_tokens = res.calibration_tokens;
     out->server_stalled = run_stalled_text(&res, out->error, sizeof out->error);
     out->interrupted = res.incomplete_reason && strstr(res.incomplete_reason, "signal");
     /* a cell counts when its window ran to the end with the server there and
@@ -344,7 +354,6 @@ enum run_status decode_cell_run(const struct decode_cell_cfg *c, struct decode_c
 
 void decode_cell_result_free(struct decode_cell_result *r)
 {
-    cJSON_Delete(r->json);
-    r->json = NULL;
+    decode_cell_free(&r->cell);
     prefill_entry_free(&r->scout_entry);
 }

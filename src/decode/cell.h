@@ -9,8 +9,6 @@
 
 #include <stdbool.h>
 
-#include <cjson/cJSON.h>
-
 #include "artifact/decode_matrix.h"
 #include "decode/prefill.h"
 #include "run/run.h"
@@ -41,15 +39,16 @@ struct decode_cell_result {
     bool server_stalled;            /* no byte on any in-flight request for the stall timeout
                                        (error then says so: run_stalled_text) */
     bool interrupted;               /* a signal stopped the run */
-    cJSON *json;                    /* the results[] object (with ready_trace); owned; NULL unless measured */
+    struct decode_cell cell;        /* the results[] cell (with ready_trace); owned; filled when measured */
     /* the cell's first request: the integrated prefill scout (prefill_scout_entry, validated by
        prefill_validate from the gate's scrapes around it: decode_gate_scout_report) */
     bool scout;                     /* it timed a prefill: scout_entry holds it */
     struct prefill_entry scout_entry;
     int64_t t_scout_first_token;    /* CLOCK_MONOTONIC */
-    /* for the event log and the terminal table */
-    double aggregate_tps, steps_per_s, accept_len;
-    bool capacity_limited, warmup_timed_out;
+    /* for the event log */
+    bool calibrated;                /* the run calibrated its prompts (run_result's) */
+    const char *calibration_source; /* "measured" or "cache" (static) */
+    long calibration_words, calibration_tokens;
     int64_t t_first_send;           /* CLOCK_MONOTONIC: the cell's first request went out */
     int64_t t_ready;                /* CLOCK_MONOTONIC: window start */
     char ready_line[400];           /* "ready ..." or "warmup timeout ..." */
@@ -72,7 +71,17 @@ enum run_status decode_cell_run(const struct decode_cell_cfg *c, struct decode_c
 void decode_engine_steps(double out_tokens, double drafts, double accepted, double aggregate_tps,
                          double *steps, double *accept_len, double *steps_per_s);
 
-/* Frees what *r owns (its JSON and scout entry); safe on an emptied result. */
+/* The server's figures of a cell's window from obs's server summary into
+ * *o (NaN, ARTIFACT_NONE where the server does not say; obs NULL: none):
+ * generation throughput, utilization, acceptance, the counters' window
+ * deltas — rounded to whole numbers once, here, before engine steps and
+ * steps/s are derived from them (decode_engine_steps; output tokens the
+ * server's, else o->client_output_tokens; steps/s needs o->aggregate_tps),
+ * accept_norm_tps = steps/s × accept_norm_ref_len (0 when the length is 0)
+ * and the running/queued request gauges. */
+void decode_server_figures(const struct observe_report *obs, double accept_norm_ref_len, struct decode_cell *o);
+
+/* Frees what *r owns (its cell and scout entry); safe on an emptied result. */
 void decode_cell_result_free(struct decode_cell_result *r);
 
 #endif

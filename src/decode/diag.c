@@ -29,8 +29,8 @@ static const char *const expected[][2] = {
 #define N_EXPECTED (sizeof expected / sizeof *expected)
 
 /* Parses "K=V;K=V" (a RegistryDwords value, quotes and blanks around it
- * dropped) into obj. */
-static void parse_dwords(const char *s, cJSON *obj)
+ * dropped) into m. Returns 0, or -1 out of memory. */
+static int parse_dwords(const char *s, struct decode_strmap *m)
 {
     char buf[2048];
     snprintf(buf, sizeof buf, "%s", s);
@@ -40,9 +40,10 @@ static void parse_dwords(const char *s, cJSON *obj)
         if (!eq || eq == tok)
             continue;
         *eq = 0;
-        cJSON_DeleteItemFromObject(obj, tok);
-        cJSON_AddStringToObject(obj, tok, eq + 1);
+        if (decode_strmap_set(m, tok, eq + 1) != 0)
+            return -1;
     }
+    return 0;
 }
 
 /* The value after "key" in text (up to the end of its line), into out. */
@@ -59,56 +60,72 @@ static bool find_after(const char *text, const char *key, char *out, size_t cap)
     return true;
 }
 
-cJSON *decode_p2p_override(const struct decode_diag_paths *dp)
+/* Adds name to o's missing list. */
+static int add_missing(struct decode_p2p *o, const char *name)
+{
+    char **v = realloc(o->missing, (o->n_missing + 1) * sizeof *v);
+    if (!v)
+        return -1;
+    o->missing = v;
+    if (!(v[o->n_missing] = strdup(name)))
+        return -1;
+    o->n_missing++;
+    return 0;
+}
+
+/* Adds name's runtime and expected values to o's mismatched list. */
+static int add_mismatch(struct decode_p2p *o, const char *name, const char *runtime, const char *want)
+{
+    struct decode_mismatch *v = realloc(o->mismatched.v, (o->mismatched.n + 1) * sizeof *v);
+    if (!v)
+        return -1;
+    o->mismatched.v = v;
+    struct decode_mismatch *m = &v[o->mismatched.n++];
+    *m = (struct decode_mismatch){strdup(name), strdup(runtime), strdup(want)};
+    return m->name && m->runtime && m->expected ? 0 : -1;
+}
+
+int decode_p2p_override(const struct decode_diag_paths *dp, struct decode_p2p *o)
 {
     const char *params = dp && dp->params ? dp->params : "/proc/driver/nvidia/params";
     const char *modprobe = dp && dp->modprobe ? dp->modprobe : "/etc/modprobe.d/nvidia-p2p-override.conf";
     char *ptext = file_read_all(params, NULL), *mtext = file_read_all(modprobe, NULL);
-    cJSON *o = cJSON_CreateObject();
-    cJSON *runtime = cJSON_CreateObject(), *want = cJSON_CreateObject(), *missing = cJSON_CreateArray();
-    cJSON *mismatched = cJSON_CreateObject();
+    *o = (struct decode_p2p){.present = true};
     char dwords[2048] = "", line[2048];
+    int rc = 0;
     if (ptext && find_after(ptext, "RegistryDwords", line, sizeof line))
-        parse_dwords(line, runtime);
+        rc |= parse_dwords(line, &o->runtime);
     bool configured = mtext && find_after(mtext, "NVreg_RegistryDwords", line, sizeof line) &&
                       strstr(line, "ForceP2P");
     size_t used = 0;
     bool all = ptext != NULL;
     for (size_t i = 0; i < N_EXPECTED; i++) {
-        cJSON_AddStringToObject(want, expected[i][0], expected[i][1]);
+        rc |= decode_strmap_set(&o->expected, expected[i][0], expected[i][1]);
         used += (size_t)snprintf(dwords + used, sizeof dwords - used, "%s%s=%s", i ? ";" : "", expected[i][0],
                                  expected[i][1]);
-        const cJSON *got = cJSON_GetObjectItemCaseSensitive(runtime, expected[i][0]);
-        if (cJSON_IsString(got) && strcmp(got->valuestring, expected[i][1]) != 0) {
-            cJSON *m = cJSON_AddObjectToObject(mismatched, expected[i][0]);
-            cJSON_AddStringToObject(m, "runtime", got->valuestring);
-            cJSON_AddStringToObject(m, "expected", expected[i][1]);
-        }
-        if (!cJSON_IsString(got) || strcmp(got->valuestring, expected[i][1]) != 0) {
-            cJSON_AddItemToArray(missing, cJSON_CreateString(expected[i][0]));
+        const char *got = decode_strmap_get(&o->runtime, expected[i][0]);
+        if (got && strcmp(got, expected[i][1]) != 0)
+            rc |= add_mismatch(o, expected[i][0], got, expected[i][1]);
+        if (!got || strcmp(got, expected[i][1]) != 0) {
+            rc |= add_missing(o, expected[i][0]);
             all = false;
         }
     }
     char suggest[2200];
     snprintf(suggest, sizeof suggest, "options nvidia NVreg_RegistryDwords=\"%s\"", dwords);
-    cJSON_AddBoolToObject(o, "effective", all);
-    cJSON_AddBoolToObject(o, "configured", configured);
-    cJSON_AddStringToObject(o, "params_path", params);
-    cJSON_AddBoolToObject(o, "params_available", ptext != NULL);
-    cJSON_AddStringToObject(o, "modprobe_path", modprobe);
-    cJSON_AddBoolToObject(o, "modprobe_available", mtext != NULL);
-    cJSON_AddItemToObject(o, "runtime", runtime);
-    cJSON_AddItemToObject(o, "expected", want);
-    cJSON_AddItemToObject(o, "missing", missing);
-    cJSON_AddItemToObject(o, "mismatched", mismatched);
-    cJSON_AddStringToObject(o, "registry_dwords", dwords);
-    cJSON_AddStringToObject(o, "suggested_modprobe_line", suggest);
-    cJSON_AddStringToObject(o, "suggested_reload",
-                            "stop GPU workloads, then reload NVIDIA modules or reboot; the modprobe file alone "
-                            "does not change the running driver");
+    o->effective = all;
+    o->configured = configured;
+    o->params_path = decode_text(params);
+    o->params_available = ptext != NULL;
+    o->modprobe_path = decode_text(modprobe);
+    o->modprobe_available = mtext != NULL;
+    o->registry_dwords = decode_text(dwords);
+    o->suggested_modprobe_line = decode_text(suggest);
+    o->suggested_reload = decode_text("stop GPU workloads, then reload NVIDIA modules or reboot; the modprobe file "
+                                      "alone does not change the running driver");
     free(ptext);
     free(mtext);
-    return o;
+    return rc || !o->suggested_reload ? -1 : 0;
 }
 
 /* Reads both pipes until they close, the deadline passes or a cap is hit. */
@@ -136,13 +153,17 @@ static void drain(int out_fd, int err_fd, struct buf *out, struct buf *err, int6
     }
 }
 
-cJSON *decode_run_capture(const char *const argv[])
+int decode_run_capture(const char *const argv[], struct decode_capture *o)
 {
-    cJSON *o = cJSON_CreateObject();
+    *o = (struct decode_capture){.present = true};
     int argc = 0;
     while (argv[argc])
         argc++;
-    cJSON_AddItemToObject(o, "cmd", cJSON_CreateStringArray(argv, argc));
+    if (!(o->cmd = calloc((size_t)argc + 1, sizeof *o->cmd)))
+        return -1;
+    for (; (int)o->n_cmd < argc; o->n_cmd++)
+        if (!(o->cmd[o->n_cmd] = strdup(argv[o->n_cmd])))
+            return -1;
     int po[2] = {-1, -1}, pe[2] = {-1, -1};
     struct buf out, err;
     buf_init(&out, (size_t)1 << 21);
@@ -188,52 +209,50 @@ cJSON *decode_run_capture(const char *const argv[])
         close(po[0]);
     if (pe[0] >= 0)
         close(pe[0]);
-    cJSON_AddNumberToObject(o, "returncode", (double)rc);
-    cJSON_AddStringToObject(o, "stdout", out.data ? out.data : "");
-    cJSON_AddStringToObject(o, "stderr", err.data ? err.data : "");
+    o->returncode = (double)rc;
+    o->out = decode_text(out.data ? out.data : "");
+    o->err = decode_text(err.data ? err.data : "");
     buf_free(&out);
     buf_free(&err);
-    return o;
+    return o->out && o->err ? 0 : -1;
 }
 
-static cJSON *not_run(const char *why)
+static struct decode_not_run not_run(const char *why)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "status", "not_run");
-    cJSON_AddStringToObject(o, "reason", why);
-    return o;
+    return (struct decode_not_run){true, decode_text("not_run"), decode_text(why)};
 }
 
-cJSON *decode_startup_diagnostics(const struct decode_diag_paths *p, const char *server_url, const cJSON *args)
+int decode_startup_diagnostics(const struct decode_diag_paths *p, const char *server_url, struct decode_args *args,
+                               struct decode_diag *o)
 {
     const char *smi = p && p->smi ? p->smi : "nvidia-smi";
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "version", anvil_version());
-    cJSON_AddStringToObject(o, "server_url", server_url);
+    *o = (struct decode_diag){.present = true, .args = *args};
+    *args = (struct decode_args){0};
+    o->version = decode_text(anvil_version());
+    o->server_url = decode_text(server_url);
     char host[256] = "";
     gethostname(host, sizeof host - 1);
-    cJSON_AddStringToObject(o, "hostname", host);
+    o->hostname = decode_text(host);
     struct utsname u;
     char un[1400] = "";
     if (uname(&u) == 0)
         snprintf(un, sizeof un, "%s %s %s %s %s", u.sysname, u.nodename, u.release, u.version, u.machine);
-    cJSON_AddStringToObject(o, "uname", un);
-    cJSON_AddItemToObject(o, "args", cJSON_Duplicate(args, 1));
+    o->uname = decode_text(un);
     /* the variables that change which GPUs and links a server uses (never secrets) */
     static const char *const vars[] = {"CUDA_VISIBLE_DEVICES", "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL",
                                        "NCCL_IB_DISABLE", "NCCL_SHM_DISABLE", "HIP_VISIBLE_DEVICES",
                                        "ROCR_VISIBLE_DEVICES"};
-    cJSON *env = cJSON_AddObjectToObject(o, "env");
+    int rc = 0;
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
         if (getenv(vars[i]))
-            cJSON_AddStringToObject(env, vars[i], getenv(vars[i]));
-    cJSON_AddItemToObject(o, "nvidia_p2p_override", decode_p2p_override(p));
-    cJSON_AddItemToObject(o, "p2pmark", not_run("anvil has no p2pmark runner"));
-    cJSON_AddItemToObject(o, "amd_fabric", not_run("anvil has no AMD fabric check"));
+            rc |= decode_strmap_set(&o->env, vars[i], getenv(vars[i]));
+    rc |= decode_p2p_override(p, &o->nvidia_p2p_override);
+    o->p2pmark = not_run("anvil has no p2pmark runner");
+    o->amd_fabric = not_run("anvil has no AMD fabric check");
     const char *q[] = {smi, "--query-gpu=index,name,driver_version,pci.bus_id,pcie.link.gen.current,"
                        "pcie.link.width.current,power.limit", "--format=csv,noheader,nounits", NULL};
     const char *topo[] = {smi, "topo", "-m", NULL};
-    cJSON_AddItemToObject(o, "nvidia_smi_query", decode_run_capture(q));
-    cJSON_AddItemToObject(o, "nvidia_smi_topo", decode_run_capture(topo));
-    return o;
+    rc |= decode_run_capture(q, &o->nvidia_smi_query);
+    rc |= decode_run_capture(topo, &o->nvidia_smi_topo);
+    return rc || !o->uname || !o->p2pmark.reason || !o->amd_fabric.reason ? -1 : 0;
 }

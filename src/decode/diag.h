@@ -12,7 +12,7 @@
 
 #include <stdbool.h>
 
-#include <cjson/cJSON.h>
+#include "artifact/decode_matrix.h"
 
 /* Where the facts are read; NULL fields take the defaults. */
 struct decode_diag_paths {
@@ -21,19 +21,22 @@ struct decode_diag_paths {
     const char *smi;            /* nvidia-smi (looked up in PATH) */
 };
 
-/* The nvidia_p2p_override object (seed 004's keys). Caller deletes. */
-cJSON *decode_p2p_override(const struct decode_diag_paths *p);
+/* The nvidia_p2p_override object (seed 004's keys) into *out (owned:
+ * decode_p2p_free). Returns 0, or -1 when memory runs out. */
+int decode_p2p_override(const struct decode_diag_paths *p, struct decode_p2p *out);
 
 /* {"cmd": [...], "returncode": N, "stdout": "...", "stderr": "..."} of
  * running argv (NULL-terminated; argv[0] looked up in PATH), bounded to
- * 10 s and 1 MiB of each output. returncode -1 when it could not run.
- * Caller deletes. */
-cJSON *decode_run_capture(const char *const argv[]);
+ * 10 s and 1 MiB of each output, into *out (owned: decode_capture_free).
+ * returncode -1 when it could not run, the reason in stderr. Returns 0, or
+ * -1 when memory runs out. */
+int decode_run_capture(const char *const argv[], struct decode_capture *out);
 
-/* The startup_diagnostics object: version, server_url, hostname, uname,
- * args (borrowed into a copy), the P2P override, p2pmark, amd_fabric and the
- * two nvidia-smi runs. Caller deletes. */
-cJSON *decode_startup_diagnostics(const struct decode_diag_paths *p, const char *server_url,
-                                  const cJSON *args);
+/* The startup_diagnostics object into *out (owned: decode_diag_free):
+ * version, server_url, hostname, uname, args (moved from *args, which is
+ * left empty), the P2P override, p2pmark, amd_fabric and the two
+ * nvidia-smi runs. Returns 0, or -1 when memory runs out. */
+int decode_startup_diagnostics(const struct decode_diag_paths *p, const char *server_url, struct decode_args *args,
+                               struct decode_diag *out);
 
 #endif

@@ -83,9 +83,15 @@ void decode_event_at(struct decode_events *e, int64_t mono_ns, const char *fmt, 
     va_end(ap);
 }
 
-cJSON *decode_events_json(const struct decode_events *e)
+int decode_events_copy(const struct decode_events *e, char ***out, size_t *n)
 {
-    return cJSON_CreateStringArray((const char *const *)e->lines, (int)e->n);
+    *n = 0;
+    if (!(*out = calloc(e->n ? e->n : 1, sizeof **out)))
+        return -1;
+    for (; *n < e->n; (*n)++)
+        if (!((*out)[*n] = strdup(e->lines[*n])))
+            return -1;
+    return 0;
 }
 
 void decode_events_close(struct decode_events *e)

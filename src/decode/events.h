@@ -9,8 +9,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include <cjson/cJSON.h>
-
 struct decode_events {
     FILE *file;                 /* DIR/events.log, appended; NULL = not kept on disk */
     FILE *echo;                 /* the terminal (stderr); NULL = silent */
@@ -30,8 +28,10 @@ void decode_event(struct decode_events *e, const char *fmt, ...) __attribute__((
 void decode_event_at(struct decode_events *e, int64_t mono_ns, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* The log as a JSON array of strings. Caller deletes. */
-cJSON *decode_events_json(const struct decode_events *e);
+/* A copy of every line into *out (malloc'd strings, *n of them; the
+ * caller frees each and the array, also after a failure). Returns 0, or
+ * -1 when memory runs out. */
+int decode_events_copy(const struct decode_events *e, char ***out, size_t *n);
 
 /* Closes the file and frees the lines. */
 void decode_events_close(struct decode_events *e);

@@ -22,7 +22,6 @@
 #include "decode/burst.h"
 #include "decode/phases.h"
 #include "decode/prefill.h"
-#include "decode/table.h"
 #include "observe/fetch.h"
 #include "observe/metrics_url.h"
 #include "observe/scrape.h"
@@ -37,19 +36,23 @@ struct startup {
     struct curl_slist *headers; /* the run's and the API key's; owned */
     const struct curl_slist *metrics_headers;   /* headers when /metrics is on the base URL's origin
                                                    (never sent to another host), else NULL */
-    cJSON *diag;                /* startup_diagnostics; owned */
+    struct decode_diag diag;    /* startup_diagnostics; owned */
 };
 
-/* A cell's place in the matrix and what it gave (or read back). */
+/* A cell's place in the matrix and what it gave (or read back from
+ * DIR/cells/<name>.json). */
 struct cell_slot {
     long conc, ctx;
-    cJSON *file;                /* DIR/cells/<name>.json: {"result": ..., "scout": ...}; owned */
+    bool done;                  /* measured (now or by an earlier run): cell and scout hold it */
+    struct decode_cell cell;    /* owned */
+    struct decode_prefill scout;/* the context's integrated prefill scout; present false = none; owned */
 };
 
-/* What the phases besides the cells gave (decode/phases.h); owned, NULL = not run. */
+/* What the phases besides the cells gave (decode/phases.h); owned, empty = not run. */
 struct phase_out {
-    cJSON *prefill;             /* standalone or scout_only entries, keyed by context */
-    cJSON *burst_results, *burst_table;
+    struct decode_prefill_map prefill;  /* standalone or scout_only entries */
+    struct decode_cell *bursts;
+    size_t n_bursts;
     bool burst_done;            /* every burst is there */
 };
 
@@ -70,51 +73,19 @@ static void dir_path(const struct decode_config *c, const char *rel, char *out, 
     snprintf(out, cap, "%s/%s", c->dir, rel);
 }
 
-/* The plan a directory's cells belong to: what makes two runs' cells
- * comparable. */
-static cJSON *plan_json(const struct decode_config *c, const struct startup *s)
-{
-    cJSON *p = cJSON_CreateObject();
-    cJSON_AddStringToObject(p, "server", s->srv.display_url);
-    cJSON_AddStringToObject(p, "model", s->srv.model);
-    cJSON_AddItemToObject(p, "concurrency_levels", cJSON_CreateArray());
-    cJSON_AddItemToObject(p, "context_lengths", cJSON_CreateArray());
-    for (size_t i = 0; i < c->n_conc; i++)
-        cJSON_AddItemToArray(cJSON_GetObjectItem(p, "concurrency_levels"), cJSON_CreateNumber((double)c->conc[i]));
-    for (size_t i = 0; i < c->n_ctx; i++)
-        cJSON_AddItemToArray(cJSON_GetObjectItem(p, "context_lengths"), cJSON_CreateNumber((double)c->ctx[i]));
-    cJSON_AddNumberToObject(p, "duration_per_test", c->duration_s);
-    cJSON_AddNumberToObject(p, "max_tokens", (double)c->max_tokens);
-    return p;
-}
-
-/* Writes DIR/plan.json, or checks that the one there is this plan (a
- * resume). Returns 1 resuming, 0 new, -1 with err. */
+/* Writes DIR/plan.json (what makes two runs' cells comparable), or checks
+ * that the one there is this plan (a resume). Returns 1 resuming, 0 new,
+ * -1 with err. */
 static int check_plan(const struct decode_config *c, const struct startup *s, char *err, size_t errlen)
 {
     char path[4200];
     dir_path(c, "plan.json", path, sizeof path);
-    cJSON *want = plan_json(c, s);
-    char *old = file_read_all(path, NULL);
-    int rc = 0;
-    if (old) {
-        cJSON *have = cJSON_Parse(old);
-        if (!have || !cJSON_Compare(have, want, 1)) {
-            char *w = cJSON_PrintUnformatted(want);
-            snprintf(err, errlen, "%s holds a decode matrix of another plan (%s); this one is %s: use another "
-                     "--out-dir", c->dir, old, w ? w : "?");
-            free(w);
-            rc = -1;
-        } else {
-            rc = 1;
-        }
-        cJSON_Delete(have);
-        free(old);
-    } else if (artifact_write_file(path, want, err, errlen) != 0) {
-        rc = -1;
-    }
-    cJSON_Delete(want);
-    return rc;
+    struct decode_plan p = {
+        .server = (char *)s->srv.display_url, .model = (char *)s->srv.model,
+        .concurrency_levels = {(long *)c->conc, c->n_conc}, .context_lengths = {(long *)c->ctx, c->n_ctx},
+        .duration_per_test = c->duration_s, .max_tokens = c->max_tokens,
+    };
+    return decode_plan_keep(path, c->dir, &p, err, errlen);
 }
 
 /* ---- startup ---- */
@@ -181,11 +152,11 @@ static void probe_metrics(const struct decode_config *c, struct startup *s, stru
         decode_event(ev, "startup KV cache budget: not reported by the server (capacity judged by the queue)");
 }
 
-static const char *p2p_line(const cJSON *p2p)
+static const char *p2p_line(const struct decode_p2p *p2p)
 {
-    if (!cJSON_IsTrue(cJSON_GetObjectItem(p2p, "params_available")))
+    if (!p2p->params_available)
         return "unavailable: no NVIDIA driver parameters on this host";
-    if (cJSON_IsTrue(cJSON_GetObjectItem(p2p, "effective")))
+    if (p2p->effective)
         return "enabled: runtime NVIDIA P2P override matches expected RegistryDwords";
     return "not effective: the runtime RegistryDwords lack the expected settings";
 }
@@ -193,8 +164,8 @@ static const char *p2p_line(const cJSON *p2p)
 /* Discovery, the contexts' fit, the startup events and diagnostics.
  * Returns 0, -2 when a context cell cannot fit the server's context
  * (nothing sent), or -1; err says why. */
-static int startup(const struct decode_config *c, struct startup *s, struct decode_events *ev, const cJSON *args,
-                   char *err, size_t errlen)
+static int startup(const struct decode_config *c, struct startup *s, struct decode_events *ev,
+                   struct decode_args *args, char *err, size_t errlen)
 {
     if (build_headers(c, s, ev) != 0) {
         snprintf(err, errlen, "out of memory");
@@ -228,11 +199,12 @@ static int startup(const struct decode_config *c, struct startup *s, struct deco
     struct host_facts hf;
     host_facts_get(&hf);
     decode_event(ev, "startup host %s kernel %s cpu '%s' cores=%ld", hf.host, hf.kernel, hf.cpu_model, hf.cpu_cores);
-    s->diag = decode_startup_diagnostics(&c->diag, s->srv.display_url, args);
-    decode_event(ev, "startup NVIDIA P2P override: %s", p2p_line(cJSON_GetObjectItem(s->diag, "nvidia_p2p_override")));
-    const cJSON *q = cJSON_GetObjectItem(s->diag, "nvidia_smi_query");
-    decode_event(ev, "startup nvidia-smi query returncode=%d",
-                 (int)cJSON_GetNumberValue(cJSON_GetObjectItem(q, "returncode")));
+    if (decode_startup_diagnostics(&c->diag, s->srv.display_url, args, &s->diag) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    decode_event(ev, "startup NVIDIA P2P override: %s", p2p_line(&s->diag.nvidia_p2p_override));
+    decode_event(ev, "startup nvidia-smi query returncode=%.0f", s->diag.nvidia_smi_query.returncode);
     char label[32];
     decode_size_label(c->ctx[c->n_ctx - 1], label, sizeof label);
     for (size_t i = 0; i < c->n_ctx; i++)
@@ -307,7 +279,7 @@ static const char *run_phase(const struct decode_config *c, const struct startup
     phase_base(c, s, &rc, cal, sizeof cal);
     if (!burst)
         return decode_prefill_phase(c, &rc, &s->srv, ev, &ph->prefill, why, cap) == 0 ? NULL : why;
-    ph->burst_done = decode_burst_phase(c, &rc, ev, &ph->burst_results, &ph->burst_table, why, cap) == 0;
+    ph->burst_done = decode_burst_phase(c, &rc, ev, &ph->bursts, &ph->n_bursts, why, cap) == 0;
     return ph->burst_done ? NULL : why;
 }
 
@@ -346,21 +318,16 @@ static int decode_warmup(const struct decode_config *c, const struct startup *s,
     return ok ? 0 : -1;
 }
 
-/* Logs how the cell's prompts were calibrated, from its benchmark artifact
- * (measured, or taken from the cache), stamped at the cell's first send t
- * (calibration comes just before it; 0 = now). */
-static void log_calibration(struct decode_events *ev, const char *bench, const char *label, int64_t t)
+/* Logs how the cell's prompts were calibrated (measured, or taken from the
+ * cache), as its run reported it, stamped at the cell's first send (the
+ * calibration comes just before it; 0 = now). */
+static void log_calibration(struct decode_events *ev, const struct decode_cell_result *r, const char *label)
 {
-    char *text = file_read_all(bench, NULL);
-    cJSON *j = text ? cJSON_Parse(text) : NULL;
-    free(text);
-    const cJSON *cal = cJSON_GetObjectItem(j, "calibration");
-    const char *src = cJSON_GetStringValue(cJSON_GetObjectItem(cal, "source"));
-    const cJSON *words = cJSON_GetObjectItem(cal, "filler_words"), *tok = cJSON_GetObjectItem(cal, "measured_tokens");
-    if (src && cJSON_IsNumber(words) && cJSON_IsNumber(tok))
-        decode_event_at(ev, t ? t : clock_now_ns(), "calibrated ctx=%s: %.0f filler words give %.0f prompt tokens (%s)",
-                        label, words->valuedouble, tok->valuedouble, !strcmp(src, "cache") ? "cached" : src);
-    cJSON_Delete(j);
+    if (r->calibrated)
+        decode_event_at(ev, r->t_first_send ? r->t_first_send : clock_now_ns(),
+                        "calibrated ctx=%s: %ld filler words give %ld prompt tokens (%s)", label,
+                        r->calibration_words, r->calibration_tokens,
+                        !strcmp(r->calibration_source, "cache") ? "cached" : r->calibration_source);
 }
 
 /* Runs one cell and writes DIR/cells/<name>.json. Returns 0 measured, -1
@@ -389,7 +356,7 @@ static int run_cell(const struct decode_config *c, const struct startup *s, stru
     struct decode_cell_result r;
     decode_cell_run(&cc, &r);
     if (first_at_ctx)
-        log_calibration(ev, bench, label, r.t_first_send);
+        log_calibration(ev, &r, label);
     if (!r.measured) {
         not_measured_why(&r, why, whycap);
         decode_event(ev, "cell incomplete C=%ld ctx=%s: %s", slot->conc, label, why);
@@ -399,26 +366,31 @@ static int run_cell(const struct decode_config *c, const struct startup *s, stru
     if (scout_cell && r.scout)
         decode_event_at(ev, r.t_scout_first_token, "integrated prefill done ctx=%s %.0f tok/s", label,
                         r.scout_entry.client_tok_per_sec);
-    decode_event_at(ev, r.t_ready, "%s C=%ld ctx=%s %s", r.warmup_timed_out ? "warmup timeout" : "ready", slot->conc,
-                    label, r.ready_line + (r.warmup_timed_out ? strlen("warmup timeout ") : strlen("ready ")));
-    if (isfinite(r.steps_per_s))
+    decode_event_at(ev, r.t_ready, "%s C=%ld ctx=%s %s", r.cell.warmup_timed_out ? "warmup timeout" : "ready", slot->conc,
+                    label, r.ready_line + (r.cell.warmup_timed_out ? strlen("warmup timeout ") : strlen("ready ")));
+    const struct decode_cell *o = &r.cell;
+    if (isfinite(o->server_steps_per_s))
         decode_event(ev, "cell done C=%ld ctx=%s %.1f tok/s | norm %.1f step/s len=%.2f%s", slot->conc, label,
-                     r.aggregate_tps, r.steps_per_s, r.accept_len, r.capacity_limited ? " (capacity-limited)" : "");
+                     o->aggregate_tps, o->server_steps_per_s, o->server_accept_len_effective,
+                     o->capacity_limited ? " (capacity-limited)" : "");
     else
-        decode_event(ev, "cell done C=%ld ctx=%s %.1f tok/s%s", slot->conc, label, r.aggregate_tps,
-                     r.capacity_limited ? " (capacity-limited)" : "");
-    slot->file = cJSON_CreateObject();
-    cJSON_AddItemToObject(slot->file, "result", r.json);
-    r.json = NULL;
-    cJSON *scout = r.scout ? prefill_entry_json(&r.scout_entry) : cJSON_CreateNull();
-    if (r.scout && scout)   /* sent with the cell's other streams when C > 1: said, not hidden */
-        cJSON_AddNumberToObject(scout, "concurrent_streams", (double)(slot->conc - 1));
-    cJSON_AddItemToObject(slot->file, "scout", scout);
+        decode_event(ev, "cell done C=%ld ctx=%s %.1f tok/s%s", slot->conc, label, o->aggregate_tps,
+                     o->capacity_limited ? " (capacity-limited)" : "");
+    slot->cell = r.cell;
+    decode_cell_init(&r.cell);      /* moved to the slot */
+    if (r.scout && prefill_entry_typed(&r.scout_entry, &slot->scout) != 0) {
+        decode_cell_result_free(&r);
+        snprintf(why, whycap, "out of memory");
+        return -1;
+    }
+    if (r.scout)    /* sent with the cell's other streams when C > 1: said, not hidden */
+        slot->scout.concurrent_streams = slot->conc - 1;
     decode_cell_result_free(&r);
+    slot->done = true;
     snprintf(rel, sizeof rel, "cells/%s.json", name);
     dir_path(c, rel, path, sizeof path);
     char err[1400];
-    if (artifact_write_file(path, slot->file, err, sizeof err) != 0) {
+    if (decode_cell_file_write(path, &slot->cell, &slot->scout, err, sizeof err) != 0) {
         /* measured but not where a resumed run looks first: stop before measuring more on a full
          * disk; the fallback the message names is where resume_cell finds it */
         bool lost = strstr(err, "failed too") != NULL;
@@ -431,39 +403,22 @@ static int run_cell(const struct decode_config *c, const struct startup *s, stru
     return 0;
 }
 
-/* Reads DIR/cells/<name>.json of an earlier run, when it is there. */
-static void resume_cell(const struct decode_config *c, struct cell_slot *slot)
+/* Reads DIR/cells/<name>.json of an earlier run (or its fallback), when it
+ * is there, with the checked reader; one that does not read is measured
+ * again (said in the event log). */
+static void resume_cell(const struct decode_config *c, struct decode_events *ev, struct cell_slot *slot)
 {
-    char name[64], rel[128], path[4200];
+    char name[64], rel[128], path[4200], err[1400];
     cell_name(slot->conc, slot->ctx, name, sizeof name);
     snprintf(rel, sizeof rel, "cells/%s.json", name);
     dir_path(c, rel, path, sizeof path);
-    char *text = file_read_all(path, NULL), fb[4400] = "";
-    if (!text) {    /* a cell written to its fallback when the directory could not take it */
-        artifact_fallback_path(path, fb, sizeof fb);
-        text = file_read_all(fb, NULL);
-    }
-    cJSON *j = text ? cJSON_Parse(text) : NULL;
-    char err[1400];
-    /* moved into place, or kept where it is (it is read from there again next time) */
-    if (j && fb[0] && artifact_place_text(path, text, err, sizeof err) == 0)
-        unlink(fb);
-    free(text);
-    if (j && cJSON_IsObject(cJSON_GetObjectItem(j, "result")))
-        slot->file = j;
-    else
-        cJSON_Delete(j);
+    int rc = decode_cell_file_read(path, &slot->cell, &slot->scout, err, sizeof err);
+    if (rc < 0)
+        decode_event(ev, "warning: %s: the cell is measured again", err);
+    slot->done = rc == 0;
 }
 
 /* ---- the artifact ---- */
-
-static cJSON *numbers(const long *v, size_t n)
-{
-    cJSON *a = cJSON_CreateArray();
-    for (size_t i = 0; i < n; i++)
-        cJSON_AddItemToArray(a, cJSON_CreateNumber((double)v[i]));
-    return a;
-}
 
 /* metadata.burst_e2e_status: seed 004's "not_run_use_--run-burst", "measured", or "incomplete". */
 static const char *burst_status(const struct decode_config *c, const struct phase_out *ph)
@@ -471,246 +426,217 @@ static const char *burst_status(const struct decode_config *c, const struct phas
     return !c->run_burst ? "not_run_use_--run-burst" : ph->burst_done ? "measured" : "incomplete";
 }
 
-static cJSON *metadata(const struct decode_config *c, const struct startup *s, const struct phase_out *ph,
-                       size_t done, size_t planned, const char *incomplete)
+/* A copy of the n values of v into *out. */
+static int longs_of(const long *v, size_t n, struct decode_longs *out)
 {
-    cJSON *m = cJSON_CreateObject();
+    if (!(out->v = malloc((n ? n : 1) * sizeof *v)))
+        return -1;
+    memcpy(out->v, v, n * sizeof *v);
+    out->n = n;
+    return 0;
+}
+
+/* Every string of the metadata, in one list, to check them all at once. */
+static bool all_set(char *const *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!v[i])
+            return false;
+    return true;
+}
+
+static int metadata(const struct decode_config *c, const struct startup *s, const struct phase_out *ph,
+                    size_t done, size_t planned, const char *incomplete, struct decode_metadata *m)
+{
     char ts[40];
     clock_utc_iso8601(ts);
-    cJSON_AddStringToObject(m, "version", anvil_version());
-    cJSON_AddStringToObject(m, "engine", s->srv.engine);
-    cJSON_AddStringToObject(m, "model", s->srv.model);
     const char *host = strstr(s->srv.display_url, "://");
     char server[512];
     snprintf(server, sizeof server, "%s", host ? host + 3 : s->srv.display_url);
     server[strcspn(server, "/")] = 0;
-    cJSON_AddStringToObject(m, "server", server);
-    cJSON_AddStringToObject(m, "timestamp", ts);
-    cJSON_AddStringToObject(m, "decode_mode", "duration");
-    cJSON_AddStringToObject(m, "primary_decode_layer", "sustained_decode");
-    cJSON_AddNumberToObject(m, "duration_per_test", c->duration_s);
-    cJSON_AddNumberToObject(m, "request_count", (double)c->request_count);
-    cJSON_AddNumberToObject(m, "warmup_request_count", 0);
-    cJSON_AddBoolToObject(m, "run_burst", c->run_burst);
-    cJSON_AddStringToObject(m, "prefill_mode", c->standalone_prefill ? "standalone_cold_prefill"
-                                                                     : "integrated_decode_scout");
-    cJSON_AddBoolToObject(m, "standalone_prefill", c->standalone_prefill);
-    cJSON_AddBoolToObject(m, "prefill_only", false);
-    cJSON_AddBoolToObject(m, "skip_prefill", false);
-    cJSON_AddStringToObject(m, "burst_e2e_status", burst_status(c, ph));
-    cJSON_AddNumberToObject(m, "burst_request_count", (double)c->request_count);
-    cJSON_AddNumberToObject(m, "burst_warmup_request_count", 0);
-    cJSON_AddNumberToObject(m, "burst_requests_per_concurrency", (double)c->burst_requests_per_concurrency);
-    cJSON_AddNumberToObject(m, "decode_warmup_seconds", c->decode_warmup_s);
-    cJSON_AddNumberToObject(m, "decode_warmup_context", (double)largest(c->ctx, c->n_ctx));
-    cJSON_AddNumberToObject(m, "decode_warmup_concurrency", (double)smallest(c->conc, c->n_conc));
-    cJSON_AddNumberToObject(m, "cell_warmup_timeout_seconds", c->cell_warmup_timeout_s);
-    cJSON_AddStringToObject(m, "cell_warmup_timeout_policy", DECODE_TIMEOUT_POLICY);
-    cJSON_AddNumberToObject(m, "ready_stable_seconds", c->ready_stable_s);
-    cJSON_AddBoolToObject(m, "show_capacity_limited_values", true);
-    cJSON_AddNumberToObject(m, "max_tokens", (double)c->max_tokens);
-    if (c->run.sampling.has_temperature)
-        cJSON_AddNumberToObject(m, "temperature", c->run.sampling.temperature);
-    else
-        cJSON_AddNullToObject(m, "temperature");
-    cJSON_AddBoolToObject(m, "ignore_eos", true);
-    artifact_add_number(m, "max_total_tokens", s->kv_budget);
-    cJSON_AddNumberToObject(m, "dcp_size", 0);
-    cJSON_AddBoolToObject(m, "metrics_available", *s->metrics_url != 0);
-    cJSON_AddStringToObject(m, "metrics_warning", s->metrics_warning);
-    cJSON_AddItemToObject(m, "concurrency_levels", numbers(c->conc, c->n_conc));
-    cJSON_AddItemToObject(m, "context_lengths", numbers(c->ctx, c->n_ctx));
-    cJSON_AddBoolToObject(m, "startup_diagnostics_available", s->diag != NULL);
-    const cJSON *p2p = cJSON_GetObjectItem(s->diag, "nvidia_p2p_override");
-    cJSON_AddBoolToObject(m, "nvidia_p2p_override_effective", cJSON_IsTrue(cJSON_GetObjectItem(p2p, "effective")));
-    cJSON_AddStringToObject(m, "p2pmark_status", "not_run");
-    cJSON_AddStringToObject(m, "amd_fabric_status", "not_run");
-    cJSON_AddNumberToObject(m, "cells_planned", (double)planned);
-    cJSON_AddNumberToObject(m, "cells_done", (double)done);
-    cJSON_AddBoolToObject(m, "incomplete", incomplete != NULL);
-    if (incomplete)
-        cJSON_AddStringToObject(m, "incomplete_reason", incomplete);
-    else
-        cJSON_AddNullToObject(m, "incomplete_reason");
-    return m;
+    *m = (struct decode_metadata){
+        .present = true, .version = decode_text(anvil_version()), .engine = decode_text(s->srv.engine),
+        .model = decode_text(s->srv.model), .server = decode_text(server), .timestamp = decode_text(ts),
+        .decode_mode = decode_text("duration"), .primary_decode_layer = decode_text("sustained_decode"),
+        .duration_per_test = c->duration_s, .request_count = c->request_count, .warmup_request_count = 0,
+        .run_burst = c->run_burst,
+        .prefill_mode = decode_text(c->standalone_prefill ? "standalone_cold_prefill" : "integrated_decode_scout"),
+        .standalone_prefill = c->standalone_prefill, .burst_e2e_status = decode_text(burst_status(c, ph)),
+        .burst_request_count = c->request_count, .burst_warmup_request_count = 0,
+        .burst_requests_per_concurrency = c->burst_requests_per_concurrency,
+        .decode_warmup_seconds = c->decode_warmup_s, .decode_warmup_context = largest(c->ctx, c->n_ctx),
+        .decode_warmup_concurrency = smallest(c->conc, c->n_conc),
+        .cell_warmup_timeout_seconds = c->cell_warmup_timeout_s,
+        .cell_warmup_timeout_policy = decode_text(DECODE_TIMEOUT_POLICY), .ready_stable_seconds = c->ready_stable_s,
+        .show_capacity_limited_values = true, .max_tokens = c->max_tokens,
+        .temperature = c->run.sampling.has_temperature ? c->run.sampling.temperature : NAN, .ignore_eos = true,
+        .max_total_tokens = s->kv_budget, .dcp_size = 0, .metrics_available = *s->metrics_url != 0,
+        .metrics_warning = decode_text(s->metrics_warning), .startup_diagnostics_available = s->diag.present,
+        .nvidia_p2p_override_effective = s->diag.nvidia_p2p_override.effective,
+        .p2pmark_status = decode_text("not_run"), .amd_fabric_status = decode_text("not_run"),
+        .cells_planned = (long)planned, .cells_done = (long)done, .incomplete = incomplete != NULL,
+        .incomplete_reason = decode_text(incomplete),
+    };
+    char *const str[] = {m->version, m->engine, m->model, m->server, m->timestamp, m->decode_mode,
+                         m->primary_decode_layer, m->prefill_mode, m->burst_e2e_status,
+                         m->cell_warmup_timeout_policy, m->metrics_warning, m->p2pmark_status,
+                         m->amd_fabric_status};
+    if (!all_set(str, sizeof str / sizeof *str) || (incomplete && !m->incomplete_reason) ||
+        longs_of(c->conc, c->n_conc, &m->concurrency_levels) != 0 ||
+        longs_of(c->ctx, c->n_ctx, &m->context_lengths) != 0)
+        return -1;
+    return 0;
 }
 
 /* Seed 004's hardware_run_summary over every cell's window: samples and
  * seconds summed, averages weighted by samples, maxima and totals the
- * largest; null when no cell had a GPU reading. */
-static cJSON *run_hardware(const struct cell_slot *cells, size_t n)
+ * largest; not present when no cell had a GPU reading. */
+static void run_hardware(const struct cell_slot *cells, size_t n, struct decode_hw *o)
 {
-    static const char *const avg[] = {"cpu_util_avg_pct", "gpu_util_avg_pct", "mem_util_avg_pct", "temp_avg_c",
-                                      "power_total_avg_w", "vram_used_avg_mb", "vram_used_avg_pct",
-                                      "pcie_rx_avg_mb_s", "pcie_tx_avg_mb_s"};
-    static const char *const max[] = {"gpu_count", "cpu_temp_max_c", "gpu_util_max_pct", "mem_util_max_pct",
-                                      "temp_max_c", "power_total_max_w", "power_limit_total_w", "vram_used_max_mb",
-                                      "vram_total_mb", "vram_used_max_pct", "pcie_rx_max_mb_s", "pcie_tx_max_mb_s"};
-    double samples = 0, secs = 0, sum[9] = {0}, w[9] = {0}, mx[12];
-    for (int k = 0; k < 12; k++)
+#define HW(m) offsetof(struct decode_hw, m)
+    static const size_t avg[] = {HW(cpu_util_avg_pct), HW(gpu_util_avg_pct), HW(mem_util_avg_pct), HW(temp_avg_c),
+                                 HW(power_total_avg_w), HW(vram_used_avg_mb), HW(vram_used_avg_pct),
+                                 HW(pcie_rx_avg_mb_s), HW(pcie_tx_avg_mb_s)};
+    static const size_t max[] = {HW(gpu_count), HW(cpu_temp_max_c), HW(gpu_util_max_pct), HW(mem_util_max_pct),
+                                 HW(temp_max_c), HW(power_total_max_w), HW(power_limit_total_w),
+                                 HW(vram_used_max_mb), HW(vram_total_mb), HW(vram_used_max_pct),
+                                 HW(pcie_rx_max_mb_s), HW(pcie_tx_max_mb_s)};
+#define AT(h, off) (*(double *)((char *)(h) + (off)))
+#define CAT(h, off) (*(const double *)((const char *)(h) + (off)))
+    enum { NA = sizeof avg / sizeof *avg, NM = sizeof max / sizeof *max };
+    double samples = 0, secs = 0, sum[NA] = {0}, w[NA] = {0}, mx[NM];
+    for (size_t k = 0; k < NM; k++)
         mx[k] = NAN;
     for (size_t i = 0; i < n; i++) {
-        const cJSON *h = cJSON_GetObjectItem(cJSON_GetObjectItem(cells[i].file, "result"), "hardware_summary");
-        if (!cJSON_IsObject(h))
+        const struct decode_hw *h = &cells[i].cell.hardware_summary;
+        if (!cells[i].done || !h->present)
             continue;
-        double sm = cJSON_GetNumberValue(cJSON_GetObjectItem(h, "samples"));
+        double sm = isfinite(h->samples) ? h->samples : 0;
         samples += sm;
-        secs += cJSON_GetNumberValue(cJSON_GetObjectItem(h, "duration_seconds"));
-        for (int k = 0; k < 9; k++) {
-            const cJSON *v = cJSON_GetObjectItem(h, avg[k]);
-            if (cJSON_IsNumber(v)) {
-                sum[k] += v->valuedouble * sm;
+        secs += isfinite(h->duration_seconds) ? h->duration_seconds : 0;
+        for (size_t k = 0; k < NA; k++)
+            if (isfinite(CAT(h, avg[k]))) {
+                sum[k] += CAT(h, avg[k]) * sm;
                 w[k] += sm;
             }
-        }
-        for (int k = 0; k < 12; k++) {
-            const cJSON *v = cJSON_GetObjectItem(h, max[k]);
-            if (cJSON_IsNumber(v) && !(v->valuedouble <= mx[k]))
-                mx[k] = v->valuedouble;
-        }
+        for (size_t k = 0; k < NM; k++)
+            if (isfinite(CAT(h, max[k])) && !(CAT(h, max[k]) <= mx[k]))
+                mx[k] = CAT(h, max[k]);
     }
-    if (samples <= 0)
-        return cJSON_CreateNull();
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "samples", samples);
-    cJSON_AddNumberToObject(o, "duration_seconds", secs);
-    for (int k = 0; k < 12; k++)
-        artifact_add_number(o, max[k], mx[k]);
-    for (int k = 0; k < 9; k++)
-        artifact_add_number(o, avg[k], w[k] > 0 ? sum[k] / w[k] : NAN);
-    return o;
+    *o = (struct decode_hw){.present = samples > 0, .samples = samples, .duration_seconds = secs};
+    for (size_t k = 0; k < NM; k++)
+        AT(o, max[k]) = mx[k];
+    for (size_t k = 0; k < NA; k++)
+        AT(o, avg[k]) = w[k] > 0 ? sum[k] / w[k] : NAN;
+#undef AT
+#undef CAT
+#undef HW
 }
 
-/* The prefill and burst sections: THE place where they are built. The
- * default prefill is the integrated scout — each prefill context's first
- * decode request, alone on the server when the lowest concurrency is 1
- * (that cell runs first at every context), its TTFT, validated from the
- * gate's scrapes around it (cell.c) — plus, for a prefill context the
- * matrix does not run, the phase's scout_only prefill; with
- * --standalone-prefill the phase's standalone entries alone. The bursts
- * are the phase's (--run-burst): [] and {} when it did not run. Entries in
- * the order of the prefill contexts. */
-static void add_prefill_and_burst(cJSON *doc, const struct decode_config *c, const struct cell_slot *cells, size_t n,
-                                  const struct phase_out *ph)
+/* The prefill section: THE place where it is put together. The default
+ * prefill is the integrated scout — each prefill context's first decode
+ * request, alone on the server when the lowest concurrency is 1 (that cell
+ * runs first at every context), its TTFT, validated from the gate's
+ * scrapes around it (cell.c) — plus, for a prefill context the matrix does
+ * not run, the phase's scout_only prefill; with --standalone-prefill the
+ * phase's standalone entries alone. Entries in the order of the prefill
+ * contexts. */
+static int prefill_section(const struct decode_config *c, const struct cell_slot *cells, size_t n,
+                           const struct phase_out *ph, struct decode_prefill_map *out)
 {
-    cJSON *pre = cJSON_AddObjectToObject(doc, "prefill");
     long ctx[DECODE_MAX_LIST];
     size_t np = decode_prefill_contexts(c, ctx);
+    if (!(out->v = calloc(np ? np : 1, sizeof *out->v)))
+        return -1;
     for (size_t k = 0; k < np; k++) {
-        char key[32];
-        snprintf(key, sizeof key, "%ld", ctx[k]);
-        const cJSON *e = cJSON_GetObjectItemCaseSensitive(ph->prefill, key);
+        const struct decode_prefill *e = NULL;
+        for (size_t i = 0; i < ph->prefill.n; i++)
+            if (ph->prefill.v[i].context_tokens == ctx[k])
+                e = &ph->prefill.v[i];
         for (size_t i = 0; !e && !c->standalone_prefill && i < n; i++)
-            if (cells[i].ctx == ctx[k] && cells[i].file) {
-                e = cJSON_GetObjectItem(cells[i].file, "scout");    /* the context's first cell (run order) */
+            if (cells[i].ctx == ctx[k] && cells[i].done) {
+                e = cells[i].scout.present ? &cells[i].scout : NULL;    /* the context's first cell (run order) */
                 break;
             }
-        if (cJSON_IsObject(e))
-            cJSON_AddItemToObject(pre, key, cJSON_Duplicate(e, true));
+        if (!e)
+            continue;
+        if (decode_prefill_copy(&out->v[out->n], e) != 0)
+            return -1;
+        out->v[out->n++].context_tokens = ctx[k];
     }
-    cJSON_AddItemToObject(doc, "burst_results", ph->burst_results ? cJSON_Duplicate(ph->burst_results, true)
-                                                                  : cJSON_CreateArray());
-    cJSON_AddItemToObject(doc, "burst_summary_table", ph->burst_table ? cJSON_Duplicate(ph->burst_table, true)
-                                                                      : cJSON_CreateObject());
+    return 0;
 }
 
-static cJSON *method_entry(const char *name, bool present, const char *formula, const char *notes)
+static int method_entry(struct decode_method *m, const char *name, const char *formula, const char *notes)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "name", name);
-    cJSON_AddBoolToObject(o, "present", present);
-    cJSON_AddStringToObject(o, "formula", formula);
-    cJSON_AddStringToObject(o, "notes", notes);
-    return o;
+    *m = (struct decode_method){.present_obj = true, .name = decode_text(name), .present = true,
+                                .formula = decode_text(formula), .notes = decode_text(notes)};
+    return m->name && m->formula && m->notes ? 0 : -1;
 }
 
-static cJSON *methodology(const struct decode_config *c, const struct phase_out *ph)
+static int methodology(const struct decode_config *c, const struct phase_out *ph, struct decode_methodology *m)
 {
-    cJSON *m = cJSON_CreateObject();
-    cJSON_AddItemToObject(m, "prefill", prefill_methodology_json(c->standalone_prefill ? PREFILL_STANDALONE
-                                                                                      : PREFILL_INTEGRATED_SCOUT));
-    cJSON_AddItemToObject(m, "sustained_decode", method_entry(
-        "Sustained Decode", true,
+    m->present = true;
+    int rc = prefill_methodology(c->standalone_prefill ? PREFILL_STANDALONE : PREFILL_INTEGRATED_SCOUT, &m->prefill);
+    rc |= method_entry(&m->sustained_decode, "Sustained Decode",
         "output tokens arriving inside the window (OpenAI continuous usage counts; client chunks when the "
         "server sends none) / (last counted arrival - window start); the server's generation throughput "
         "when no token arrived (prometheus_fallback)",
         "Duration-based steady-state cell after a readiness gate: C streams kept running (each replaced as "
         "it ends); the window opens when the server reports C running and 0 queued for --ready-stable-s "
         "(without server metrics: C streams decoding), or at the cell's warm-up timeout (warmup_timed_out). "
-        "Prometheus metrics are stored as validation and scheduler state."));
-    cJSON_AddItemToObject(m, "burst_e2e_decode", burst_methodology_json(cJSON_GetArraySize(ph->burst_results) > 0));
-    cJSON_AddItemToObject(m, "acceptance_normalization", method_entry(
-        "Acceptance-normalized decode (MTP / speculative)", true,
+        "Prometheus metrics are stored as validation and scheduler state.");
+    rc |= burst_methodology(ph->n_bursts > 0, &m->burst_e2e_decode);
+    rc |= method_entry(&m->acceptance_normalization, "Acceptance-normalized decode (MTP / speculative)",
         "engine_steps = spec_drafts + max(0, output_tokens - (accepted_tokens + spec_drafts)); "
         "accept_len_effective = output_tokens / engine_steps; steps_per_s = aggregate_tps / accept_len_effective",
         "With speculative decoding tok/s = steps_per_s * accept_len, so raw tok/s mixes engine speed with "
         "data-dependent acceptance. steps_per_s (target-model forward passes per second) is the "
         "acceptance-independent speed used to compare runs; server_spec_pos_accept holds per-draft-position "
         "acceptance probabilities. output_tokens is the server's over the window (the client's when the "
-        "server reports none); counters are window deltas."));
-    return m;
+        "server reports none); counters are window deltas, rounded to whole numbers before anything is "
+        "derived from them.");
+    return rc ? -1 : 0;
 }
 
-static cJSON *summary_table(const struct cell_slot *cells, size_t n)
-{
-    cJSON *t = cJSON_CreateObject();
-    for (size_t i = 0; i < n; i++) {
-        if (!cells[i].file)
-            continue;
-        char ck[32], cc[32];
-        snprintf(ck, sizeof ck, "%ld", cells[i].ctx);
-        snprintf(cc, sizeof cc, "%ld", cells[i].conc);
-        cJSON *row = cJSON_GetObjectItem(t, ck);
-        if (!row)
-            row = cJSON_AddObjectToObject(t, ck);
-        const cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(cells[i].file, "result"), "aggregate_tps");
-        cJSON_AddItemToObject(row, cc, cJSON_IsNumber(v) ? cJSON_CreateNumber(v->valuedouble) : cJSON_CreateNull());
-    }
-    return t;
-}
-
-static cJSON *build_doc(const struct decode_config *c, const struct startup *s, const struct decode_events *ev,
-                        const struct cell_slot *cells, size_t n, const struct phase_out *ph, const char *incomplete)
+/* The matrix of the cells done (moved out of their slots) and the phases'
+ * entries (the bursts moved) into *m. Returns 0, or -1 out of memory. */
+static int build_matrix(const struct decode_config *c, const struct startup *s, const struct decode_events *ev,
+                        struct cell_slot *cells, size_t n, struct phase_out *ph, const char *incomplete,
+                        struct decode_matrix *m)
 {
     size_t done = 0;
     for (size_t i = 0; i < n; i++)
-        done += cells[i].file != NULL;
-    cJSON *doc = cJSON_CreateObject();
-    cJSON_AddItemToObject(doc, "metadata", metadata(c, s, ph, done, n, incomplete));
-    cJSON_AddItemToObject(doc, "startup_diagnostics", cJSON_Duplicate(s->diag, 1));
-    const char *keys[] = {"nvidia_p2p_override", "p2pmark", "amd_fabric"};
-    for (size_t k = 0; k < 3; k++)
-        cJSON_AddItemToObject(doc, keys[k], cJSON_Duplicate(cJSON_GetObjectItem(s->diag, keys[k]), 1));
-    cJSON_AddItemToObject(doc, "hardware_run_summary", run_hardware(cells, n));
-    cJSON_AddItemToObject(doc, "event_log", decode_events_json(ev));
-    add_prefill_and_burst(doc, c, cells, n, ph);
-    cJSON *res = cJSON_AddArrayToObject(doc, "results");
+        done += cells[i].done;
+    memset(m, 0, sizeof *m);
+    int rc = metadata(c, s, ph, done, n, incomplete, &m->metadata);
+    rc |= decode_struct_copy(&decode_diag_table, &m->startup_diagnostics, &s->diag);
+    rc |= decode_struct_copy(&decode_p2p_table, &m->nvidia_p2p_override, &s->diag.nvidia_p2p_override);
+    rc |= decode_struct_copy(&decode_not_run_table, &m->p2pmark, &s->diag.p2pmark);
+    rc |= decode_struct_copy(&decode_not_run_table, &m->amd_fabric, &s->diag.amd_fabric);
+    run_hardware(cells, n, &m->hardware_run_summary);
+    rc |= decode_events_copy(ev, &m->event_log, &m->n_event_log);
+    rc |= prefill_section(c, cells, n, ph, &m->prefill);
+    rc |= methodology(c, ph, &m->methodology);     /* before the bursts move: it says whether they ran */
+    if (!(m->results = calloc(done ? done : 1, sizeof *m->results)))
+        return -1;
     for (size_t i = 0; i < n; i++)
-        if (cells[i].file)
-            cJSON_AddItemToArray(res, cJSON_Duplicate(cJSON_GetObjectItem(cells[i].file, "result"), 1));
-    cJSON_AddItemToObject(doc, "summary_table", summary_table(cells, n));
-    /* seed order: burst sections after the summary table */
-    cJSON *br = cJSON_DetachItemFromObject(doc, "burst_results");
-    cJSON *bt = cJSON_DetachItemFromObject(doc, "burst_summary_table");
-    cJSON_AddItemToObject(doc, "burst_results", br);
-    cJSON_AddItemToObject(doc, "burst_summary_table", bt);
-    cJSON_AddItemToObject(doc, "methodology", methodology(c, ph));
-    return doc;
+        if (cells[i].done) {
+            m->results[m->n_results++] = cells[i].cell;
+            decode_cell_init(&cells[i].cell);
+            cells[i].done = false;
+        }
+    m->burst_results = ph->bursts;
+    m->n_burst_results = ph->n_bursts;
+    ph->bursts = NULL;
+    ph->n_bursts = 0;
+    rc |= decode_matrix_summarize(m);
+    return rc ? -1 : 0;
 }
 
 /* The command line's settings for startup_diagnostics.args. */
-static cJSON *args_json(const struct decode_config *c)
+static int args_of(const struct decode_config *c, struct decode_args *a)
 {
-    cJSON *a = cJSON_CreateObject();
-    cJSON_AddStringToObject(a, "concurrency", c->concurrency_arg);
-    cJSON_AddStringToObject(a, "contexts", c->contexts_arg);
-    cJSON_AddNumberToObject(a, "max_tokens", (double)c->max_tokens);
-    cJSON_AddNumberToObject(a, "duration", c->duration_s);
-    cJSON_AddNumberToObject(a, "request_count", (double)c->request_count);
-    cJSON_AddBoolToObject(a, "run_burst", c->run_burst);
-    cJSON_AddBoolToObject(a, "standalone_prefill", c->standalone_prefill);
-    cJSON_AddBoolToObject(a, "prefill_only", false);
-    cJSON_AddBoolToObject(a, "skip_prefill", false);
     char list[600] = "";    /* as typed, else the default's labels (the non-zero contexts) */
     long ctx[DECODE_MAX_LIST];
     size_t np = decode_prefill_contexts(c, ctx);
@@ -719,21 +645,23 @@ static cJSON *args_json(const struct decode_config *c)
         decode_size_label(ctx[i], label, sizeof label);
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? "," : "", label);
     }
-    cJSON_AddStringToObject(a, "prefill_contexts", c->prefill_contexts_arg ? c->prefill_contexts_arg : list);
-    cJSON_AddStringToObject(a, "prefill_metric", c->prefill_metric == PREFILL_METRIC_SERVER ? "server" : "client");
-    cJSON_AddNumberToObject(a, "prefill_samples", (double)c->prefill_samples);
-    cJSON_AddNumberToObject(a, "burst_requests_per_concurrency", (double)c->burst_requests_per_concurrency);
-    cJSON_AddNumberToObject(a, "dcp_size", 0);
-    cJSON_AddNumberToObject(a, "kv_budget", (double)c->kv_budget);
-    cJSON_AddNumberToObject(a, "ready_stable_s", c->ready_stable_s);
-    cJSON_AddNumberToObject(a, "cell_warmup_timeout_s", c->cell_warmup_timeout_s);
-    return a;
+    *a = (struct decode_args){
+        .present = true, .concurrency = decode_text(c->concurrency_arg), .contexts = decode_text(c->contexts_arg),
+        .max_tokens = c->max_tokens, .duration = c->duration_s, .request_count = c->request_count,
+        .run_burst = c->run_burst, .standalone_prefill = c->standalone_prefill,
+        .prefill_contexts = decode_text(c->prefill_contexts_arg ? c->prefill_contexts_arg : list),
+        .prefill_metric = decode_text(c->prefill_metric == PREFILL_METRIC_SERVER ? "server" : "client"),
+        .prefill_samples = c->prefill_samples, .burst_requests_per_concurrency = c->burst_requests_per_concurrency,
+        .dcp_size = 0, .kv_budget = c->kv_budget, .ready_stable_s = c->ready_stable_s,
+        .cell_warmup_timeout_s = c->cell_warmup_timeout_s,
+    };
+    return a->concurrency && a->contexts && a->prefill_contexts && a->prefill_metric ? 0 : -1;
 }
 
 static void free_startup(struct startup *s)
 {
     curl_slist_free_all(s->headers);
-    cJSON_Delete(s->diag);
+    decode_diag_free(&s->diag);
 }
 
 /* Runs the cells not done yet, in order; stops at the first that could not
@@ -749,7 +677,7 @@ static const char *run_cells(const struct decode_config *c, const struct startup
             xi++;
         bool first = !scouted[xi];     /* the context's first cell: its calibration and prefill scout */
         scouted[xi] = true;
-        if (sl->file) {
+        if (sl->done) {
             char label[32];
             decode_size_label(sl->ctx, label, sizeof label);
             decode_event(ev, "cell resumed C=%ld ctx=%s (measured by an earlier run)", sl->conc, label);
@@ -761,8 +689,57 @@ static const char *run_cells(const struct decode_config *c, const struct startup
     return NULL;
 }
 
-enum decode_status decode_execute(const struct decode_config *c, char *err, size_t errlen)
+void decode_artifact_path(const struct decode_config *c, char *out, size_t cap)
 {
+    if (c->out)
+        snprintf(out, cap, "%s", c->out);
+    else
+        dir_path(c, "decode.json", out, cap);
+}
+
+/* Builds the matrix of what was measured and writes it (credentials
+ * scrubbed). Returns 0, or -1 with err. */
+static int write_matrix(const struct decode_config *c, const struct startup *s, const struct decode_events *ev,
+                        struct cell_slot *cells, size_t n, struct phase_out *ph, const char *incomplete,
+                        struct decode_matrix *m, char *err, size_t errlen)
+{
+    struct secrets sec = {0};
+    int rc = build_matrix(c, s, ev, cells, n, ph, incomplete, m);
+    if (rc == 0 && run_secrets(&c->run, &sec) != 0)
+        rc = -1;
+    if (rc != 0) {
+        snprintf(err, errlen, "out of memory");     /* nothing rather than a credential */
+    } else {
+        char out[4200];
+        decode_artifact_path(c, out, sizeof out);
+        rc = decode_matrix_write(out, m, &sec, err, errlen);
+    }
+    secrets_free(&sec);
+    return rc;
+}
+
+static void free_cells(struct cell_slot *cells, size_t n)
+{
+    for (size_t i = 0; cells && i < n; i++) {
+        decode_cell_free(&cells[i].cell);
+        decode_prefill_free(&cells[i].scout);
+    }
+    free(cells);
+}
+
+static void free_phases(struct phase_out *ph)
+{
+    for (size_t i = 0; i < ph->prefill.n; i++)
+        decode_prefill_free(&ph->prefill.v[i]);
+    free(ph->prefill.v);
+    for (size_t i = 0; i < ph->n_bursts; i++)
+        decode_cell_free(&ph->bursts[i]);
+    free(ph->bursts);
+}
+
+enum decode_status decode_execute(const struct decode_config *c, struct decode_matrix *m, char *err, size_t errlen)
+{
+    memset(m, 0, sizeof *m);
     char path[4200], cells_dir[4200];
     dir_path(c, "cells/x", cells_dir, sizeof cells_dir);
     if (file_mkdir_parents(cells_dir) != 0) {
@@ -775,9 +752,11 @@ enum decode_status decode_execute(const struct decode_config *c, char *err, size
         return DECODE_FAILED;
     decode_event(&ev, "benchmark start dir=%s", c->dir);
     struct startup s = {.kv_budget = NAN};
-    cJSON *args = args_json(c);
-    int st = startup(c, &s, &ev, args, err, errlen);
-    cJSON_Delete(args);
+    struct decode_args args;
+    int st = args_of(c, &args) == 0 ? startup(c, &s, &ev, &args, err, errlen) : -1;
+    if (st == -1 && !args.present)
+        snprintf(err, errlen, "out of memory");
+    fields_free(&decode_args_table, &args);     /* what startup did not take */
     int resuming = st == 0 ? check_plan(c, &s, err, errlen) : -1;
     if (resuming < 0) {
         decode_event(&ev, "startup failed: %s", err);
@@ -790,10 +769,11 @@ enum decode_status decode_execute(const struct decode_config *c, char *err, size
     struct cell_slot *cells = calloc(n, sizeof *cells);
     size_t resumed = 0;
     for (size_t i = 0; cells && i < n; i++) {
-        cells[i] = (struct cell_slot){c->conc[order[i].conc_i], c->ctx[order[i].ctx_i], NULL};
+        cells[i].conc = c->conc[order[i].conc_i];
+        cells[i].ctx = c->ctx[order[i].ctx_i];
         if (resuming)
-            resume_cell(c, &cells[i]);
-        resumed += cells[i].file != NULL;
+            resume_cell(c, &ev, &cells[i]);
+        resumed += cells[i].done;
     }
     if (resuming)
         decode_event(&ev, "resume: %zu of %zu cells measured by an earlier run", resumed, n);
@@ -810,7 +790,7 @@ enum decode_status decode_execute(const struct decode_config *c, char *err, size
         incomplete = run_phase(c, &s, &ev, &ph, true, why, sizeof why);
     size_t done = 0;
     for (size_t i = 0; i < n && cells; i++)
-        done += cells[i].file != NULL;
+        done += cells[i].done;
     if (incomplete)
         decode_event(&ev, "matrix incomplete: %zu of %zu cells measured (%s); run the same command again to resume",
                      done, n, incomplete);
@@ -820,36 +800,15 @@ enum decode_status decode_execute(const struct decode_config *c, char *err, size
     if (done == 0) {
         snprintf(err, errlen, "no cell was measured: %s", incomplete ? incomplete : "?");
         status = DECODE_FAILED;
-    } else {
-        cJSON *doc = build_doc(c, &s, &ev, cells, n, &ph, incomplete);
-        struct secrets sec = {0};
-        if (run_secrets(&c->run, &sec) != 0 || secrets_scrub_json(&sec, doc) != 0) {
-            cJSON_Delete(doc);
-            doc = NULL;     /* nothing rather than a credential */
-        }
-        secrets_free(&sec);
-        char out[4200];
-        if (c->out)
-            snprintf(out, sizeof out, "%s", c->out);
-        else
-            dir_path(c, "decode.json", out, sizeof out);
-        if (decode_matrix_write(out, doc, err, errlen) != 0) {
-            status = DECODE_FAILED;
-        } else {
-            decode_print_table(stdout, doc);
-            printf("artifact: %s\n", out);
-            if (incomplete)
-                snprintf(err, errlen, "%zu of %zu cells measured (%s); run the same command again to resume", done,
-                         n, incomplete);
-        }
-        cJSON_Delete(doc);
+    } else if (write_matrix(c, &s, &ev, cells, n, &ph, incomplete, m, err, errlen) != 0) {
+        decode_matrix_free(m);
+        status = DECODE_FAILED;
+    } else if (incomplete) {
+        snprintf(err, errlen, "%zu of %zu cells measured (%s); run the same command again to resume", done, n,
+                 incomplete);
     }
-    for (size_t i = 0; cells && i < n; i++)
-        cJSON_Delete(cells[i].file);
-    free(cells);
-    cJSON_Delete(ph.prefill);
-    cJSON_Delete(ph.burst_results);
-    cJSON_Delete(ph.burst_table);
+    free_cells(cells, n);
+    free_phases(&ph);
     free_startup(&s);
     decode_events_close(&ev);
     return status;

@@ -3,8 +3,8 @@
  * diagnostics), an optional decode warm-up, then every cell of concurrency
  * × context in order (grid.h), each one run behind the readiness gate
  * (cell.h), each written to DIR/cells/ as it ends, so a cut run resumes at
- * the next cell; finally the artifact (DIR/decode.json) and the terminal
- * table. */
+ * the next cell; finally the artifact (DIR/decode.json), returned typed
+ * for the caller to render. */
 #ifndef ANVIL_DECODE_MATRIX_H
 #define ANVIL_DECODE_MATRIX_H
 
@@ -12,8 +12,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include <cjson/cJSON.h>
-
+#include "artifact/decode_matrix.h"
 #include "decode/diag.h"
 #include "decode/grid.h"
 #include "decode/prefill.h"
@@ -61,8 +60,15 @@ enum decode_status {
                            request (a usage error, exit 2); see err */
 };
 
-/* Runs the matrix c describes. Returns the status; err holds the reason
- * when it is not DECODE_OK. */
-enum decode_status decode_execute(const struct decode_config *c, char *err, size_t errlen);
+/* Runs the matrix c describes and writes its artifact
+ * (decode_artifact_path). Prints nothing but the event log's echo (to
+ * c->log): the caller renders *m (report/decode_table.h). Fills *m with
+ * the matrix written (DECODE_OK, DECODE_INCOMPLETE; empty otherwise;
+ * decode_matrix_free releases it). Returns the status; err holds the
+ * reason when it is not DECODE_OK. */
+enum decode_status decode_execute(const struct decode_config *c, struct decode_matrix *m, char *err, size_t errlen);
+
+/* Where the artifact goes: c->out, else DIR/decode.json (cap bytes). */
+void decode_artifact_path(const struct decode_config *c, char *out, size_t cap);
 
 #endif

@@ -12,8 +12,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <cjson/cJSON.h>
-
 #include "decode/events.h"
 #include "decode/matrix.h"
 #include "openai/discover.h"
@@ -40,22 +38,21 @@ bool decode_runs_context(const struct decode_config *c, long ctx);
  * its source, and left out). base is the run settings with the
  * server resolved (base URL, model, calibration cache, /metrics); each
  * run's own artifact goes to DIR/prefill/. Adds the entries (measured now
- * or read back) to *prefill, an object keyed by context
- * (prefill_to_json's), created when NULL (caller deletes). Returns 0 when
+ * or read back) to *prefill (replacing an entry at the same context; the
+ * caller frees it). Returns 0 when
  * every entry is there, -1 with why (cap bytes) at the first that could
  * not be measured (the ones before it are kept and cached). */
 int decode_prefill_phase(const struct decode_config *c, const struct run_config *base, const struct server_info *srv,
-                         struct decode_events *ev, cJSON **prefill, char *why, size_t cap);
+                         struct decode_events *ev, struct decode_prefill_map *prefill, char *why, size_t cap);
 
 /* The burst phase: a burst per decode context × concurrency (context-major,
  * the requests the cells send: prompt decode_prompt_len, max_tokens),
  * C × c->burst_requests_per_concurrency requests, or c->request_count.
- * Adds each burst's burst_results entry to *results (an array) and its
- * aggregate tok/s to *table ({"<context>": {"<C>": tps}}), both
- * burst_add_json's and created when NULL (caller deletes). Returns 0 when
+ * Appends each burst's burst_results entry to *results (*n_results of
+ * them, realloc'd; the caller frees them). Returns 0 when
  * every burst is there, -1 with why at the first that could not be
  * measured (no request completed). */
 int decode_burst_phase(const struct decode_config *c, const struct run_config *base, struct decode_events *ev,
-                       cJSON **results, cJSON **table, char *why, size_t cap);
+                       struct decode_cell **results, size_t *n_results, char *why, size_t cap);
 
 #endif

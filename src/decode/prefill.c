@@ -290,24 +290,7 @@ int prefill_run(const struct prefill_config *c, struct prefill_result *out)
     return rc;
 }
 
-/* ---- JSON ---- */
-
-static cJSON *validation_json(const struct prefill_validation *v)
-{
-    cJSON *j = cJSON_CreateObject();
-    if (!j)
-        return NULL;
-    cJSON_AddStringToObject(j, "method", v->method);
-    cJSON_AddNumberToObject(j, "tok_per_sec", v->tok_per_sec);
-    cJSON_AddNumberToObject(j, "prefill_seconds", v->prefill_seconds);
-    cJSON_AddNumberToObject(j, "prompt_tokens", (double)v->prompt_tokens);
-    cJSON_AddNumberToObject(j, "request_prompt_tokens", (double)v->request_prompt_tokens);
-    cJSON_AddNumberToObject(j, "cached_tokens", (double)v->cached_tokens);
-    cJSON_AddStringToObject(j, "token_source", v->token_source);
-    cJSON_AddNumberToObject(j, "samples", (double)v->samples);
-    cJSON_AddStringToObject(j, "invalid_reason", v->invalid_reason);
-    return j;
-}
+/* ---- the artifact's entries ---- */
 
 /* A finite number, else 0 (seed 004 writes 0 where there is no figure). */
 static double fig(double v)
@@ -315,75 +298,70 @@ static double fig(double v)
     return isfinite(v) ? v : 0;
 }
 
-cJSON *prefill_entry_json(const struct prefill_entry *e)
+int prefill_entry_typed(const struct prefill_entry *e, struct decode_prefill *out)
 {
-    cJSON *j = cJSON_CreateObject();
-    if (!j)
-        return NULL;
-    cJSON_AddNumberToObject(j, "ttft_seconds", fig(e->ttft_s));
-    cJSON_AddNumberToObject(j, "prefill_seconds", fig(e->prefill_s));
-    cJSON_AddNumberToObject(j, "tok_per_sec", fig(e->tok_per_sec));
-    cJSON_AddNumberToObject(j, "client_ttft_seconds", fig(e->client_ttft_s));
-    cJSON_AddNumberToObject(j, "client_tok_per_sec", fig(e->client_tok_per_sec));
-    cJSON_AddNumberToObject(j, "prompt_tokens", (double)e->prompt_tokens);
-    cJSON_AddNumberToObject(j, "samples", (double)e->samples);
-    cJSON_AddStringToObject(j, "method", prefill_method_name(e->method));
-    cJSON *v = validation_json(&e->server);
-    cJSON *hw = e->hardware_summary ? cJSON_Duplicate(e->hardware_summary, true) : cJSON_CreateObject();
-    if (!v || !hw || !cJSON_AddItemToObject(j, "server_validation", v)) {
-        cJSON_Delete(v);
-        cJSON_Delete(hw);
-        cJSON_Delete(j);
-        return NULL;
+    const struct prefill_validation *v = &e->server;
+    *out = (struct decode_prefill){
+        .present = true, .context_tokens = e->context_tokens, .ttft_seconds = fig(e->ttft_s),
+        .prefill_seconds = fig(e->prefill_s), .tok_per_sec = fig(e->tok_per_sec),
+        .client_ttft_seconds = fig(e->client_ttft_s), .client_tok_per_sec = fig(e->client_tok_per_sec),
+        .prompt_tokens = e->prompt_tokens, .samples = e->samples, .method = decode_text(prefill_method_name(e->method)),
+        .server_validation = {
+            .method = decode_text(v->method), .tok_per_sec = v->tok_per_sec, .prefill_seconds = v->prefill_seconds,
+            .prompt_tokens = v->prompt_tokens, .request_prompt_tokens = v->request_prompt_tokens,
+            .cached_tokens = v->cached_tokens, .token_source = decode_text(v->token_source),
+            .samples = v->samples, .invalid_reason = decode_text(v->invalid_reason),
+        },
+        .hardware_summary = e->hardware_summary, .concurrent_streams = ARTIFACT_NONE,
+    };
+    if (!out->method || !out->server_validation.method || !out->server_validation.token_source ||
+        !out->server_validation.invalid_reason) {
+        decode_prefill_free(out);
+        return -1;
     }
-    if (!cJSON_AddItemToObject(j, "hardware_summary", hw)) {
-        cJSON_Delete(hw);
-        cJSON_Delete(j);
-        return NULL;
-    }
-    return j;
+    return 0;
 }
 
-cJSON *prefill_to_json(const struct prefill_entry *entries, size_t n)
+int prefill_entries_typed(const struct prefill_entry *entries, size_t n, struct decode_prefill_map *out)
 {
-    cJSON *o = cJSON_CreateObject();
-    for (size_t i = 0; o && i < n; i++) {
+    *out = (struct decode_prefill_map){.v = calloc(n ? n : 1, sizeof *out->v)};
+    if (!out->v)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
         if (!entries[i].sent)
             continue;
-        char key[32];
-        snprintf(key, sizeof key, "%ld", entries[i].context_tokens);
-        cJSON *e = prefill_entry_json(&entries[i]);
-        if (!e || !cJSON_AddItemToObject(o, key, e)) {
-            cJSON_Delete(e);
-            cJSON_Delete(o);
-            return NULL;
+        if (prefill_entry_typed(&entries[i], &out->v[out->n]) != 0) {
+            for (size_t k = 0; k < out->n; k++)
+                decode_prefill_free(&out->v[k]);
+            free(out->v);
+            *out = (struct decode_prefill_map){0};
+            return -1;
         }
+        out->n++;
     }
-    return o;
+    return 0;
 }
 
-cJSON *prefill_methodology_json(enum prefill_method mode)
+int prefill_methodology(enum prefill_method mode, struct decode_method *out)
 {
-    cJSON *j = cJSON_CreateObject();
-    if (!j)
-        return NULL;
     bool standalone = mode == PREFILL_STANDALONE;
-    cJSON_AddStringToObject(j, "name", "Prefill");
-    cJSON_AddBoolToObject(j, "present", true);
-    cJSON_AddStringToObject(j, "mode", standalone ? "standalone_cold_prefill" : "integrated_decode_scout");
-    cJSON_AddStringToObject(j, "formula", "prompt_tokens / TTFT");
-    cJSON_AddStringToObject(j, "notes", standalone
-        ? "Standalone mode repeats cold-prefill samples per listed context: one request at a time, max_tokens 1, "
-          "every prompt unique from its first word so no prefix-cache hit; TTFT is the mean time to the first "
-          "output token. Prometheus prefill counters, when available and uncontaminated, are stored as validation."
-        : "Default mode records the required decode scout request for each non-zero decode context, so normal "
-          "runs do not pay for a separate prefill phase. Standalone mode repeats cold-prefill samples. Prometheus "
-          "prefill counters, when available and uncontaminated, are stored as validation.");
-    if (!cJSON_GetObjectItem(j, "notes")) {    /* cJSON could not allocate one of them */
-        cJSON_Delete(j);
-        return NULL;
+    *out = (struct decode_method){
+        .present_obj = true, .name = decode_text("Prefill"), .present = true,
+        .mode = decode_text(standalone ? "standalone_cold_prefill" : "integrated_decode_scout"),
+        .formula = decode_text("prompt_tokens / TTFT"),
+        .notes = decode_text(standalone
+            ? "Standalone mode repeats cold-prefill samples per listed context: one request at a time, max_tokens 1, "
+              "every prompt unique from its first word so no prefix-cache hit; TTFT is the mean time to the first "
+              "output token. Prometheus prefill counters, when available and uncontaminated, are stored as validation."
+            : "Default mode records the required decode scout request for each non-zero decode context, so normal "
+              "runs do not pay for a separate prefill phase. Standalone mode repeats cold-prefill samples. Prometheus "
+              "prefill counters, when available and uncontaminated, are stored as validation."),
+    };
+    if (!out->name || !out->mode || !out->formula || !out->notes) {
+        fields_free(&decode_method_table, out);
+        return -1;
     }
-    return j;
+    return 0;
 }
 
 /* ---- freeing ---- */
@@ -394,9 +372,7 @@ void prefill_entry_free(struct prefill_entry *e)
         observe_report_free(e->observe);
         free(e->observe);
     }
-    cJSON_Delete(e->hardware_summary);
     e->observe = NULL;
-    e->hardware_summary = NULL;
 }
 
 void prefill_result_free(struct prefill_result *r)

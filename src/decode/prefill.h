@@ -20,8 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <cjson/cJSON.h>
-
+#include "artifact/decode_matrix.h"
 #include "observe/observe.h"
 #include "run/run.h"
 
@@ -111,9 +110,9 @@ struct prefill_entry {
     char error[1024];           /* why, when the run failed or nothing completed ("" else) */
     char artifact_path[4096];   /* the context's run artifact ("" for a scout) */
     struct observe_report *observe; /* the run's server and hardware report; owned; NULL = none */
-    cJSON *hardware_summary;    /* seed 004's per-entry hardware_summary, owned; NULL renders {}.
-                                   prefill leaves it NULL: the caller renders it from observe with
-                                   the results[] cells' hardware summary */
+    struct decode_hw hardware_summary;  /* seed 004's per-entry hardware_summary; not present
+                                   renders {}. prefill leaves it absent: the caller takes it from
+                                   observe (decode_hw_of) as the results[] cells' */
 };
 
 struct prefill_result {
@@ -160,27 +159,26 @@ void prefill_validate(const struct observe_report *obs, long n_samples, double r
 int prefill_scout_entry(long context_tokens, double ttft_s, long prompt_tokens, const struct observe_report *obs,
                         enum prefill_metric metric, struct prefill_entry *out, char *err, size_t errlen);
 
-/* One entry as seed 004 writes it: ttft_seconds, prefill_seconds,
- * tok_per_sec, client_ttft_seconds, client_tok_per_sec, prompt_tokens,
- * samples, method, server_validation {method, tok_per_sec, prefill_seconds,
- * prompt_tokens, request_prompt_tokens, cached_tokens, token_source,
- * samples, invalid_reason}, hardware_summary (a copy of e's, else {}).
- * Numbers exact (not rounded as the seed's are). Returns a new object
- * (caller deletes) or NULL when memory runs out. */
-cJSON *prefill_entry_json(const struct prefill_entry *e);
+/* The entry as seed 004 writes it (artifact/decode_matrix.h's
+ * decode_prefill): ttft_seconds, prefill_seconds, tok_per_sec,
+ * client_ttft_seconds, client_tok_per_sec (0 where there is no figure),
+ * prompt_tokens, samples, method, server_validation, hardware_summary.
+ * Numbers exact (not rounded as the seed's are). Fills *out (owned: free
+ * with decode_prefill_free). Returns 0, or -1 when memory runs out. */
+int prefill_entry_typed(const struct prefill_entry *e, struct decode_prefill *out);
 
-/* Seed 004's `prefill` object: prefill_entry_json of every entry that sent
- * requests, keyed by its context in decimal ("65536"), in order; a context
- * that never sent one (it does not fit the server) is left out (its entry
- * keeps the error for the event log). Returns a new object (caller deletes)
- * or NULL when memory runs out. */
-cJSON *prefill_to_json(const struct prefill_entry *entries, size_t n);
+/* Seed 004's `prefill` entries: prefill_entry_typed of every entry that
+ * sent requests, in order; a context that never sent one (it does not fit
+ * the server) is left out (its entry keeps the error for the event log).
+ * Fills *out (owned). Returns 0, or -1 when memory runs out. */
+int prefill_entries_typed(const struct prefill_entry *entries, size_t n, struct decode_prefill_map *out);
 
 /* Seed 004's methodology.prefill entry for a matrix whose prefill was
  * measured by mode (PREFILL_STANDALONE, else the integrated scout): name,
  * present, mode ("standalone_cold_prefill" or "integrated_decode_scout"),
- * formula, notes. Caller deletes; NULL when memory runs out. */
-cJSON *prefill_methodology_json(enum prefill_method mode);
+ * formula, notes. Fills *out (owned). Returns 0, or -1 when memory runs
+ * out. */
+int prefill_methodology(enum prefill_method mode, struct decode_method *out);
 
 /* Frees what e owns (safe on an emptied one). */
 void prefill_entry_free(struct prefill_entry *e);

@@ -120,7 +120,7 @@ int decode_sample_stats_of(const struct decode_request_sample *s, size_t n, stru
     return 0;
 }
 
-void decode_sample_stats_put(const struct decode_sample_stats *st, struct decode_cell_out *o)
+void decode_sample_stats_put(const struct decode_sample_stats *st, struct decode_cell *o)
 {
     o->ttft = st->ttft;
     o->time_to_second_token = st->time_to_second_token;

@@ -75,6 +75,6 @@ struct decode_sample_stats {
 int decode_sample_stats_of(const struct decode_request_sample *s, size_t n, struct decode_sample_stats *out);
 
 /* Copies st into the matching fields of the cell writer's *o. */
-void decode_sample_stats_put(const struct decode_sample_stats *st, struct decode_cell_out *o);
+void decode_sample_stats_put(const struct decode_sample_stats *st, struct decode_cell *o);
 
 #endif

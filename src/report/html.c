@@ -327,15 +327,15 @@ static size_t distinct(const long *v, size_t n, long *u)
 static cJSON *decode_json(const struct artifact_any *a, const struct cost *cost)
 {
     const struct decode_matrix *m = &a->u.decode;
-    size_t n = m->n_cells;
+    size_t n = m->n_results;
     long *ctx = malloc(n * sizeof *ctx), *conc = malloc(n * sizeof *conc), *uc = malloc(n * sizeof *uc),
          *un = malloc(n * sizeof *un);
     cJSON *o = cJSON_CreateObject();
     if (!ctx || !conc || !uc || !un)
         goto out;
     for (size_t i = 0; i < n; i++) {
-        ctx[i] = m->cells[i].context_tokens;
-        conc[i] = m->cells[i].concurrency;
+        ctx[i] = m->results[i].context_tokens;
+        conc[i] = m->results[i].concurrency;
     }
     size_t nctx = distinct(ctx, n, uc), nconc = distinct(conc, n, un);
     cJSON_AddStringToObject(o, "name", base_name(a->path));
@@ -355,8 +355,8 @@ static cJSON *decode_json(const struct artifact_any *a, const struct cost *cost)
         for (size_t j = 0; j < nconc; j++) {
             const struct decode_cell *cell = NULL;
             for (size_t k = 0; k < n; k++)
-                if (m->cells[k].context_tokens == uc[i] && m->cells[k].concurrency == un[j])
-                    cell = &m->cells[k];
+                if (m->results[k].context_tokens == uc[i] && m->results[k].concurrency == un[j])
+                    cell = &m->results[k];
             cJSON_AddItemToArray(r, cell ? num(cell->aggregate_tps) : cJSON_CreateNull());
             cJSON_AddItemToArray(cr, cell ? num(cost_per_mtok(cost, cell->aggregate_tps)) : cJSON_CreateNull());
             cJSON_AddItemToArray(f, cJSON_CreateBool(cell && (cell->capacity_limited || cell->underfilled)));

@@ -6,6 +6,7 @@
 
 #include "artifact/json.h"
 #include "artifact/matrix.h"
+#include "report/decode_table.h"
 
 double cost_per_mtok(const struct cost *c, double output_tps)
 {
@@ -273,63 +274,6 @@ static void show_curve(struct rdoc *doc, const struct artifact_any *a, const str
     rdoc_note(doc, "SLO attainment = median goodput / median request throughput at the point");
 }
 
-/* ---- decode matrix ---- */
-
-static void show_decode(struct rdoc *doc, const struct artifact_any *a, const struct cost *cost)
-{
-    const struct decode_matrix *m = &a->u.decode;
-    char title[512];
-    snprintf(title, sizeof title, "%s (decode matrix, %s mode)", a->path, m->decode_mode);
-    struct rtable *t = rdoc_table(doc, title, 2, "field", "value");
-    kv_text(t, "Engine", m->engine);
-    kv_text(t, "Model", m->model);
-    kv_text(t, "Server", m->server);
-    /* metadata.timestamp is when the file was written, after the last cell (seed 004: the
-     * event log starts at 01:04:47, the timestamp says 01:14:26); the file has no start date */
-    kv_text(t, "Written", m->timestamp);
-    kv_num(t, "Window per cell (s)", m->duration_per_test_s, 1);
-    kv_whole(t, "Output tokens per request (max_tokens)", m->max_tokens);
-    bool c = cost_on(cost);
-    t = rdoc_table(doc, "Sustained decode per cell", c ? 12 : 11, "context", "concurrency",
-                   "aggregate tok/s", "per-request tok/s", "TTFT p50 ms", "TTFT p99 ms", "ITL p50 ms",
-                   "ITL p99 ms", "completed", "errors", "limits", "USD/Mtok");
-    for (size_t i = 0; i < m->n_cells; i++) {
-        const struct decode_cell *e = &m->cells[i];
-        rtable_whole(t, e->context_tokens, false);
-        rtable_whole(t, e->concurrency, false);
-        rtable_num(t, e->aggregate_tps, 2);
-        rtable_num(t, e->per_request_avg_tps, 2);
-        rtable_num(t, e->ttft_p50_s * 1000, 1);
-        rtable_num(t, e->ttft_p99_s * 1000, 1);
-        rtable_num(t, e->itl_p50_s * 1000, 2);
-        rtable_num(t, e->itl_p99_s * 1000, 2);
-        rtable_whole(t, e->completed, true);
-        rtable_whole(t, e->errors, true);
-        char limits[64];
-        snprintf(limits, sizeof limits, "%s%s%s%s%s", e->capacity_limited ? "capacity-limited" : "",
-                 e->capacity_limited && e->underfilled ? ", " : "", e->underfilled ? "underfilled" : "",
-                 (e->capacity_limited || e->underfilled) && e->warmup_timed_out ? ", " : "",
-                 e->warmup_timed_out ? "warm-up timed out" : "");
-        rtable_text(t, limits[0] ? limits : "-");
-        if (c)
-            rtable_num(t, cost_per_mtok(cost, e->aggregate_tps), 4);
-    }
-    if (m->n_prefill) {
-        t = rdoc_table(doc, "Prefill", 5, "context", "prompt tokens", "TTFT ms", "tok/s", "method");
-        for (size_t i = 0; i < m->n_prefill; i++) {
-            const struct decode_prefill *p = &m->prefill[i];
-            rtable_whole(t, p->context_tokens, false);
-            rtable_whole(t, p->prompt_tokens, true);
-            rtable_num(t, p->ttft_s * 1000, 1);
-            rtable_num(t, p->tok_per_sec, 0);
-            rtable_text(t, p->method);
-        }
-    }
-    rdoc_note(doc, "capacity-limited: the server's KV pool cannot hold the asked concurrency at that "
-              "context; underfilled: the server ran fewer requests than asked; warm-up timed out: the "
-              "readiness gate never opened and the cell was measured anyway (timeout_reason says why)");
-}
-
 /* ---- graph data ---- */
 
 static void show_graph(struct rdoc *doc, const struct artifact_any *a)
@@ -367,7 +311,7 @@ void show_artifact(struct rdoc *doc, const struct artifact_any *a, const struct 
     case AK_BENCHMARK: show_bench(doc, a, cost); break;
     case AK_MATRIX: show_matrix(doc, a, cost); break;
     case AK_LOAD_CURVE: show_curve(doc, a, cost); break;
-    case AK_DECODE_MATRIX: show_decode(doc, a, cost); break;
+    case AK_DECODE_MATRIX: decode_table(doc, a->path, &a->u.decode, cost); break;
     case AK_GRAPH: show_graph(doc, a); break;
     case AK_UNKNOWN: break;
     }

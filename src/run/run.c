@@ -693,6 +693,10 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
     bool agentic = c->agentic_file || c->agentic_sessions > 0;
     bool ready = (!trace_spec_is_trace(c->dataset) || load_trace(&x) == 0) &&
                  (!agentic || plan_agentic(&x) == 0) && set_up(&x) == 0;
+    out->calibrated = x.cal.n_steps > 0 && x.calibration_source;
+    out->calibration_source = x.calibration_source;
+    out->calibration_words = x.cal.words;
+    out->calibration_tokens = x.cal.tokens;
     if (ready && c->prepare_only) {
         out->status = RUN_OK;
         ready = false;

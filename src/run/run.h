@@ -214,6 +214,12 @@ struct run_result {
                                        did not get that far */
     int64_t window_start, window_end;   /* the measurement window as the samplers got it
                                            (CLOCK_MONOTONIC ns); 0 when the load never ran */
+    /* the prompt calibration the run used (the artifact's calibration block): calibrated false
+       when it searched none (dataset prompts, --calibration none, stopped before it) */
+    bool calibrated;
+    const char *calibration_source;     /* "measured" or "cache" (static) */
+    long calibration_words;             /* the chosen filler length, words */
+    long calibration_tokens;            /* what the server counted for it, tokens */
 };
 
 /* Runs the benchmark c describes and writes its artifact (and per-request

@@ -79,7 +79,12 @@ Test(prefill_e2e, cold_prefills_per_context_validated_by_the_server, .timeout = 
     const struct prefill_entry *big = &r.entries[2];
     cr_assert_not(big->sent);
     cr_assert(strstr(big->error, "cannot fit"), "%s", big->error);
-    cJSON *j = prefill_to_json(r.entries, r.n);
+    struct decode_prefill_map typed;
+    cr_assert_eq(prefill_entries_typed(r.entries, r.n, &typed), 0);
+    cJSON *j = decode_prefill_map_json(typed.v, typed.n);
+    for (size_t i = 0; i < typed.n; i++)
+        decode_prefill_free(&typed.v[i]);
+    free(typed.v);
     cr_assert_eq(cJSON_GetArraySize(j), 2);
     cr_assert(cJSON_GetObjectItem(j, "256") && cJSON_GetObjectItem(j, "1024") && !cJSON_GetObjectItem(j, "8192"));
     cJSON_Delete(j);

@@ -11,6 +11,8 @@
 #include <criterion/criterion.h>
 
 #include "decode/burst.h"
+#include "artifact/decode_matrix.h"
+#include "artifact/fields.h"
 #include "testutil.h"
 
 static cJSON *seed(void)
@@ -108,6 +110,15 @@ Test(burst, cell_figures_reproduce_the_seeds_cells)
     cJSON_Delete(s);
 }
 
+static cJSON *methodology_json(bool ran)
+{
+    struct decode_method m;
+    cr_assert_eq(burst_methodology(ran, &m), 0);
+    cJSON *j = fields_to_json(&decode_method_table, &m);
+    fields_free(&decode_method_table, &m);
+    return j;
+}
+
 /* A cell's keys are the seed results[] cell's client-side keys, in the
  * seed's order and with its types; request_samples entries have exactly the
  * seed's keys. */
@@ -122,7 +133,10 @@ Test(burst, cell_json_has_the_seeds_keys_in_order)
                            .sent = true};
     c.samples = samples_of(want, &c.n_samples);
     cr_assert_eq(burst_cell_aggregate(&c), 0);
-    cJSON *got = burst_cell_json(&c);
+    struct decode_cell typed;
+    cr_assert_eq(burst_cell_typed(&c, &typed), 0);
+    cJSON *got = decode_cell_json(&typed, true);
+    decode_cell_free(&typed);
     cr_assert(got);
     const cJSON *w = want->child;
     int matched = 0;
@@ -159,8 +173,12 @@ Test(burst, summary_table_is_context_then_concurrency)
         {.concurrency = 2, .context_tokens = 0, .aggregate_tps = 230.25, .sent = true},
         {.concurrency = 1, .context_tokens = 65536, .aggregate_tps = NAN, .sent = true},
     };
-    cJSON *doc = cJSON_CreateObject();
-    cr_assert_eq(burst_add_json(doc, c, 3), 0);
+    struct decode_matrix m = {.n_burst_results = 3, .burst_results = calloc(3, sizeof *m.burst_results)};
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(burst_cell_typed(&c[i], &m.burst_results[i]), 0);
+    cr_assert_eq(decode_matrix_summarize(&m), 0);
+    cJSON *doc = decode_matrix_to_json(&m);
+    decode_matrix_free(&m);
     const cJSON *t = cJSON_GetObjectItem(doc, "burst_summary_table");
     cr_assert_eq(cJSON_GetArraySize(t), 2);
     cr_assert_eq(num(cJSON_GetObjectItem(t, "0"), "2"), 230.25);
@@ -175,7 +193,7 @@ Test(burst, methodology_entry_has_the_seeds_keys)
 {
     cJSON *s = seed();
     const cJSON *want = cJSON_GetObjectItem(cJSON_GetObjectItem(s, "methodology"), "burst_e2e_decode");
-    cJSON *got = burst_methodology_json(false);
+    cJSON *got = methodology_json(false);
     const cJSON *a = got->child, *b = want->child;
     for (; a && b; a = a->next, b = b->next) {
         cr_assert_str_eq(a->string, b->string);
@@ -185,7 +203,7 @@ Test(burst, methodology_entry_has_the_seeds_keys)
     }
     cr_assert(!a && !b);
     cJSON_Delete(got);
-    got = burst_methodology_json(true);
+    got = methodology_json(true);
     cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(got, "present")));
     cJSON_Delete(got);
     cJSON_Delete(s);

@@ -12,11 +12,14 @@
 #include <unistd.h>
 
 #include "artifact/decode_matrix.h"
+#include "artifact/fields.h"
+#include "artifact/json.h"
 #include "decode/cell.h"
 #include "decode/diag.h"
 #include "decode/gate.h"
 #include "decode/grid.h"
 #include "decode/sample.h"
+#include "fields_sample.h"
 #include "testutil.h"
 
 static cJSON *seed(void)
@@ -248,67 +251,189 @@ Test(decode_unit, p2p_override_reads_the_driver_params_or_says_unavailable)
     cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
     close(fd);
     struct decode_diag_paths p = {.params = params, .modprobe = "/nonexistent/modprobe.conf"};
-    cJSON *o = decode_p2p_override(&p);
-    cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(o, "effective")));
-    cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(o, "configured")));
-    cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(o, "modprobe_available")));
-    cr_expect_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "runtime"), "DmaRemapPeerMmio")->valuestring, "1");
-    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "missing")), 0);
-    cJSON_Delete(o);
+    struct decode_p2p o;
+    cr_assert_eq(decode_p2p_override(&p, &o), 0);
+    cr_expect(o.effective);
+    cr_expect_not(o.configured);
+    cr_expect_not(o.modprobe_available);
+    cr_expect_str_eq(decode_strmap_get(&o.runtime, "DmaRemapPeerMmio"), "1");
+    cr_expect_eq(o.n_missing, 0);
+    decode_p2p_free(&o);
     unlink(params);
     p.params = "/nonexistent/params";
-    o = decode_p2p_override(&p);
-    cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(o, "params_available")));
-    cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(o, "effective")));
-    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "runtime")), 0, "nothing read, nothing reported");
-    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "missing")), 5);
-    cJSON_Delete(o);
+    cr_assert_eq(decode_p2p_override(&p, &o), 0);
+    cr_expect_not(o.params_available);
+    cr_expect_not(o.effective);
+    cr_expect_eq(o.runtime.n, 0, "nothing read, nothing reported");
+    cr_expect_eq(o.n_missing, 5);
+    cJSON *j = fields_to_json(&decode_p2p_table, &o);
+    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "missing")), 5);
+    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "expected")), 5);
+    cJSON_Delete(j);
+    decode_p2p_free(&o);
 }
 
 Test(decode_unit, a_missing_program_is_returncode_minus_1_with_the_reason)
 {
     const char *argv[] = {"/nonexistent/nvidia-smi", "topo", "-m", NULL};
-    cJSON *o = decode_run_capture(argv);
-    cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(o, "returncode")), -1);
-    cr_expect(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(o, "stderr")), "No such file"), "%s",
-              cJSON_GetStringValue(cJSON_GetObjectItem(o, "stderr")));
-    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "cmd")), 3);
-    cJSON_Delete(o);
+    struct decode_capture o;
+    cr_assert_eq(decode_run_capture(argv, &o), 0);
+    cr_expect_eq(o.returncode, -1);
+    cr_expect(strstr(o.err, "No such file"), "%s", o.err);
+    cr_expect_eq(o.n_cmd, 3);
+    cJSON *j = fields_to_json(&decode_capture_table, &o);
+    cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(j, "returncode")), -1, "written -1, not null");
+    cJSON_Delete(j);
+    decode_capture_free(&o);
     const char *echo[] = {"sh", "-c", "echo out; echo err >&2; exit 3", NULL};
-    o = decode_run_capture(echo);
-    cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(o, "returncode")), 3);
-    cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(o, "stdout")), "out\n");
-    cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(o, "stderr")), "err\n");
-    cJSON_Delete(o);
+    cr_assert_eq(decode_run_capture(echo, &o), 0);
+    cr_expect_eq(o.returncode, 3);
+    cr_expect_str_eq(o.out, "out\n");
+    cr_expect_str_eq(o.err, "err\n");
+    decode_capture_free(&o);
 }
 
 Test(decode_unit, written_cells_read_back)
 {
     struct decode_request_sample s = {.ttft = 0.1, .latency = 1.1, .input_tokens = 10, .output_tokens = 101,
                                       .output_tps_per_user = 100, .completed = true};
-    struct decode_cell_out c = {.concurrency = 2, .context_tokens = 8192, .aggregate_source = "openai_continuous_usage",
-                                .aggregate_tps = 200, .server_spec_drafts = NAN, .samples = &s, .n_samples = 1,
-                                .capacity_limited = true, .avg_running_reqs = 1.5};
+    struct decode_matrix w = {0};
+    fields_free(&decode_metadata_table, &w.metadata);   /* every number none */
+    w.metadata.present = true;
+    w.metadata.decode_mode = decode_text("duration");
+    w.n_results = 1;
+    w.results = calloc(1, sizeof *w.results);
+    struct decode_cell *c = &w.results[0];
+    decode_cell_init(c);
+    c->concurrency = 2;
+    c->context_tokens = 8192;
+    c->aggregate_source = decode_text("openai_continuous_usage");
+    c->aggregate_tps = 200;
+    c->request_samples = malloc(sizeof s);
+    *c->request_samples = s;
+    c->n_request_samples = 1;
+    c->capacity_limited = true;
+    c->avg_running_reqs = 1.5;
     char err[300];
-    cJSON *doc = cJSON_CreateObject();
-    cJSON *meta = cJSON_AddObjectToObject(doc, "metadata");
-    cJSON_AddStringToObject(meta, "decode_mode", "duration");
-    cJSON_AddItemToArray(cJSON_AddArrayToObject(doc, "results"), decode_cell_json(&c, NULL));
     struct prefill_entry p;
     cr_assert_eq(prefill_scout_entry(8192, 2, 8000, NULL, PREFILL_METRIC_CLIENT, &p, err, sizeof err), 0, "%s", err);
-    cJSON_AddItemToObject(cJSON_AddObjectToObject(doc, "prefill"), "8192", prefill_entry_json(&p));
+    w.prefill.v = calloc(1, sizeof *w.prefill.v);
+    cr_assert_eq(prefill_entry_typed(&p, &w.prefill.v[0]), 0);
+    w.prefill.n = 1;
+    cJSON *doc = decode_matrix_to_json(&w);
     struct decode_matrix m;
     cr_assert_eq(decode_matrix_from_json(doc, "t", &m, err, sizeof err), 0, "%s", err);
-    cr_expect_eq(m.cells[0].concurrency, 2);
-    cr_expect_eq(m.cells[0].aggregate_tps, 200);
-    cr_expect(m.cells[0].capacity_limited);
-    cr_expect_eq(m.cells[0].avg_running_reqs, 1.5);
-    cr_expect_eq(m.prefill[0].tok_per_sec, 4000);
+    cr_expect_eq(m.results[0].concurrency, 2);
+    cr_expect_eq(m.results[0].aggregate_tps, 200);
+    cr_expect(m.results[0].capacity_limited);
+    cr_expect_eq(m.results[0].avg_running_reqs, 1.5);
+    cr_expect_eq(m.results[0].request_samples[0].output_tokens, 101);
+    cr_expect_eq(m.prefill.v[0].context_tokens, 8192);
+    cr_expect_eq(m.prefill.v[0].tok_per_sec, 4000);
     decode_matrix_free(&m);
     const cJSON *r0 = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "results"), 0);
     cr_expect(cJSON_IsNull(cJSON_GetObjectItem(r0, "server_spec_drafts")), "unknown is null, never 0");
     cr_expect(cJSON_IsNull(cJSON_GetObjectItem(r0, "hardware_summary")));
+    const cJSON *p0 = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "prefill"), "8192");
+    cr_expect(cJSON_IsObject(cJSON_GetObjectItem(p0, "hardware_summary")), "no reading: {} as the seed's");
+    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(p0, "hardware_summary")), 0);
     cJSON_Delete(doc);
+    decode_matrix_free(&w);
+    prefill_entry_free(&p);
+}
+
+/* Every table of the decode matrix survives a generated round trip: a
+ * field the writer or the reader skipped would fail it. */
+Test(decode_unit, every_decode_matrix_table_round_trips)
+{
+    const struct field_table *t[] = {
+        &decode_matrix_table, &decode_cell_table, &decode_burst_cell_table, &decode_prefill_table,
+        &decode_prefill_check_table, &decode_hw_table, &decode_sample_table, &decode_gate_point_table,
+        &decode_metadata_table, &decode_diag_table, &decode_args_table, &decode_p2p_table, &decode_not_run_table,
+        &decode_capture_table, &decode_method_table, &decode_methodology_table,
+    };
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+        char why[256] = "";
+        cr_expect(fields_sample_round_trip(t[i], why, sizeof why), "%s: %s", t[i]->name, why);
+    }
+}
+
+/* Seed 004 reads with the checked reader, and what the writer makes of it
+ * holds every key path of the seed (the custom rows too: prefill keyed by
+ * context, summary tables, lists and maps) and reads back the same. */
+static void key_paths(const cJSON *j, const char *prefix, cJSON *out)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, j) {
+        char p[512];
+        bool digits = e->string && strspn(e->string, "0123456789") == strlen(e->string);
+        snprintf(p, sizeof p, "%s.%s", prefix, !e->string ? "[]" : digits ? "N" : e->string);
+        if (!cJSON_GetObjectItemCaseSensitive(out, p))
+            cJSON_AddTrueToObject(out, p);
+        if (cJSON_IsObject(e) || cJSON_IsArray(e))
+            key_paths(e, p, out);
+    }
+}
+
+Test(decode_unit, seed_004_reads_and_rewrites_with_every_key_path)
+{
+    cJSON *j = seed();
+    struct decode_matrix m;
+    char err[300];
+    cr_assert_eq(decode_matrix_from_json(j, "seed-004.json", &m, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(m.n_results, 6);
+    cr_expect_eq(m.prefill.n, 2);
+    cr_expect_eq(m.prefill.v[1].context_tokens, 65536);
+    cr_expect_eq(m.metadata.context_lengths.n, 2);
+    cr_expect_eq(m.summary_table.n, 6);
+    cJSON *back = decode_matrix_to_json(&m);
+    cJSON *want = cJSON_CreateObject(), *got = cJSON_CreateObject();
+    key_paths(j, "", want);
+    key_paths(back, "", got);
+    const cJSON *k;
+    cJSON_ArrayForEach(k, want)
+        cr_expect(cJSON_GetObjectItemCaseSensitive(got, k->string), "the rewrite lacks %s", k->string);
+    struct decode_matrix m2;
+    cr_assert_eq(decode_matrix_from_json(back, "rewrite", &m2, err, sizeof err), 0, "%s", err);
+    cJSON *again = decode_matrix_to_json(&m2);
+    cr_expect(cJSON_Compare(back, again, true), "written, read and written again: the same");
+    cJSON_Delete(again);
+    cJSON_Delete(want);
+    cJSON_Delete(got);
+    cJSON_Delete(back);
+    decode_matrix_free(&m2);
+    decode_matrix_free(&m);
+    cJSON_Delete(j);
+}
+
+/* Seed 004 writes its counters as whole numbers; the figures derived from
+ * them must follow from the numbers written (server_engine_steps = drafts
+ * + max(0, out − (accepted + drafts))), not from the unrounded window
+ * deltas the server's interpolated counters give (174.67 steps). */
+Test(decode_unit, counters_are_rounded_before_steps_are_derived)
+{
+    static struct observe_report obs;
+    obs.server_enabled = true;
+    obs.server.available = true;
+    obs.server.server_output_tokens = 400.4;
+    obs.server.delta[SV_SPEC_DRAFTS] = 100.33;
+    obs.server.delta[SV_SPEC_DRAFT_TOKENS] = 300.6;
+    obs.server.delta[SV_SPEC_ACCEPTED] = 125.34;
+    struct decode_cell c;
+    decode_cell_init(&c);
+    c.client_output_tokens = 390;
+    c.aggregate_tps = 200;
+    decode_server_figures(&obs, 0, &c);
+    cr_expect_eq(c.server_output_tokens, 400);
+    cr_expect_eq(c.server_spec_drafts, 100);
+    cr_expect_eq(c.server_spec_draft_tokens, 301);
+    cr_expect_eq(c.server_spec_accepted_tokens, 125);
+    double steps = 100 + fmax(0, 400 - (125 + 100));
+    cr_expect_eq(c.server_engine_steps, steps, "steps %g, from the written counters %g", c.server_engine_steps, steps);
+    cr_expect_eq(c.server_engine_steps, floor(c.server_engine_steps), "whole counters give whole steps");
+    cr_expect_float_eq(c.server_accept_len_effective, 400 / steps, 1e-12);
+    cr_expect_float_eq(c.server_steps_per_s, 200 / (400 / steps), 1e-9);
+    decode_cell_free(&c);
 }
 
 /* The gate's scrapes at 0..4 s (each 10 ms long): prefills counted 3, 3, 3, 4 (+0.5 s), 6; prompt tokens
@@ -377,4 +502,53 @@ Test(decode_unit, the_scouts_server_prefill_is_one_histogram_observation_between
     decode_gate_init(&off, 1, 0, NULL, NULL);
     cr_expect_eq(decode_gate_scout_report(&off, s, 3 * s / 2, 2 * s, &obs), -1);
     decode_gate_free(&off);
+}
+
+/* A resumed run reads a cell file through the checked reader: what was
+ * written reads back (its scout keyed by the cell's context), a file kept
+ * at its fallback is found and moved into place, and a damaged one is
+ * named by file and key path (the cell is then measured again). */
+Test(decode_unit, cell_files_read_back_through_the_checked_reader)
+{
+    char dir[] = "/tmp/anvil-cellfile-XXXXXX", path[128], fb[256], err[600];
+    cr_assert(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/c2-ctx8192.json", dir);
+    struct decode_cell c, got;
+    struct decode_prefill scout = {0}, got_scout;
+    decode_cell_init(&c);
+    c.concurrency = 2;
+    c.context_tokens = 8192;
+    c.aggregate_tps = 123.5;
+    c.server_spec_drafts = 17;
+    struct prefill_entry p;
+    cr_assert_eq(prefill_scout_entry(8192, 2, 8000, NULL, PREFILL_METRIC_CLIENT, &p, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(prefill_entry_typed(&p, &scout), 0);
+    scout.concurrent_streams = 1;
+    cr_assert_eq(decode_cell_file_read(path, &got, &got_scout, err, sizeof err), 1, "no file yet");
+    cr_assert_eq(decode_cell_file_write(path, &c, &scout, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(decode_cell_file_read(path, &got, &got_scout, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(got.aggregate_tps, 123.5);
+    cr_expect_eq(got.server_spec_drafts, 17);
+    cr_expect(got_scout.present);
+    cr_expect_eq(got_scout.context_tokens, 8192);
+    cr_expect_eq(got_scout.concurrent_streams, 1);
+    cr_expect_not(got_scout.hardware_summary.present, "{} reads as no reading");
+    decode_cell_free(&got);
+    decode_prefill_free(&got_scout);
+    artifact_fallback_path(path, fb, sizeof fb);
+    cr_assert_eq(rename(path, fb), 0);
+    cr_assert_eq(decode_cell_file_read(path, &got, &got_scout, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(access(path, F_OK), 0, "moved back into place");
+    decode_cell_free(&got);
+    decode_prefill_free(&got_scout);
+    FILE *f = fopen(path, "w");
+    fputs("{\"result\": {\"concurrency\": 2, \"context_tokens\": 8192, \"aggregate_tps\": \"fast\"}, \"scout\": null}", f);
+    fclose(f);
+    cr_assert_eq(decode_cell_file_read(path, &got, &got_scout, err, sizeof err), -1);
+    cr_expect(strstr(err, path) && strstr(err, "result.aggregate_tps"), "%s", err);
+    unlink(path);
+    rmdir(dir);
+    decode_cell_free(&c);
+    decode_prefill_free(&scout);
+    prefill_entry_free(&p);
 }

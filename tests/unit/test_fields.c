@@ -154,6 +154,28 @@ Test(fields, omit_none_and_inf_write_flags)
     cJSON_Delete(j);
 }
 
+/* FW_NULL writes an absent object as null, FW_EMPTY as {} (seed 004's
+ * prefill hardware_summary without a GPU reading); both read back absent
+ * or, for {}, present with every field none. */
+Test(fields, an_absent_object_is_null_or_empty_as_asked)
+{
+    static const struct field rows[] = {
+        {"a", FIELD_OBJECT, offsetof(struct outer, in), JR_OPTIONAL | JR_NULLABLE, FW_NULL, NULL, NULL, 0, 0,
+         &inner_t, NULL},
+        {"b", FIELD_OBJECT, offsetof(struct outer, in), JR_OPTIONAL | JR_NULLABLE, FW_EMPTY, NULL, NULL, 0, 0,
+         &inner_t, NULL},
+        {"c", FIELD_OBJECT, offsetof(struct outer, in), JR_OPTIONAL | JR_NULLABLE, 0, NULL, NULL, 0, 0, &inner_t,
+         NULL},
+    };
+    static const struct field_table t = FIELD_TABLE_ALWAYS("t", struct outer, rows);
+    struct outer o = {.in = {.present = false}};
+    cJSON *j = fields_to_json(&t, &o);
+    char *s = cJSON_PrintUnformatted(j);
+    cr_assert_str_eq(s, "{\"a\":null,\"b\":{}}");
+    free(s);
+    cJSON_Delete(j);
+}
+
 static void count_path(const struct field *f, const char *path, void *ctx)
 {
     (void)f;

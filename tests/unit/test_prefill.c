@@ -10,7 +10,39 @@
 #include <criterion/criterion.h>
 
 #include "decode/prefill.h"
+#include "artifact/decode_matrix.h"
+#include "artifact/fields.h"
 #include "testutil.h"
+
+/* The typed entries as the artifact's writer renders them. */
+static cJSON *entry_json(const struct prefill_entry *e)
+{
+    struct decode_prefill d;
+    cr_assert_eq(prefill_entry_typed(e, &d), 0);
+    cJSON *j = decode_prefill_json(&d);
+    decode_prefill_free(&d);
+    return j;
+}
+
+static cJSON *entries_json(const struct prefill_entry *e, size_t n)
+{
+    struct decode_prefill_map m;
+    cr_assert_eq(prefill_entries_typed(e, n, &m), 0);
+    cJSON *j = decode_prefill_map_json(m.v, m.n);
+    for (size_t i = 0; i < m.n; i++)
+        decode_prefill_free(&m.v[i]);
+    free(m.v);
+    return j;
+}
+
+static cJSON *methodology_json(enum prefill_method mode)
+{
+    struct decode_method m;
+    cr_assert_eq(prefill_methodology(mode, &m), 0);
+    cJSON *j = fields_to_json(&decode_method_table, &m);
+    fields_free(&decode_method_table, &m);
+    return j;
+}
 
 static cJSON *seed_prefill(void)
 {
@@ -95,7 +127,7 @@ Test(prefill, integrated_scout_entry_has_the_seeds_shape_and_numbers)
     char err[256] = "";
     cr_assert_eq(prefill_scout_entry(65536, 15.015, 64513, obs, PREFILL_METRIC_CLIENT, &e, err, sizeof err), 0, "%s", err);
     struct prefill_entry one[] = {e};
-    cJSON *all = prefill_to_json(one, 1);
+    cJSON *all = entries_json(one, 1);
     const cJSON *got = cJSON_GetObjectItem(all, "65536");
     cr_assert(got, "keyed by the context in decimal");
     assert_same_shape(got, want, "prefill.65536");
@@ -140,7 +172,7 @@ Test(prefill, scout_only_entry_matches_the_seeds_8k_entry)
     char err[256];
     cr_assert_eq(prefill_scout_entry(8192, 2.104, 8199, NULL, PREFILL_METRIC_CLIENT, &e, err, sizeof err), 0);
     e.method = PREFILL_SCOUT_ONLY;
-    cJSON *got = prefill_entry_json(&e);
+    cJSON *got = entry_json(&e);
     assert_same_shape(got, want, "prefill.8192");
     cr_assert_str_eq(str(got, "method"), str(want, "method"));
     cr_assert_leq(fabs(num(got, "tok_per_sec") - num(want, "tok_per_sec")), 0.5);
@@ -234,7 +266,7 @@ Test(prefill, contexts_that_sent_nothing_are_left_out)
     struct prefill_entry e[2] = {{.context_tokens = 1024, .sent = true, .samples = 3},
                                  {.context_tokens = 131072, .sent = false}};
     snprintf(e[1].error, sizeof e[1].error, "prompt of 131072 tokens cannot fit");
-    cJSON *j = prefill_to_json(e, 2);
+    cJSON *j = entries_json(e, 2);
     cr_assert_eq(cJSON_GetArraySize(j), 1);
     cr_assert(cJSON_GetObjectItem(j, "1024"));
     cr_assert_str_eq(str(cJSON_GetObjectItem(j, "1024"), "method"), "standalone");
@@ -261,13 +293,13 @@ Test(prefill, methodology_entry_has_the_seeds_keys)
 {
     cJSON *seed = seed_prefill();
     const cJSON *want = cJSON_GetObjectItem(cJSON_GetObjectItem(seed, "methodology"), "prefill");
-    cJSON *got = prefill_methodology_json(PREFILL_INTEGRATED_SCOUT);
+    cJSON *got = methodology_json(PREFILL_INTEGRATED_SCOUT);
     assert_same_shape(got, want, "methodology.prefill");
     cr_assert_str_eq(str(got, "mode"), str(want, "mode"));
     cr_assert_str_eq(str(got, "formula"), str(want, "formula"));
     cr_assert_str_eq(str(got, "notes"), str(want, "notes"));
     cJSON_Delete(got);
-    got = prefill_methodology_json(PREFILL_STANDALONE);
+    got = methodology_json(PREFILL_STANDALONE);
     assert_same_shape(got, want, "methodology.prefill");
     cr_assert_str_eq(str(got, "mode"), "standalone_cold_prefill");
     cJSON_Delete(got);
