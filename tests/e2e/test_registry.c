@@ -1,0 +1,223 @@
+/* test_registry.c — every metric key of every artifact kind has a row in
+ * the metric registry (stats/registry.h): runs (plain and duration mode), a
+ * sweep's matrix and load curve, a decode matrix with bursts, all made by
+ * anvil against `anvil sim`, and seeds 000–004. Which blocks hold metrics
+ * is docs/METHODOLOGY.md's "The metric registry"; the walk below is that
+ * list. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+
+#include "harness.h"
+#include "stats/registry.h"
+
+/* Keys of a block that are settings or identity, not metrics. */
+static const char *const run_skip[] = {"request_index", "planned_context_tokens", "max_tokens",
+                                       "start_monotonic_ns", NULL};
+static const char *const window_skip[] = {"duration_s", "warmup_s", "window_s", "window_start_ns",
+                                          "window_end_ns", "token_source", NULL};
+static const char *const row_skip[] = {"repeat", "input_tokens", "output_tokens", "concurrency",
+                                       "request_rate", NULL};
+static const char *const point_skip[] = {"x", "gpu", NULL};
+static const char *const cell_skip[] = {"concurrency", "context_tokens", "request_count_target",
+                                        "warmup_request_count", "window_start_monotonic_ns",
+                                        "window_end_monotonic_ns", "ready_trace", "request_samples",
+                                        "hardware_summary", NULL};
+
+struct walk {
+    const char *file;
+    int checked, missing;
+};
+
+static bool listed(const char *k, const char *const *skip)
+{
+    for (; skip && *skip; skip++)
+        if (!strcmp(k, *skip))
+            return true;
+    return false;
+}
+
+static void check_key(struct walk *w, const char *where, const char *key)
+{
+    w->checked++;
+    if (!metric_of_key(key)) {
+        w->missing++;
+        cr_expect_fail("%s: %s.%s: no metric of the registry (anvil metrics) defines it", w->file, where, key);
+    }
+}
+
+/* Every key of o that holds a metric's value: a number, null or a list
+ * (of numbers), not a string, a flag or an object; all keys when every. */
+static void walk_block(struct walk *w, const char *where, const cJSON *o, const char *const *skip, bool every)
+{
+    const cJSON *v;
+    cJSON_ArrayForEach(v, o) {
+        if (listed(v->string, skip))
+            continue;
+        if (every || cJSON_IsNumber(v) || cJSON_IsNull(v) || cJSON_IsArray(v))
+            check_key(w, where, v->string);
+    }
+}
+
+static void walk_run(struct walk *w, const cJSON *a)
+{
+    walk_block(w, "metrics", cJSON_GetObjectItem(a, "metrics"), NULL, true);
+    const cJSON *dm = cJSON_GetObjectItem(a, "duration_mode");
+    if (cJSON_IsObject(dm))
+        walk_block(w, "duration_mode", dm, window_skip, false);
+    const cJSON *t;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItem(a, "request_timings"))
+        walk_block(w, "request_timings[]", t, run_skip, false);
+}
+
+static void walk_matrix(struct walk *w, const cJSON *m)
+{
+    const cJSON *r;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(m, "rows"))
+        walk_block(w, "rows[]", r, row_skip, false);
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(m, "aggregates"))
+        walk_block(w, "aggregates[].metrics", cJSON_GetObjectItem(r, "metrics"), NULL, true);
+}
+
+static void walk_curve(struct walk *w, const cJSON *c)
+{
+    const cJSON *target, *p;
+    cJSON_ArrayForEach(target, cJSON_GetObjectItem(c, "load"))
+        cJSON_ArrayForEach(p, cJSON_GetObjectItem(target, "points"))
+            walk_block(w, "load.*.points[]", p, point_skip, true);
+}
+
+static void walk_cells(struct walk *w, const char *where, const cJSON *cells)
+{
+    const cJSON *c, *s;
+    cJSON_ArrayForEach(c, cells) {
+        walk_block(w, where, c, cell_skip, false);
+        cJSON_ArrayForEach(s, cJSON_GetObjectItem(c, "request_samples"))
+            walk_block(w, "request_samples[]", s, NULL, false);
+    }
+}
+
+static void walk_decode(struct walk *w, const cJSON *d)
+{
+    walk_cells(w, "results[]", cJSON_GetObjectItem(d, "results"));
+    walk_cells(w, "burst_results[]", cJSON_GetObjectItem(d, "burst_results"));
+}
+
+static void walk_graph(struct walk *w, const cJSON *g)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(g, "charts"))
+        check_key(w, "charts[].metric", cJSON_GetStringValue(cJSON_GetObjectItem(c, "metric")));
+}
+
+/* Walks the artifact at path by its kind; returns the keys checked. */
+static int walk_file(const char *path, void (*walker)(struct walk *, const cJSON *))
+{
+    cJSON *a = harness_load_json(path);
+    struct walk w = {.file = path};
+    walker(&w, a);
+    cJSON_Delete(a);
+    cr_expect_eq(w.missing, 0, "%s: %d of %d metric keys have no registry row", path, w.missing, w.checked);
+    return w.checked;
+}
+
+static void run_ok(const char *const argv[], const char *what)
+{
+    static char out[65536], err[65536];
+    int status;
+    cr_assert_eq(run_cmd_err(argv, out, sizeof out, err, sizeof err, &status), 0, "%s", what);
+    cr_assert_eq(status, 0, "%s: %s%s", what, out, err);
+}
+
+Test(registry_e2e, the_seeds_metric_keys_all_have_rows)
+{
+    cr_expect_geq(walk_file("tests/data/seed-000.json", walk_graph), 9);
+    cr_expect_geq(walk_file("tests/data/seed-001.json", walk_run), 100);
+    cr_expect_geq(walk_file("tests/data/seed-002.json", walk_curve), 10);
+    cr_expect_geq(walk_file("tests/data/seed-003.json", walk_matrix), 100);
+    cr_expect_geq(walk_file("tests/data/seed-004.json", walk_decode), 100);
+}
+
+Test(registry_e2e, every_artifact_kind_anvil_writes_has_rows_for_its_metric_keys, .timeout = 240)
+{
+    /* vLLM's names and speculative decoding: the decode cells' server figures are all there */
+    const char *sim_args[] = {"--flavor", "vllm", "--num-speculative-tokens", "3", NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start_reference(&sim, sim_args), 0);
+    char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/anvil-registry-XXXXXX");
+    cr_assert(mkdtemp(dir));
+    char run[128], dur[128], sweep[128], dec[128], path[256];
+    snprintf(run, sizeof run, "%s/run.json", dir);
+    snprintf(dur, sizeof dur, "%s/duration.json", dir);
+    snprintf(sweep, sizeof sweep, "%s/sweep", dir);
+    snprintf(dec, sizeof dec, "%s/decode", dir);
+    const char *plain[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--num-prompts", "4",
+                           "--concurrency", "2", "--input-len", "16", "--output-len", "8", "--goodput",
+                           "ttft:100", "--out", run, NULL};
+    run_ok(plain, "anvil run");
+    const char *window[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--duration", "0.5",
+                            "--concurrency", "2", "--input-len", "16", "--output-len", "100", "--out", dur, NULL};
+    run_ok(window, "anvil run --duration");
+    const char *sw[] = {harness_anvil_bin(), "sweep", "--base-url", sim.base_url, "--concurrency", "1,2",
+                        "--input-len", "16", "--output-len", "8", "--rounds", "1", "--num-prompts", "4",
+                        "--slo", "ttft:50,tpot:10", "--out-dir", sweep, NULL};
+    run_ok(sw, "anvil sweep");
+    const char *de[] = {harness_anvil_bin(), "decode", "--base-url", sim.base_url, "--concurrency", "1,2",
+                        "--contexts", "0,64", "--duration", "0.5", "--max-tokens", "64", "--ready-stable-s", "0.1",
+                        "--cell-warmup-timeout-s", "3", "--decode-warmup-s", "0.1", "--run-burst",
+                        "--burst-requests-per-concurrency", "1", "--out-dir", dec, NULL};
+    run_ok(de, "anvil decode");
+    cr_assert_eq(sim_stop(&sim), 0);
+
+    cr_expect_geq(walk_file(run, walk_run), 200);
+    cr_expect_geq(walk_file(dur, walk_run), 200);
+    snprintf(path, sizeof path, "%s/matrix.json", sweep);
+    cr_expect_geq(walk_file(path, walk_matrix), 40);
+    snprintf(path, sizeof path, "%s/load-curve.json", sweep);
+    cr_expect_geq(walk_file(path, walk_curve), 10);
+    snprintf(path, sizeof path, "%s/decode.json", dec);
+    cr_expect_geq(walk_file(path, walk_decode), 200);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
+/* `anvil metrics --format json` prints every row, with the fields a
+ * reader needs; the table names every row too. */
+Test(registry_e2e, anvil_metrics_prints_the_registry)
+{
+    static char out[1 << 18];
+    int status;
+    const char *json[] = {harness_anvil_bin(), "metrics", "--format", "json", NULL};
+    cr_assert_eq(run_cmd(json, out, sizeof out, &status), 0);
+    cr_assert_eq(status, 0, "%s", out);
+    cJSON *doc = cJSON_Parse(out);
+    cr_assert(doc, "not JSON: %.200s", out);
+    const cJSON *rows = cJSON_GetObjectItem(doc, "metrics");
+    cr_assert_eq((size_t)cJSON_GetArraySize(rows), metric_count());
+    size_t i = 0;
+    const cJSON *r;
+    cJSON_ArrayForEach(r, rows) {
+        const struct metric_def *d = metric_at(i++);
+        cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(r, "name")), d->name);
+        cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(r, "unit")), d->unit);
+        cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(r, "definition")), d->definition);
+        cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(r, "better")), metric_better_name(d->better));
+        cr_expect(cJSON_IsArray(cJSON_GetObjectItem(r, "modes")) && cJSON_IsArray(cJSON_GetObjectItem(r, "headline")));
+    }
+    cJSON_Delete(doc);
+    const char *table[] = {harness_anvil_bin(), "metrics", NULL};
+    cr_assert_eq(run_cmd(table, out, sizeof out, &status), 0);
+    cr_assert_eq(status, 0);
+    for (i = 0; i < metric_count(); i++)
+        cr_expect(strstr(out, metric_at(i)->name), "%s", metric_at(i)->name);
+    const char *bad[] = {harness_anvil_bin(), "metrics", "--format", "xml", NULL};
+    char err[512];
+    cr_assert_eq(run_cmd_err(bad, out, sizeof out, err, sizeof err, &status), 0);
+    cr_expect_eq(status, 2);
+    cr_expect(strstr(err, "anvil metrics:") && strstr(err, "xml"), "%s", err);
+}
