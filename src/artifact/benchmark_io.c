@@ -97,7 +97,8 @@ static const struct dist_name {
     {"time_to_first_byte", true, offsetof(struct bench_dists, time_to_first_byte)},
     {"time_to_first_event", true, offsetof(struct bench_dists, time_to_first_event)},
     {"time_to_second_output", true, offsetof(struct bench_dists, time_to_second_output)},
-    {"output_tps_per_user", false, offsetof(struct bench_dists, output_tps_per_user)},
+    /* output tokens / generation time (earlier artifacts: output_tps_per_user, old_base) */
+    {"generation_tps_per_user", false, offsetof(struct bench_dists, generation_tps_per_user)},
     {"send_lateness", true, offsetof(struct bench_dists, send_lateness)},
     {"scheduled_ttft", true, offsetof(struct bench_dists, scheduled_ttft)},
     {"scheduled_e2e", true, offsetof(struct bench_dists, scheduled_e2e)},
@@ -161,6 +162,15 @@ static void dist_read(struct jread *r, const cJSON *m, const struct dist_name *n
 
 /* ---- metrics ---- */
 
+/* The base an earlier artifact wrote for base, read when base is absent, or
+ * NULL: n / generation time was output_tps_per_user until it met seed 004's
+ * (n − 1) / (latency − ttft) under that name (docs/METHODOLOGY.md, "The
+ * metric registry"). */
+static const char *old_base(const char *base)
+{
+    return !strcmp(base, "generation_tps_per_user") ? "output_tps_per_user" : NULL;
+}
+
 static cJSON *metrics_json(const struct bench_metrics *m)
 {
     cJSON *j = cJSON_CreateObject();
@@ -197,8 +207,14 @@ static void metrics_read(struct jread *r, const cJSON *o, struct bench_metrics *
     if (!j)
         return;
     size_t mark = jread_enter(r, "metrics");
-    for (size_t i = 0; i < N_DISTS; i++)
-        dist_read(r, j, &dist_names[i], dist_at(&m->dist, i));
+    for (size_t i = 0; i < N_DISTS; i++) {
+        struct dist_name n = dist_names[i];
+        char k[96];
+        snprintf(k, sizeof k, "%s_samples", n.base);
+        if (old_base(n.base) && !cJSON_GetObjectItem(j, k))
+            n.base = old_base(n.base);
+        dist_read(r, j, &n, dist_at(&m->dist, i));
+    }
     jread_whole(r, j, "content_chunks", OPT, 0, &m->content_chunks);
     jread_number(r, j, "content_chunks_s", OPT, &m->content_chunks_s);
     jread_whole(r, j, "reasoning_chunks", OPT, 0, &m->reasoning_chunks);
@@ -251,7 +267,7 @@ cJSON *benchmark_timing_json(const struct bench_timing *t)
     artifact_add_number(j, "time_to_first_byte_ms", t->time_to_first_byte_ms);
     artifact_add_number(j, "time_to_first_event_ms", t->time_to_first_event_ms);
     artifact_add_number(j, "time_to_second_output_ms", t->time_to_second_output_ms);
-    artifact_add_number(j, "output_tps_per_user", t->output_tps_per_user);
+    artifact_add_number(j, "generation_tps_per_user", t->generation_tps_per_user);
     artifact_add_number(j, "send_lateness_ms", t->send_lateness_ms);
     artifact_add_number(j, "scheduled_ttft_ms", t->scheduled_ttft_ms);
     artifact_add_number(j, "scheduled_e2e_ms", t->scheduled_e2e_ms);
@@ -290,7 +306,8 @@ static void timing_read(struct jread *r, const cJSON *j, struct bench_timing *t)
     jread_number(r, j, "time_to_first_byte_ms", OPT, &t->time_to_first_byte_ms);
     jread_number(r, j, "time_to_first_event_ms", OPT, &t->time_to_first_event_ms);
     jread_number(r, j, "time_to_second_output_ms", OPT, &t->time_to_second_output_ms);
-    jread_number(r, j, "output_tps_per_user", OPT, &t->output_tps_per_user);
+    jread_number(r, j, cJSON_GetObjectItem(j, "generation_tps_per_user") ? "generation_tps_per_user"
+                 : old_base("generation_tps_per_user"), OPT, &t->generation_tps_per_user);
     jread_number(r, j, "send_lateness_ms", OPT, &t->send_lateness_ms);
     jread_number(r, j, "scheduled_ttft_ms", OPT, &t->scheduled_ttft_ms);
     jread_number(r, j, "scheduled_e2e_ms", OPT, &t->scheduled_e2e_ms);

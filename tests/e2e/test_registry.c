@@ -4,13 +4,16 @@
  * anvil against `anvil sim`, and seeds 000–004. Which blocks hold metrics
  * is docs/METHODOLOGY.md's "The metric registry"; the walk below is that
  * list. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 
+#include "artifact/benchmark.h"
 #include "harness.h"
 #include "stats/registry.h"
 
@@ -220,4 +223,69 @@ Test(registry_e2e, anvil_metrics_prints_the_registry)
     cr_assert_eq(run_cmd_err(bad, out, sizeof out, err, sizeof err, &status), 0);
     cr_expect_eq(status, 2);
     cr_expect(strstr(err, "anvil metrics:") && strstr(err, "xml"), "%s", err);
+}
+
+/* One formula, one name: a run's per-request output tokens / generation
+ * time is generation_tps_per_user (seed 004's output_tps_per_user is
+ * (n − 1) / (latency − ttft)); each request's value is recomputed from its
+ * own output tokens and generation time, and an artifact that still has the
+ * old key reads into the new figure. Failed before: the run wrote n /
+ * generation as output_tps_per_user. */
+Test(registry_e2e, a_runs_n_over_generation_is_generation_tps_per_user_and_the_old_key_still_reads, .timeout = 60)
+{
+    const char *sim_args[] = {"--ttft-ms", "5", "--itl-ms", "2", NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    char path[64];
+    cr_assert_eq(harness_tmpfile(path, sizeof path), 0);
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--num-prompts", "4",
+                          "--concurrency", "2", "--input-len", "16", "--output-len", "8", "--out", path, NULL};
+    run_ok(argv, "anvil run");
+    sim_stop(&sim);
+    cJSON *a = harness_load_json(path);
+    const cJSON *m = cJSON_GetObjectItem(a, "metrics");
+    cr_assert(!cJSON_GetObjectItem(m, "output_tps_per_user_mean"), "the seed-004 name is not the run's figure");
+    cr_assert_eq(harness_num(m, "generation_tps_per_user_samples"), 4);
+    double sum = 0;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItem(a, "request_timings")) {
+        cr_assert(!cJSON_GetObjectItem(t, "output_tps_per_user"));
+        double want = harness_num(t, "output_tokens") / (harness_num(t, "generation_ms") / 1000.0);
+        double got = harness_num(t, "generation_tps_per_user");
+        cr_expect(fabs(got - want) <= 1e-9 * want, "%.12g vs %.12g", got, want);
+        sum += got;
+    }
+    cr_expect(fabs(harness_num(m, "generation_tps_per_user_mean") - sum / 4) <= 1e-9 * sum);
+
+    /* the same artifact with the old key reads into generation_tps_per_user */
+    cJSON *old = cJSON_Duplicate(a, true);
+    const cJSON *src;
+    cJSON *om = cJSON_GetObjectItem(old, "metrics");
+    cJSON_ArrayForEach(src, m) {
+        if (strncmp(src->string, "generation_tps_per_user", 23))
+            continue;
+        char k[96];
+        snprintf(k, sizeof k, "output_tps_per_user%s", src->string + 23);
+        cJSON_DeleteItemFromObject(om, src->string);
+        cJSON_AddItemToObject(om, k, cJSON_Duplicate(src, true));
+    }
+    cJSON *ot;
+    cJSON_ArrayForEach(ot, cJSON_GetObjectItem(old, "request_timings")) {
+        cJSON *v = cJSON_DetachItemFromObject(ot, "generation_tps_per_user");
+        cJSON_AddItemToObject(ot, "output_tps_per_user", v);
+    }
+    struct benchmark now, before;
+    char err[512];
+    cr_assert_eq(benchmark_from_json(a, "new.json", &now, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(benchmark_from_json(old, "old.json", &before, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(before.metrics.dist.generation_tps_per_user.samples, 4);
+    cr_expect_eq(before.metrics.dist.generation_tps_per_user.mean, now.metrics.dist.generation_tps_per_user.mean);
+    cr_expect_eq(before.metrics.dist.generation_tps_per_user.p99, now.metrics.dist.generation_tps_per_user.p99);
+    for (size_t i = 0; i < now.n_request_timings; i++)
+        cr_expect_eq(before.request_timings[i].generation_tps_per_user, now.request_timings[i].generation_tps_per_user);
+    benchmark_free(&now);
+    benchmark_free(&before);
+    cJSON_Delete(old);
+    cJSON_Delete(a);
+    unlink(path);
 }

@@ -59,7 +59,7 @@ static void fill_timing(struct bench_timing *t)
         .reasoning_chunks = whole(), .request_index = whole(), .time_to_first_output_ms = num(),
         .tpot_ms = num(), .ttft_ms = num(), .visible_generation_ms = num(), .time_to_headers_ms = num(),
         .time_to_first_byte_ms = num(), .time_to_first_event_ms = num(), .time_to_second_output_ms = num(),
-        .output_tps_per_user = num(), .send_lateness_ms = num(), .scheduled_ttft_ms = num(),
+        .generation_tps_per_user = num(), .send_lateness_ms = num(), .scheduled_ttft_ms = num(),
         .scheduled_e2e_ms = num(), .e2e_output_tps_per_user = num(), .output_chunks = whole(),
         .tool_call_chunks = whole(), .tool_calls = whole(),
         .cached_tokens = num(), .finish_reason = str(), .max_tokens = whole(), .start_monotonic_ns = num(),
@@ -110,7 +110,7 @@ static void fill_metrics(struct bench_metrics *m)
         &m->dist.prompt_tokens, &m->dist.visible_generation, &m->dist.output_tokens_per_request,
         &m->dist.itl, &m->dist.itl_per_token, &m->dist.tokens_per_chunk, &m->dist.time_to_headers,
         &m->dist.time_to_first_byte, &m->dist.time_to_first_event, &m->dist.time_to_second_output,
-        &m->dist.output_tps_per_user, &m->dist.send_lateness, &m->dist.scheduled_ttft,
+        &m->dist.generation_tps_per_user, &m->dist.send_lateness, &m->dist.scheduled_ttft,
         &m->dist.scheduled_e2e,
     };
     cr_assert_eq(sizeof all / sizeof *all * sizeof(struct dist), sizeof m->dist, "every distribution is filled");
@@ -247,7 +247,7 @@ static void same_timing(const struct bench_timing *a, const struct bench_timing 
     SAME(a, b, prompt_tokens); SAME(a, b, reasoning_chunks); SAME(a, b, request_index);
     SAME(a, b, time_to_first_output_ms); SAME(a, b, tpot_ms); SAME(a, b, ttft_ms);
     SAME(a, b, visible_generation_ms); SAME(a, b, time_to_headers_ms); SAME(a, b, time_to_first_byte_ms);
-    SAME(a, b, time_to_first_event_ms); SAME(a, b, time_to_second_output_ms); SAME(a, b, output_tps_per_user);
+    SAME(a, b, time_to_first_event_ms); SAME(a, b, time_to_second_output_ms); SAME(a, b, generation_tps_per_user);
     SAME(a, b, send_lateness_ms); SAME(a, b, scheduled_ttft_ms); SAME(a, b, scheduled_e2e_ms);
     SAME(a, b, e2e_output_tps_per_user); SAME(a, b, output_chunks); SAME(a, b, cached_tokens);
     SAME(a, b, tool_call_chunks); SAME(a, b, tool_calls);
