@@ -20,6 +20,19 @@ double bench_output_tps(const struct benchmark *b)
     return isnan(v) ? b->metrics.throughput_tok_s : v;
 }
 
+double bench_headline_tps(const struct benchmark *b, const struct metric_def **def)
+{
+    const struct metric_def *d = metric_headline(b->duration_mode.present ? METRIC_DURATION : METRIC_REQUESTS);
+    double v = !strcmp(d->name, "aggregate_tps") ? b->duration_mode.aggregate_tps : bench_output_tps(b);
+    if (isnan(v) && strcmp(d->name, "output_throughput")) {
+        d = metric_find("output_throughput");
+        v = bench_output_tps(b);
+    }
+    if (def)
+        *def = d;
+    return v;
+}
+
 double bench_cost_tps(const struct benchmark *b)
 {
     return matrix_round_output_tps(b);

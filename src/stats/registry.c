@@ -109,7 +109,7 @@ static const struct metric_def rows[] = {
     {"wall_clock", {"duration", NULL}, "ms", "Duration",
      "first measured request start → last measured request end", METH, "seed 001 (seed 003: duration, s)",
      "wall_clock", ALL, NONE, 0},
-    {"output_throughput", {"throughput_tok_s", NULL}, "tokens/s", "Output tok/s",
+    {"output_throughput", {"throughput_tok_s", NULL}, "tokens/s", "Output throughput",
      "Σ output tokens of completed requests / duration", METH, "seed 001 (vLLM: output_throughput)",
      "aggregate", ALL, HI, REQ},
     {"total_token_throughput", {0}, "tokens/s", "Total tok/s", "Σ (prompt + output tokens) / duration", METH,
@@ -145,7 +145,7 @@ static const struct metric_def rows[] = {
      "the energy of every GPU / the client's output tokens in the window", METH, "anvil", NULL, ALL, LO, 0},
 
     /* ---- duration windows (METHODOLOGY.md, "Load shapes"; DECODE.md, "Window") ---- */
-    {"aggregate_tps", {0}, "tokens/s", "Window output tok/s",
+    {"aggregate_tps", {0}, "tokens/s", "Window output throughput",
      "output tokens dated inside the window / its measured length: `anvil run --duration`'s window; a decode "
      "cell's window start → last counted arrival (seed 004); a burst's first start → last end", METH,
      "seed 004's methodology", NULL, DUR | BURST, HI, DUR | BURST},

@@ -289,3 +289,89 @@ Test(registry_e2e, a_runs_n_over_generation_is_generation_tps_per_user_and_the_o
     cJSON_Delete(a);
     unlink(path);
 }
+
+/* The report's data (the JSON the page draws from) of the artifact at path:
+ * `anvil report path -o html`, then the anvil-data script's text parsed. */
+static cJSON *report_data(const char *path)
+{
+    char html[64];
+    cr_assert_eq(harness_tmpfile(html, sizeof html), 0);
+    const char *argv[] = {harness_anvil_bin(), "report", path, "-o", html, NULL};
+    run_ok(argv, "anvil report");
+    char *text = harness_read_file(html, NULL);
+    cr_assert(text);
+    const char *open = "<script type=\"application/json\" id=\"anvil-data\">";
+    char *from = strstr(text, open);
+    cr_assert(from, "no report data in %s", html);
+    from += strlen(open);
+    char *end = strstr(from, "</script>");
+    cr_assert(end);
+    *end = '\0';
+    cJSON *d = cJSON_Parse(from);
+    cr_assert(d, "report data is not JSON");
+    free(text);
+    unlink(html);
+    return d;
+}
+
+/* The value of the run card whose key starts with key, or NULL. */
+static const char *card_value(const cJSON *data, const char *key)
+{
+    const cJSON *kv;
+    cJSON_ArrayForEach(kv, cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(data, "runs"), 0), "cards")) {
+        if (!strncmp(cJSON_GetStringValue(cJSON_GetArrayItem(kv, 0)), key, strlen(key)))
+            return cJSON_GetStringValue(cJSON_GetArrayItem(kv, 1));
+    }
+    return NULL;
+}
+
+/* The report's throughput card shows the mode's headline (metric_headline):
+ * a duration-mode run whose every request outlasted the window shows the
+ * window's tokens / its length, a run of N prompts its completed requests'
+ * tokens / duration, each recomputed from the artifact's raw figures.
+ * Failed before: the duration run's card read 0.0 tok/s (the completed
+ * requests' figure). */
+Test(registry_e2e, the_report_card_shows_the_modes_headline_throughput, .timeout = 90)
+{
+    const char *sim_args[] = {"--ttft-ms", "5", "--itl-ms", "2", NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    char dur[64], plain[64];
+    cr_assert_eq(harness_tmpfile(dur, sizeof dur), 0);
+    cr_assert_eq(harness_tmpfile(plain, sizeof plain), 0);
+    const char *window[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--duration", "0.5",
+                            "--concurrency", "2", "--input-len", "16", "--output-len", "2000", "--out", dur, NULL};
+    run_ok(window, "anvil run --duration");
+    const char *n[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--num-prompts", "4",
+                       "--concurrency", "2", "--input-len", "16", "--output-len", "8", "--out", plain, NULL};
+    run_ok(n, "anvil run");
+    sim_stop(&sim);
+
+    cJSON *a = harness_load_json(dur);
+    cr_assert_eq(harness_num(a, "completed"), 0, "every request outlasts the window");
+    const cJSON *dm = cJSON_GetObjectItem(a, "duration_mode");
+    double want = harness_num(dm, "tokens_in_window") / harness_num(dm, "window_s");
+    cr_assert_gt(want, 100);
+    cJSON *d = report_data(dur);
+    const char *v = card_value(d, "Window output throughput, tokens/s");
+    cr_assert(v, "no window throughput card");
+    cr_expect_float_eq(strtod(v, NULL), want, 0.05 + 1e-9, "card %s, window %.3f tok/s", v, want);
+    cr_expect_null(card_value(d, "Output throughput"), "the completed requests' figure is not the card");
+    cJSON_Delete(d);
+    cJSON_Delete(a);
+
+    a = harness_load_json(plain);
+    double tokens = 0;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItem(a, "request_timings"))
+        tokens += harness_num(t, "output_tokens");
+    want = tokens / (harness_num(a, "wall_clock_ms") / 1000.0);
+    d = report_data(plain);
+    v = card_value(d, "Output throughput, tokens/s");
+    cr_assert(v, "no output throughput card");
+    cr_expect_float_eq(strtod(v, NULL), want, 0.05 + 1e-9, "card %s, recomputed %.3f tok/s", v, want);
+    cJSON_Delete(d);
+    cJSON_Delete(a);
+    unlink(dur);
+    unlink(plain);
+}
