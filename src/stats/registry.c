@@ -137,6 +137,9 @@ static const struct metric_def rows[] = {
      "Σ `cached_tokens` / Σ `prompt_tokens` over completed requests; null when none reported cached "
      "tokens", METH,
      "seed 001", NULL, ALL, NONE, 0},
+    {"cost_per_mtok", {0}, "USD/Mtok", "Cost per million output tokens",
+     "USD per GPU-hour × GPUs / (output tokens/s × 3600) × 10⁶, the output tokens/s being the mode's headline",
+     METH, "anvil", NULL, ALL, LO, 0},
     {"energy_j", {0}, "J", "GPU energy", "the energy of every GPU over the window", METH, "anvil", NULL, ALL,
      LO, 0},
     {"output_tokens_per_joule", {0}, "tokens/J", "Output tokens per joule",
