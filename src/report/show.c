@@ -64,9 +64,10 @@ static void kv_whole(struct rtable *t, const char *k, long v)
     rtable_whole(t, v, true);
 }
 
-static void latency_row(struct rtable *t, const char *name, const struct dist *d)
+/* A row named by the metric registry's label of metric (stats/registry.h). */
+static void latency_row(struct rtable *t, const char *metric, const struct dist *d)
 {
-    rtable_text(t, name);
+    rtable_text(t, metric_find(metric)->label);
     rtable_num(t, d->mean, 2);
     rtable_num(t, d->p50, 2);
     rtable_num(t, d->p90, 2);
@@ -142,18 +143,18 @@ static void show_bench(struct rdoc *doc, const struct artifact_any *a, const str
     bench_run_table(doc, a, cost);
     struct rtable *t = rdoc_table(doc, "Latency (ms)", 7, "metric", "mean", "p50", "p90", "p99", "max",
                                   "samples");
-    latency_row(t, "TTFT", &d->ttft);
-    latency_row(t, "TPOT (excl. 1st token)", &d->tpot);
-    latency_row(t, "ITL (per chunk)", &d->itl);
-    latency_row(t, "E2E", &d->e2e);
-    latency_row(t, "Time to first output", &d->time_to_first_output);
+    latency_row(t, "ttft", &d->ttft);
+    latency_row(t, "tpot", &d->tpot);
+    latency_row(t, "itl", &d->itl);
+    latency_row(t, "e2e", &d->e2e);
+    latency_row(t, "time_to_first_output", &d->time_to_first_output);
     if (d->send_lateness.samples)
-        latency_row(t, "Send lateness", &d->send_lateness);
+        latency_row(t, "send_lateness", &d->send_lateness);
     if (d->time_to_headers.samples) {
         t = rdoc_table(doc, "TTFT decomposition (median ms)", 2, "stage", "ms");
-        kv_num(t, "Response headers", d->time_to_headers.p50, 2);
-        kv_num(t, "First byte", d->time_to_first_byte.p50, 2);
-        kv_num(t, "First SSE event", d->time_to_first_event.p50, 2);
+        kv_num(t, metric_find("time_to_headers")->label, d->time_to_headers.p50, 2);
+        kv_num(t, metric_find("time_to_first_byte")->label, d->time_to_first_byte.p50, 2);
+        kv_num(t, metric_find("time_to_first_event")->label, d->time_to_first_event.p50, 2);
         kv_num(t, "First output (any)", d->time_to_first_output.p50, 2);
         kv_num(t, "First content = TTFT", d->ttft.p50, 2);
     }

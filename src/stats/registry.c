@@ -25,7 +25,7 @@ static const struct metric_def rows[] = {
      "a tool call (`delta.tool_calls[]` with a non-empty `id`, `function.name` or `function.arguments`; "
      "the legacy `delta.function_call`): a tool call is the reply's answer. A role-only or empty chunk "
      "does not count.", METH, "seed 001", "ttft", ALL, LO, 0},
-    {"time_to_first_output", {0}, "ms", "First output (any)",
+    {"time_to_first_output", {0}, "ms", "Time to first output",
      "start → first non-empty reasoning (`reasoning`, else `reasoning_content`: one field per delta, "
      "never the sum), content or tool-call delta", METH, "seed 001", "time_to_first_output", ALL, LO, 0},
     {"time_to_headers", {0}, "ms", "Response headers",
@@ -40,7 +40,7 @@ static const struct metric_def rows[] = {
      "generation", ALL, NONE, 0},
     {"visible_generation", {0}, "ms", "Visible generation", "`e2e_ms − ttft_ms`", METH, "anvil",
      "visible_generation", ALL, NONE, 0},
-    {"tpot", {0}, "ms/token", "TPOT",
+    {"tpot", {0}, "ms/token", "TPOT (excl. 1st token)",
      "`generation_ms / (output_tokens − 1)`; null when `output_tokens ≤ 1`", METH, "seed 001", "tpot", ALL,
      LO, 0},
     /* the same formula under seed 001's second name, which seed 000 defines apart */

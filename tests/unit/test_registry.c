@@ -65,6 +65,7 @@ Test(registry, names_and_aliases_are_unique_and_rows_complete)
         for (size_t j = i + 1; j < metric_count(); j++) {
             const struct metric_def *e = metric_at(j);
             cr_expect_str_neq(d->name, e->name);
+            cr_expect_str_neq(d->label, e->label, "%s and %s share a label", d->name, e->name);
             for (int a = 0; a < METRIC_MAX_ALIASES && e->aliases[a]; a++)
                 cr_expect_str_neq(d->name, e->aliases[a], "%s is also an alias of %s", d->name, e->name);
         }
