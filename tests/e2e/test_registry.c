@@ -357,6 +357,15 @@ Test(registry_e2e, the_report_card_shows_the_modes_headline_throughput, .timeout
     cr_assert(v, "no window throughput card");
     cr_expect_float_eq(strtod(v, NULL), want, 0.05 + 1e-9, "card %s, window %.3f tok/s", v, want);
     cr_expect_null(card_value(d, "Output throughput"), "the completed requests' figure is not the card");
+    /* the charts' captions are the registry's definitions */
+    const cJSON *defs = cJSON_GetObjectItem(d, "definitions");
+    const char *const caps[][2] = {{"ttft", "ttft"}, {"throughput", "output_throughput"}, {"lateness", "send_lateness"}};
+    for (size_t i = 0; i < 3; i++) {
+        const struct metric_def *m = metric_find(caps[i][1]);
+        char want_cap[640];
+        snprintf(want_cap, sizeof want_cap, "%s (%s): %s", m->name, m->unit, m->definition);
+        cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(defs, caps[i][0])), want_cap);
+    }
     cJSON_Delete(d);
     cJSON_Delete(a);
 
