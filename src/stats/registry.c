@@ -221,8 +221,6 @@ static const struct metric_def rows[] = {
      NULL, DUR, HI, 0},
     {"accept_norm_tps", {0}, "tokens/s", "Accept-normalized tok/s", "`accept_norm_tps` = steps/s × L; 0 = off",
      DEC, "seed 004's methodology", NULL, DUR, HI, 0},
-    {"accept_norm_ref_len", {0}, "tokens", "Accept-norm reference length", "--accept-norm-ref-len L", DEC,
-     "seed 004's methodology", NULL, DUR, NONE, 0},
     {"running_reqs", {0}, "requests", "Running requests",
      "the server's running-requests gauge over the window (`avg_`: time-weighted mean; `max_`: maximum)", METH,
      "seed 004's methodology", NULL, DUR, NONE, 0},

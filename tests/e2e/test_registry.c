@@ -28,7 +28,7 @@ static const char *const point_skip[] = {"x", "gpu", NULL};
 static const char *const cell_skip[] = {"concurrency", "context_tokens", "request_count_target",
                                         "warmup_request_count", "window_start_monotonic_ns",
                                         "window_end_monotonic_ns", "ready_trace", "request_samples",
-                                        "hardware_summary", NULL};
+                                        "hardware_summary", "accept_norm_ref_len", NULL};
 
 struct walk {
     const char *file;
