@@ -41,6 +41,7 @@ static const struct command commands[] = {
     {"show", show_main, "print any artifact as its summary tables (table, markdown, csv, json)"},
     {"compare", compare_main, "compare two runs or sweeps metric by metric: delta, ratio, better/worse/within noise"},
     {"graph", graph_main, "graph data (charts of one metric across artifacts, with their sha256) from a plan"},
+    {"metrics", metrics_main, "every metric anvil reports: name, unit, definition, modes, better, headline"},
     {"report", report_main, "one self-contained HTML report (charts) of runs, sweeps, load curves, matrices, graph data"},
     {"recover", recover_main, "rebuild a killed run's artifact from its journal"},
     {"merge", merge_main, "merge the shard artifacts of one run (run --shard I/N) into the run's artifact"},

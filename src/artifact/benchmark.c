@@ -273,7 +273,7 @@ static void timing_of(struct builder *b, const struct req_record *r, struct benc
         .tpot_ms = m.tpot_ms, .ttft_ms = m.ttft_ms, .visible_generation_ms = m.visible_generation_ms,
         .time_to_headers_ms = m.headers_ms, .time_to_first_byte_ms = m.first_byte_ms,
         .time_to_first_event_ms = m.first_event_ms, .time_to_second_output_ms = m.time_to_second_output_ms,
-        .output_tps_per_user = m.output_tps_per_user, .send_lateness_ms = m.send_lateness_ms,
+        .generation_tps_per_user = m.generation_tps_per_user, .send_lateness_ms = m.send_lateness_ms,
         .scheduled_ttft_ms = m.scheduled_ttft_ms, .scheduled_e2e_ms = m.scheduled_e2e_ms,
         .e2e_output_tps_per_user = m.e2e_output_tps_per_user, .output_chunks = (long)r->n_chunks,
         .tool_call_chunks = r->tool_call_chunks, .tool_calls = r->tool_calls,
@@ -336,7 +336,7 @@ static void dists_of(const struct run_summary *s, struct bench_dists *d)
     d->time_to_first_byte = s->d[D_FIRST_BYTE];
     d->time_to_first_event = s->d[D_FIRST_EVENT];
     d->time_to_second_output = s->d[D_SECOND_OUTPUT];
-    d->output_tps_per_user = s->d[D_TPS_PER_USER];
+    d->generation_tps_per_user = s->d[D_TPS_PER_USER];
     d->send_lateness = s->d[D_SEND_LATENESS];
     d->scheduled_ttft = s->d[D_SCHED_TTFT];
     d->scheduled_e2e = s->d[D_SCHED_E2E];

@@ -320,7 +320,7 @@ struct bench_dists {
     /* anvil's additions */
     struct dist visible_generation, output_tokens_per_request, itl, itl_per_token, tokens_per_chunk,
                 time_to_headers, time_to_first_byte, time_to_first_event, time_to_second_output,
-                output_tps_per_user, send_lateness, scheduled_ttft, scheduled_e2e;
+                generation_tps_per_user, send_lateness, scheduled_ttft, scheduled_e2e;
 };
 
 /* Energy over the window (artifact/observe.c): keys of `metrics` in
@@ -362,7 +362,7 @@ struct bench_timing {
     double time_to_first_output_ms, tpot_ms, ttft_ms, visible_generation_ms;
     /* anvil's additions */
     double time_to_headers_ms, time_to_first_byte_ms, time_to_first_event_ms,
-           time_to_second_output_ms, output_tps_per_user, send_lateness_ms, scheduled_ttft_ms,
+           time_to_second_output_ms, generation_tps_per_user, send_lateness_ms, scheduled_ttft_ms,
            scheduled_e2e_ms, e2e_output_tps_per_user;
     long output_chunks;
     long tool_call_chunks, tool_calls;  /* chunks with tool-call deltas; tool calls the reply opened */

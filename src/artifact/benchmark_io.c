@@ -570,6 +570,13 @@ static const struct field_table energy_t = FIELD_TABLE("metrics.energy", T, ener
 /* A distribution of `metrics` (artifact_add_dist's keys): seed 001 names
  * times <base>_<stat>_ms (sfx "_ms") and other units <base>_<stat>. */
 #define STAT(d, base, stat, sfx, u) NUM_K(base "_" #stat sfx, dist.d.stat, OPT, 0, u)
+/* The same distribution under an older base: read where a file has it, never written. */
+#define STAT_OLD(d, base, stat, sfx, u) NUM_K(base "_" #stat sfx, dist.d.stat, OPT, FW_READONLY, u)
+#define DIST_OLD(d, base, sfx, u)                                                                 \
+    STAT_OLD(d, base, mean, sfx, u), STAT_OLD(d, base, min, sfx, u), STAT_OLD(d, base, max, sfx, u), \
+    STAT_OLD(d, base, p25, sfx, u), STAT_OLD(d, base, p50, sfx, u), STAT_OLD(d, base, p75, sfx, u),  \
+    STAT_OLD(d, base, p90, sfx, u), STAT_OLD(d, base, p95, sfx, u), STAT_OLD(d, base, p99, sfx, u),  \
+    CUSTOM_K(base "_samples", dist.d.samples, OPT, FW_READONLY, &size_codec)
 #define DIST(d, base, sfx, u)                                                                     \
     STAT(d, base, mean, sfx, u), STAT(d, base, min, sfx, u), STAT(d, base, max, sfx, u),          \
     STAT(d, base, p25, sfx, u), STAT(d, base, p50, sfx, u), STAT(d, base, p75, sfx, u),           \
@@ -597,7 +604,10 @@ static const struct field metrics_rows[] = {
     DIST(time_to_first_byte, "time_to_first_byte", "_ms", "ms"),
     DIST(time_to_first_event, "time_to_first_event", "_ms", "ms"),
     DIST(time_to_second_output, "time_to_second_output", "_ms", "ms"),
-    DIST(output_tps_per_user, "output_tps_per_user", "", "tok/s"),
+    /* output tokens / generation time; earlier artifacts called it output_tps_per_user, the
+     * name seed 004 gives (n − 1) / (latency − ttft) (docs/METHODOLOGY.md, "The metric registry") */
+    DIST(generation_tps_per_user, "generation_tps_per_user", "", "tok/s"),
+    DIST_OLD(generation_tps_per_user, "output_tps_per_user", "", "tok/s"),
     DIST(send_lateness, "send_lateness", "_ms", "ms"),
     DIST(scheduled_ttft, "scheduled_ttft", "_ms", "ms"),
     DIST(scheduled_e2e, "scheduled_e2e", "_ms", "ms"),
@@ -629,7 +639,8 @@ static const struct field timing_rows[] = {
     /* anvil's additions: the TTFT decomposition and what the stream held */
     NUM(time_to_headers_ms, OPT, "ms"), NUM(time_to_first_byte_ms, OPT, "ms"),
     NUM(time_to_first_event_ms, OPT, "ms"), NUM(time_to_second_output_ms, OPT, "ms"),
-    NUM(output_tps_per_user, OPT, "tok/s"), NUM(send_lateness_ms, OPT, "ms"), NUM(scheduled_ttft_ms, OPT, "ms"),
+    NUM(generation_tps_per_user, OPT, "tok/s"), NUM_K("output_tps_per_user", generation_tps_per_user, OPT, FW_READONLY, "tok/s"),
+    NUM(send_lateness_ms, OPT, "ms"), NUM(scheduled_ttft_ms, OPT, "ms"),
     NUM(scheduled_e2e_ms, OPT, "ms"), NUM(e2e_output_tps_per_user, OPT, "tok/s"),
     WHOLE(output_chunks, OPT, "chunks"), WHOLE(tool_call_chunks, OPT, "chunks"), WHOLE(tool_calls, OPT, "calls"),
     NUM(cached_tokens, OPT, "tokens"), STR(finish_reason, OPT), WHOLE(max_tokens, OPT, "tokens"),

@@ -135,6 +135,8 @@ static void read_flat(struct jread *r, const cJSON *o, const struct field *f, vo
 static void read_one(struct jread *r, const cJSON *o, const struct field *f, void *s)
 {
     void *m = (char *)s + f->offset;
+    if ((f->write & FW_READONLY) && !cJSON_GetObjectItemCaseSensitive(o, f->key))
+        return;     /* an older key: it fills the member only where a file has it */
     if (f->kind == FIELD_OBJECT && (f->write & FW_FLAT)) {
         read_flat(r, o, f, m);
         return;

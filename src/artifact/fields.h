@@ -31,7 +31,8 @@ enum field_kind {
                             NULL, an absent object, an empty array) instead of writing null */
 #define FW_INF       2u  /* numbers: +inf written as the string "inf" (read it with JR_INF) */
 #define FW_NULL      4u  /* objects: an absent object is written as null (default: left out) */
-#define FW_READONLY  8u  /* read but never written (a key older files have) */
+#define FW_READONLY  8u  /* an older key of the member of the row before it: never written,
+                            read only where a file has it (after the row of the new key) */
 #define FW_FLAT     16u  /* objects: the sub-table's rows are keys of this object, not of an
                             object under key (a group of keys written together or not at all,
                             per its present flag); on reading the group is present when its

@@ -11,78 +11,23 @@
 
 #include "artifact/json.h"
 #include "core/file.h"
+#include "stats/registry.h"
 
-/* ---- definitions (docs/METHODOLOGY.md, "Per request" and "Per run", word for word) ---- */
-
-struct semantic_def {
-    const char *prefix;         /* metric name without "metrics.", up to its statistic */
-    const char *key;            /* metric_semantics key (seed 000's names) */
-    const char *text;
-};
-
-static const struct semantic_def defs[] = {
-    {"ttft", "ttft", "start → first delta whose `content` (chat) or `text` (completions) is "
-                     "non-empty, or that carries a tool call (`delta.tool_calls[]` with a non-empty "
-                     "`id`, `function.name` or `function.arguments`; the legacy `delta.function_call`): "
-                     "a tool call is the reply's answer. A role-only or empty chunk does not count."},
-    {"time_to_first_output", "time_to_first_output", "start → first non-empty reasoning "
-     "(`reasoning`, else `reasoning_content`: one field per delta, never the sum), content or "
-     "tool-call delta"},
-    {"e2e", "e2e", "start → `data: [DONE]` (or connection close after a chunk with `finish_reason`)"},
-    {"generation", "generation", "`e2e_ms − time_to_first_output_ms`"},
-    {"visible_generation", "visible_generation", "`e2e_ms − ttft_ms`"},
-    {"tpot", "tpot", "`generation_ms / (output_tokens − 1)`; null when `output_tokens ≤ 1`"},
-    {"mean_inter_token_latency", "mean_itl", "`generation_ms / (output_tokens − 1)`; null when "
-                                             "`output_tokens ≤ 1`"},
-    {"decode_tok_s", "decode", "`(output_tokens − 1) / generation_s`"},
-    {"effective_prefill_tok_s", "effective_prefill", "`prompt_tokens / time_to_first_output_s` "
-                                                     "(includes queueing)"},
-    {"time_to_second_output", "time_to_second_output", "first output chunk → the next output chunk"},
-    {"itl_per_token", "itl_per_token", "each gap divided by the tokens its chunk carried: from "
-     "continuous usage (asked by default of vLLM, SGLang and anvil-sim) when sent, else the reply's "
-     "tokens after the first spread evenly over its later chunks"},
-    {"itl", "itl", "gaps between consecutive output-carrying chunks (per chunk)"},
-    {"throughput_tok_s", "aggregate", "Σ output tokens of completed requests / duration"},
-    {"output_throughput", "aggregate", "Σ output tokens of completed requests / duration"},
-    {"total_token_throughput", "total_token_throughput", "Σ (prompt + output tokens) / duration"},
-    {"request_throughput", "request_throughput", "completed requests / duration"},
-    {"wall_clock_ms", "wall_clock", "first measured request start → last measured request end"},
-};
+/* ---- definitions: the metric registry's (stats/registry.h, METHODOLOGY.md's words) ---- */
 
 const char *const graph_percentiles_text =
     "nearest rank by default: the p-th percentile of n sorted values is element ⌈p·n/100⌉ "
     "(1-based); `--percentile-method linear` gives numpy's default interpolation. The artifact "
     "names the method.";
 
-/* Whether rest (what follows a definition's prefix) is a statistic and unit
- * only: "", "_ms", "_p50_ms", "_p50", "_mean_ms", "_samples", or seed 001's
- * "_ms_p50" ... */
-static bool stat_suffix(const char *rest)
-{
-    if (!strncmp(rest, "_ms_", 4))
-        rest += 3;
-    static const char *const stats[] = {"", "_mean", "_min", "_max", "_p25", "_p50", "_p75",
-                                        "_p90", "_p95", "_p99", "_samples"};
-    for (size_t i = 0; i < sizeof stats / sizeof *stats; i++) {
-        size_t n = strlen(stats[i]);
-        if (strncmp(rest, stats[i], n) == 0 && (!strcmp(rest + n, "") || !strcmp(rest + n, "_ms")))
-            return true;
-    }
-    return false;
-}
-
 int graph_semantic_of(const char *metric, const char **key, const char **text)
 {
-    const char *name = strncmp(metric, "metrics.", 8) == 0 ? metric + 8 : metric;
-    for (size_t i = 0; i < sizeof defs / sizeof *defs; i++) {
-        size_t n = strlen(defs[i].prefix);
-        if (strncmp(name, defs[i].prefix, n) == 0 && stat_suffix(name + n)) {
-            *key = defs[i].key;
-            *text = defs[i].text;
-            return 0;
-        }
-    }
-    return -1;
+    const struct metric_def *d = metric_of_key(metric);
+    if (!d || !d->semantic_key)
+        return -1;
+    *key = d->semantic_key;
+    *text = d->definition;
+    return 0;
 }
 
 static bool is_percentile(const char *metric)

@@ -84,8 +84,8 @@ int graph_build(const cJSON *plan, const char *plan_name, const char *base_dir,
 
 /* The metric_semantics key and definition (docs/METHODOLOGY.md, in words)
  * of a metric path such as "metrics.ttft_p99_ms" or
- * "metrics.decode_tok_s_p50": its name without "metrics.", the statistic
- * and the unit. Returns 0 with *key and *text set to static strings, or -1
+ * "metrics.decode_tok_s_p50": the metric registry's row of the key
+ * (stats/registry.h, metric_of_key) that has a seed-000 key. Returns 0 with *key and *text set to static strings, or -1
  * when anvil has no definition of it. */
 int graph_semantic_of(const char *metric, const char **key, const char **text);
 

@@ -66,4 +66,9 @@ struct flag_spec;
  * struct run_config. */
 const struct flag_spec *run_flag_table(void);
 
+/* `anvil metrics [--format table|json]`: the metric registry
+ * (stats/registry.h). argv[0] is "metrics". Returns 0 printed, 1 the output
+ * cannot be written, 2 usage error. */
+int metrics_main(int argc, char **argv);
+
 #endif

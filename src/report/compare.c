@@ -17,6 +17,7 @@
 #include "artifact/json.h"
 #include "artifact/matrix.h"
 #include "core/file.h"
+#include "stats/registry.h"
 
 #define BOOTSTRAP_RESAMPLES 2000
 #define BOOTSTRAP_SEED 1
@@ -459,13 +460,14 @@ static const char *case_name(const struct cmp_case *c, char *buf, size_t cap)
 
 struct cmp_metric {
     const char *name;
-    bool higher_better;
+    const char *metric;         /* its registry name (stats/registry.h): which way is better */
     int prec;
     double (*get)(const struct benchmark *b, const struct cost *c);
     int mm;                     /* the matrix row's metric (enum matrix_metric); -1 = rows lack it */
 };
 
-static double m_out_tps(const struct benchmark *b, const struct cost *c) { (void)c; return bench_output_tps(b); }
+/* the mode's headline: a duration-mode round's window, as the matrix's rows have it */
+static double m_out_tps(const struct benchmark *b, const struct cost *c) { (void)c; return bench_headline_tps(b, NULL); }
 static double m_req_tps(const struct benchmark *b, const struct cost *c) { (void)c; return b->metrics.request_throughput; }
 static double m_goodput(const struct benchmark *b, const struct cost *c) { (void)c; return b->metrics.goodput_rps; }
 static double m_ttft50(const struct benchmark *b, const struct cost *c) { (void)c; return b->metrics.dist.ttft.p50; }
@@ -479,18 +481,18 @@ static double m_e2e99(const struct benchmark *b, const struct cost *c) { (void)c
 static double m_cost(const struct benchmark *b, const struct cost *c) { return cost_per_mtok(c, bench_cost_tps(b)); }
 
 static const struct cmp_metric metrics[] = {
-    {"output throughput (tok/s)", true, 2, m_out_tps, MM_OUTPUT_THROUGHPUT},
-    {"request throughput (req/s)", true, 3, m_req_tps, MM_REQUEST_THROUGHPUT},
-    {"goodput (req/s)", true, 3, m_goodput, -1},
-    {"TTFT p50 (ms)", false, 2, m_ttft50, MM_P50_TTFT_MS},
-    {"TTFT p99 (ms)", false, 2, m_ttft99, MM_P99_TTFT_MS},
-    {"TPOT p50 (ms)", false, 3, m_tpot50, MM_P50_TPOT_MS},
-    {"TPOT p99 (ms)", false, 3, m_tpot99, MM_P99_TPOT_MS},
-    {"ITL p50 (ms)", false, 3, m_itl50, MM_P50_ITL_MS},
-    {"ITL p99 (ms)", false, 3, m_itl99, MM_P99_ITL_MS},
-    {"E2E p50 (ms)", false, 2, m_e2e50, MM_P50_E2EL_MS},
-    {"E2E p99 (ms)", false, 2, m_e2e99, MM_P99_E2EL_MS},
-    {"cost (USD per million output tokens)", false, 4, m_cost, MM_OUTPUT_THROUGHPUT},
+    {"output throughput (tok/s)", "output_throughput", 2, m_out_tps, MM_OUTPUT_THROUGHPUT},
+    {"request throughput (req/s)", "request_throughput", 3, m_req_tps, MM_REQUEST_THROUGHPUT},
+    {"goodput (req/s)", "goodput_rps", 3, m_goodput, -1},
+    {"TTFT p50 (ms)", "ttft", 2, m_ttft50, MM_P50_TTFT_MS},
+    {"TTFT p99 (ms)", "ttft", 2, m_ttft99, MM_P99_TTFT_MS},
+    {"TPOT p50 (ms)", "tpot", 3, m_tpot50, MM_P50_TPOT_MS},
+    {"TPOT p99 (ms)", "tpot", 3, m_tpot99, MM_P99_TPOT_MS},
+    {"ITL p50 (ms)", "itl", 3, m_itl50, MM_P50_ITL_MS},
+    {"ITL p99 (ms)", "itl", 3, m_itl99, MM_P99_ITL_MS},
+    {"E2E p50 (ms)", "e2e", 2, m_e2e50, MM_P50_E2EL_MS},
+    {"E2E p99 (ms)", "e2e", 2, m_e2e99, MM_P99_E2EL_MS},
+    {"cost (USD per million output tokens)", "cost_per_mtok", 4, m_cost, MM_OUTPUT_THROUGHPUT},
 };
 
 static void noise_of_case(const struct cmp_case *c, const struct cmp_metric *m, const struct cost *cost,
@@ -548,7 +550,7 @@ static void pair_table(struct rdoc *doc, const struct cmp_case *a, const struct 
         double delta = zb.median - za.median;
         rtable_num(t, cmp_rounds_to_zero(delta, m->prec) ? 0.0 : delta, m->prec);     /* never "-0.00" */
         rtable_num(t, za.median != 0 ? zb.median / za.median : NAN, 3);
-        rtable_text(t, cmp_verdict(&za, &zb, m->higher_better, m->prec));
+        rtable_text(t, cmp_verdict(&za, &zb, metric_find(m->metric)->better == METRIC_HIGHER, m->prec));
         interval_cell(t, &za, m->prec);
         interval_cell(t, &zb, m->prec);
     }

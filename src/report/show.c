@@ -21,6 +21,19 @@ double bench_output_tps(const struct benchmark *b)
     return isnan(v) ? b->metrics.throughput_tok_s : v;
 }
 
+double bench_headline_tps(const struct benchmark *b, const struct metric_def **def)
+{
+    const struct metric_def *d = metric_headline(b->duration_mode.present ? METRIC_DURATION : METRIC_REQUESTS);
+    double v = !strcmp(d->name, "aggregate_tps") ? b->duration_mode.aggregate_tps : bench_output_tps(b);
+    if (isnan(v) && strcmp(d->name, "output_throughput")) {
+        d = metric_find("output_throughput");
+        v = bench_output_tps(b);
+    }
+    if (def)
+        *def = d;
+    return v;
+}
+
 double bench_cost_tps(const struct benchmark *b)
 {
     return matrix_round_output_tps(b);
@@ -77,9 +90,10 @@ static void max_tokens_row(struct rtable *t, const struct benchmark *b)
     kv_text(t, "Output tokens per request (max_tokens)", v);
 }
 
-static void latency_row(struct rtable *t, const char *name, const struct dist *d)
+/* A row named by the metric registry's label of metric (stats/registry.h). */
+static void latency_row(struct rtable *t, const char *metric, const struct dist *d)
 {
-    rtable_text(t, name);
+    rtable_text(t, metric_find(metric)->label);
     rtable_num(t, d->mean, 2);
     rtable_num(t, d->p50, 2);
     rtable_num(t, d->p90, 2);
@@ -158,18 +172,18 @@ static void show_bench(struct rdoc *doc, const struct artifact_any *a, const str
     bench_run_table(doc, a, cost);
     struct rtable *t = rdoc_table(doc, "Latency (ms)", 7, "metric", "mean", "p50", "p90", "p99", "max",
                                   "samples");
-    latency_row(t, "TTFT", &d->ttft);
-    latency_row(t, "TPOT (excl. 1st token)", &d->tpot);
-    latency_row(t, "ITL (per chunk)", &d->itl);
-    latency_row(t, "E2E", &d->e2e);
-    latency_row(t, "Time to first output", &d->time_to_first_output);
+    latency_row(t, "ttft", &d->ttft);
+    latency_row(t, "tpot", &d->tpot);
+    latency_row(t, "itl", &d->itl);
+    latency_row(t, "e2e", &d->e2e);
+    latency_row(t, "time_to_first_output", &d->time_to_first_output);
     if (d->send_lateness.samples)
-        latency_row(t, "Send lateness", &d->send_lateness);
+        latency_row(t, "send_lateness", &d->send_lateness);
     if (d->time_to_headers.samples) {
         t = rdoc_table(doc, "TTFT decomposition (median ms)", 2, "stage", "ms");
-        kv_num(t, "Response headers", d->time_to_headers.p50, 2);
-        kv_num(t, "First byte", d->time_to_first_byte.p50, 2);
-        kv_num(t, "First SSE event", d->time_to_first_event.p50, 2);
+        kv_num(t, metric_find("time_to_headers")->label, d->time_to_headers.p50, 2);
+        kv_num(t, metric_find("time_to_first_byte")->label, d->time_to_first_byte.p50, 2);
+        kv_num(t, metric_find("time_to_first_event")->label, d->time_to_first_event.p50, 2);
         kv_num(t, "First output (any)", d->time_to_first_output.p50, 2);
         kv_num(t, "First content = TTFT", d->ttft.p50, 2);
     }

@@ -8,6 +8,7 @@
 #include "artifact/any.h"
 #include "artifact/benchmark.h"
 #include "report/rtable.h"
+#include "stats/registry.h"
 
 /* Cost settings: NaN gpu_hour_usd = no cost column. */
 struct cost {
@@ -23,6 +24,15 @@ double cost_per_mtok(const struct cost *c, double output_tps);
 /* A benchmark artifact's output throughput in tokens/s: metrics.
  * output_throughput, else seed 001's throughput_tok_s. */
 double bench_output_tps(const struct benchmark *b);
+
+/* A benchmark artifact's headline throughput in tokens/s: the figure the
+ * metric registry names the headline of its mode (stats/registry.h,
+ * metric_headline) — a duration-mode run's window throughput
+ * (duration_mode.aggregate_tps: every output token the window counted,
+ * whichever request it belongs to), else bench_output_tps (completed
+ * requests / duration). *def (when not NULL) gets the figure's registry row. A
+ * duration-mode run without a window figure falls back to bench_output_tps. */
+double bench_headline_tps(const struct benchmark *b, const struct metric_def **def);
 
 /* The output tokens/s a benchmark's cost is charged on: a duration-mode
  * run's window throughput (duration_mode.aggregate_tps: every output token

@@ -32,7 +32,7 @@ void metrics_derive(const struct req_record *r, struct req_metrics *m)
     double gen_s = m->generation_ms / 1000.0;
     m->tpot_ms = n > 1 ? m->generation_ms / (n - 1) : NAN;
     m->decode_tok_s = n > 1 && gen_s > 0 ? (n - 1) / gen_s : NAN;
-    m->output_tps_per_user = gen_s > 0 ? n / gen_s : NAN;
+    m->generation_tps_per_user = gen_s > 0 ? n / gen_s : NAN;
     m->e2e_output_tps_per_user = m->e2e_ms > 0 ? n / (m->e2e_ms / 1000.0) : NAN;
     m->effective_prefill_tok_s = r->prompt_tokens >= 0 && m->time_to_first_output_ms > 0
         ? (double)r->prompt_tokens / (m->time_to_first_output_ms / 1000.0) : NAN;

@@ -17,7 +17,7 @@ struct req_metrics {
     double tpot_ms;                 /* generation_ms / (output_tokens − 1) */
     double decode_tok_s;            /* (output_tokens − 1) / generation_s */
     double effective_prefill_tok_s; /* prompt_tokens / time_to_first_output_s */
-    double output_tps_per_user;     /* output_tokens / generation_s */
+    double generation_tps_per_user; /* output_tokens / generation_s (not seed 004's output_tps_per_user) */
     double e2e_output_tps_per_user; /* output_tokens / e2e_s */
     double time_to_second_output_ms;/* first output chunk → next output chunk */
     double headers_ms;              /* start → response headers */

@@ -36,7 +36,7 @@ static void push_request(struct columns *c, const struct req_record *r, const st
     push(c, D_FIRST_BYTE, m->first_byte_ms);
     push(c, D_FIRST_EVENT, m->first_event_ms);
     push(c, D_SECOND_OUTPUT, m->time_to_second_output_ms);
-    push(c, D_TPS_PER_USER, m->output_tps_per_user);
+    push(c, D_TPS_PER_USER, m->generation_tps_per_user);
     push(c, D_SEND_LATENESS, m->send_lateness_ms);
     push(c, D_SCHED_TTFT, m->scheduled_ttft_ms);
     push(c, D_SCHED_E2E, m->scheduled_e2e_ms);

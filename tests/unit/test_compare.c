@@ -300,3 +300,27 @@ Test(compare, matrix_rows_are_rounds)
     cr_assert(cmp_row_workload_differs(&a.r[0], &b.r[0], why, sizeof why));
     cr_assert(strstr(why, "load modes differ (closed loop vs open loop)"), "%s", why);
 }
+
+/* Duration-mode rounds are compared on their headline (the metric
+ * registry's): the window's throughput, whichever request its tokens belong
+ * to, as the matrix's rows have it. Failed before: rounds whose every request
+ * outlasted the window read 0 tok/s on both sides, "same". */
+Test(compare, duration_rounds_compare_their_windows_throughput)
+{
+    static struct side_fixture a, b;
+    const double t[] = {100, 100, 100}, zero[] = {0, 0, 0};
+    side(&a, "A", 3, t, zero);
+    side(&b, "B", 3, t, zero);
+    for (size_t i = 0; i < 3; i++) {
+        a.b[i].duration_mode.present = b.b[i].duration_mode.present = true;
+        a.b[i].duration_mode.aggregate_tps = 400 + (double)i;
+        b.b[i].duration_mode.aggregate_tps = 800 + (double)i;
+    }
+    struct rdoc d = {0};
+    char err[512];
+    cr_assert_eq(cmp_compare(&a.s, &b.s, false, NULL, &d, err, sizeof err), 0, "%s", err);
+    cr_assert_str_eq(verdict(&d, "output throughput (tok/s)"), "better");
+    cr_assert_eq(cell_of(&d, "output throughput (tok/s)", 1)->num, 401);
+    cr_assert_eq(cell_of(&d, "output throughput (tok/s)", 2)->num, 801);
+    rdoc_free(&d);
+}

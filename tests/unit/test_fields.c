@@ -267,3 +267,33 @@ Test(fields, walk_names_a_flat_groups_keys_as_the_parents)
     fields_walk(&grouped_t, "", count_flat, &hits);
     cr_assert_eq(hits, 5);
 }
+
+/* An older key (FW_READONLY after the row of its new key) fills the member
+ * only where a file has it: an old file's value is read, a new file's is
+ * not overwritten by the old key's absence, and only the new key is
+ * written. */
+Test(fields, an_older_key_is_read_only_where_a_file_has_it)
+{
+    static const struct field rows[] = {
+        {"new_name", FIELD_NUMBER, offsetof(struct outer, x), JR_OPTIONAL, 0, NULL, NULL, 0, 0, NULL, NULL},
+        {"old_name", FIELD_NUMBER, offsetof(struct outer, x), JR_OPTIONAL, FW_READONLY, NULL, NULL, 0, 0, NULL, NULL},
+    };
+    static const struct field_table t = FIELD_TABLE_ALWAYS("t", struct outer, rows);
+    const char *docs[] = {"{\"old_name\": 1.5}", "{\"new_name\": 2.5}"};
+    const double want[] = {1.5, 2.5};
+    for (int i = 0; i < 2; i++) {
+        cJSON *j = cJSON_Parse(docs[i]);
+        char err[128];
+        struct jread r;
+        jread_init(&r, NULL, err, sizeof err);
+        struct outer o;
+        cr_assert_eq(fields_read(&r, j, &t, &o), 0, "%s", err);
+        cr_assert_eq(o.x, want[i]);
+        cJSON *w = fields_to_json(&t, &o);
+        char *s = cJSON_PrintUnformatted(w);
+        cr_assert_str_eq(s, i ? "{\"new_name\":2.5}" : "{\"new_name\":1.5}");
+        free(s);
+        cJSON_Delete(w);
+        cJSON_Delete(j);
+    }
+}
