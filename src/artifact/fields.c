@@ -55,11 +55,18 @@ static void write_one(cJSON *o, const struct field *f, const void *s)
     case FIELD_STRING: artifact_add_string(o, f->key, *(char *const *)m); break;
     case FIELD_BOOL: cJSON_AddBoolToObject(o, f->key, *(const bool *)m); break;
     case FIELD_STRINGS:
-        cJSON_AddItemToObject(o, f->key, artifact_string_array(*(char **const *)m,
-                                                               *CAT(s, f->count_offset, size_t)));
+        if ((f->write & FW_NULL_STRS) && !*(char **const *)m)
+            cJSON_AddNullToObject(o, f->key);
+        else
+            cJSON_AddItemToObject(o, f->key, artifact_string_array(*(char **const *)m,
+                                                                   *CAT(s, f->count_offset, size_t)));
         break;
     case FIELD_OBJECT:
-        if (object_present(f->sub, m))
+        if ((f->write & FW_INLINE) && object_present(f->sub, m))
+            fields_write(o, f->sub, m);
+        else if (f->write & FW_INLINE)
+            break;
+        else if (object_present(f->sub, m))
             fields_write(cJSON_AddObjectToObject(o, f->key), f->sub, m);
         else if (f->write & FW_NULL)
             cJSON_AddNullToObject(o, f->key);
@@ -110,6 +117,21 @@ static void read_array(struct jread *r, const cJSON *o, const struct field *f, v
     jread_each(r, f->key, a, array_elem_read, &ctx);
 }
 
+static void zero(const struct field_table *t, void *s);
+
+/* An FW_INLINE object: its rows in o itself; one with a present flag is
+ * there when its first key is. */
+static void read_inline(struct jread *r, const cJSON *o, const struct field *f, void *m)
+{
+    const char *first = f->sub->n ? f->sub->f[0].key : "";
+    if (f->sub->present < 0 || cJSON_GetObjectItemCaseSensitive(o, first))
+        fields_read(r, o, f->sub, m);
+    else if (!(f->read & JR_OPTIONAL))
+        jread_fail(r, first, "missing");
+    else
+        zero(f->sub, m);
+}
+
 static void read_one(struct jread *r, const cJSON *o, const struct field *f, void *s)
 {
     void *m = (char *)s + f->offset;
@@ -119,7 +141,12 @@ static void read_one(struct jread *r, const cJSON *o, const struct field *f, voi
     case FIELD_STRING: jread_string(r, o, f->key, f->read, m); break;
     case FIELD_BOOL: jread_bool(r, o, f->key, f->read, m); break;
     case FIELD_STRINGS: jread_strings(r, o, f->key, f->read, m, AT(s, f->count_offset, size_t)); break;
-    case FIELD_OBJECT: fields_read_object(r, o, f->key, f->read, f->sub, m); break;
+    case FIELD_OBJECT:
+        if (f->write & FW_INLINE)
+            read_inline(r, o, f, m);
+        else
+            fields_read_object(r, o, f->key, f->read, f->sub, m);
+        break;
     case FIELD_ARRAY: read_array(r, o, f, s); break;
     case FIELD_CUSTOM: f->codec->read(r, o, f->key, f->read, m); break;
     }
@@ -195,7 +222,65 @@ void fields_walk(const struct field_table *t, const char *prefix,
         snprintf(path, sizeof path, "%s%s%s%s", prefix ? prefix : "", prefix && *prefix ? "." : "",
                  f->key, f->kind == FIELD_ARRAY ? "[]" : "");
         visit(f, path, ctx);
-        if (f->sub)
-            fields_walk(f->sub, path, visit, ctx);
+        if (f->sub)     /* an inline object's rows are its parent's keys */
+            fields_walk(f->sub, f->write & FW_INLINE ? prefix : path, visit, ctx);
     }
 }
+
+/* ---- codecs ---- */
+
+static void json_write(cJSON *o, const char *key, const void *value)
+{
+    const cJSON *v = *(cJSON *const *)value;
+    cJSON_AddItemToObject(o, key, v ? cJSON_Duplicate(v, true) : cJSON_CreateNull());
+}
+
+static void json_read(struct jread *r, const cJSON *o, const char *key, unsigned flags, void *value)
+{
+    const cJSON *v = jread_item(r, o, key, flags);
+    *(cJSON **)value = NULL;
+    if (v && !cJSON_IsNull(v) && !(*(cJSON **)value = cJSON_Duplicate(v, true)))
+        jread_fail(r, key, "out of memory");
+}
+
+static void json_free(void *value)
+{
+    cJSON_Delete(*(cJSON **)value);
+    *(cJSON **)value = NULL;
+}
+
+const struct field_codec field_json_codec = {json_write, json_read, json_free};
+
+static void tribool_write(cJSON *o, const char *key, const void *value)
+{
+    int v = *(const int *)value;
+    if (v < 0)
+        cJSON_AddNullToObject(o, key);
+    else
+        cJSON_AddBoolToObject(o, key, v != 0);
+}
+
+static void tribool_read(struct jread *r, const cJSON *o, const char *key, unsigned flags, void *value)
+{
+    const cJSON *v = jread_item(r, o, key, flags);
+    *(int *)value = v && cJSON_IsBool(v) ? cJSON_IsTrue(v) : -1;
+    if (v && !cJSON_IsBool(v) && !cJSON_IsNull(v))
+        jread_fail(r, key, "expected true, false or null");
+}
+
+const struct field_codec field_tribool_codec = {tribool_write, tribool_read, NULL};
+
+static void pair_write(cJSON *o, const char *key, const void *value)
+{
+    const double *v = value;
+    cJSON *a = cJSON_AddArrayToObject(o, key);
+    for (int i = 0; a && i < 2; i++)
+        cJSON_AddItemToArray(a, isfinite(v[i]) ? cJSON_CreateNumber(v[i]) : cJSON_CreateNull());
+}
+
+static void pair_read(struct jread *r, const cJSON *o, const char *key, unsigned flags, void *value)
+{
+    jread_numbers(r, o, key, flags, value, 2);
+}
+
+const struct field_codec field_pair_codec = {pair_write, pair_read, NULL};
