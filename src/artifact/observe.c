@@ -691,6 +691,19 @@ void observe_figures_of(const struct benchmark *b, struct observe_figures *out)
                        number_in(b->hardware_run_summary, NULL, "gpu_count");
 }
 
+/* The energy figures added to the artifact's metrics (null without GPU
+ * readings in the window). */
+struct energy_metrics_v {
+    double energy_j, output_tokens_per_joule, joules_per_output_token;
+};
+static const struct field energy_metrics_rows[] = {
+    F_NUM(struct energy_metrics_v, energy_j, 0, "J"),
+    F_NUM(struct energy_metrics_v, output_tokens_per_joule, 0, "tokens/J"),
+    F_NUM(struct energy_metrics_v, joules_per_output_token, 0, "J/token"),
+};
+const struct field_table observe_energy_metrics_table = FIELD_TABLE_ALWAYS("metrics (energy)", struct energy_metrics_v,
+                                                                           energy_metrics_rows);
+
 int artifact_add_observe(cJSON *art, const struct observe_report *r)
 {
     cJSON *s = artifact_server_metrics(r), *h = artifact_hardware(r), *run = artifact_hardware_run_summary(r);
@@ -713,11 +726,12 @@ int artifact_add_observe(cJSON *art, const struct observe_report *r)
     cJSON_AddItemToObject(art, "hardware", h);
     cJSON_AddItemToObject(art, "hardware_run_summary", run);
     cJSON *m = cJSON_GetObjectItemCaseSensitive(art, "metrics");
-    if (cJSON_IsObject(m)) {
-        bool on = r->hardware_enabled && r->hardware.available;
-        artifact_add_number(m, "energy_j", on ? r->hardware.energy_j : NAN);
-        artifact_add_number(m, "output_tokens_per_joule", on ? r->hardware.output_tokens_per_joule : NAN);
-        artifact_add_number(m, "joules_per_output_token", on ? r->hardware.joules_per_output_token : NAN);
-    }
+    bool on = r->hardware_enabled && r->hardware.available;
+    struct energy_metrics_v e = {NAN, NAN, NAN};
+    if (on)
+        e = (struct energy_metrics_v){r->hardware.energy_j, r->hardware.output_tokens_per_joule,
+                                      r->hardware.joules_per_output_token};
+    if (cJSON_IsObject(m))
+        fields_write(m, &observe_energy_metrics_table, &e);
     return 0;
 }

@@ -21,7 +21,7 @@
 
 static const struct field_table *const tables[] = {
     &observe_server_metrics_table, &observe_gauge_table, &observe_hist_table, &observe_hardware_table,
-    &observe_run_summary_table, &observe_series_table, &provenance_table,
+    &observe_run_summary_table, &observe_series_table, &observe_energy_metrics_table, &provenance_table,
     &matrix_table, &matrix_row_table, &matrix_aggregate_table,
     &load_curve_table, &load_curve_target_table, &load_curve_point_table,
     &journal_header_table, &journal_line_table,
