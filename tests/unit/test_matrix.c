@@ -946,3 +946,24 @@ Test(matrix, case_id_of_dataset_open_loop_and_sweep_rounds)
     char tiny[8];
     cr_assert_str_eq(matrix_case_id(&b, tiny, sizeof tiny), "short-3", "cut to fit");
 }
+
+/* The row table reads an unnumbered row (a round not yet placed), but a
+ * matrix's rows are numbered: null there is named. */
+Test(matrix, a_matrix_row_without_a_round_number_is_refused)
+{
+    cJSON *doc = cJSON_CreateObject(), *rows = cJSON_AddArrayToObject(doc, "rows");
+    cJSON_AddItemToArray(rows, hand_row("a", "x", 1, 1.0, 0));
+    cJSON_AddItemToArray(rows, hand_row("a", "x", 0, 2.0, 0));
+    char *text = cJSON_PrintUnformatted(doc), err[256] = "";
+    struct matrix m;
+    cr_assert_eq(matrix_read(text, strlen(text), "m.json", &m, err, sizeof err), -1);
+    cr_assert(strstr(err, "m.json: rows[1].repeat: expected a round number"), "%s", err);
+    cJSON_DeleteItemFromArray(rows, 1);
+    free(text);
+    text = cJSON_PrintUnformatted(doc);
+    cr_assert_eq(matrix_read(text, strlen(text), "m.json", &m, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(m.rows[0].repeat, 1);
+    matrix_free(&m);
+    free(text);
+    cJSON_Delete(doc);
+}
