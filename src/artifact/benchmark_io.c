@@ -410,7 +410,7 @@ static const struct field_table calib_search_t = FIELD_TABLE("calibration.search
 #define T struct bench_calibration
 static const struct field calibration_rows[] = {
     STR(method, 0), STR(source, OPT), STR(cache_file, OPT), STR(cache_key, OPT), STR(shared_prefix_method, OPT),
-    OBJ(search, 0, FW_FLAT, &calib_search_t),   /* there when target_tokens is */
+    OBJ(search, JR_OPTIONAL, FW_INLINE, &calib_search_t),   /* there when target_tokens is */
 };
 static const struct field_table calibration_t = FIELD_TABLE("calibration", T, calibration_rows, present);
 #undef T
@@ -619,7 +619,7 @@ static const struct field metrics_rows[] = {
     NUM(throughput_tok_s, OPT, "tok/s"), NUM(request_throughput, OPT, "req/s"),
     NUM(output_throughput, OPT, "tok/s"), NUM(total_token_throughput, OPT, "tok/s"),
     NUM(goodput_rps, OPT, "req/s"), NUM(aggregate_tps, OPT, "tok/s"), NUM(peak_output_tps_1s, OPT, "tok/s"),
-    OBJ(energy, 0, FW_FLAT, &energy_t),         /* there when energy_j is */
+    OBJ(energy, JR_OPTIONAL, FW_INLINE, &energy_t),         /* there when energy_j is */
 };
 static const struct field_table metrics_t = FIELD_TABLE_ALWAYS("metrics", T, metrics_rows);
 #undef T

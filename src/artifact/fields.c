@@ -51,7 +51,7 @@ static bool write_one(cJSON *o, const struct field *f, const void *s, bool prev)
         ((f->write & FW_WITH_PREV) && !prev))
         return false;
     const void *m = (const char *)s + f->offset;
-    if (f->kind == FIELD_OBJECT && (f->write & FW_FLAT)) {
+    if (f->kind == FIELD_OBJECT && (f->write & FW_INLINE)) {
         bool present = object_present(f->sub, m);
         if (present)
             fields_write(o, f->sub, m);
@@ -63,8 +63,11 @@ static bool write_one(cJSON *o, const struct field *f, const void *s, bool prev)
     case FIELD_STRING: artifact_add_string(o, f->key, *(char *const *)m); break;
     case FIELD_BOOL: cJSON_AddBoolToObject(o, f->key, *(const bool *)m); break;
     case FIELD_STRINGS:
-        cJSON_AddItemToObject(o, f->key, artifact_string_array(*(char **const *)m,
-                                                               *CAT(s, f->count_offset, size_t)));
+        if ((f->write & FW_NULL_STRS) && !*(char **const *)m)
+            cJSON_AddNullToObject(o, f->key);
+        else
+            cJSON_AddItemToObject(o, f->key, artifact_string_array(*(char **const *)m,
+                                                                   *CAT(s, f->count_offset, size_t)));
         break;
     case FIELD_OBJECT:
         if (object_present(f->sub, m))
@@ -124,12 +127,17 @@ static void read_array(struct jread *r, const cJSON *o, const struct field *f, v
 
 static void zero(const struct field_table *t, void *s);
 
-/* An FW_FLAT group: read from o itself when its first key is there. */
-static void read_flat(struct jread *r, const cJSON *o, const struct field *f, void *m)
+/* An FW_INLINE object: its rows in o itself; one with a present flag is
+ * there when its first key is. */
+static void read_inline(struct jread *r, const cJSON *o, const struct field *f, void *m)
 {
-    zero(f->sub, m);
-    if (f->sub->n && cJSON_GetObjectItemCaseSensitive(o, f->sub->f[0].key))
+    const char *first = f->sub->n ? f->sub->f[0].key : "";
+    if (f->sub->present < 0 || cJSON_GetObjectItemCaseSensitive(o, first))
         fields_read(r, o, f->sub, m);
+    else if (!(f->read & JR_OPTIONAL))
+        jread_fail(r, first, "missing");
+    else
+        zero(f->sub, m);
 }
 
 static void read_one(struct jread *r, const cJSON *o, const struct field *f, void *s)
@@ -137,17 +145,18 @@ static void read_one(struct jread *r, const cJSON *o, const struct field *f, voi
     void *m = (char *)s + f->offset;
     if ((f->write & FW_READONLY) && !cJSON_GetObjectItemCaseSensitive(o, f->key))
         return;     /* an older key: it fills the member only where a file has it */
-    if (f->kind == FIELD_OBJECT && (f->write & FW_FLAT)) {
-        read_flat(r, o, f, m);
-        return;
-    }
     switch (f->kind) {
     case FIELD_NUMBER: jread_number(r, o, f->key, f->read, m); break;
     case FIELD_WHOLE: jread_whole(r, o, f->key, f->read, f->min, m); break;
     case FIELD_STRING: jread_string(r, o, f->key, f->read, m); break;
     case FIELD_BOOL: jread_bool(r, o, f->key, f->read, m); break;
     case FIELD_STRINGS: jread_strings(r, o, f->key, f->read, m, AT(s, f->count_offset, size_t)); break;
-    case FIELD_OBJECT: fields_read_object(r, o, f->key, f->read, f->sub, m); break;
+    case FIELD_OBJECT:
+        if (f->write & FW_INLINE)
+            read_inline(r, o, f, m);
+        else
+            fields_read_object(r, o, f->key, f->read, f->sub, m);
+        break;
     case FIELD_ARRAY: read_array(r, o, f, s); break;
     case FIELD_CUSTOM: f->codec->read(r, o, f->key, f->read, m); break;
     }
@@ -222,7 +231,7 @@ void fields_walk(const struct field_table *t, const char *prefix,
         char path[256];
         snprintf(path, sizeof path, "%s%s%s%s", prefix ? prefix : "", prefix && *prefix ? "." : "",
                  f->key, f->kind == FIELD_ARRAY ? "[]" : "");
-        if (f->write & FW_FLAT) {   /* its rows are keys of this object */
+        if (f->write & FW_INLINE) {   /* its rows are keys of this object */
             fields_walk(f->sub, prefix, visit, ctx);
             continue;
         }
@@ -231,3 +240,61 @@ void fields_walk(const struct field_table *t, const char *prefix,
             fields_walk(f->sub, path, visit, ctx);
     }
 }
+
+/* ---- codecs ---- */
+
+static void json_write(cJSON *o, const char *key, const void *value)
+{
+    const cJSON *v = *(cJSON *const *)value;
+    cJSON_AddItemToObject(o, key, v ? cJSON_Duplicate(v, true) : cJSON_CreateNull());
+}
+
+static void json_read(struct jread *r, const cJSON *o, const char *key, unsigned flags, void *value)
+{
+    const cJSON *v = jread_item(r, o, key, flags);
+    *(cJSON **)value = NULL;
+    if (v && !cJSON_IsNull(v) && !(*(cJSON **)value = cJSON_Duplicate(v, true)))
+        jread_fail(r, key, "out of memory");
+}
+
+static void json_free(void *value)
+{
+    cJSON_Delete(*(cJSON **)value);
+    *(cJSON **)value = NULL;
+}
+
+const struct field_codec field_json_codec = {json_write, json_read, json_free};
+
+static void tribool_write(cJSON *o, const char *key, const void *value)
+{
+    int v = *(const int *)value;
+    if (v < 0)
+        cJSON_AddNullToObject(o, key);
+    else
+        cJSON_AddBoolToObject(o, key, v != 0);
+}
+
+static void tribool_read(struct jread *r, const cJSON *o, const char *key, unsigned flags, void *value)
+{
+    const cJSON *v = jread_item(r, o, key, flags);
+    *(int *)value = v && cJSON_IsBool(v) ? cJSON_IsTrue(v) : -1;
+    if (v && !cJSON_IsBool(v) && !cJSON_IsNull(v))
+        jread_fail(r, key, "expected true, false or null");
+}
+
+const struct field_codec field_tribool_codec = {tribool_write, tribool_read, NULL};
+
+static void pair_write(cJSON *o, const char *key, const void *value)
+{
+    const double *v = value;
+    cJSON *a = cJSON_AddArrayToObject(o, key);
+    for (int i = 0; a && i < 2; i++)
+        cJSON_AddItemToArray(a, isfinite(v[i]) ? cJSON_CreateNumber(v[i]) : cJSON_CreateNull());
+}
+
+static void pair_read(struct jread *r, const cJSON *o, const char *key, unsigned flags, void *value)
+{
+    jread_numbers(r, o, key, flags, value, 2);
+}
+
+const struct field_codec field_pair_codec = {pair_write, pair_read, NULL};

@@ -33,12 +33,14 @@ enum field_kind {
 #define FW_NULL      4u  /* objects: an absent object is written as null (default: left out) */
 #define FW_READONLY  8u  /* an older key of the member of the row before it: never written,
                             read only where a file has it (after the row of the new key) */
-#define FW_FLAT     16u  /* objects: the sub-table's rows are keys of this object, not of an
-                            object under key (a group of keys written together or not at all,
-                            per its present flag); on reading the group is present when its
-                            first row's key is there */
+#define FW_INLINE   16u  /* objects: the sub-table's rows are keys of this object itself, not of
+                            an object under key: a group of keys written together or not at all
+                            (left out when absent); read: a sub-table with a present flag is
+                            present when its first key is there (absent: an error unless the
+                            row is JR_OPTIONAL). A block whose tail exists only in some states */
 #define FW_WITH_PREV 32u /* written only when the row before it was written */
 #define FW_EMPTY    64u  /* objects: an absent object is written as {} (default: left out) */
+#define FW_NULL_STRS 128u /* strings arrays: a NULL array is written as null (default: []) */
 
 /* How a FIELD_CUSTOM value is written, read and freed. value points at the
  * member. read records its errors in r; free may be NULL. */
@@ -47,6 +49,14 @@ struct field_codec {
     void (*read)(struct jread *r, const cJSON *o, const char *key, unsigned flags, void *value);
     void (*free)(void *value);
 };
+
+/* Codecs for values no row kind holds:
+ * field_json_codec: a cJSON * member (owned), written as a copy (NULL as
+ *   null), read as a copy of whatever is there (absent or null: NULL) —
+ *   name → value maps whose names are data, not keys;
+ * field_tribool_codec: an int, negative null (-1: unknown), 0 false, else true;
+ * field_pair_codec: a double[2] written as [a, b], NaN/±inf as null. */
+extern const struct field_codec field_json_codec, field_tribool_codec, field_pair_codec;
 
 struct field_table;
 
@@ -84,6 +94,20 @@ struct field_table {
 #define F_OBJ(T, m, R, sub)       {#m, FIELD_OBJECT, offsetof(T, m), (R), 0, NULL, NULL, 0, 0, (sub), NULL}
 #define F_ARR(T, m, n, R, sub)    {#m, FIELD_ARRAY, offsetof(T, m), (R), 0, NULL, NULL, 0, offsetof(T, n), (sub), NULL}
 #define F_CUSTOM(T, m, R, codec)  {#m, FIELD_CUSTOM, offsetof(T, m), (R), 0, NULL, NULL, 0, 0, NULL, (codec)}
+/* The same with write flags W (FW_*) and, for whole numbers, the least
+ * value read. */
+#define F_NUM_W(T, m, R, W, unit)         {#m, FIELD_NUMBER, offsetof(T, m), (R), (W), (unit), NULL, 0, 0, NULL, NULL}
+#define F_WHOLE_MIN(T, m, R, W, unit, lo) {#m, FIELD_WHOLE, offsetof(T, m), (R), (W), (unit), NULL, (lo), 0, NULL, NULL}
+#define F_STR_W(T, m, R, W)               {#m, FIELD_STRING, offsetof(T, m), (R), (W), NULL, NULL, 0, 0, NULL, NULL}
+#define F_BOOL_W(T, m, R, W)              {#m, FIELD_BOOL, offsetof(T, m), (R), (W), NULL, NULL, 0, 0, NULL, NULL}
+#define F_STRS_W(T, m, n, R, W)           {#m, FIELD_STRINGS, offsetof(T, m), (R), (W), NULL, NULL, 0, offsetof(T, n), NULL, NULL}
+#define F_OBJ_W(T, m, R, W, sub)          {#m, FIELD_OBJECT, offsetof(T, m), (R), (W), NULL, NULL, 0, 0, (sub), NULL}
+#define F_ARR_W(T, m, n, R, W, sub)       {#m, FIELD_ARRAY, offsetof(T, m), (R), (W), NULL, NULL, 0, offsetof(T, n), (sub), NULL}
+/* A row whose key is not its member's name (key k; m may be a path,
+ * "meta.scope", or an array element, "metric[2]"). */
+#define F_KEYED(k, kind, T, m, R, W, unit, sub, codec) \
+    {(k), (kind), offsetof(T, m), (R), (W), (unit), NULL, 0, 0, (sub), (codec)}
+#define F_CUSTOM_U(T, m, R, unit, codec)  {#m, FIELD_CUSTOM, offsetof(T, m), (R), 0, (unit), NULL, 0, 0, NULL, (codec)}
 
 /* A table over an array of rows. */
 #define FIELD_TABLE(name, T, rows, present_member) \

@@ -25,6 +25,10 @@ struct journal_opts {
     struct slo slo;
 };
 
+/* The rows of the header line and of a request line (journal.c). */
+struct field_table;
+extern const struct field_table journal_header_table, journal_line_table;
+
 /* The header line: {"journal": JOURNAL_SCHEMA, "run_id", "artifact" (the
  * path the run writes its artifact to), "t0_ns" (a CLOCK_MONOTONIC base, as
  * a decimal string: every time of the request lines is ns after it),

@@ -8,15 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "artifact/fields.h"
 #include "artifact/matrix.h"
 #include "stats/dist.h"
 
-#define OPT (JR_OPTIONAL | JR_NULLABLE)
-
-const char *const load_curve_metric_names[LC_N_METRICS] = {
-    "output_throughput", "median_ttft_ms", "p99_ttft_ms", "median_tpot_ms", "p99_tpot_ms",
-    "p99_itl_ms", "median_itl_ms", "goodput_rps", "request_throughput",
-};
+#define LOAD_CURVE_METRIC_NAME(e, key, unit) #key,
+const char *const load_curve_metric_names[LC_N_METRICS] = {LOAD_CURVE_METRICS(LOAD_CURVE_METRIC_NAME)};
 
 /* ---- a point from round artifacts ---- */
 
@@ -101,87 +98,43 @@ int load_curve_point_of(const struct benchmark *const *rounds, size_t n, double 
     return rc ? -1 : 0;
 }
 
-/* ---- ranges and telemetry ---- */
+/* ---- codecs ---- */
 
-static void range_write(cJSON *o, const char *key, const struct load_curve_range *r)
+/* 51 numbers or nulls (the quantiles and the quantile curves). */
+static void quantiles_write(cJSON *o, const char *key, const void *value)
 {
-    cJSON *j = cJSON_AddObjectToObject(o, key);
-    artifact_add_number(j, "median", r->median);
-    artifact_add_number(j, "min", r->min);
-    artifact_add_number(j, "max", r->max);
-    artifact_add_whole(j, "n", r->n);
-}
-
-static void range_read(struct jread *r, const cJSON *o, const char *key, struct load_curve_range *out)
-{
-    const cJSON *j = jread_object(r, o, key, 0);
-    size_t mark = jread_enter(r, key);
-    jread_number(r, j, "median", 0, &out->median);
-    jread_number(r, j, "min", 0, &out->min);
-    jread_number(r, j, "max", 0, &out->max);
-    jread_whole(r, j, "n", 0, 0, &out->n);
-    jread_leave(r, mark);
-}
-
-static void gpu_write(cJSON *o, const struct load_curve_gpu *g)
-{
-    if (!g->present) {
-        cJSON_AddNullToObject(o, "gpu");
-        return;
-    }
-    cJSON *j = cJSON_AddObjectToObject(o, "gpu");
-    range_write(j, "median_sm_mhz", &g->median_sm_mhz);
-    artifact_add_number(j, "max_temp_c", g->max_temp_c);
-    artifact_add_number(j, "thermal_share", g->thermal_share);
-}
-
-static void gpu_read(struct jread *r, const cJSON *o, struct load_curve_gpu *g)
-{
-    *g = (struct load_curve_gpu){0};
-    const cJSON *j = jread_object(r, o, "gpu", JR_NULLABLE);
-    if (!j)
-        return;
-    g->present = true;
-    size_t mark = jread_enter(r, "gpu");
-    range_read(r, j, "median_sm_mhz", &g->median_sm_mhz);
-    jread_number(r, j, "max_temp_c", 0, &g->max_temp_c);
-    jread_number(r, j, "thermal_share", 0, &g->thermal_share);
-    jread_leave(r, mark);
-}
-
-static cJSON *numbers_json(const double *v, size_t n)
-{
-    cJSON *a = cJSON_CreateArray();
-    for (size_t i = 0; a && i < n; i++)
+    const double *v = value;
+    cJSON *a = cJSON_AddArrayToObject(o, key);
+    for (size_t i = 0; a && i < LOAD_CURVE_QUANTILES; i++)
         cJSON_AddItemToArray(a, isfinite(v[i]) ? cJSON_CreateNumber(v[i]) : cJSON_CreateNull());
-    return a;
 }
 
-/* ---- points ---- */
-
-static cJSON *point_json(const struct load_curve_point *p)
+static void quantiles_read(struct jread *r, const cJSON *o, const char *key, unsigned flags, void *value)
 {
-    cJSON *j = cJSON_CreateObject();
-    if (!j)
-        return NULL;
-    artifact_add_number(j, "x", p->x);
-    for (int m = 0; m < LC_N_METRICS; m++)
-        range_write(j, load_curve_metric_names[m], &p->metric[m]);
-    cJSON *c = cJSON_AddArrayToObject(j, "completed");
+    jread_numbers(r, o, key, flags, value, LOAD_CURVE_QUANTILES);
+}
+
+static const struct field_codec quantiles_codec = {quantiles_write, quantiles_read, NULL};
+
+/* A point's completed requests per repeat: the member completed, its count
+ * n_completed beside it. */
+#define POINT_OF(v) ((struct load_curve_point *)((char *)(v) - offsetof(struct load_curve_point, completed)))
+
+static void completed_write(cJSON *o, const char *key, const void *value)
+{
+    const struct load_curve_point *p = POINT_OF((void *)value);
+    cJSON *c = cJSON_AddArrayToObject(o, key);
     for (size_t i = 0; c && i < p->n_completed; i++)
         cJSON_AddItemToArray(c, cJSON_CreateNumber((double)p->completed[i]));
-    gpu_write(j, &p->gpu);
-    cJSON_AddItemToObject(j, "ttft_quantiles_ms", numbers_json(p->ttft_quantiles_ms, LOAD_CURVE_QUANTILES));
-    cJSON_AddItemToObject(j, "tpot_quantiles_ms", numbers_json(p->tpot_quantiles_ms, LOAD_CURVE_QUANTILES));
-    return j;
 }
 
-static void completed_read(struct jread *r, const cJSON *o, struct load_curve_point *p)
+static void completed_read(struct jread *r, const cJSON *o, const char *key, unsigned flags, void *value)
 {
-    const cJSON *a = jread_array(r, o, "completed", 0), *e;
+    struct load_curve_point *p = POINT_OF(value);
+    const cJSON *a = jread_array(r, o, key, flags), *e;
     if (!a)
         return;
-    size_t mark = jread_enter(r, "completed");
+    size_t mark = jread_enter(r, key);
     if (!(p->completed = calloc((size_t)cJSON_GetArraySize(a) + 1, sizeof *p->completed)))
         jread_fail(r, NULL, "out of memory");
     cJSON_ArrayForEach(e, a) {
@@ -199,110 +152,150 @@ static void completed_read(struct jread *r, const cJSON *o, struct load_curve_po
     jread_leave(r, mark);
 }
 
-static void point_read(struct jread *r, const cJSON *j, struct load_curve_point *p)
+static void completed_free(void *value)
 {
-    *p = (struct load_curve_point){0};
-    jread_number(r, j, "x", 0, &p->x);
-    if (!r->failed && isnan(p->x))
-        jread_fail(r, "x", "expected a number, got null");
-    for (int m = 0; m < LC_N_METRICS; m++)
-        range_read(r, j, load_curve_metric_names[m], &p->metric[m]);
-    completed_read(r, j, p);
-    gpu_read(r, j, &p->gpu);
-    jread_numbers(r, j, "ttft_quantiles_ms", 0, p->ttft_quantiles_ms, LOAD_CURVE_QUANTILES);
-    jread_numbers(r, j, "tpot_quantiles_ms", 0, p->tpot_quantiles_ms, LOAD_CURVE_QUANTILES);
-}
-
-void load_curve_point_free(struct load_curve_point *p)
-{
+    struct load_curve_point *p = POINT_OF(value);
     free(p->completed);
     p->completed = NULL;
     p->n_completed = 0;
 }
 
+static const struct field_codec completed_codec = {completed_write, completed_read, completed_free};
+
+/* ---- points ---- */
+
+static const struct field range_rows[] = {
+    F_NUM(struct load_curve_range, median, 0, NULL),
+    F_NUM(struct load_curve_range, min, 0, NULL),
+    F_NUM(struct load_curve_range, max, 0, NULL),
+    F_WHOLE(struct load_curve_range, n, 0, "repeats"),
+};
+static const struct field_table range_t = FIELD_TABLE_ALWAYS("range", struct load_curve_range, range_rows);
+
+#define METRIC_RANGE(e, key, unit) \
+    {#key, FIELD_OBJECT, (e) * sizeof(struct load_curve_range), 0, 0, unit, NULL, 0, 0, &range_t, NULL},
+static const struct field metric_rows[] = {LOAD_CURVE_METRICS(METRIC_RANGE)};
+typedef struct load_curve_range load_curve_ranges[LC_N_METRICS];
+static const struct field_table metrics_t = FIELD_TABLE_ALWAYS("metrics", load_curve_ranges, metric_rows);
+
+/* Seed 002's GPU telemetry: null until anvil samples GPUs. */
+static const struct field gpu_rows[] = {
+    F_OBJ(struct load_curve_gpu, median_sm_mhz, 0, &range_t),
+    F_NUM(struct load_curve_gpu, max_temp_c, 0, "°C"),
+    F_NUM(struct load_curve_gpu, thermal_share, 0, "fraction"),
+};
+static const struct field_table gpu_t = FIELD_TABLE("gpu", struct load_curve_gpu, gpu_rows, present);
+
+static const struct field point_rows[] = {
+    F_NUM(struct load_curve_point, x, 0, NULL),     /* concurrency, or requests/s (open loop) */
+    F_KEYED("metrics", FIELD_OBJECT, struct load_curve_point, metric, 0, FW_INLINE, NULL, &metrics_t, NULL),
+    F_CUSTOM_U(struct load_curve_point, completed, 0, "requests", &completed_codec),
+    F_OBJ_W(struct load_curve_point, gpu, JR_NULLABLE, FW_NULL, &gpu_t),
+    F_CUSTOM_U(struct load_curve_point, ttft_quantiles_ms, 0, "ms", &quantiles_codec),
+    F_CUSTOM_U(struct load_curve_point, tpot_quantiles_ms, 0, "ms", &quantiles_codec),
+};
+const struct field_table load_curve_point_table = FIELD_TABLE_ALWAYS("points[]", struct load_curve_point, point_rows);
+
+void load_curve_point_free(struct load_curve_point *p)
+{
+    completed_free(&p->completed);
+}
+
 /* ---- targets ---- */
 
-static void target_write(cJSON *load, const struct load_curve_target *t)
-{
-    cJSON *j = cJSON_AddObjectToObject(load, t->name);
-    artifact_add_number(j, "kv_pool_tokens", t->kv_pool_tokens);
-    cJSON *pts = cJSON_AddArrayToObject(j, "points");
-    for (size_t i = 0; pts && i < t->n_points; i++)
-        cJSON_AddItemToArray(pts, point_json(&t->points[i]));
-}
+/* A target's name is its key in `load`; the rows are what is under it. */
+static const struct field target_rows[] = {
+    F_NUM(struct load_curve_target, kv_pool_tokens, 0, "tokens"),
+    F_ARR(struct load_curve_target, points, n_points, 0, &load_curve_point_table),
+};
+const struct field_table load_curve_target_table = FIELD_TABLE_ALWAYS("load.*", struct load_curve_target,
+                                                                      target_rows);
 
-/* jread_each's reader of a target's points (ctx: the target). */
-static void point_read_at(struct jread *r, const cJSON *o, int i, void *ctx)
-{
-    struct load_curve_target *t = ctx;
-    point_read(r, o, &t->points[i]);
-    t->n_points++;      /* counted even when it failed: freed */
-}
+/* `load`: the member load, its count n_load beside it; name → target. */
+#define CURVE_OF(v) ((struct load_curve *)((char *)(v) - offsetof(struct load_curve, load)))
 
-static void target_read(struct jread *r, const cJSON *j, struct load_curve_target *t)
+static void load_write(cJSON *o, const char *key, const void *value)
 {
-    if (!(t->name = strdup(j->string)))
-        jread_fail(r, NULL, "out of memory");
-    if (!cJSON_IsObject(j)) {
-        jread_fail(r, NULL, "expected an object");
-        return;
-    }
-    jread_number(r, j, "kv_pool_tokens", 0, &t->kv_pool_tokens);
-    const cJSON *a = jread_array(r, j, "points", 0);
-    if (!a)
-        return;
-    if (!(t->points = calloc((size_t)cJSON_GetArraySize(a) + 1, sizeof *t->points)))
-        jread_fail(r, "points", "out of memory");
-    jread_each(r, "points", a, point_read_at, t);
-}
-
-static void target_free(struct load_curve_target *t)
-{
-    for (size_t i = 0; i < t->n_points; i++)
-        load_curve_point_free(&t->points[i]);
-    free(t->points);
-    free(t->name);
-}
-
-/* ---- the document ---- */
-
-cJSON *load_curve_to_json(const struct load_curve *c)
-{
-    cJSON *o = cJSON_CreateObject();
-    if (!o)
-        return NULL;
-    if (c->schema)
-        cJSON_AddStringToObject(o, "schema", c->schema);
-    artifact_add_string(o, "profile", c->profile);
-    cJSON *slo = cJSON_AddObjectToObject(o, "slo");
-    artifact_add_number(slo, "ttft_ms", c->slo_ttft_ms);
-    artifact_add_number(slo, "tpot_ms", c->slo_tpot_ms);
-    cJSON_AddItemToObject(o, "environment", c->environment ? cJSON_Duplicate(c->environment, true)
-                                                           : cJSON_CreateNull());
-    cJSON_AddItemToObject(o, "quantiles", numbers_json(c->quantiles, LOAD_CURVE_QUANTILES));
-    cJSON *load = cJSON_AddObjectToObject(o, "load");
+    const struct load_curve *c = CURVE_OF((void *)value);
+    cJSON *load = cJSON_AddObjectToObject(o, key);
     for (size_t i = 0; load && i < c->n_load; i++)
-        target_write(load, &c->load[i]);
-    provenance_write(o, &c->provenance);
-    return o;
+        fields_write(cJSON_AddObjectToObject(load, c->load[i].name), &load_curve_target_table, &c->load[i]);
 }
 
-static void load_read(struct jread *r, const cJSON *o, struct load_curve *c)
+static void load_read(struct jread *r, const cJSON *o, const char *key, unsigned flags, void *value)
 {
-    const cJSON *load = jread_object(r, o, "load", 0), *e;
+    struct load_curve *c = CURVE_OF(value);
+    const cJSON *load = jread_object(r, o, key, flags), *e;
     if (!load)
         return;
-    size_t mark = jread_enter(r, "load");
+    size_t mark = jread_enter(r, key);
     if (!(c->load = calloc((size_t)cJSON_GetArraySize(load) + 1, sizeof *c->load)))
         jread_fail(r, NULL, "out of memory");
     cJSON_ArrayForEach(e, load) {
         if (r->failed)
             break;
         size_t m = jread_enter(r, e->string);
-        target_read(r, e, &c->load[c->n_load++]);
+        struct load_curve_target *t = &c->load[c->n_load++];
+        if (!cJSON_IsObject(e))
+            jread_fail(r, NULL, "expected an object");
+        else if (fields_read(r, e, &load_curve_target_table, t) == 0)
+            for (size_t i = 0; i < t->n_points && !r->failed; i++)
+                if (isnan(t->points[i].x)) {
+                    size_t k = jread_enter(r, "points");
+                    jread_enter_index(r, (int)i);
+                    jread_fail(r, "x", "expected a number, got null");
+                    jread_leave(r, k);
+                }
+        if (!(t->name = strdup(e->string)))
+            jread_fail(r, NULL, "out of memory");
         jread_leave(r, m);
     }
     jread_leave(r, mark);
+}
+
+static void load_free(void *value)
+{
+    struct load_curve *c = CURVE_OF(value);
+    for (size_t i = 0; i < c->n_load; i++) {
+        free(c->load[i].name);
+        fields_free(&load_curve_target_table, &c->load[i]);
+    }
+    free(c->load);
+    c->load = NULL;
+    c->n_load = 0;
+}
+
+static const struct field_codec load_codec = {load_write, load_read, load_free};
+
+/* ---- the document ---- */
+
+/* slo {ttft_ms, tpot_ms}: the two members slo_ttft_ms, slo_tpot_ms, one
+ * after the other. */
+struct slo_v {
+    double ttft_ms, tpot_ms;
+};
+_Static_assert(offsetof(struct load_curve, slo_tpot_ms) - offsetof(struct load_curve, slo_ttft_ms) ==
+               offsetof(struct slo_v, tpot_ms), "slo_v lies over slo_ttft_ms, slo_tpot_ms");
+static const struct field slo_rows[] = {
+    F_NUM(struct slo_v, ttft_ms, 0, "ms"),
+    F_NUM(struct slo_v, tpot_ms, 0, "ms"),
+};
+static const struct field_table slo_t = FIELD_TABLE_ALWAYS("slo", struct slo_v, slo_rows);
+
+static const struct field curve_rows[] = {
+    F_STR_W(struct load_curve, schema, JR_OPTIONAL, FW_OMIT_NONE),
+    F_STR(struct load_curve, profile, JR_NULLABLE),
+    F_KEYED("slo", FIELD_OBJECT, struct load_curve, slo_ttft_ms, 0, 0, NULL, &slo_t, NULL),
+    F_CUSTOM(struct load_curve, environment, JR_OPTIONAL, &field_json_codec),  /* kept as found */
+    F_CUSTOM(struct load_curve, quantiles, 0, &quantiles_codec),
+    F_CUSTOM(struct load_curve, load, 0, &load_codec),
+    F_OBJ(struct load_curve, provenance, JR_OPTIONAL, &provenance_table),
+};
+const struct field_table load_curve_table = FIELD_TABLE_ALWAYS("load curve", struct load_curve, curve_rows);
+
+cJSON *load_curve_to_json(const struct load_curve *c)
+{
+    return fields_to_json(&load_curve_table, c);
 }
 
 int load_curve_from_json(const cJSON *j, const char *name, struct load_curve *out, char *err,
@@ -315,19 +308,10 @@ int load_curve_from_json(const cJSON *j, const char *name, struct load_curve *ou
         jread_fail(&r, NULL, "not a JSON object");
         return -1;
     }
-    jread_schema(&r, j, JR_OPTIONAL, LOAD_CURVE_SCHEMA, &out->schema);
-    jread_string(&r, j, "profile", JR_NULLABLE, &out->profile);
-    const cJSON *slo = jread_object(&r, j, "slo", 0);
-    size_t mark = jread_enter(&r, "slo");
-    jread_number(&r, slo, "ttft_ms", 0, &out->slo_ttft_ms);
-    jread_number(&r, slo, "tpot_ms", 0, &out->slo_tpot_ms);
-    jread_leave(&r, mark);
-    const cJSON *env = jread_item(&r, j, "environment", JR_OPTIONAL);
-    if (env && !cJSON_IsNull(env) && !(out->environment = cJSON_Duplicate(env, true)))
-        jread_fail(&r, "environment", "out of memory");
-    jread_numbers(&r, j, "quantiles", 0, out->quantiles, LOAD_CURVE_QUANTILES);
-    load_read(&r, j, out);
-    provenance_read(&r, j, &out->provenance);
+    char *schema = NULL;    /* checked first: another artifact kind is named as such */
+    if (jread_schema(&r, j, JR_OPTIONAL, LOAD_CURVE_SCHEMA, &schema) == 0)
+        fields_read(&r, j, &load_curve_table, out);
+    free(schema);
     if (r.failed) {
         load_curve_free(out);
         return -1;
@@ -347,12 +331,5 @@ int load_curve_read(const char *text, size_t len, const char *name, struct load_
 
 void load_curve_free(struct load_curve *c)
 {
-    free(c->schema);
-    free(c->profile);
-    cJSON_Delete(c->environment);
-    for (size_t i = 0; i < c->n_load; i++)
-        target_free(&c->load[i]);
-    free(c->load);
-    provenance_free(&c->provenance);
-    *c = (struct load_curve){0};
+    fields_free(&load_curve_table, c);
 }

@@ -20,19 +20,19 @@
 #define LOAD_CURVE_SCHEMA "anvil-serving.load-curve/v1"
 #define LOAD_CURVE_QUANTILES 51     /* 0, 0.02, ..., 1 */
 
-/* The figures of a point summarized across repeats, in seed 002's order. */
-enum load_curve_metric {
-    LC_OUTPUT_THROUGHPUT,       /* tokens/s: metrics.output_throughput */
-    LC_MEDIAN_TTFT_MS,          /* metrics.ttft_p50_ms */
-    LC_P99_TTFT_MS,
-    LC_MEDIAN_TPOT_MS,
-    LC_P99_TPOT_MS,
-    LC_P99_ITL_MS,              /* per chunk: metrics.itl_p99_ms */
-    LC_MEDIAN_ITL_MS,
-    LC_GOODPUT_RPS,             /* requests/s */
-    LC_REQUEST_THROUGHPUT,      /* requests/s */
-    LC_N_METRICS
-};
+/* The figures of a point summarized across repeats, in seed 002's order:
+ * X(enum, key, unit), one line each; the enum, the names and the field
+ * rows come from it. Sources: output_throughput metrics.output_throughput
+ * (a duration round's window), the TTFT/TPOT/ITL figures metrics.*_p50/p99
+ * (ITL per chunk), goodput_rps and request_throughput. */
+#define LOAD_CURVE_METRICS(X) \
+    X(LC_OUTPUT_THROUGHPUT, output_throughput, "tok/s") X(LC_MEDIAN_TTFT_MS, median_ttft_ms, "ms") \
+    X(LC_P99_TTFT_MS, p99_ttft_ms, "ms") X(LC_MEDIAN_TPOT_MS, median_tpot_ms, "ms") \
+    X(LC_P99_TPOT_MS, p99_tpot_ms, "ms") X(LC_P99_ITL_MS, p99_itl_ms, "ms") \
+    X(LC_MEDIAN_ITL_MS, median_itl_ms, "ms") X(LC_GOODPUT_RPS, goodput_rps, "req/s") \
+    X(LC_REQUEST_THROUGHPUT, request_throughput, "req/s")
+#define LOAD_CURVE_METRIC_ENUM(e, key, unit) e,
+enum load_curve_metric { LOAD_CURVE_METRICS(LOAD_CURVE_METRIC_ENUM) LC_N_METRICS };
 extern const char *const load_curve_metric_names[LC_N_METRICS];     /* "output_throughput", ... */
 
 /* Median, min and max across the repeats that have the figure, and how
@@ -100,6 +100,11 @@ cJSON *load_curve_to_json(const struct load_curve *c);
  * -1 with "NAME: key.path: what" in err (*out then empty). */
 int load_curve_from_json(const cJSON *j, const char *name, struct load_curve *out, char *err,
                          size_t errlen);
+
+/* The rows of the document, a target (one entry of `load`) and a point
+ * (load_curve_to_json and load_curve_from_json walk them). */
+struct field_table;
+extern const struct field_table load_curve_table, load_curve_target_table, load_curve_point_table;
 
 /* Parses text (len bytes) and reads it with load_curve_from_json. */
 int load_curve_read(const char *text, size_t len, const char *name, struct load_curve *out, char *err,

@@ -9,13 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const matrix_metric_names[MATRIX_N_METRICS] = {
-    "duration", "request_throughput", "output_throughput", "total_token_throughput",
-    "mean_ttft_ms", "p50_ttft_ms", "p95_ttft_ms", "p99_ttft_ms",
-    "mean_tpot_ms", "p50_tpot_ms", "p95_tpot_ms", "p99_tpot_ms",
-    "mean_itl_ms", "p50_itl_ms", "p95_itl_ms", "p99_itl_ms",
-    "mean_e2el_ms", "p50_e2el_ms", "p95_e2el_ms", "p99_e2el_ms",
-};
+#define MATRIX_METRIC_NAME(e, key, unit) #key,
+const char *const matrix_metric_names[MATRIX_N_METRICS] = {MATRIX_METRICS(MATRIX_METRIC_NAME)};
 
 const char *const matrix_meta_keys[MATRIX_N_META] = {
     "model", "precision", "hardware", "context_window", "max_running_requests",

@@ -21,14 +21,21 @@
 
 /* The numeric row metrics that `aggregates` summarizes, in seed 003's order:
  * duration (s), the three throughputs (requests/s, tokens/s) and
- * mean/p50/p95/p99 of ttft, tpot, itl and e2el (ms). */
-enum matrix_metric {
-    MM_DURATION, MM_REQUEST_THROUGHPUT, MM_OUTPUT_THROUGHPUT, MM_TOTAL_TOKEN_THROUGHPUT,
-    MM_MEAN_TTFT_MS, MM_P50_TTFT_MS, MM_P95_TTFT_MS, MM_P99_TTFT_MS,
-    MM_MEAN_TPOT_MS, MM_P50_TPOT_MS, MM_P95_TPOT_MS, MM_P99_TPOT_MS,
-    MM_MEAN_ITL_MS, MM_P50_ITL_MS, MM_P95_ITL_MS, MM_P99_ITL_MS,
-    MM_MEAN_E2EL_MS, MM_P50_E2EL_MS, MM_P95_E2EL_MS, MM_P99_E2EL_MS,
-};
+ * mean/p50/p95/p99 of ttft, tpot, itl and e2el (ms): X(enum, key, unit),
+ * one line each; the enum, the names and the field-table rows come from it. */
+#define MATRIX_METRICS(X) \
+    X(MM_DURATION, duration, "s") X(MM_REQUEST_THROUGHPUT, request_throughput, "req/s") \
+    X(MM_OUTPUT_THROUGHPUT, output_throughput, "tok/s") X(MM_TOTAL_TOKEN_THROUGHPUT, total_token_throughput, "tok/s") \
+    X(MM_MEAN_TTFT_MS, mean_ttft_ms, "ms") X(MM_P50_TTFT_MS, p50_ttft_ms, "ms") \
+    X(MM_P95_TTFT_MS, p95_ttft_ms, "ms") X(MM_P99_TTFT_MS, p99_ttft_ms, "ms") \
+    X(MM_MEAN_TPOT_MS, mean_tpot_ms, "ms") X(MM_P50_TPOT_MS, p50_tpot_ms, "ms") \
+    X(MM_P95_TPOT_MS, p95_tpot_ms, "ms") X(MM_P99_TPOT_MS, p99_tpot_ms, "ms") \
+    X(MM_MEAN_ITL_MS, mean_itl_ms, "ms") X(MM_P50_ITL_MS, p50_itl_ms, "ms") \
+    X(MM_P95_ITL_MS, p95_itl_ms, "ms") X(MM_P99_ITL_MS, p99_itl_ms, "ms") \
+    X(MM_MEAN_E2EL_MS, mean_e2el_ms, "ms") X(MM_P50_E2EL_MS, p50_e2el_ms, "ms") \
+    X(MM_P95_E2EL_MS, p95_e2el_ms, "ms") X(MM_P99_E2EL_MS, p99_e2el_ms, "ms")
+#define MATRIX_METRIC_ENUM(e, key, unit) e,
+enum matrix_metric { MATRIX_METRICS(MATRIX_METRIC_ENUM) };
 #define MATRIX_N_METRICS 20
 extern const char *const matrix_metric_names[MATRIX_N_METRICS];   /* by enum matrix_metric */
 
@@ -215,49 +222,9 @@ int matrix_meta_copy(struct matrix_meta *dst, const struct matrix_meta *src);
 void matrix_meta_free(struct matrix_meta *m);
 void matrix_free(struct matrix *m);
 
-/* ---- the same in JSON ----
- * Each reads its JSON inputs with the checked readers above and writes its
- * result with the writers; messages name no file (the caller's job). */
-
-/* A `rows` entry from a round artifact (matrix_round_read, then
- * matrix_row_of). Returns a new object the caller deletes, or NULL with a
- * message in err. */
-cJSON *matrix_row_from_round(const cJSON *art, const char *sha256_hex, char *err, size_t errlen);
-
-/* matrix_round_cut of a round artifact; false when it cannot be read. */
-bool matrix_round_incomplete(const cJSON *art, char *why, size_t whylen);
-
-/* Checks one `rows` entry: engine and case_id non-empty strings; repeat,
- * input_tokens, output_tokens, concurrency, completed, failed whole numbers
- * (repeat ≥ 1, or null when allow_unnumbered); total_output_tokens a whole
- * number or null; source_sha256 a string or null; request_rate (optional)
- * and every matrix metric a number or null; outlasted_window (optional; older matrices: capacity_limited) a
- * boolean. Returns 0, or -1 with what is
- * wrong in err. */
-int matrix_check_row(const cJSON *row, bool allow_unnumbered, char *err, size_t errlen);
-
-/* matrix_meta_of as an object with every matrix_meta_keys key (caller
- * deletes), or NULL when an artifact cannot be read or memory runs out. */
-cJSON *matrix_meta_from_rounds(const cJSON *const *arts, size_t n);
-
-/* matrix_assemble of rows (an array of row objects, checked with
- * matrix_check_row allowing null repeats; "row N: ..." names a bad one),
- * meta (an object with matrix_meta_keys values; may be NULL) and
- * extra_reasons (an array of strings; may be NULL), written with
- * matrix_to_json. Returns the document (caller deletes) or NULL with err
- * set. */
-cJSON *matrix_build(const cJSON *rows, const cJSON *meta, const cJSON *extra_reasons, char *err,
-                    size_t errlen);
-
-/* The `aggregates` array of numbered, ordered rows (as in a matrix
- * document). Returns a new array the caller deletes, or NULL with a message
- * in err (an invalid row, rounds of one case that disagree on input_tokens,
- * output_tokens or concurrency, out of memory). */
-cJSON *matrix_aggregates(const cJSON *rows, char *err, size_t errlen);
-
-/* Parses and checks a matrix file's text (matrix_read) and returns the
- * matrix as written by matrix_to_json (caller deletes), or NULL with what is
- * wrong in err. */
-cJSON *matrix_parse(const char *text, size_t len, char *err, size_t errlen);
+/* The field tables of a matrix document, its rows and its aggregates
+ * (matrix_to_json and matrix_from_json walk them). */
+struct field_table;
+extern const struct field_table matrix_table, matrix_row_table, matrix_aggregate_table;
 
 #endif

@@ -11,6 +11,14 @@
 #include "artifact/benchmark.h"
 #include "observe/observe.h"
 
+/* The blocks' rows (docs/ARTIFACTS.md): server_metrics, a gauge and a
+ * histogram under it, hardware, hardware_run_summary, the head of a
+ * `series` and the energy figures artifact_add_observe adds to `metrics`. The writers below fill a struct shaped like each and walk
+ * these; the round-trip test walks them too. */
+struct field_table;
+extern const struct field_table observe_server_metrics_table, observe_gauge_table, observe_hist_table,
+    observe_hardware_table, observe_run_summary_table, observe_series_table, observe_energy_metrics_table;
+
 /* The server_metrics block. Caller deletes; NULL when memory runs out. */
 cJSON *artifact_server_metrics(const struct observe_report *r);
 

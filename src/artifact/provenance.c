@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "artifact/fields.h"
 #include "core/host.h"
 #include "core/redact.h"
 #include "core/version.h"
@@ -66,50 +67,34 @@ int provenance_copy(struct provenance *dst, const struct provenance *src)
     return rc ? -1 : 0;
 }
 
+static const struct field provenance_rows[] = {
+    F_STR(struct provenance, anvil_version, JR_NULLABLE),
+    F_STRS_W(struct provenance, command_line, n_command_line, JR_NULLABLE, FW_NULL_STRS),
+    F_STR(struct provenance, host, JR_NULLABLE),
+    F_STR(struct provenance, kernel, JR_NULLABLE),
+    F_STR(struct provenance, cpu_model, JR_NULLABLE),
+    F_WHOLE_MIN(struct provenance, cpu_cores, JR_NULLABLE, 0, "CPUs", 1),
+};
+const struct field_table provenance_table = FIELD_TABLE("provenance", struct provenance, provenance_rows, present);
+
+/* The key every artifact kind carries it under. */
+static const char provenance_key[] = "provenance";
+
 void provenance_write(cJSON *o, const struct provenance *p)
 {
-    if (!p->present)
-        return;
-    cJSON *j = cJSON_AddObjectToObject(o, "provenance");
-    artifact_add_string(j, "anvil_version", p->anvil_version);
-    if (p->command_line)
-        cJSON_AddItemToObject(j, "command_line", artifact_string_array(p->command_line, p->n_command_line));
-    else
-        cJSON_AddNullToObject(j, "command_line");
-    artifact_add_string(j, "host", p->host);
-    artifact_add_string(j, "kernel", p->kernel);
-    artifact_add_string(j, "cpu_model", p->cpu_model);
-    artifact_add_whole(j, "cpu_cores", p->cpu_cores);
+    if (p->present)
+        fields_write(cJSON_AddObjectToObject(o, provenance_key), &provenance_table, p);
 }
 
 int provenance_read(struct jread *r, const cJSON *o, struct provenance *out)
 {
-    *out = (struct provenance){.cpu_cores = ARTIFACT_NONE};
-    const cJSON *p = jread_object(r, o, "provenance", JR_OPTIONAL);
-    if (!p)
-        return r->failed ? -1 : 0;
-    out->present = true;
-    size_t mark = jread_enter(r, "provenance");
-    jread_string(r, p, "anvil_version", JR_NULLABLE, &out->anvil_version);
-    jread_strings(r, p, "command_line", JR_NULLABLE, &out->command_line, &out->n_command_line);
-    jread_string(r, p, "host", JR_NULLABLE, &out->host);
-    jread_string(r, p, "kernel", JR_NULLABLE, &out->kernel);
-    jread_string(r, p, "cpu_model", JR_NULLABLE, &out->cpu_model);
-    jread_whole(r, p, "cpu_cores", JR_NULLABLE, 1, &out->cpu_cores);
-    jread_leave(r, mark);
-    if (r->failed) {
-        provenance_free(out);
-        return -1;
-    }
-    return 0;
+    if (fields_read_object(r, o, provenance_key, JR_OPTIONAL, &provenance_table, out) == 0)
+        return 0;
+    fields_free(&provenance_table, out);
+    return -1;
 }
 
 void provenance_free(struct provenance *p)
 {
-    free(p->anvil_version);
-    artifact_strings_free(p->command_line, p->n_command_line);
-    free(p->host);
-    free(p->kernel);
-    free(p->cpu_model);
-    *p = (struct provenance){.cpu_cores = ARTIFACT_NONE};
+    fields_free(&provenance_table, p);
 }

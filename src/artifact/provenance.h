@@ -22,6 +22,10 @@ struct provenance {
 };
 
 
+/* provenance's rows: the writer, reader and free below walk them. */
+struct field_table;
+extern const struct field_table provenance_table;
+
 /* Fills *out for an artifact written now by the command whose arguments
  * are argv[0..argc) (argv[0] the command name, as main hands it on: "run",
  * "sweep", "aggregate"; argc 0 / argv NULL: command_line null). The command

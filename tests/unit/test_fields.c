@@ -190,7 +190,7 @@ Test(fields, walk_names_nested_paths)
     cr_assert_eq(hits, 2);
 }
 
-/* FW_FLAT: a group of keys written into the parent object together, or
+/* FW_INLINE: a group of keys written into the parent object together, or
  * not at all; read back when its first key is there. FW_WITH_PREV: a row
  * written only when the row before it was. */
 struct grouped {
@@ -202,7 +202,7 @@ struct grouped {
 
 static const struct field grouped_rows[] = {
     F_WHOLE(struct grouped, n, 0, NULL),
-    {"g", FIELD_OBJECT, offsetof(struct grouped, g), 0, FW_FLAT, NULL, NULL, 0, 0, &inner_t, NULL},
+    {"g", FIELD_OBJECT, offsetof(struct grouped, g), JR_OPTIONAL, FW_INLINE, NULL, NULL, 0, 0, &inner_t, NULL},
     {"first", FIELD_WHOLE, offsetof(struct grouped, first), JR_OPTIONAL, FW_OMIT_NONE, NULL, NULL, 0, 0, NULL, NULL},
     {"second", FIELD_NUMBER, offsetof(struct grouped, second), JR_OPTIONAL, FW_WITH_PREV, NULL, NULL, 0, 0, NULL,
      NULL},
@@ -296,4 +296,98 @@ Test(fields, an_older_key_is_read_only_where_a_file_has_it)
         cJSON_Delete(w);
         cJSON_Delete(j);
     }
+}
+
+/* ---- inline objects, null string arrays, keyed rows, codecs ---- */
+
+struct tail {
+    bool present;
+    char *engine;
+    double n_ms;
+};
+struct head {
+    bool on;
+    char **argv;
+    size_t n_argv;
+    int tri;
+    double pair[2];
+    cJSON *map;
+    struct tail rest;
+};
+static const struct field tail_rows[] = {
+    F_STR(struct tail, engine, 0),
+    F_NUM(struct tail, n_ms, 0, "ms"),
+};
+static const struct field_table tail_t = FIELD_TABLE("tail", struct tail, tail_rows, present);
+static const struct field head_rows[] = {
+    F_BOOL(struct head, on, 0),
+    F_STRS_W(struct head, argv, n_argv, JR_NULLABLE, FW_NULL_STRS),
+    F_CUSTOM(struct head, tri, 0, &field_tribool_codec),
+    F_KEYED("bounds_ms", FIELD_CUSTOM, struct head, pair, 0, 0, "ms", NULL, &field_pair_codec),
+    F_CUSTOM(struct head, map, JR_OPTIONAL, &field_json_codec),
+    F_OBJ_W(struct head, rest, JR_OPTIONAL, FW_INLINE, &tail_t),
+};
+static const struct field_table head_t = FIELD_TABLE_ALWAYS("head", struct head, head_rows);
+
+static char *print(const struct head *h)
+{
+    cJSON *j = fields_to_json(&head_t, h);
+    char *s = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    return s;
+}
+
+Test(fields, an_inline_object_writes_its_rows_beside_its_parents_only_when_present)
+{
+    struct head h = {.on = false, .tri = -1, .pair = {NAN, 2}};
+    char *s = print(&h);
+    cr_assert_str_eq(s, "{\"on\":false,\"argv\":null,\"tri\":null,\"bounds_ms\":[null,2],\"map\":null}");
+    free(s);
+    char *argv[] = {"anvil", "run"};
+    h = (struct head){.on = true, .argv = argv, .n_argv = 2, .tri = 7, .pair = {1, INFINITY},
+                      .map = cJSON_Parse("{\"a{x=1}\":3}"), .rest = {true, "vllm", 1.5}};
+    s = print(&h);
+    cr_assert_str_eq(s, "{\"on\":true,\"argv\":[\"anvil\",\"run\"],\"tri\":true,\"bounds_ms\":[1,null],"
+                        "\"map\":{\"a{x=1}\":3},\"engine\":\"vllm\",\"n_ms\":1.5}");
+
+    cJSON *j = cJSON_Parse(s);
+    char err[128];
+    struct jread r;
+    jread_init(&r, "h.json", err, sizeof err);
+    struct head b;
+    cr_assert_eq(fields_read(&r, j, &head_t, &b), 0, "%s", err);
+    cr_assert(b.rest.present);
+    cr_assert_str_eq(b.rest.engine, "vllm");
+    cr_assert_eq(b.tri, 1);
+    cr_assert_eq(b.pair[0], 1);
+    cr_assert(isnan(b.pair[1]));
+    cr_assert_eq(cJSON_GetObjectItem(b.map, "a{x=1}")->valuedouble, 3);
+    cr_assert_eq(b.n_argv, 2);
+    fields_free(&head_t, &b);
+    cJSON_Delete(j);
+    cJSON_Delete(h.map);
+    free(s);
+
+    j = cJSON_Parse("{\"on\":false,\"argv\":null,\"tri\":null,\"bounds_ms\":[null,null]}");
+    jread_init(&r, "h.json", err, sizeof err);
+    cr_assert_eq(fields_read(&r, j, &head_t, &b), 0, "%s", err);
+    cr_assert_not(b.rest.present, "no first key: the inline object is absent");
+    cr_assert_null(b.argv);
+    cr_assert_eq(b.tri, -1);
+    cr_assert_null(b.map);
+    fields_free(&head_t, &b);
+    cJSON_Delete(j);
+
+    j = cJSON_Parse("{\"on\":true,\"argv\":null,\"tri\":true,\"bounds_ms\":[1,2],\"engine\":\"e\",\"n_ms\":\"x\"}");
+    jread_init(&r, "h.json", err, sizeof err);
+    cr_assert_eq(fields_read(&r, j, &head_t, &b), -1);
+    cr_assert(strstr(err, "h.json: n_ms: expected a number"), "an inline row is named at its parent: %s", err);
+    fields_free(&head_t, &b);
+    cJSON_Delete(j);
+}
+
+Test(fields, the_new_rows_survive_a_generated_round_trip)
+{
+    char why[256] = "";
+    cr_assert(fields_sample_round_trip(&head_t, why, sizeof why), "%s", why);
 }

@@ -9,6 +9,7 @@
 
 #include <criterion/criterion.h>
 
+#include "artifact/fields.h"
 #include "artifact/matrix.h"
 #include "testutil.h"
 
@@ -103,6 +104,95 @@ static const char *round_text =
     "  \"itl_mean_ms\": 2.05, \"itl_p50_ms\": 2.01, \"itl_p95_ms\": 2.5, \"itl_p99_ms\": 3.0,"
     "  \"e2e_mean_ms\": 20.1, \"e2e_p50_ms\": 20.0, \"e2e_p95_ms\": 21.0, \"e2e_p99_ms\": 22.0}}";
 
+/* ---- the real API, as the tests below use it ---- */
+
+/* A round artifact's `rows` entry: matrix_round_read, matrix_row_of, then
+ * the row's table. NULL with err set. */
+static cJSON *row_from_round(const cJSON *art, const char *sha256_hex, char *err, size_t errlen)
+{
+    struct benchmark b;
+    struct matrix_row row;
+    if (matrix_round_read(art, NULL, &b, err, errlen) != 0)
+        return NULL;
+    int rc = matrix_row_of(&b, sha256_hex, &row, err, errlen);
+    benchmark_free(&b);
+    if (rc)
+        return NULL;
+    cJSON *j = fields_to_json(&matrix_row_table, &row);
+    matrix_row_free(&row);
+    return j;
+}
+
+/* The row objects of a, read by the row table (repeat may be null). */
+static int rows_read(const cJSON *a, struct matrix_row **v, size_t *n, char *err, size_t errlen)
+{
+    *n = (size_t)cJSON_GetArraySize(a);
+    *v = calloc(*n + 1, sizeof **v);
+    cr_assert(*v);
+    struct jread r;
+    jread_init(&r, NULL, err, errlen);
+    for (size_t i = 0; i < *n && !r.failed; i++)
+        fields_read(&r, cJSON_GetArrayItem(a, (int)i), &matrix_row_table, &(*v)[i]);
+    return r.failed ? -1 : 0;
+}
+
+static void rows_free(struct matrix_row *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        matrix_row_free(&v[i]);
+    free(v);
+}
+
+/* matrix_assemble of the row objects rows, meta (NULL: none) and the
+ * strings of extra (NULL: none), written by matrix_to_json; NULL with err. */
+static cJSON *build(const cJSON *rows, const struct matrix_meta *meta, const cJSON *extra, char *err,
+                    size_t errlen)
+{
+    struct matrix_row *v;
+    size_t n, k = 0;
+    char *reasons[8];
+    const cJSON *e;
+    cJSON_ArrayForEach(e, extra)
+        reasons[k++] = e->valuestring;
+    struct matrix out;
+    cJSON *doc = NULL;
+    if (rows_read(rows, &v, &n, err, errlen) == 0
+        && matrix_assemble(v, n, meta, reasons, k, &out, err, errlen) == 0) {
+        doc = matrix_to_json(&out);
+        matrix_free(&out);
+    }
+    rows_free(v, n);
+    return doc;
+}
+
+/* matrix_aggregates_of the row objects rows, each written by its table. */
+static cJSON *aggregates_of(const cJSON *rows, char *err, size_t errlen)
+{
+    struct matrix_row *v;
+    size_t n, n_agg = 0;
+    struct matrix_aggregate *agg = NULL;
+    cJSON *out = NULL;
+    if (rows_read(rows, &v, &n, err, errlen) == 0 && matrix_aggregates_of(v, n, &agg, &n_agg, err, errlen) == 0) {
+        out = cJSON_CreateArray();
+        for (size_t i = 0; i < n_agg; i++)
+            cJSON_AddItemToArray(out, fields_to_json(&matrix_aggregate_table, &agg[i]));
+    }
+    matrix_aggregates_free(agg, n_agg);
+    rows_free(v, n);
+    return out;
+}
+
+/* A matrix file's text read by matrix_read and written by matrix_to_json. */
+static cJSON *parse(const char *text, size_t len, char *err, size_t errlen)
+{
+    struct matrix m;
+    if (matrix_read(text, len, NULL, &m, err, errlen) != 0)
+        return NULL;
+    cJSON *doc = matrix_to_json(&m);
+    matrix_free(&m);
+    return doc;
+}
+
 static cJSON *round_art(void)
 {
     cJSON *a = cJSON_Parse(round_text);
@@ -113,7 +203,7 @@ static cJSON *round_art(void)
 static cJSON *row_of(const cJSON *art)
 {
     char err[256] = "";
-    cJSON *row = matrix_row_from_round(art, "ab", err, sizeof err);
+    cJSON *row = row_from_round(art, "ab", err, sizeof err);
     cr_assert(row, "%s", err);
     return row;
 }
@@ -187,7 +277,7 @@ Test(matrix, seed003_aggregates_reproduced_exactly_from_rows)
     cJSON *seed = load("tests/data/seed-003.json");
     const cJSON *want = get(seed, "aggregates");
     char err[256] = "";
-    cJSON *got = matrix_aggregates(get(seed, "rows"), err, sizeof err);
+    cJSON *got = aggregates_of(get(seed, "rows"), err, sizeof err);
     cr_assert(got, "%s", err);
     cr_assert_eq(cJSON_GetArraySize(got), 22);
     cr_assert_eq(cJSON_GetArraySize(got), cJSON_GetArraySize(want));
@@ -212,7 +302,12 @@ Test(matrix, seed003_document_rebuilt_and_read_back)
 {
     cJSON *seed = load("tests/data/seed-003.json");
     char err[256] = "", path[] = "/tmp/anvil-matrix-XXXXXX";
-    cJSON *doc = matrix_build(get(seed, "rows"), seed, NULL, err, sizeof err);
+    char *seed_text = tu_read_file("tests/data/seed-003.json", &(size_t){0});
+    struct matrix m;
+    cr_assert_eq(matrix_read(seed_text, strlen(seed_text), "seed-003", &m, err, sizeof err), 0, "%s", err);
+    free(seed_text);
+    cJSON *doc = build(get(seed, "rows"), &m.meta, NULL, err, sizeof err);
+    matrix_free(&m);
     cr_assert(doc, "%s", err);
     cr_assert_str_eq(str(doc, "schema"), MATRIX_SCHEMA);
     cr_assert_eq(cJSON_GetArraySize(get(doc, "status_reasons")), 0);
@@ -225,7 +320,7 @@ Test(matrix, seed003_document_rebuilt_and_read_back)
     cr_assert_eq(matrix_write_file(path, doc, err, sizeof err), 0, "%s", err);
     size_t len;
     char *text = tu_read_file(path, &len);
-    cJSON *back = matrix_parse(text, len, err, sizeof err);
+    cJSON *back = parse(text, len, err, sizeof err);
     cr_assert(back, "%s", err);
     assert_exact(back, doc, "the matrix read back");
     free(text);
@@ -286,7 +381,7 @@ Test(matrix, row_takes_target_case_and_round_from_sweep)
     cJSON_Delete(row);
     cJSON_ReplaceItemInObject(sweep, "round", cJSON_CreateNumber(0));
     char err[256] = "";
-    cr_assert_null(matrix_row_from_round(art, NULL, err, sizeof err));
+    cr_assert_null(row_from_round(art, NULL, err, sizeof err));
     cr_assert(strstr(err, "sweep") && strstr(err, "round"), "%s", err);
     cJSON_Delete(art);
 }
@@ -349,7 +444,7 @@ Test(matrix, duration_round_with_nothing_completed_outlasted_the_window_not_fail
     cr_assert(cJSON_IsTrue(get(row, "outlasted_window")));
     cJSON_AddItemToArray(rows, row);
     char err[256] = "";
-    cJSON *doc = matrix_build(rows, NULL, NULL, err, sizeof err);
+    cJSON *doc = build(rows, NULL, NULL, err, sizeof err);
     cr_assert(doc, "%s", err);
     cr_assert_str_eq(str(doc, "status"), "PASS");
     cr_assert_eq(cJSON_GetArraySize(get(doc, "status_reasons")), 0);
@@ -358,7 +453,7 @@ Test(matrix, duration_round_with_nothing_completed_outlasted_the_window_not_fail
     const cJSON *tps = get(get(cJSON_GetArrayItem(get(doc, "aggregates"), 0), "metrics"), "output_throughput");
     cr_assert_eq(num(tps, "median"), 127.1);
     char *text = cJSON_PrintUnformatted(doc);
-    cJSON *back = matrix_parse(text, strlen(text), err, sizeof err);
+    cJSON *back = parse(text, strlen(text), err, sizeof err);
     cr_assert(back, "%s", err);
     cr_assert(cJSON_IsTrue(get(cJSON_GetArrayItem(get(back, "rows"), 0), "outlasted_window")), "read back");
     cJSON_Delete(back);
@@ -376,7 +471,7 @@ Test(matrix, duration_round_whose_window_counted_nothing_still_fails)
     cr_assert(cJSON_IsFalse(get(row, "outlasted_window")), "no token arrived: nothing outlasted the window");
     cJSON_AddItemToArray(rows, row);
     char err[256] = "";
-    cJSON *doc = matrix_build(rows, NULL, NULL, err, sizeof err);
+    cJSON *doc = build(rows, NULL, NULL, err, sizeof err);
     cr_assert(doc, "%s", err);
     cr_assert_str_eq(str(doc, "status"), "FAIL");
     cr_assert(strstr(cJSON_GetArrayItem(get(doc, "status_reasons"), 0)->valuestring, "no request completed"));
@@ -399,7 +494,7 @@ Test(matrix, row_rejects_what_is_not_a_round_artifact)
         cJSON *art = round_art();
         cJSON_ReplaceItemInObject(art, cases[i].key, cJSON_Parse(cases[i].json));
         char err[256] = "";
-        cr_assert_null(matrix_row_from_round(art, NULL, err, sizeof err), "%s", cases[i].key);
+        cr_assert_null(row_from_round(art, NULL, err, sizeof err), "%s", cases[i].key);
         cr_assert(strstr(err, cases[i].want), "'%s' names %s", err, cases[i].want);
         cJSON_Delete(art);
     }
@@ -408,32 +503,50 @@ Test(matrix, row_rejects_what_is_not_a_round_artifact)
 Test(matrix, incomplete_round_is_reported)
 {
     cJSON *art = round_art();
-    char why[128] = "";
-    cr_assert_not(matrix_round_incomplete(art, why, sizeof why));
+    char why[128] = "", err[256] = "";
+    struct benchmark b;
+    cr_assert_eq(benchmark_from_json(art, NULL, &b, err, sizeof err), 0, "%s", err);
+    cr_assert_not(matrix_round_cut(&b, why, sizeof why));
+    benchmark_free(&b);
     cJSON_ReplaceItemInObject(art, "incomplete", cJSON_CreateTrue());
     cJSON_AddStringToObject(art, "incomplete_reason", "stopped by signal");
-    cr_assert(matrix_round_incomplete(art, why, sizeof why));
+    cr_assert_eq(benchmark_from_json(art, NULL, &b, err, sizeof err), 0, "%s", err);
+    cr_assert(matrix_round_cut(&b, why, sizeof why));
     cr_assert(strstr(why, "stopped by signal"), "%s", why);
+    benchmark_free(&b);
     cJSON_Delete(art);
+}
+
+/* matrix_meta_of over two rounds read by benchmark_from_json. */
+static void meta_of_two(const cJSON *a, const cJSON *b, struct matrix_meta *out)
+{
+    struct benchmark x, y;
+    char err[256] = "";
+    cr_assert_eq(benchmark_from_json(a, NULL, &x, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(benchmark_from_json(b, NULL, &y, err, sizeof err), 0, "%s", err);
+    const struct benchmark *both[] = {&x, &y};
+    cr_assert_eq(matrix_meta_of(both, 2, out), 0);
+    benchmark_free(&x);
+    benchmark_free(&y);
 }
 
 Test(matrix, meta_from_rounds_keeps_only_what_all_agree_on)
 {
     cJSON *a = round_art(), *b = round_art();
-    const cJSON *arts[] = {a, b};
-    cJSON *meta = matrix_meta_from_rounds(arts, 2);
-    cr_assert_str_eq(str(meta, "model"), "m");
-    cr_assert_str_eq(str(meta, "hardware"), "1x H100");
-    cr_assert_eq(num(meta, "context_window"), 4096);
-    cr_assert(cJSON_IsNull(get(meta, "precision")));
-    cr_assert(cJSON_IsNull(get(meta, "tensor_parallel_size")));
-    cr_assert(strstr(str(meta, "scope"), "chat completions"));
-    cJSON_Delete(meta);
+    struct matrix_meta meta;
+    meta_of_two(a, b, &meta);
+    cr_assert_str_eq(meta.model, "m");
+    cr_assert_str_eq(meta.hardware, "1x H100");
+    cr_assert_eq(meta.context_window, 4096);
+    cr_assert_null(meta.precision);
+    cr_assert(isnan(meta.tensor_parallel_size));
+    cr_assert(strstr(meta.scope, "chat completions"));
+    matrix_meta_free(&meta);
     cJSON_ReplaceItemInObject(b, "gpu", cJSON_CreateString("1x A100"));
-    meta = matrix_meta_from_rounds(arts, 2);
-    cr_assert(cJSON_IsNull(get(meta, "hardware")));
-    cr_assert_str_eq(str(meta, "model"), "m");
-    cJSON_Delete(meta);
+    meta_of_two(a, b, &meta);
+    cr_assert_null(meta.hardware);
+    cr_assert_str_eq(meta.model, "m");
+    matrix_meta_free(&meta);
     cJSON_Delete(a);
     cJSON_Delete(b);
 }
@@ -467,7 +580,7 @@ Test(matrix, build_numbers_orders_and_aggregates)
     cJSON_AddItemToArray(rows, hand_row("b", "x", 1, 3.0, 0));  /* takes round 1: the other gets 2 */
     cJSON_AddItemToArray(rows, hand_row("a", "x", 0, 2.0, 0));
     char err[256] = "";
-    cJSON *doc = matrix_build(rows, NULL, NULL, err, sizeof err);
+    cJSON *doc = build(rows, NULL, NULL, err, sizeof err);
     cr_assert(doc, "%s", err);
     const cJSON *out = get(doc, "rows");
     const char *want_engine[] = {"b", "b", "a", "a"};
@@ -507,7 +620,7 @@ Test(matrix, build_fails_with_reasons_on_failed_requests)
     cJSON *extra = cJSON_CreateArray();
     cJSON_AddItemToArray(extra, cJSON_CreateString("r.json: incomplete round (stopped by signal)"));
     char err[256] = "";
-    cJSON *doc = matrix_build(rows, NULL, extra, err, sizeof err);
+    cJSON *doc = build(rows, NULL, extra, err, sizeof err);
     cr_assert(doc, "%s", err);
     cr_assert_str_eq(str(doc, "status"), "FAIL");
     const cJSON *reasons = get(doc, "status_reasons");
@@ -529,14 +642,14 @@ Test(matrix, build_rejects_duplicate_and_inconsistent_rounds)
     cJSON_AddItemToArray(rows, hand_row("a", "x", 2, 1.0, 0));
     cJSON_AddItemToArray(rows, hand_row("a", "x", 2, 5.0, 0));
     char err[256] = "";
-    cr_assert_null(matrix_build(rows, NULL, NULL, err, sizeof err));
+    cr_assert_null(build(rows, NULL, NULL, err, sizeof err));
     cr_assert(strstr(err, "round 2"), "%s", err);
     cJSON_ReplaceItemInObject(cJSON_GetArrayItem(rows, 1), "repeat", cJSON_CreateNumber(1));
     cJSON_ReplaceItemInObject(cJSON_GetArrayItem(rows, 1), "concurrency", cJSON_CreateNumber(4));
-    cr_assert_null(matrix_build(rows, NULL, NULL, err, sizeof err));
+    cr_assert_null(build(rows, NULL, NULL, err, sizeof err));
     cr_assert(strstr(err, "concurrency"), "%s", err);
     cJSON *empty = cJSON_CreateArray();
-    cr_assert_null(matrix_build(empty, NULL, NULL, err, sizeof err));
+    cr_assert_null(build(empty, NULL, NULL, err, sizeof err));
     cJSON_Delete(empty);
     cJSON_Delete(rows);
 }
@@ -548,7 +661,7 @@ Test(matrix, aggregate_of_a_metric_some_round_lacks_is_null)
     cJSON_AddItemToArray(rows, hand_row("a", "x", 2, 2.0, 0));
     cJSON_ReplaceItemInObject(cJSON_GetArrayItem(rows, 1), "p99_itl_ms", cJSON_CreateNull());
     char err[256] = "";
-    cJSON *agg = matrix_aggregates(rows, err, sizeof err);
+    cJSON *agg = aggregates_of(rows, err, sizeof err);
     cr_assert(agg, "%s", err);
     const cJSON *m = get(cJSON_GetArrayItem(agg, 0), "metrics");
     cr_assert(cJSON_IsNull(get(get(m, "p99_itl_ms"), "median")));
@@ -569,7 +682,7 @@ Test(matrix, parse_rejects_what_is_not_a_matrix)
     const char *want[] = {"JSON", "object", "rows", "schema", "input_tokens"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char err[256] = "";
-        cr_assert_null(matrix_parse(bad[i], strlen(bad[i]), err, sizeof err), "%s", bad[i]);
+        cr_assert_null(parse(bad[i], strlen(bad[i]), err, sizeof err), "%s", bad[i]);
         cr_assert(strstr(err, want[i]), "'%s' for %s", err, bad[i]);
     }
 }
@@ -832,4 +945,25 @@ Test(matrix, case_id_of_dataset_open_loop_and_sweep_rounds)
     cr_assert_str_eq(matrix_case_id(&b, id, sizeof id), "short-32-8-c2");
     char tiny[8];
     cr_assert_str_eq(matrix_case_id(&b, tiny, sizeof tiny), "short-3", "cut to fit");
+}
+
+/* The row table reads an unnumbered row (a round not yet placed), but a
+ * matrix's rows are numbered: null there is named. */
+Test(matrix, a_matrix_row_without_a_round_number_is_refused)
+{
+    cJSON *doc = cJSON_CreateObject(), *rows = cJSON_AddArrayToObject(doc, "rows");
+    cJSON_AddItemToArray(rows, hand_row("a", "x", 1, 1.0, 0));
+    cJSON_AddItemToArray(rows, hand_row("a", "x", 0, 2.0, 0));
+    char *text = cJSON_PrintUnformatted(doc), err[256] = "";
+    struct matrix m;
+    cr_assert_eq(matrix_read(text, strlen(text), "m.json", &m, err, sizeof err), -1);
+    cr_assert(strstr(err, "m.json: rows[1].repeat: expected a round number"), "%s", err);
+    cJSON_DeleteItemFromArray(rows, 1);
+    free(text);
+    text = cJSON_PrintUnformatted(doc);
+    cr_assert_eq(matrix_read(text, strlen(text), "m.json", &m, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(m.rows[0].repeat, 1);
+    matrix_free(&m);
+    free(text);
+    cJSON_Delete(doc);
 }
