@@ -19,6 +19,7 @@
 #include "core/clock.h"
 #include "core/stop.h"
 #include "core/escape.h"
+#include "core/vec.h"
 #include "net/chunked.h"
 #include "net/rxstamp.h"
 
@@ -336,15 +337,8 @@ static void watch_socket(struct http_client *c, int s, struct sock_ctx *ctx)
 {
     if (c->epfd < 0 || s < 0)
         return;
-    if ((size_t)s >= c->n_by_fd) {
-        size_t n = (size_t)s + 1 > 2 * c->n_by_fd ? (size_t)s + 1 : 2 * c->n_by_fd;
-        struct sock_ctx **p = realloc(c->by_fd, n * sizeof *p);
-        if (!p)
-            return;
-        memset(p + c->n_by_fd, 0, (n - c->n_by_fd) * sizeof *p);
-        c->by_fd = p;
-        c->n_by_fd = n;
-    }
+    if (VEC_RESERVE_ZEROED(c->by_fd, c->n_by_fd, (size_t)s + 1, 64) != 0)
+        return;
     struct epoll_event ev = {.events = EPOLLIN, .data.fd = s};
     if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, s, &ev) == 0)
         c->by_fd[s] = ctx;

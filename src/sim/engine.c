@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/vec.h"
 #include "sim/kvcache.h"
 #include "sim/spec.h"
 
@@ -86,14 +87,8 @@ static int64_t total_tokens(const struct sim_seq *s)
 /* Out of memory only loses the event from the trace. */
 static void note_event(struct sim_seq *s, int64_t start, int64_t end, int64_t tokens, bool preempt)
 {
-    if (s->n_events == s->cap_events) {
-        size_t cap = s->cap_events ? s->cap_events * 2 : 4;
-        struct sim_seq_event *ev = realloc(s->events, cap * sizeof *ev);
-        if (!ev)
-            return;
-        s->events = ev;
-        s->cap_events = cap;
-    }
+    if (VEC_RESERVE(s->events, s->cap_events, s->n_events + 1, 4) != 0)
+        return;
     s->events[s->n_events++] = (struct sim_seq_event){start, end, tokens, preempt};
 }
 
@@ -109,14 +104,8 @@ static void free_blocks(struct sim_engine *e, struct sim_seq *s)
 
 static int push_block(struct sim_seq *s, int32_t id)
 {
-    if (s->n_blocks == s->cap_blocks) {
-        int64_t cap = s->cap_blocks ? s->cap_blocks * 2 : 8;
-        int32_t *b = realloc(s->blocks, (size_t)cap * sizeof *b);
-        if (!b)
-            return -1;
-        s->blocks = b;
-        s->cap_blocks = cap;
-    }
+    if (VEC_RESERVE(s->blocks, s->cap_blocks, (size_t)s->n_blocks + 1, 8) != 0)
+        return -1;
     s->blocks[s->n_blocks++] = id;
     return 0;
 }
@@ -188,14 +177,8 @@ static void preempt(struct sim_engine *e, struct sim_seq *s, int64_t now)
 static int add_slot(struct sim_engine *e, struct sim_seq *s, int64_t tokens, int64_t drafts,
                     bool prefill)
 {
-    if (e->n_step == e->cap_step) {
-        size_t cap = e->cap_step ? e->cap_step * 2 : 64;
-        struct slot *st = realloc(e->step, cap * sizeof *st);
-        if (!st)
-            return -1;
-        e->step = st;
-        e->cap_step = cap;
-    }
+    if (VEC_RESERVE(e->step, e->cap_step, e->n_step + 1, 64) != 0)
+        return -1;
     e->step[e->n_step++] = (struct slot){s, tokens, drafts, prefill};
     return 0;
 }

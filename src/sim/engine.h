@@ -65,7 +65,8 @@ struct sim_seq {
     /* engine private */
     struct sim_seq *prev, *next;  /* in the waiting or running list */
     int32_t *blocks;              /* owned: KV block ids, in token order */
-    int64_t n_blocks, cap_blocks;
+    int64_t n_blocks;
+    size_t cap_blocks;
     int64_t published;            /* prompt blocks registered in the prefix cache */
 };
 

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/vec.h"
 #include "sim/driver.h"
 #include "sim/engine.h"
 #include "sim/faults.h"
@@ -165,14 +166,8 @@ static void note_chunk(struct sim_gen *g, int64_t t_ns, int64_t tokens)
     }
     if (!g->srv->trace)
         return;
-    if (g->n_chunks == g->cap_chunks) {
-        size_t cap = g->cap_chunks ? g->cap_chunks * 2 : 16;
-        struct sim_trace_chunk *p = realloc(g->chunks, cap * sizeof *p);
-        if (!p)
-            return;
-        g->chunks = p;
-        g->cap_chunks = cap;
-    }
+    if (VEC_RESERVE(g->chunks, g->cap_chunks, g->n_chunks + 1, 16) != 0)
+        return;
     g->chunks[g->n_chunks++] = (struct sim_trace_chunk){.t_ns = t_ns, .tokens = tokens};
     g->n_unwritten += !t_ns;
 }
@@ -200,16 +195,8 @@ static void note_generated(struct sim_gen *g, int64_t n, int64_t t_ns)
     sim_metrics_on_tokens(&g->srv->metrics, n, g->rq.stream);
     if (!g->srv->trace)
         return;
-    if (g->n_gen + (size_t)n > g->cap_gen) {
-        size_t cap = g->cap_gen ? g->cap_gen : 16;
-        while (cap < g->n_gen + (size_t)n)
-            cap *= 2;
-        int64_t *p = realloc(g->gen_ns, cap * sizeof *p);
-        if (!p)
-            return;
-        g->gen_ns = p;
-        g->cap_gen = cap;
-    }
+    if (VEC_RESERVE(g->gen_ns, g->cap_gen, g->n_gen + (size_t)n, 16) != 0)
+        return;
     for (int64_t i = 0; i < n; i++)
         g->gen_ns[g->n_gen++] = t_ns;
 }
