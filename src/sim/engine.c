@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 
 #include "core/vec.h"
 #include "sim/kvcache.h"
@@ -12,8 +13,10 @@
 const int64_t sim_step_token_le[SIM_STEP_TOKEN_BUCKETS] = {1, 8, 16, 32, 64, 128, 256, 512,
                                                              1024, 2048, 4096, 8192, 16384};
 
+TAILQ_HEAD(seq_queue, sim_seq);
+
 struct seq_list {
-    struct sim_seq *head, *tail;
+    struct seq_queue q;
     int64_t n;
 };
 
@@ -41,39 +44,19 @@ struct sim_engine {
 
 static void list_push_tail(struct seq_list *l, struct sim_seq *s)
 {
-    s->next = NULL;
-    s->prev = l->tail;
-    if (l->tail)
-        l->tail->next = s;
-    else
-        l->head = s;
-    l->tail = s;
+    TAILQ_INSERT_TAIL(&l->q, s, link);
     l->n++;
 }
 
 static void list_push_head(struct seq_list *l, struct sim_seq *s)
 {
-    s->prev = NULL;
-    s->next = l->head;
-    if (l->head)
-        l->head->prev = s;
-    else
-        l->tail = s;
-    l->head = s;
+    TAILQ_INSERT_HEAD(&l->q, s, link);
     l->n++;
 }
 
 static void list_remove(struct seq_list *l, struct sim_seq *s)
 {
-    if (s->prev)
-        s->prev->next = s->next;
-    else
-        l->head = s->next;
-    if (s->next)
-        s->next->prev = s->prev;
-    else
-        l->tail = s->prev;
-    s->prev = s->next = NULL;
+    TAILQ_REMOVE(&l->q, s, link);
     l->n--;
 }
 
@@ -206,7 +189,7 @@ static int64_t want_tokens(const struct sim_engine *e, const struct sim_seq *s, 
 static int reserve(struct sim_engine *e, struct sim_seq *s, int64_t tokens, int64_t now)
 {
     while (grow_to(e, s, tokens) != 0) {
-        struct sim_seq *victim = e->running.tail;
+        struct sim_seq *victim = TAILQ_LAST(&e->running.q, seq_queue);
         preempt(e, victim, now);
         if (victim == s)
             return -1;
@@ -219,9 +202,9 @@ static int reserve(struct sim_engine *e, struct sim_seq *s, int64_t tokens, int6
 static int64_t schedule_running(struct sim_engine *e, int64_t budget, int64_t now)
 {
     bool preempted = false;
-    for (struct sim_seq *s = e->running.head; s && budget > 0;) {
+    for (struct sim_seq *s = TAILQ_FIRST(&e->running.q); s && budget > 0;) {
         if (s->paused_until_ns > now) {
-            s = s->next;
+            s = TAILQ_NEXT(s, link);
             continue;
         }
         int64_t drafts;
@@ -234,7 +217,7 @@ static int64_t schedule_running(struct sim_engine *e, int64_t budget, int64_t no
         if (add_slot(e, s, n, drafts, prefill) != 0)
             break;
         budget -= n;
-        s = s->next;
+        s = TAILQ_NEXT(s, link);
     }
     return preempted ? -1 : budget;
 }
@@ -242,8 +225,8 @@ static int64_t schedule_running(struct sim_engine *e, int64_t budget, int64_t no
 /* Waiting sequences, first come first served, while they fit. */
 static void admit_waiting(struct sim_engine *e, int64_t budget, int64_t now)
 {
-    while (e->waiting.head && budget > 0 && e->running.n < e->p.max_num_seqs) {
-        struct sim_seq *s = e->waiting.head;
+    while (!TAILQ_EMPTY(&e->waiting.q) && budget > 0 && e->running.n < e->p.max_num_seqs) {
+        struct sim_seq *s = TAILQ_FIRST(&e->waiting.q);
         bool first = s->admitted_ns == 0;
         take_prefix_hits(e, s);
         int64_t hits = s->computed;
@@ -297,7 +280,7 @@ static int64_t step_cost(const struct sim_engine *e)
 static int64_t next_wake(const struct sim_engine *e, int64_t now)
 {
     int64_t wake = 0;
-    for (const struct sim_seq *s = e->running.head; s; s = s->next)
+    for (const struct sim_seq *s = TAILQ_FIRST(&e->running.q); s; s = TAILQ_NEXT(s, link))
         if (s->paused_until_ns > now && (wake == 0 || s->paused_until_ns < wake))
             wake = s->paused_until_ns;
     return wake;
@@ -414,6 +397,8 @@ struct sim_engine *sim_engine_new(const struct sim_engine_params *p,
         return NULL;
     e->p = *p;
     e->hooks = *hooks;
+    TAILQ_INIT(&e->waiting.q);
+    TAILQ_INIT(&e->running.q);
     if (sim_kv_init(&e->kv, p->kv_cache_tokens / p->block_size, p->block_size) != 0) {
         free(e);
         return NULL;
@@ -476,7 +461,7 @@ int64_t sim_engine_kv_used_blocks(const struct sim_engine *e)
 int64_t sim_engine_kv_used_tokens(const struct sim_engine *e)
 {
     int64_t n = 0;
-    for (const struct sim_seq *s = e->running.head; s; s = s->next)
+    for (const struct sim_seq *s = TAILQ_FIRST(&e->running.q); s; s = TAILQ_NEXT(s, link))
         n += s->computed;
     return n;
 }
