@@ -33,6 +33,7 @@
 #include "sweep/report.h"
 #include "sweep/runner.h"
 #include "core/yamljson.h"
+#include "net/url.h"
 
 #define MAX_LIST 64
 #define MAX_TARGETS 16
@@ -131,15 +132,6 @@ static int parse_list(const char *flag, const char *s, double *out, bool rates, 
     return n ? n : -1;
 }
 
-/* Whether url holds user:password@ (which the plan would save). */
-static bool has_credentials(const char *url)
-{
-    const char *host = strstr(url, "://");
-    host = host ? host + 3 : url;
-    const char *at = strchr(host, '@'), *slash = strchr(host, '/');
-    return at && (!slash || at < slash);
-}
-
 static int parse_targets(const char *s, const char *base_url, struct sweep_target *t, size_t *n)
 {
     *n = 0;
@@ -147,7 +139,7 @@ static int parse_targets(const char *s, const char *base_url, struct sweep_targe
         snprintf(t[0].base_url, sizeof t[0].base_url, "%s", base_url);
         t[0].label[0] = '\0';
         *n = 1;
-        if (has_credentials(base_url)) {
+        if (url_has_credentials(base_url)) {
             fprintf(stderr, "anvil sweep: --base-url: a URL with user:password@ would be saved in the "
                             "plan; send credentials as a header instead (-- --header-env 'Authorization=VAR')\n");
             return -1;
@@ -180,7 +172,7 @@ static int parse_targets(const char *s, const char *base_url, struct sweep_targe
         (*n)++;
     }
     for (size_t k = 0; k < *n; k++)
-        if (has_credentials(t[k].base_url)) {
+        if (url_has_credentials(t[k].base_url)) {
             fprintf(stderr, "anvil sweep: %s: a URL with user:password@ would be saved in the plan; "
                             "send credentials as a header instead (-- --header-env 'Authorization=VAR')\n",
                     s ? "--targets" : "--base-url");

@@ -1,7 +1,10 @@
 /* buf.c — growable byte buffer with a cap. */
 #include "core/buf.h"
 
+#include "core/vec.h"
+
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,17 +18,7 @@ void buf_init(struct buf *b, size_t max)
 
 static int buf_reserve(struct buf *b, size_t need)
 {
-    if (need + 1 <= b->cap)
-        return 0;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < need + 1)
-        cap *= 2;
-    char *p = realloc(b->data, cap);
-    if (!p)
-        return -1;
-    b->data = p;
-    b->cap = cap;
-    return 0;
+    return need == SIZE_MAX ? -1 : VEC_RESERVE(b->data, b->cap, need + 1, 256);
 }
 
 int buf_append(struct buf *b, const void *p, size_t n)

@@ -3,12 +3,17 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "core/buf.h"
+#include "core/clock.h"
 
 /* In the child, between fork and exec: async-signal-safe calls only. */
 static void in_child(char *const argv[], const struct child_opts *o, pid_t parent, int report)
@@ -79,4 +84,95 @@ int child_wait(pid_t pid)
         if (errno != EINTR)
             return -1;
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Reads fds[i] into bufs[i] until both reach their end or the deadline (ns)
+ * passes; a buffer's append failing past its max drops the bytes read. */
+static void drain(struct pollfd fds[2], struct buf *bufs[2], int64_t deadline)
+{
+    int open = (fds[0].fd >= 0) + (fds[1].fd >= 0);
+    char chunk[4096];
+    while (open > 0) {
+        int64_t left = (deadline - clock_now_ns()) / 1000000;
+        if (left <= 0)
+            return;
+        int ready = poll(fds, 2, (int)left);
+        if (ready < 0 && errno != EINTR)
+            return;
+        for (int i = 0; ready > 0 && i < 2; i++) {
+            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            ssize_t n = read(fds[i].fd, chunk, sizeof chunk);
+            if (n < 0 && (errno == EINTR || errno == EAGAIN))
+                continue;
+            if (n <= 0) {
+                fds[i].fd = -1;     /* poll skips a negative descriptor */
+                open--;
+                continue;
+            }
+            buf_append(bufs[i], chunk, (size_t)n);
+        }
+    }
+}
+
+/* Reaps pid by the deadline (ns), else kills and reaps it (*killed true).
+ * Returns its status as child_wait does, or -1. */
+static int reap_by(pid_t pid, int64_t deadline, bool *killed)
+{
+    int st;
+    pid_t w;
+    while ((w = waitpid(pid, &st, WNOHANG)) == 0 && clock_now_ns() < deadline) {
+        struct timespec ms = {0, 1000000};    /* the pipes closed: it is exiting */
+        nanosleep(&ms, NULL);
+    }
+    if (w == pid)
+        return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    if (w < 0 && errno != EINTR)
+        return child_wait(pid);
+    kill(pid, SIGKILL);
+    child_wait(pid);
+    *killed = true;
+    return -1;
+}
+
+int child_run(char *const argv[], int timeout_ms, struct buf *out, struct buf *err, bool *timed_out, char *msg,
+              size_t msglen)
+{
+    if (timed_out)
+        *timed_out = false;
+    int64_t deadline = clock_now_ns() + (int64_t)timeout_ms * 1000000;
+    int p[2][2] = {{-1, -1}, {-1, -1}};
+    struct buf *bufs[2] = {out, err};
+    for (int i = 0; i < 2; i++)
+        if (bufs[i] && pipe2(p[i], O_CLOEXEC) != 0) {
+            snprintf(msg, msglen, "cannot start %s: pipe: %s", argv[0], strerror(errno));
+            for (int k = 0; k < 2; k++)
+                for (int e = 0; e < 2; e++)
+                    if (p[k][e] >= 0)
+                        close(p[k][e]);
+            return -1;
+        }
+    struct child_opts o = {.in = -1, .out = p[0][1], .err = p[1][1], .keep_fd = -1};
+    pid_t pid = child_spawn(argv, &o, msg, msglen);
+    for (int i = 0; i < 2; i++)
+        if (p[i][1] >= 0)
+            close(p[i][1]);
+    struct pollfd fds[2] = {{p[0][0], POLLIN, 0}, {p[1][0], POLLIN, 0}};
+    if (pid > 0)
+        drain(fds, bufs, deadline);
+    for (int i = 0; i < 2; i++)
+        if (p[i][0] >= 0)
+            close(p[i][0]);
+    if (pid < 0)
+        return -1;
+    bool killed = false;
+    int rc = reap_by(pid, deadline, &killed);
+    if (killed) {
+        if (timed_out)
+            *timed_out = true;
+        snprintf(msg, msglen, "%s did not finish within %d ms", argv[0], timeout_ms);
+    } else if (rc < 0) {
+        snprintf(msg, msglen, "%s: cannot wait for it: %s", argv[0], strerror(errno));
+    }
+    return rc;
 }

@@ -32,4 +32,19 @@ pid_t child_spawn(char *const argv[], const struct child_opts *o, char *err, siz
  * the signal that ended it, or -1. */
 int child_wait(pid_t pid);
 
+struct buf;
+
+/* Runs argv to its end as child_spawn starts it (dies with the calling
+ * thread; standard input /dev/null), its standard output appended to out and
+ * its standard error to err (NULL: /dev/null). Both pipes are read to their
+ * end, so a chatty program never blocks: bytes past a buffer's max are read
+ * and dropped (the buffer keeps the first chunks that fit). When the program has
+ * not exited timeout_ms milliseconds after it started, pipes closed or not,
+ * it is killed (SIGKILL) and reaped. Returns its exit status (0..255), 128 +
+ * the signal that ended it, or -1 with the reason in msg (msglen bytes):
+ * "PROGRAM: reason" when it cannot be started, "PROGRAM did not finish
+ * within N ms" with *timed_out true (timed_out may be NULL). */
+int child_run(char *const argv[], int timeout_ms, struct buf *out, struct buf *err, bool *timed_out, char *msg,
+              size_t msglen);
+
 #endif

@@ -1,6 +1,8 @@
 /* file.c — whole-file reads, parent directories. */
 #include "core/file.h"
 
+#include "core/vec.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,15 +18,10 @@ char *file_read_all(const char *path, size_t *len)
     size_t n = 0, cap = 0, got;
     char chunk[65536];
     while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        if (n + got + 1 > cap) {
-            cap = (n + got + 1) * 2;
-            char *p = realloc(data, cap);
-            if (!p) {
-                free(data);
-                fclose(f);
-                return NULL;
-            }
-            data = p;
+        if (VEC_RESERVE(data, cap, n + got + 1, 2 * sizeof chunk) != 0) {
+            free(data);
+            fclose(f);
+            return NULL;
         }
         memcpy(data + n, chunk, got);
         n += got;

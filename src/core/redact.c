@@ -1,6 +1,8 @@
 /* redact.c — secret scrubbing. */
 #include "core/redact.h"
 
+#include "core/vec.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,14 +136,8 @@ int secrets_add(struct secrets *s, const char *value)
     for (size_t i = 0; i < s->n; i++)
         if (!strcmp(s->v[i], value))
             return 0;
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 8;
-        char **v = realloc(s->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        s->v = v;
-        s->cap = cap;
-    }
+    if (VEC_RESERVE(s->v, s->cap, s->n + 1, 8) != 0)
+        return -1;
     char *copy = strdup(value);
     if (!copy)
         return -1;

@@ -24,6 +24,7 @@
 
 #include "core/clock.h"
 #include "core/stop.h"
+#include "core/vec.h"
 #include "load/plan.h"
 #include "load/progress.h"
 #include "load/sampler.h"
@@ -1121,14 +1122,8 @@ static void *lag_sample(void *ud, const struct sampler_tick *t)
     struct loop *l = ud;
     if (t->phase != SAMPLER_PERIODIC)
         return NULL;
-    if (l->n_lag == l->lag_cap) {
-        size_t cap = l->lag_cap ? l->lag_cap * 2 : 1024;
-        double *p = realloc(l->lag_ms, cap * sizeof *p);
-        if (!p)
-            return NULL;    /* drop the sample rather than lose the run */
-        l->lag_ms = p;
-        l->lag_cap = cap;
-    }
+    if (VEC_RESERVE(l->lag_ms, l->lag_cap, l->n_lag + 1, 1024) != 0)
+        return NULL;        /* drop the sample rather than lose the run */
     l->lag_ms[l->n_lag++] = ns_to_ms(t->t_taken - t->t_due);
     return NULL;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/epoll.h>
+#include <sys/queue.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include "core/clock.h"
 #include "core/stop.h"
 #include "core/escape.h"
+#include "core/vec.h"
 #include "net/chunked.h"
 #include "net/rxstamp.h"
 
@@ -44,7 +46,7 @@ struct http_client {
     struct event_base *base;
     struct event *drain;        /* reads curl's finished transfers from a clean stack */
     size_t in_flight;
-    struct http_xfer *xfers;    /* in flight, doubly linked */
+    LIST_HEAD(, http_xfer) xfers;  /* in flight */
     /* Inside a socket event whose socket the kernel stamped (rx_valid):
      * when the bytes its queue held arrived, by offset (net/rxstamp.h). */
     struct rxstamp_map rx_map;
@@ -70,7 +72,7 @@ struct http_xfer {
     CURL *easy;
     const struct http_handlers *h;
     void *ud;
-    struct http_xfer *prev, *next;
+    LIST_ENTRY(http_xfer) link; /* http_client.xfers */
     int local_port;             /* of the connection it uses (curl's pre-request callback) */
     int64_t t_start;            /* when it was handed to curl (CLOCK_MONOTONIC ns) */
     bool tls;                   /* over TLS (or maybe, a proxy variable set): byte counts are no queue offsets */
@@ -88,12 +90,7 @@ struct http_xfer {
 
 static void unlink_xfer(struct http_client *c, struct http_xfer *x)
 {
-    if (x->prev)
-        x->prev->next = x->next;
-    else
-        c->xfers = x->next;
-    if (x->next)
-        x->next->prev = x->prev;
+    LIST_REMOVE(x, link);
     c->in_flight--;
     x->lane->in_flight--;
 }
@@ -336,15 +333,8 @@ static void watch_socket(struct http_client *c, int s, struct sock_ctx *ctx)
 {
     if (c->epfd < 0 || s < 0)
         return;
-    if ((size_t)s >= c->n_by_fd) {
-        size_t n = (size_t)s + 1 > 2 * c->n_by_fd ? (size_t)s + 1 : 2 * c->n_by_fd;
-        struct sock_ctx **p = realloc(c->by_fd, n * sizeof *p);
-        if (!p)
-            return;
-        memset(p + c->n_by_fd, 0, (n - c->n_by_fd) * sizeof *p);
-        c->by_fd = p;
-        c->n_by_fd = n;
-    }
+    if (VEC_RESERVE_ZEROED(c->by_fd, c->n_by_fd, (size_t)s + 1, 64) != 0)
+        return;
     struct epoll_event ev = {.events = EPOLLIN, .data.fd = s};
     if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, s, &ev) == 0)
         c->by_fd[s] = ctx;
@@ -405,6 +395,7 @@ struct http_client *http_client_new(struct event_base *base, long max_connection
     if (!c)
         return NULL;
     c->base = base;
+    LIST_INIT(&c->xfers);
     c->epfd = epoll_create1(EPOLL_CLOEXEC);
     /* the variables curl reads for a proxy (an https:// proxy is TLS even
      * for an http:// URL); with any set, offsets are not trusted */
@@ -661,10 +652,7 @@ struct http_xfer *http_start(struct http_client *c, const struct http_request *r
     }
     c->in_flight++;
     x->lane->in_flight++;
-    x->next = c->xfers;
-    if (c->xfers)
-        c->xfers->prev = x;
-    c->xfers = x;
+    LIST_INSERT_HEAD(&c->xfers, x, link);
     /* Start it now rather than on the next loop pass, so that request start
      * is when its bytes go out even when many are launched at once. A
      * transfer that ends right away is reported from the drain event, never
@@ -695,7 +683,7 @@ bool http_arrival_shared(const struct http_client *c)
 
 struct http_xfer *http_first(const struct http_client *c)
 {
-    return c->xfers;
+    return LIST_FIRST(&c->xfers);
 }
 
 struct http_rx_counts http_rx_counts(const struct http_client *c)
@@ -712,8 +700,8 @@ void http_client_free(struct http_client *c)
 {
     if (!c)
         return;
-    while (c->xfers)
-        http_cancel(c, c->xfers);
+    while (!LIST_EMPTY(&c->xfers))
+        http_cancel(c, LIST_FIRST(&c->xfers));
     for (int i = 0; i < c->n_lanes; i++) {
         if (c->lanes[i].multi)
             curl_multi_cleanup(c->lanes[i].multi);  /* may call socket_cb: before the timer and base go */

@@ -7,6 +7,7 @@
 
 #include "core/clock.h"
 #include "core/stop.h"
+#include "net/url.h"
 
 struct sink {
     struct buf *out;
@@ -102,29 +103,16 @@ void obs_fetch_free(struct obs_fetch *f)
 
 void obs_url_origin(const char *url, char *out, size_t cap)
 {
-    const char *p = strstr(url, "://");
-    if (!p) {
-        snprintf(out, cap, "%s", "");
-        return;
-    }
-    p += 3;
-    snprintf(out, cap, "%.*s", (int)(p - url + (ptrdiff_t)strcspn(p, "/?#")), url);
+    url_origin(url, out, cap);
 }
 
 void obs_url_public(const char *url, char *out, size_t cap)
 {
-    const char *scheme = strstr(url, "://");
-    const char *host = scheme ? scheme + 3 : url;
-    const char *at = strchr(host, '@'), *end = host + strcspn(host, "/?#");
-    if (at && at < end)
-        snprintf(out, cap, "%.*s%s", (int)(host - url), url, at + 1);
-    else
-        snprintf(out, cap, "%s", url);
+    url_public(url, out, cap);
 }
 
 void obs_url_root(const char *base, char *out, size_t cap)
 {
-    obs_url_origin(base, out, cap);
-    if (!out[0])
+    if (url_origin(base, out, cap) != 0)
         snprintf(out, cap, "%s", base);
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/vec.h"
 #include "observe/host.h"
 
 struct gpu_sample gpu_sample_none(void)
@@ -30,15 +31,9 @@ struct hw_reading *hw_reading_new(int n_gpus)
 
 int hw_series_add(struct hw_series *s, struct hw_reading *r)
 {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 64;
-        struct hw_reading **nr = realloc(s->r, cap * sizeof *nr);
-        if (!nr) {
-            free(r);
-            return -1;
-        }
-        s->r = nr;
-        s->cap = cap;
+    if (VEC_RESERVE(s->r, s->cap, s->n + 1, 64) != 0) {
+        free(r);
+        return -1;
     }
     s->r[s->n++] = r;
     return 0;

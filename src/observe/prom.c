@@ -3,6 +3,8 @@
  * sized from the input, so no string outlives or overruns it. */
 #include "observe/prom.h"
 
+#include "core/vec.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -109,14 +111,8 @@ static long family_find(const struct parser *p, const char *name, size_t n)
 static long family_add(struct parser *p, const char *name, size_t n, bool in_arena)
 {
     struct prom_snapshot *s = p->s;
-    if (s->n_families == p->cap_families) {
-        size_t cap = p->cap_families ? p->cap_families * 2 : 64;
-        struct prom_family *f = realloc(s->families, cap * sizeof *f);
-        if (!f)
-            return -1;
-        s->families = f;
-        p->cap_families = cap;
-    }
+    if (VEC_RESERVE(s->families, p->cap_families, s->n_families + 1, 64) != 0)
+        return -1;
     if ((s->n_families + 1) * 2 > p->table_cap) {     /* keep the table at most half full */
         size_t cap = p->table_cap ? p->table_cap * 2 : 128;
         uint32_t *t = calloc(cap, sizeof *t);
@@ -257,14 +253,8 @@ static int parse_float(const char *q, const char *end, double *out)
 
 static int push_label(struct parser *p, const char *name, const char *value)
 {
-    if (p->n_labels == p->cap_labels) {
-        size_t cap = p->cap_labels ? p->cap_labels * 2 : 256;
-        struct prom_label *l = realloc(p->s->label_store, cap * sizeof *l);
-        if (!l)
-            return -1;
-        p->s->label_store = l;
-        p->cap_labels = cap;
-    }
+    if (VEC_RESERVE(p->s->label_store, p->cap_labels, p->n_labels + 1, 256) != 0)
+        return -1;
     p->s->label_store[p->n_labels++] = (struct prom_label){name, value};
     return 0;
 }
@@ -359,18 +349,11 @@ static int parse_sample(struct parser *p, const char *q, const char *end)
     while (q < end && name_char(*q))
         q++;
     size_t nn = (size_t)(q - name);
-    if (s->n_samples == p->cap_samples) {
-        size_t cap = p->cap_samples ? p->cap_samples * 2 : 256;
-        struct prom_sample *ns = realloc(s->samples, cap * sizeof *ns);
-        size_t *lf = realloc(p->label_first, cap * sizeof *lf);
-        if (ns)
-            s->samples = ns;
-        if (lf)
-            p->label_first = lf;
-        if (!ns || !lf)
-            return fail(p, "out of memory");
-        p->cap_samples = cap;
-    }
+    size_t cap_s = p->cap_samples, cap_l = p->cap_samples;    /* the two arrays share cap_samples */
+    if (VEC_RESERVE(s->samples, cap_s, s->n_samples + 1, 256) != 0 ||
+        VEC_RESERVE(p->label_first, cap_l, s->n_samples + 1, 256) != 0)
+        return fail(p, "out of memory");
+    p->cap_samples = cap_s;
     struct prom_sample *smp = &s->samples[s->n_samples];
     *smp = (struct prom_sample){.name = arena_copy(p, name, nn)};
     size_t first = p->n_labels;

@@ -2,6 +2,8 @@
  * (see server.h; formulas in docs/METHODOLOGY.md, "Server metrics"). */
 #include "observe/server.h"
 
+#include "core/vec.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,20 +11,12 @@
 
 int srv_series_add(struct srv_series *s, struct srv_reading *r)
 {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 64;
-        struct srv_reading *nr = realloc(s->r, cap * sizeof *nr);
-        if (nr)
-            s->r = nr;
-        bool *nk = realloc(s->keep, cap * sizeof *nk);
-        if (nk)
-            s->keep = nk;
-        if (!nr || !nk) {
-            srv_reading_free(r);
-            return -1;
-        }
-        s->cap = cap;
+    size_t cap_r = s->cap, cap_k = s->cap;     /* the two arrays share s->cap */
+    if (VEC_RESERVE(s->r, cap_r, s->n + 1, 64) != 0 || VEC_RESERVE(s->keep, cap_k, s->n + 1, 64) != 0) {
+        srv_reading_free(r);
+        return -1;
     }
+    s->cap = cap_r;
     bool boundary = r->phase != OBS_PERIODIC;
     s->r[s->n] = *r;
     s->keep[s->n] = boundary;

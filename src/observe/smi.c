@@ -1,20 +1,13 @@
 /* smi.c — nvidia-smi's CSV as GPU samples (see smi.h). */
 #include "observe/smi.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "core/buf.h"
 #include "core/child.h"
-#include "core/clock.h"
 
 
 /* A field's text, trimmed, into out (cap bytes). */
@@ -102,54 +95,17 @@ int smi_parse(const char *csv, bool with_throttle, struct gpu_sample *out, struc
     return n ? n : -1;
 }
 
-/* Runs program with args, its stdout into out; killed after timeout_ms.
- * Returns the exit status (0..255, 128 + signal), or -1 with err set. */
+/* Runs program with the query, its stdout into out (past the buffer's cap
+ * the parse says what is wrong), dying with anvil (core/child.h: signal mask
+ * and dispositions reset, as a sampler thread blocks every signal); killed
+ * after SMI_TIMEOUT_MS. Returns the exit status (0..255, 128 + signal), or
+ * -1 with err set. */
 static int run(const char *program, const char *query, struct buf *out, char *err, size_t errlen)
 {
     char qarg[512];
     snprintf(qarg, sizeof qarg, "--query-gpu=%s", query);
     char *const argv[] = {(char *)program, qarg, "--format=csv,noheader,nounits", NULL};
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0) {
-        snprintf(err, errlen, "pipe: %s", strerror(errno));
-        return -1;
-    }
-    /* dies with anvil; signal mask and dispositions reset (a sampler thread blocks every signal) */
-    struct child_opts o = {.in = -1, .out = fds[1], .err = -1, .keep_fd = -1};
-    pid_t pid = child_spawn(argv, &o, err, errlen);
-    close(fds[1]);
-    if (pid < 0) {
-        close(fds[0]);
-        return -1;
-    }
-    int64_t deadline = clock_now_ns() + (int64_t)SMI_TIMEOUT_MS * 1000000;
-    bool timed_out = false;
-    char chunk[4096];
-    for (;;) {
-        int64_t left = (deadline - clock_now_ns()) / 1000000;
-        struct pollfd pf = {fds[0], POLLIN, 0};
-        if (left <= 0 || poll(&pf, 1, (int)left) == 0) {
-            timed_out = true;
-            break;
-        }
-        ssize_t got = read(fds[0], chunk, sizeof chunk);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            break;
-        buf_append(out, chunk, (size_t)got);    /* past the cap: the parse says what is wrong */
-    }
-    close(fds[0]);
-    if (timed_out)
-        kill(pid, SIGKILL);
-    int status;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (timed_out) {
-        snprintf(err, errlen, "%s did not answer within %d ms", program, SMI_TIMEOUT_MS);
-        return -1;
-    }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return child_run(argv, SMI_TIMEOUT_MS, out, NULL, NULL, err, errlen);
 }
 
 int smi_read(const char *program, bool *with_throttle, struct gpu_sample *out, struct gpu_info *info, int cap,

@@ -11,18 +11,7 @@
 #include "core/escape.h"
 #include "openai/chunk.h"
 #include "net/http.h"
-
-/* base_url without "user:password@" after the scheme. */
-static void strip_credentials(const char *url, char *out, size_t cap)
-{
-    const char *scheme = strstr(url, "://");
-    const char *host = scheme ? scheme + 3 : url;
-    const char *at = strchr(host, '@'), *slash = strchr(host, '/');
-    if (at && (!slash || at < slash))
-        snprintf(out, cap, "%.*s%s", (int)(host - url), url, at + 1);
-    else
-        snprintf(out, cap, "%s", url);
-}
+#include "net/url.h"
 
 cJSON *server_fetch_json(const char *url, const struct curl_slist *headers, const char *body,
                          long timeout_ms, long *status, char *err, size_t errlen)
@@ -33,7 +22,7 @@ cJSON *server_fetch_json(const char *url, const struct curl_slist *headers, cons
     CURLcode rc = http_fetch(url, headers, body, timeout_ms, &b, status, err, errlen);
     cJSON *j = NULL;
     char shown[600];
-    strip_credentials(url, shown, sizeof shown);
+    url_public(url, shown, sizeof shown);
     char body_text[240];    /* the server's text, its control characters escaped */
     text_escape(body_text, sizeof body_text, b.data ? b.data : "", b.len < 200 ? b.len : 200);
     if (rc != CURLE_OK) {
@@ -59,7 +48,7 @@ static void set_urls(struct server_info *s, const char *base_url)
     snprintf(s->root_url, sizeof s->root_url, "%s", s->base_url);
     if (n >= 3 && !strcmp(s->root_url + n - 3, "/v1"))
         s->root_url[n - 3] = '\0';
-    strip_credentials(s->base_url, s->display_url, sizeof s->display_url);
+    url_public(s->base_url, s->display_url, sizeof s->display_url);
 }
 
 static const char *const engine_names[] = {

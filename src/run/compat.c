@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "net/url.h"
 #include "run/run.h"
 
 /* vLLM's backends that speak /v1/chat/completions; the others it sends to
@@ -21,14 +22,6 @@ static bool listed(const char *const *list, const char *s)
         if (!strcmp(*list, s))
             return true;
     return false;
-}
-
-/* Where the URL's path starts ("http://h:1/x" → "/x"; "" when none). */
-static const char *url_path(const char *url)
-{
-    const char *p = strstr(url, "://");
-    p = p ? p + 3 : url;
-    return p + strcspn(p, "/");
 }
 
 /* The endpoint from --endpoint (a name or a path) and --backend. A path
@@ -104,7 +97,8 @@ static int resolve_base(struct run_config *c, const char *prefix, char *err, siz
     size_t n = strlen(root);
     while (n > 0 && root[n - 1] == '/')
         root[--n] = 0;
-    const char *path = url_path(root);
+    char path[sizeof root];
+    bool parsed = url_path(root, path, sizeof path) == 0;   /* a URL curl refuses is kept as given */
     if (*prefix) {
         /* vLLM joins --base-url and --endpoint; a base that already ends in the prefix keeps it once */
         size_t pl = strlen(prefix);
@@ -113,7 +107,7 @@ static int resolve_base(struct run_config *c, const char *prefix, char *err, siz
         snprintf(k->base_url_buf, sizeof k->base_url_buf, "%s%s", root, prefix);
     } else {
         /* a bare host:port means the OpenAI API at its usual /v1; a URL with a path is taken as is */
-        snprintf(k->base_url_buf, sizeof k->base_url_buf, "%s%s", root, *path ? "" : "/v1");
+        snprintf(k->base_url_buf, sizeof k->base_url_buf, "%s%s", root, *path || !parsed ? "" : "/v1");
     }
     c->base_url = k->base_url_buf;
     return 0;

@@ -1,6 +1,8 @@
 /* arrival.c — kernel receive stamps of requests (see arrival.h). */
 #include "sim/arrival.h"
 
+#include "core/vec.h"
+
 #include <errno.h>
 #include <stdbool.h>
 #include <event2/event.h>
@@ -94,16 +96,7 @@ struct sim_arrivals *sim_arrivals_new(struct event_base *base)
 /* Room for descriptor fd in the stamp table; false when out of memory. */
 static bool grow(struct sim_arrivals *a, int fd)
 {
-    if ((size_t)fd < a->n_stamp)
-        return true;
-    size_t n = (size_t)fd + 1 > 2 * a->n_stamp ? (size_t)fd + 1 : 2 * a->n_stamp;
-    int64_t *p = realloc(a->stamp, n * sizeof *p);
-    if (!p)
-        return false;
-    memset(p + a->n_stamp, 0, (n - a->n_stamp) * sizeof *p);
-    a->stamp = p;
-    a->n_stamp = n;
-    return true;
+    return VEC_RESERVE_ZEROED(a->stamp, a->n_stamp, (size_t)fd + 1, 64) == 0;
 }
 
 int64_t sim_arrivals_take(struct sim_arrivals *a, int fd, int64_t now)

@@ -4,15 +4,19 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 
+#include "core/vec.h"
 #include "sim/kvcache.h"
 #include "sim/spec.h"
 
 const int64_t sim_step_token_le[SIM_STEP_TOKEN_BUCKETS] = {1, 8, 16, 32, 64, 128, 256, 512,
                                                              1024, 2048, 4096, 8192, 16384};
 
+TAILQ_HEAD(seq_queue, sim_seq);
+
 struct seq_list {
-    struct sim_seq *head, *tail;
+    struct seq_queue q;
     int64_t n;
 };
 
@@ -40,39 +44,19 @@ struct sim_engine {
 
 static void list_push_tail(struct seq_list *l, struct sim_seq *s)
 {
-    s->next = NULL;
-    s->prev = l->tail;
-    if (l->tail)
-        l->tail->next = s;
-    else
-        l->head = s;
-    l->tail = s;
+    TAILQ_INSERT_TAIL(&l->q, s, link);
     l->n++;
 }
 
 static void list_push_head(struct seq_list *l, struct sim_seq *s)
 {
-    s->prev = NULL;
-    s->next = l->head;
-    if (l->head)
-        l->head->prev = s;
-    else
-        l->tail = s;
-    l->head = s;
+    TAILQ_INSERT_HEAD(&l->q, s, link);
     l->n++;
 }
 
 static void list_remove(struct seq_list *l, struct sim_seq *s)
 {
-    if (s->prev)
-        s->prev->next = s->next;
-    else
-        l->head = s->next;
-    if (s->next)
-        s->next->prev = s->prev;
-    else
-        l->tail = s->prev;
-    s->prev = s->next = NULL;
+    TAILQ_REMOVE(&l->q, s, link);
     l->n--;
 }
 
@@ -86,14 +70,8 @@ static int64_t total_tokens(const struct sim_seq *s)
 /* Out of memory only loses the event from the trace. */
 static void note_event(struct sim_seq *s, int64_t start, int64_t end, int64_t tokens, bool preempt)
 {
-    if (s->n_events == s->cap_events) {
-        size_t cap = s->cap_events ? s->cap_events * 2 : 4;
-        struct sim_seq_event *ev = realloc(s->events, cap * sizeof *ev);
-        if (!ev)
-            return;
-        s->events = ev;
-        s->cap_events = cap;
-    }
+    if (VEC_RESERVE(s->events, s->cap_events, s->n_events + 1, 4) != 0)
+        return;
     s->events[s->n_events++] = (struct sim_seq_event){start, end, tokens, preempt};
 }
 
@@ -109,14 +87,8 @@ static void free_blocks(struct sim_engine *e, struct sim_seq *s)
 
 static int push_block(struct sim_seq *s, int32_t id)
 {
-    if (s->n_blocks == s->cap_blocks) {
-        int64_t cap = s->cap_blocks ? s->cap_blocks * 2 : 8;
-        int32_t *b = realloc(s->blocks, (size_t)cap * sizeof *b);
-        if (!b)
-            return -1;
-        s->blocks = b;
-        s->cap_blocks = cap;
-    }
+    if (VEC_RESERVE(s->blocks, s->cap_blocks, (size_t)s->n_blocks + 1, 8) != 0)
+        return -1;
     s->blocks[s->n_blocks++] = id;
     return 0;
 }
@@ -188,14 +160,8 @@ static void preempt(struct sim_engine *e, struct sim_seq *s, int64_t now)
 static int add_slot(struct sim_engine *e, struct sim_seq *s, int64_t tokens, int64_t drafts,
                     bool prefill)
 {
-    if (e->n_step == e->cap_step) {
-        size_t cap = e->cap_step ? e->cap_step * 2 : 64;
-        struct slot *st = realloc(e->step, cap * sizeof *st);
-        if (!st)
-            return -1;
-        e->step = st;
-        e->cap_step = cap;
-    }
+    if (VEC_RESERVE(e->step, e->cap_step, e->n_step + 1, 64) != 0)
+        return -1;
     e->step[e->n_step++] = (struct slot){s, tokens, drafts, prefill};
     return 0;
 }
@@ -223,7 +189,7 @@ static int64_t want_tokens(const struct sim_engine *e, const struct sim_seq *s, 
 static int reserve(struct sim_engine *e, struct sim_seq *s, int64_t tokens, int64_t now)
 {
     while (grow_to(e, s, tokens) != 0) {
-        struct sim_seq *victim = e->running.tail;
+        struct sim_seq *victim = TAILQ_LAST(&e->running.q, seq_queue);
         preempt(e, victim, now);
         if (victim == s)
             return -1;
@@ -236,9 +202,9 @@ static int reserve(struct sim_engine *e, struct sim_seq *s, int64_t tokens, int6
 static int64_t schedule_running(struct sim_engine *e, int64_t budget, int64_t now)
 {
     bool preempted = false;
-    for (struct sim_seq *s = e->running.head; s && budget > 0;) {
+    for (struct sim_seq *s = TAILQ_FIRST(&e->running.q); s && budget > 0;) {
         if (s->paused_until_ns > now) {
-            s = s->next;
+            s = TAILQ_NEXT(s, link);
             continue;
         }
         int64_t drafts;
@@ -251,7 +217,7 @@ static int64_t schedule_running(struct sim_engine *e, int64_t budget, int64_t no
         if (add_slot(e, s, n, drafts, prefill) != 0)
             break;
         budget -= n;
-        s = s->next;
+        s = TAILQ_NEXT(s, link);
     }
     return preempted ? -1 : budget;
 }
@@ -259,8 +225,8 @@ static int64_t schedule_running(struct sim_engine *e, int64_t budget, int64_t no
 /* Waiting sequences, first come first served, while they fit. */
 static void admit_waiting(struct sim_engine *e, int64_t budget, int64_t now)
 {
-    while (e->waiting.head && budget > 0 && e->running.n < e->p.max_num_seqs) {
-        struct sim_seq *s = e->waiting.head;
+    while (!TAILQ_EMPTY(&e->waiting.q) && budget > 0 && e->running.n < e->p.max_num_seqs) {
+        struct sim_seq *s = TAILQ_FIRST(&e->waiting.q);
         bool first = s->admitted_ns == 0;
         take_prefix_hits(e, s);
         int64_t hits = s->computed;
@@ -314,7 +280,7 @@ static int64_t step_cost(const struct sim_engine *e)
 static int64_t next_wake(const struct sim_engine *e, int64_t now)
 {
     int64_t wake = 0;
-    for (const struct sim_seq *s = e->running.head; s; s = s->next)
+    for (const struct sim_seq *s = TAILQ_FIRST(&e->running.q); s; s = TAILQ_NEXT(s, link))
         if (s->paused_until_ns > now && (wake == 0 || s->paused_until_ns < wake))
             wake = s->paused_until_ns;
     return wake;
@@ -431,6 +397,8 @@ struct sim_engine *sim_engine_new(const struct sim_engine_params *p,
         return NULL;
     e->p = *p;
     e->hooks = *hooks;
+    TAILQ_INIT(&e->waiting.q);
+    TAILQ_INIT(&e->running.q);
     if (sim_kv_init(&e->kv, p->kv_cache_tokens / p->block_size, p->block_size) != 0) {
         free(e);
         return NULL;
@@ -493,7 +461,7 @@ int64_t sim_engine_kv_used_blocks(const struct sim_engine *e)
 int64_t sim_engine_kv_used_tokens(const struct sim_engine *e)
 {
     int64_t n = 0;
-    for (const struct sim_seq *s = e->running.head; s; s = s->next)
+    for (const struct sim_seq *s = TAILQ_FIRST(&e->running.q); s; s = TAILQ_NEXT(s, link))
         n += s->computed;
     return n;
 }

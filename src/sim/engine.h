@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/queue.h>
 
 #include "sim/profile.h"
 
@@ -63,9 +64,10 @@ struct sim_seq {
     struct sim_seq_event *events; /* owned: prefill chunks and preemptions in order */
     size_t n_events, cap_events;
     /* engine private */
-    struct sim_seq *prev, *next;  /* in the waiting or running list */
+    TAILQ_ENTRY(sim_seq) link;    /* in the waiting or running list */
     int32_t *blocks;              /* owned: KV block ids, in token order */
-    int64_t n_blocks, cap_blocks;
+    int64_t n_blocks;
+    size_t cap_blocks;
     int64_t published;            /* prompt blocks registered in the prefix cache */
 };
 

@@ -23,11 +23,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/vec.h"
 #include "sim/driver.h"
 #include "sim/engine.h"
 #include "sim/faults.h"
@@ -45,7 +47,7 @@
 #define SIM_WIRE_MAX_BYTES (64u << 20)
 
 struct sim_gen {
-    struct sim_gen *prev, *next;    /* sim_server.live */
+    LIST_ENTRY(sim_gen) link;       /* sim_server.live */
     struct sim_server *srv;
     struct evhttp_request *req;     /* owned by evhttp while attached to a connection */
     struct evhttp_connection *evcon;
@@ -113,27 +115,9 @@ static void arm_at(struct sim_gen *g, int64_t at_ns)
     evtimer_add(g->timer, &tv);
 }
 
-static void live_link(struct sim_server *s, struct sim_gen *g)
-{
-    g->next = s->live;
-    if (s->live)
-        s->live->prev = g;
-    s->live = g;
-}
-
-static void live_unlink(struct sim_server *s, struct sim_gen *g)
-{
-    if (g->prev)
-        g->prev->next = g->next;
-    else
-        s->live = g->next;
-    if (g->next)
-        g->next->prev = g->prev;
-}
-
 static void gen_free(struct sim_gen *g)
 {
-    live_unlink(g->srv, g);
+    LIST_REMOVE(g, link);
     if (g->engine && g->seq.state != SIM_SEQ_NEW && g->seq.state != SIM_SEQ_DONE)
         sim_driver_abort(g->srv->driver, &g->seq);
     sim_seq_release(&g->seq);
@@ -165,14 +149,8 @@ static void note_chunk(struct sim_gen *g, int64_t t_ns, int64_t tokens)
     }
     if (!g->srv->trace)
         return;
-    if (g->n_chunks == g->cap_chunks) {
-        size_t cap = g->cap_chunks ? g->cap_chunks * 2 : 16;
-        struct sim_trace_chunk *p = realloc(g->chunks, cap * sizeof *p);
-        if (!p)
-            return;
-        g->chunks = p;
-        g->cap_chunks = cap;
-    }
+    if (VEC_RESERVE(g->chunks, g->cap_chunks, g->n_chunks + 1, 16) != 0)
+        return;
     g->chunks[g->n_chunks++] = (struct sim_trace_chunk){.t_ns = t_ns, .tokens = tokens};
     g->n_unwritten += !t_ns;
 }
@@ -200,16 +178,8 @@ static void note_generated(struct sim_gen *g, int64_t n, int64_t t_ns)
     sim_metrics_on_tokens(&g->srv->metrics, n, g->rq.stream);
     if (!g->srv->trace)
         return;
-    if (g->n_gen + (size_t)n > g->cap_gen) {
-        size_t cap = g->cap_gen ? g->cap_gen : 16;
-        while (cap < g->n_gen + (size_t)n)
-            cap *= 2;
-        int64_t *p = realloc(g->gen_ns, cap * sizeof *p);
-        if (!p)
-            return;
-        g->gen_ns = p;
-        g->cap_gen = cap;
-    }
+    if (VEC_RESERVE(g->gen_ns, g->cap_gen, g->n_gen + (size_t)n, 16) != 0)
+        return;
     for (int64_t i = 0; i < n; i++)
         g->gen_ns[g->n_gen++] = t_ns;
 }
@@ -663,7 +633,7 @@ void sim_gen_on_tokens(void *ctx, struct sim_seq *seq, int64_t first, int64_t n,
 void sim_gen_flush(void *ctx)
 {
     struct sim_server *s = ctx;
-    for (struct sim_gen *g = s->live; g; g = g->next)
+    for (struct sim_gen *g = LIST_FIRST(&s->live); g; g = LIST_NEXT(g, link))
         if (g->to_write) {
             g->to_write = false;
             write_queued(g);
@@ -887,7 +857,7 @@ static struct sim_gen *gen_new(struct sim_server *s, struct evhttp_request *req,
     g->fault = sim_faults_plan(&s->cfg.faults, sim_faults_key(s->cfg.seed, rid, s->arrivals++),
                                g->out.completion_tokens);
     g->timer = evtimer_new(s->base, gen_timer_cb, g);
-    live_link(s, g);    /* from here gen_free can undo everything */
+    LIST_INSERT_HEAD(&s->live, g, link);    /* from here gen_free can undo everything */
     if (g->engine && s->cfg.engine.enable_prefix_caching)
         hash_prompt_blocks(g);
     if (!g->timer || (rid && !g->request_id) || fmt_init(g) != 0) {
@@ -932,8 +902,8 @@ void sim_gen_start(struct sim_server *s, struct evhttp_request *req, enum sim_en
 
 void sim_gen_discard_all(struct sim_server *s)
 {
-    while (s->live) {
-        struct sim_gen *g = s->live;
+    while (!LIST_EMPTY(&s->live)) {
+        struct sim_gen *g = LIST_FIRST(&s->live);
         if (g->started)
             sim_metrics_on_end(&s->metrics, NULL, 0, g->generated, clock_now_ns() - g->t0_ns, 0);
         trace_gen(g, 200, "abort", false);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/buf.h"
+#include "core/vec.h"
 #include "sim/flavor.h"
 #include "sim/tokens.h"
 
@@ -49,14 +50,8 @@ static int fail(struct sim_error *err, int status, const char *param, const char
 static int walk_push(struct walk *w, int64_t id)
 {
     if (w->want_ids) {
-        if ((size_t)w->n == w->cap) {
-            size_t cap = w->cap ? w->cap * 2 : 64;
-            int64_t *p = realloc(w->ids, cap * sizeof *p);
-            if (!p)
-                return -1;
-            w->ids = p;
-            w->cap = cap;
-        }
+        if (VEC_RESERVE(w->ids, w->cap, (size_t)w->n + 1, 64) != 0)
+            return -1;
         w->ids[w->n] = id;
     }
     w->n++;

@@ -365,6 +365,7 @@ struct sim_server *sim_server_new(struct event_base *base, const struct sim_conf
         return NULL;
     }
     s->base = base;
+    LIST_INIT(&s->live);
     s->cfg = *cfg;
     buf_init(&s->scratch, SIM_SCRATCH_BYTES);
     buf_init(&s->text[0], SIM_SCRATCH_BYTES);

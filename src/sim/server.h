@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/queue.h>
 
 #include "core/buf.h"
 #include "sim/faults.h"
@@ -52,7 +53,7 @@ struct sim_server {
     struct sim_trace *trace;      /* owned, or NULL */
     struct sim_script *script;    /* owned, or NULL: every POST gets it */
     struct sim_metrics metrics;
-    struct sim_gen *live;         /* in-flight generation requests (list owned here) */
+    LIST_HEAD(, sim_gen) live;    /* in-flight generation requests (list owned here) */
     struct sim_driver *driver;    /* engine mode: the engine on its step timer (owned), else NULL */
     struct sim_arrivals *rx_stamps;   /* kernel receive stamps of requests (arrival.h; owned) */
     uint64_t arrivals;            /* generation requests seen (fault key without X-Request-Id) */

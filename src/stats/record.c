@@ -3,6 +3,7 @@
 
 #include "core/escape.h"
 #include "core/redact.h"
+#include "core/vec.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -41,14 +42,8 @@ void record_init(struct req_record *r, int index, bool warmup, long planned_prom
 
 int record_add_chunk(struct req_record *r, int64_t t_ns, int32_t tokens, size_t bytes, bool content)
 {
-    if (r->n_chunks == r->cap_chunks) {
-        size_t cap = r->cap_chunks ? r->cap_chunks * 2 : 64;
-        struct out_chunk *p = realloc(r->chunks, cap * sizeof *p);
-        if (!p)
-            return -1;
-        r->chunks = p;
-        r->cap_chunks = cap;
-    }
+    if (VEC_RESERVE(r->chunks, r->cap_chunks, r->n_chunks + 1, 64) != 0)
+        return -1;
     r->chunks[r->n_chunks++] = (struct out_chunk){t_ns, tokens, bytes < UINT16_MAX ? (uint16_t)bytes : UINT16_MAX,
                                                   content};
     return 0;

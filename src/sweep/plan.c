@@ -9,6 +9,7 @@
 
 #include "artifact/json.h"
 #include "core/file.h"
+#include "core/vec.h"
 #include "stats/summary.h"
 
 static void len_name(char *out, size_t cap, long n)
@@ -43,15 +44,9 @@ static void add_arg(struct arg_list *a, const char *flag, const char *value)
 {
     const char *both[2] = {flag, value};
     for (int i = 0; i < 2 && both[i]; i++) {
-        if (a->n == a->cap) {
-            size_t cap = a->cap ? 2 * a->cap : 16;
-            char **v = realloc(a->v, cap * sizeof *v);
-            if (!v) {
-                a->oom = true;
-                return;
-            }
-            a->v = v;
-            a->cap = cap;
+        if (VEC_RESERVE(a->v, a->cap, a->n + 1, 16) != 0) {
+            a->oom = true;
+            return;
         }
         if (!(a->v[a->n] = strdup(both[i])))
             a->oom = true;

@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/file.h"
+#include "core/vec.h"
 
 bool trace_spec_is_trace(const char *spec)
 {
@@ -36,28 +37,16 @@ struct reader {
 
 static int push_raw(struct reader *rd, const struct raw *x)
 {
-    if (rd->n == rd->cap) {
-        size_t cap = rd->cap ? rd->cap * 2 : 256;
-        struct raw *p = realloc(rd->r, cap * sizeof *p);
-        if (!p)
-            return -1;
-        rd->r = p;
-        rd->cap = cap;
-    }
+    if (VEC_RESERVE(rd->r, rd->cap, rd->n + 1, 256) != 0)
+        return -1;
     rd->r[rd->n++] = *x;
     return 0;
 }
 
 static int push_id(struct reader *rd, int64_t id)
 {
-    if (rd->n_ids == rd->cap_ids) {
-        size_t cap = rd->cap_ids ? rd->cap_ids * 2 : 1024;
-        int64_t *p = realloc(rd->ids, cap * sizeof *p);
-        if (!p)
-            return -1;
-        rd->ids = p;
-        rd->cap_ids = cap;
-    }
+    if (VEC_RESERVE(rd->ids, rd->cap_ids, rd->n_ids + 1, 1024) != 0)
+        return -1;
     rd->ids[rd->n_ids++] = id;
     return 0;
 }

@@ -11,6 +11,7 @@
 
 #include <criterion/criterion.h>
 
+#include "core/clock.h"
 #include "observe/gpuprom.h"
 #include "observe/hardware.h"
 #include "observe/host.h"
@@ -68,6 +69,32 @@ Test(smi, runs_the_program_on_path)
     cr_expect_eq(s[0].temp_c, 70);
     cr_expect_eq(smi_read("/nonexistent/nvidia-smi", &with_throttle, s, g, 2, err, sizeof err), -1);
     cr_expect(strstr(err, "No such file"), "%s", err);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* An nvidia-smi that prints, closes its output and hangs is given up on at
+ * SMI_TIMEOUT_MS (its reader waited for the exit as long as it lived). */
+Test(smi, a_hung_program_is_given_up_at_the_timeout, .timeout = 60)
+{
+    char dir[] = "/tmp/anvil-smi-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/nvidia-smi", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fprintf(f, "#!/bin/sh\necho '0, Fake, GPU-1, 10, 20, 30, 40, 50, 60, 70, 80, 90, 0'\nexec >&- 2>&-\nsleep 40\n");
+    fclose(f);
+    chmod(path, 0755);
+    struct gpu_sample s[2];
+    struct gpu_info g[2];
+    char err[200] = "";
+    bool with_throttle = true;
+    int64_t t0 = clock_now_ns();
+    cr_expect_eq(smi_read(path, &with_throttle, s, g, 2, err, sizeof err), -1);
+    double secs = (double)(clock_now_ns() - t0) / 1e9;
+    cr_expect(strstr(err, "did not finish within 3000 ms"), "%s", err);
+    cr_expect_lt(secs, 25, "%.1f s: the program sleeps 40 s", secs);
     unlink(path);
     rmdir(dir);
 }
