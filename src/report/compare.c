@@ -558,8 +558,7 @@ static void note_wrapped(struct rdoc *doc, size_t width, const char *text)
 /* The interval a side of n rounds gets, for a table's title. */
 static const char *method_of_rounds(size_t n)
 {
-    return n >= CMP_BOOTSTRAP_MIN_ROUNDS ? "bootstrap 95% CI of the median" : n >= 2 ? "min-max of the rounds"
-                                                                                     : "none (1 round)";
+    return n >= CMP_BOOTSTRAP_MIN_ROUNDS ? "bootstrap 95% CI" : n >= 2 ? "min-max" : "none (1 round)";
 }
 
 /* The metric's name without its unit ("TTFT p50 (ms)" -> "TTFT p50"). */
