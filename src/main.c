@@ -39,7 +39,7 @@ static const struct command commands[] = {
     {"decode", decode_main, "the sustained-decode matrix: concurrency x context cells after a readiness gate (seed 004)"},
     {"aggregate", aggregate_main, "build a matrix (median, min, max across rounds) from round artifacts"},
     {"show", show_main, "print any artifact as its summary tables (table, markdown, csv, json)"},
-    {"compare", compare_main, "compare two runs or sweeps metric by metric: delta, ratio, better/worse/within noise"},
+    {"compare", compare_main, "compare two runs or sweeps metric by metric: delta, ratio, better, worse or the same within noise"},
     {"graph", graph_main, "graph data (charts of one metric across artifacts, with their sha256) from a plan"},
     {"metrics", metrics_main, "every metric anvil reports: name, unit, definition, modes, better, headline"},
     {"report", report_main, "one self-contained HTML report (charts) of runs, sweeps, load curves, matrices, graph data"},

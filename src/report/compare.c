@@ -265,7 +265,7 @@ void cmp_noise_of(const double *v, size_t n, unsigned long seed, struct cmp_nois
     out->lo = x[0];
     out->hi = x[k - 1];
     out->method = k == 1 ? "1 round" : "min-max";
-    if (k >= 3) {
+    if (k >= CMP_BOOTSTRAP_MIN_ROUNDS) {
         double *med = malloc(BOOTSTRAP_RESAMPLES * sizeof *med), *r = malloc(k * sizeof *r);
         gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
         if (med && r && g) {
@@ -296,33 +296,41 @@ bool cmp_rounds_to_zero(double d, int prec)
     return strtod(buf, NULL) == 0;
 }
 
-/* The verdicts, each with the qualifier of a pair that lacks a noise
- * estimate: [word][0] both sides have 2+ values, [1] A has one, [2] B has
- * one, [3] both have one. Constant strings, so the verdict column holds a
- * fixed vocabulary. */
-enum { V_BETTER, V_WORSE, V_WITHIN, V_SAME };
-static const char *const verdicts[][4] = {
+/* The qualifier of better and worse when a side's interval is one round. */
+static const char *const one_round[][4] = {
     {"better", "better (no noise estimate for A: 1 round)", "better (no noise estimate for B: 1 round)",
      "better (no noise estimate: 1 round each)"},
     {"worse", "worse (no noise estimate for A: 1 round)", "worse (no noise estimate for B: 1 round)",
      "worse (no noise estimate: 1 round each)"},
-    {"within noise", "within noise (no noise estimate for A: 1 round)",
-     "within noise (no noise estimate for B: 1 round)", "within noise (no noise estimate: 1 round each)"},
-    {"same", "same (no noise estimate for A: 1 round)", "same (no noise estimate for B: 1 round)",
-     "same (no noise estimate: 1 round each)"},
 };
 
-const char *cmp_verdict(const struct cmp_noise *a, const struct cmp_noise *b, bool higher_better, int prec)
+/* Whether |b - a| reaches min_effect × |a| (a of 0: any b - a does). */
+static bool beyond_min_effect(double a, double b, double min_effect)
 {
-    if (isnan(a->median) || isnan(b->median))
-        return "n/a";
-    int q = (a->n == 1) + 2 * (b->n == 1);
-    if (cmp_rounds_to_zero(b->median - a->median, prec))
-        return verdicts[V_SAME][q];
-    if (b->lo <= a->hi && a->lo <= b->hi)
-        return verdicts[V_WITHIN][q];
-    bool higher = b->lo > a->hi;
-    return verdicts[higher == higher_better ? V_BETTER : V_WORSE][q];
+    return a == 0 || fabs(b - a) >= min_effect * fabs(a);
+}
+
+enum cmp_word cmp_judge(const struct cmp_noise *a, const struct cmp_noise *b, bool higher_better, int prec,
+                        double min_effect, const char **text)
+{
+    const char *t;
+    enum cmp_word w = CMP_SAME;
+    if (isnan(a->median) || isnan(b->median)) {
+        w = CMP_NA;
+        t = "n/a";
+    } else if (cmp_rounds_to_zero(b->median - a->median, prec)) {
+        t = "same";
+    } else if (b->lo <= a->hi && a->lo <= b->hi) {
+        t = "same (within noise)";
+    } else if (!beyond_min_effect(a->median, b->median, min_effect)) {
+        t = "same (under min effect)";
+    } else {
+        w = (b->median > a->median) == higher_better ? CMP_BETTER : CMP_WORSE;
+        t = one_round[w == CMP_WORSE][(a->n == 1) + 2 * (b->n == 1)];
+    }
+    if (text)
+        *text = t;
+    return w;
 }
 
 /* ---- workloads ---- */
@@ -495,6 +503,12 @@ static const struct cmp_metric metrics[] = {
     {"cost (USD per million output tokens)", "cost_per_mtok", 4, m_cost, MM_OUTPUT_THROUGHPUT},
 };
 
+/* Which way is better for m: the registry's (stats/registry.h). */
+static bool higher_better(const struct cmp_metric *m)
+{
+    return metric_find(m->metric)->better == METRIC_HIGHER;
+}
+
 static void noise_of_case(const struct cmp_case *c, const struct cmp_metric *m, const struct cost *cost,
                           struct cmp_noise *out)
 {
@@ -517,43 +531,154 @@ static void noise_of_case(const struct cmp_case *c, const struct cmp_metric *m, 
     free(v);
 }
 
-static void interval_cell(struct rtable *t, const struct cmp_noise *z, int prec)
+/* Display columns of s (UTF-8 continuation bytes take none). */
+static size_t columns(const char *s)
 {
-    if (isnan(z->median))
-        rtable_text(t, NULL);
+    size_t w = 0;
+    for (; *s; s++)
+        w += ((unsigned char)*s & 0xC0) != 0x80;
+    return w;
+}
+
+/* Adds text as a note, split at spaces into notes that print ("note: "
+ * included) within width columns, continuations indented; width 0 adds it
+ * whole (JSON, CSV and Markdown keep a sentence in one note). */
+static void note_wrapped(struct rdoc *doc, size_t width, const char *text)
+{
+    const size_t room = width > 16 ? width - 6 : 0;     /* "note: " */
+    bool first = true;
+    while (room && columns(text) + (first ? 0 : 2) > room) {
+        size_t cut = 0, col = first ? 0 : 2;
+        for (size_t i = 0; text[i] && col <= room; i++) {
+            if (text[i] == ' ')
+                cut = i;
+            col += ((unsigned char)text[i] & 0xC0) != 0x80;
+        }
+        if (cut == 0)
+            break;              /* one word wider than the room: print it whole */
+        rdoc_note(doc, "%s%.*s", first ? "" : "  ", (int)cut, text);
+        text += cut + 1;
+        first = false;
+    }
+    rdoc_note(doc, "%s%s", first ? "" : "  ", text);
+}
+
+/* The interval a side of n rounds gets, for a table's title. */
+static const char *method_of_rounds(size_t n)
+{
+    return n >= CMP_BOOTSTRAP_MIN_ROUNDS ? "bootstrap 95% CI" : n >= 2 ? "min-max" : "none (1 round)";
+}
+
+/* The metric's name without its unit ("TTFT p50 (ms)" -> "TTFT p50"). */
+static int short_name_len(const char *name)
+{
+    const char *u = strstr(name, " (");
+    return u ? (int)(u - name) : (int)strlen(name);
+}
+
+/* "faster"/"slower" for latencies, "cheaper"/"costlier" for cost,
+ * "higher"/"lower" for throughput. */
+static const char *direction_word(const struct cmp_metric *m, bool better)
+{
+    if (m->get == m_cost)
+        return better ? "cheaper" : "costlier";
+    if (!higher_better(m))
+        return better ? "faster" : "slower";
+    return better ? "higher" : "lower";
+}
+
+/* The summary of one pair: what is better or worse and by how much. */
+struct summary {
+    char text[1024];
+    size_t len, changed, same, na;
+};
+
+static void summary_add(struct summary *s, const struct cmp_metric *m, enum cmp_word w, const struct cmp_noise *za,
+                        const struct cmp_noise *zb)
+{
+    if (w == CMP_SAME || w == CMP_NA) {
+        *(w == CMP_SAME ? &s->same : &s->na) += 1;
+        return;
+    }
+    double pct = za->median != 0 ? fabs(zb->median / za->median - 1) * 100 : INFINITY;
+    int n = snprintf(s->text + s->len, sizeof s->text - s->len, "%s%.*f%% %s in %.*s", s->changed ? ", " : "B is ",
+                     pct < 9.95 ? 1 : 0, pct, direction_word(m, w == CMP_BETTER), short_name_len(m->name), m->name);
+    if (n > 0 && (size_t)n < sizeof s->text - s->len)
+        s->len += (size_t)n;
+    s->changed++;
+}
+
+static void summary_note(struct rdoc *doc, const struct summary *s, const char *name, size_t width)
+{
+    char line[2200], na[64] = "";
+    if (s->na)
+        snprintf(na, sizeof na, "; %zu n/a", s->na);
+    if (s->changed)
+        snprintf(line, sizeof line, "summary %s: %s; %zu metric%s the same%s", name, s->text, s->same,
+                 s->same == 1 ? "" : "s", na);
     else
-        rtable_textf(t, "%.*f–%.*f (%s)", prec, z->lo, prec, z->hi, z->method);
+        snprintf(line, sizeof line, "summary %s: B is the same as A in all %zu metrics%s", name, s->same, na);
+    note_wrapped(doc, width, line);
+}
+
+static void interval_cells(struct rtable *t, const struct cmp_noise *z, int prec)
+{
+    rtable_num(t, isnan(z->median) ? NAN : z->lo, prec);
+    rtable_num(t, isnan(z->median) ? NAN : z->hi, prec);
+    rtable_text(t, isnan(z->median) ? NULL : z->method);
+}
+
+static struct rtable *pair_table_head(struct rdoc *doc, const struct cmp_case *a, const struct cmp_case *b,
+                                      bool wide)
+{
+    char title[1400], na[512], nb[512], noise[128];
+    const char *ma = method_of_rounds(a->n), *mb = method_of_rounds(b->n);
+    if (ma == mb)
+        snprintf(noise, sizeof noise, "%s", ma);
+    else
+        snprintf(noise, sizeof noise, "A %s, B %s", ma, mb);
+    snprintf(title, sizeof title, "A %s (rounds: %zu) vs B %s (rounds: %zu); noise: %s", case_name(a, na, sizeof na),
+             a->n, case_name(b, nb, sizeof nb), b->n, noise);
+    if (!wide)
+        return rdoc_table(doc, title, 6, "metric", "A", "B", "B-A", "B/A", "verdict (B)");
+    return rdoc_table(doc, title, 12, "metric", "A", "B", "B-A", "B/A", "verdict (B)", "A low", "A high", "A noise",
+                      "B low", "B high", "B noise");
 }
 
 static void pair_table(struct rdoc *doc, const struct cmp_case *a, const struct cmp_case *b,
-                       const struct cost *cost)
+                       const struct cmp_opts *o, struct cmp_tally *tally)
 {
-    char title[1200];
-    char na[512], nb[512];
-    snprintf(title, sizeof title, "A %s (rounds: %zu) vs B %s (rounds: %zu)", case_name(a, na, sizeof na), a->n,
-             case_name(b, nb, sizeof nb), b->n);
-    struct rtable *t = rdoc_table(doc, title, 8, "metric", "A", "B", "delta", "ratio", "verdict (B)",
-                                  "noise A", "noise B");
-    bool with_cost = cost && isfinite(cost->gpu_hour_usd);
+    struct rtable *t = pair_table_head(doc, a, b, o->wide);
+    struct summary sum = {.len = 0};
+    bool with_cost = o->cost && isfinite(o->cost->gpu_hour_usd);
     for (size_t i = 0; i < sizeof metrics / sizeof *metrics; i++) {
         const struct cmp_metric *m = &metrics[i];
         if (m->get == m_cost && !with_cost)
             continue;
         struct cmp_noise za, zb;
-        noise_of_case(a, m, cost, &za);
-        noise_of_case(b, m, cost, &zb);
+        noise_of_case(a, m, o->cost, &za);
+        noise_of_case(b, m, o->cost, &zb);
         if (isnan(za.median) && isnan(zb.median))
             continue;           /* neither side measured it (goodput without SLOs, ITL of seed 001) */
+        const char *verdict;
+        enum cmp_word w = cmp_judge(&za, &zb, higher_better(m), m->prec, o->min_effect, &verdict);
+        summary_add(&sum, m, w, &za, &zb);
+        size_t *count[] = {&tally->na, &tally->same, &tally->better, &tally->worse};
+        (*count[w])++;
         rtable_text(t, m->name);
         rtable_num(t, za.median, m->prec);
         rtable_num(t, zb.median, m->prec);
         double delta = zb.median - za.median;
         rtable_num(t, cmp_rounds_to_zero(delta, m->prec) ? 0.0 : delta, m->prec);     /* never "-0.00" */
         rtable_num(t, za.median != 0 ? zb.median / za.median : NAN, 3);
-        rtable_text(t, cmp_verdict(&za, &zb, metric_find(m->metric)->better == METRIC_HIGHER, m->prec));
-        interval_cell(t, &za, m->prec);
-        interval_cell(t, &zb, m->prec);
+        rtable_text(t, verdict);
+        if (o->wide) {
+            interval_cells(t, &za, m->prec);
+            interval_cells(t, &zb, m->prec);
+        }
     }
+    char na[512];
+    summary_note(doc, &sum, case_name(a, na, sizeof na), o->width);
 }
 
 /* Every round of c against its first: one case, one workload. */
@@ -599,19 +724,47 @@ struct cmp_pair {
     const struct cmp_case *a, *b;
 };
 
-int cmp_compare(const struct cmp_side *a, const struct cmp_side *b, bool force, const struct cost *cost,
-                struct rdoc *doc, char *err, size_t errlen)
+/* The notes that say how the tables were made. */
+static void method_notes(const struct cmp_side *a, const struct cmp_side *b, const struct cmp_opts *o,
+                         struct rdoc *doc)
 {
+    char text[1200];
+    snprintf(text, sizeof text, "A = %s, B = %s; values are medians across rounds; the verdict says whether B is "
+             "better or worse than A: lower is better for latencies and cost, higher for throughput and goodput",
+             a->label, b->label);
+    note_wrapped(doc, o->width, text);
+    if (a->of_rows)
+        note_wrapped(doc, o->width, "matrices: each row is a round; a row has no goodput, endpoint or prompt "
+                     "source, so workloads are told apart by lengths, concurrency and rate only");
+    snprintf(text, sizeof text, "noise: a side's interval is a bootstrap 95%% CI of its median with %d or more "
+             "rounds (percentile interval of %d resamples, MT19937 seed %d), else the min-max of its rounds; "
+             "1 round has none (the verdict says so); better or worse needs the intervals apart and |B-A| at "
+             "least %g%% of A (--min-effect), else the same (within noise, or under min effect); plain same: "
+             "B-A is 0 at the printed precision", CMP_BOOTSTRAP_MIN_ROUNDS, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED,
+             o->min_effect * 100);
+    note_wrapped(doc, o->width, text);
+}
+
+int cmp_compare(const struct cmp_side *a, const struct cmp_side *b, const struct cmp_opts *o,
+                struct rdoc *doc, struct cmp_tally *tally, char *err, size_t errlen)
+{
+    struct cmp_tally ignored;
+    if (!tally)
+        tally = &ignored;
+    *tally = (struct cmp_tally){0};
     if (a->of_rows != b->of_rows) {     /* rounds against a matrix: the rounds as rows */
         struct cmp_side conv;
         const struct cmp_side *rounds = a->of_rows ? b : a;
         if (cmp_side_as_rows(rounds, &conv, err, errlen) != 0)
             return -1;
-        int rc = cmp_compare(a->of_rows ? a : &conv, a->of_rows ? &conv : b, force, cost, doc, err, errlen);
+        int rc = cmp_compare(a->of_rows ? a : &conv, a->of_rows ? &conv : b, o, doc, tally, err, errlen);
         cmp_side_free(&conv);
-        if (rc == 0)
-            rdoc_note(doc, "%s holds rounds and %s a matrix: the rounds were compared as a matrix's rows",
-                      rounds->label, a->of_rows ? a->label : b->label);
+        if (rc == 0) {
+            char text[1200];
+            snprintf(text, sizeof text, "%s holds rounds and %s a matrix: the rounds were compared as a "
+                     "matrix's rows", rounds->label, a->of_rows ? a->label : b->label);
+            note_wrapped(doc, o->width, text);
+        }
         return rc;
     }
     for (size_t i = 0; i < a->n_cases; i++)
@@ -622,7 +775,7 @@ int cmp_compare(const struct cmp_side *a, const struct cmp_side *b, bool force, 
             return -1;
     bool single = a->n_cases == 1 && b->n_cases == 1;
     bool by_id = one_target(a) && one_target(b);
-    char na[512], nb[512];
+    char na[512], nb[512], text[2200];
     size_t pairs = 0;
     struct cmp_pair pair[MAX_PAIRS];
     for (size_t i = 0; i < a->n_cases; i++) {
@@ -643,31 +796,29 @@ int cmp_compare(const struct cmp_side *a, const struct cmp_side *b, bool force, 
     for (size_t i = 0; i < pairs; i++) {
         if (!case_workload_differs(pair[i].a, pair[i].b, why, sizeof why))
             continue;
-        if (!force) {
+        if (!o->force) {
             snprintf(err, errlen, "refusing to compare %s with %s: %s (--force compares anyway)",
                      case_name(pair[i].a, na, sizeof na), case_name(pair[i].b, nb, sizeof nb), why);
             return 1;
         }
-        rdoc_note(doc, "compared despite different workloads (--force): %s vs %s: %s",
-                  case_name(pair[i].a, na, sizeof na), case_name(pair[i].b, nb, sizeof nb), why);
+        snprintf(text, sizeof text, "compared despite different workloads (--force): %s vs %s: %s",
+                 case_name(pair[i].a, na, sizeof na), case_name(pair[i].b, nb, sizeof nb), why);
+        note_wrapped(doc, o->width, text);
     }
     for (size_t i = 0; i < pairs; i++)
-        pair_table(doc, pair[i].a, pair[i].b, cost);
+        pair_table(doc, pair[i].a, pair[i].b, o, tally);
     for (size_t i = 0; !single && i < a->n_cases; i++)
-        if (!find_case(b, &a->cases[i], by_id))
-            rdoc_note(doc, "case %s is only in A (%s)", case_name(&a->cases[i], na, sizeof na), a->label);
+        if (!find_case(b, &a->cases[i], by_id)) {
+            snprintf(text, sizeof text, "case %s is only in A (%s)", case_name(&a->cases[i], na, sizeof na),
+                     a->label);
+            note_wrapped(doc, o->width, text);
+        }
     for (size_t i = 0; !single && i < b->n_cases; i++)
-        if (!find_case(a, &b->cases[i], by_id))
-            rdoc_note(doc, "case %s is only in B (%s)", case_name(&b->cases[i], nb, sizeof nb), b->label);
-    rdoc_note(doc, "A = %s, B = %s; values are medians across rounds; verdict says whether B is better "
-              "or worse than A: lower is better for latencies and cost, higher for throughput and goodput",
-              a->label, b->label);
-    if (a->of_rows)
-        rdoc_note(doc, "matrices: each row is a round; a row has no goodput, endpoint or prompt source, so "
-                  "workloads are told apart by lengths, concurrency and rate only");
-    rdoc_note(doc, "noise: with 3 or more rounds a side's interval is a bootstrap 95%% interval of the "
-              "median (%d resamples, seed %d); with 2 the min–max of the rounds; with 1 there is no noise "
-              "estimate (the verdict says so) and any difference counts; within noise = the intervals "
-              "overlap; same = B - A is 0 at the printed precision", BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED);
+        if (!find_case(a, &b->cases[i], by_id)) {
+            snprintf(text, sizeof text, "case %s is only in B (%s)", case_name(&b->cases[i], nb, sizeof nb),
+                     b->label);
+            note_wrapped(doc, o->width, text);
+        }
+    method_notes(a, b, o, doc);
     return 0;
 }

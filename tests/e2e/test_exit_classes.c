@@ -61,11 +61,43 @@ Test(exit_classes, show)
     unlink(nj);
 }
 
+/* The seed's run with every TTFT figure doubled (a slower server, same workload). */
+static void slower_seed(char *path)
+{
+    cr_assert_eq(harness_tmpfile(path, 64), 0);
+    cJSON *j = harness_load_json(seed);
+    cr_assert(j);
+    cJSON *m = cJSON_GetObjectItem(j, "metrics"), *it;
+    cJSON_ArrayForEach(it, m)
+        if (!strncmp(it->string, "ttft_", 5) && strcmp(it->string, "ttft_samples") && cJSON_IsNumber(it))
+            cJSON_SetNumberValue(it, it->valuedouble * 2);
+    char *text = cJSON_Print(j);
+    FILE *f = fopen(path, "w");
+    cr_assert(f && text);
+    fputs(text, f);
+    fclose(f);
+    free(text);
+    cJSON_Delete(j);
+}
+
 Test(exit_classes, compare)
 {
-    char na[64], nj[64];
+    char na[64], nj[64], slow[64];
     bad_inputs(na, nj);
+    slower_seed(slow);
     const char *a = harness_anvil_bin();
+    /* --fail-on: 1 when a verdict fails it, 0 when none does; a bad value is a usage error */
+    cr_assert_eq(status_of((const char *[]){a, "compare", seed, slow, NULL}), 0);
+    cr_assert_eq(status_of((const char *[]){a, "compare", seed, slow, "--fail-on", "worse", NULL}), 1);
+    cr_assert_eq(status_of((const char *[]){a, "compare", slow, seed, "--fail-on", "worse", NULL}), 0);
+    cr_assert_eq(status_of((const char *[]){a, "compare", slow, seed, "--fail-on", "different", NULL}), 1);
+    cr_assert_eq(status_of((const char *[]){a, "compare", seed, seed, "--fail-on", "different", NULL}), 0);
+    cr_assert_eq(status_of((const char *[]){a, "compare", seed, slow, "--fail-on", "worse", "--min-effect", "150",
+                                            NULL}), 0);
+    cr_assert_eq(status_of((const char *[]){a, "compare", seed, slow, "--fail-on", "bogus", NULL}), 2);
+    cr_assert_eq(status_of((const char *[]){a, "compare", seed, slow, "--min-effect", "-1", NULL}), 2);
+    cr_assert_eq(status_of((const char *[]){a, "compare", seed, "no/such/dir", "--fail-on", "worse", NULL}), 2);
+    unlink(slow);
     cr_assert_eq(status_of((const char *[]){a, "compare", seed, seed, NULL}), 0);
     cr_assert_eq(status_of((const char *[]){a, "compare", seed, "no/such.json", NULL}), 2);
     cr_assert_eq(status_of((const char *[]){a, "compare", nj, seed, NULL}), 2);

@@ -3,6 +3,8 @@
  * graph data), `anvil compare` compares two sweeps' rounds, and `anvil graph`
  * reproduces seed 000 from artifacts made here (each value and sha256
  * checked against the files). */
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,7 +263,8 @@ Test(results_e2e, show_and_compare_what_anvil_writes, .timeout = 180)
     cr_assert(strstr(out, "# A sim/short-16-4-c1 (rounds: 3) vs B sim/short-16-4-c1 (rounds: 3)"), "%s", out);
     cr_assert(strstr(out, "# A sim/short-16-4-c2 (rounds: 3) vs B sim/short-16-4-c2 (rounds: 3)"), "%s", out);
     char *row = strstr(out, "TTFT p50 (ms),");
-    cr_assert(row && strstr(row, ",worse,") && strstr(row, "bootstrap 95% CI of the median"), "%s", out);
+    cr_assert(row && strstr(row, ",worse,") && strstr(row, ",min-max,"), "%s", out);
+    cr_assert(strstr(out, "(rounds: 3); noise: min-max\n"), "%s", out);
     /* one round against itself: every metric the same, none better or worse (before: each
      * "better" or "worse" by its last bits); against B's: no noise estimate, and it says so */
     char r1[256], r2[256];
@@ -272,7 +275,8 @@ Test(results_e2e, show_and_compare_what_anvil_writes, .timeout = 180)
     cr_assert_eq(status, 0, "%s", err);
     cr_assert(strstr(out, "TTFT p50 (ms),"), "%s", out);
     cr_assert(!strstr(out, ",better") && !strstr(out, ",worse") && !strstr(out, ",-0.0"), "%s", out);
-    cr_assert(strstr(out, ",same (no noise estimate: 1 round each),"), "%s", out);
+    cr_assert(strstr(out, "\nTTFT p50 (ms),") && strstr(out, ",same,"), "%s", out);
+    cr_assert(!strstr(out, ",same (within noise),") && !strstr(out, ",same (under min effect),"), "%s", out);
     cr_assert_eq(run_cmd_err((const char *[]){harness_anvil_bin(), "compare", r1, r2, "--format", "csv", NULL},
                              out, sizeof out, err, sizeof err, &status), 0);
     cr_assert_eq(status, 0, "%s", err);
@@ -299,7 +303,7 @@ Test(results_e2e, show_and_compare_what_anvil_writes, .timeout = 180)
     cr_assert_eq(status, 0, "%s", err);
     cr_assert(strstr(out, "# A sim/short-16-4-c2 (rounds: 3) vs B sim/short-16-4-c2 (rounds: 3)"), "%s", out);
     row = strstr(out, "TTFT p50 (ms),");
-    cr_assert(row && strstr(row, ",worse,") && strstr(row, "bootstrap 95% CI of the median"), "%s", out);
+    cr_assert(row && strstr(row, ",worse,") && strstr(row, ",min-max,"), "%s", out);
     cr_assert(strstr(out, "matrices: each row is a round"), "%s", out);
     /* a matrix against a sweep directory: the rounds compared as rows */
     cr_assert_eq(run_cmd_err((const char *[]){harness_anvil_bin(), "compare", ma, b, "--format", "markdown", NULL},
@@ -394,12 +398,277 @@ Test(results_e2e, compare_keeps_the_targets_of_a_sweep_apart, .timeout = 120)
     cr_assert_eq(run_cmd_err((const char *[]){harness_anvil_bin(), "compare", dir, dir, NULL}, out, sizeof out,
                              err, sizeof err, &status), 0);
     cr_assert_eq(status, 0, "%s", err);
-    const char *want[] = {"== A fast/short-16-4-c1 (rounds: 1) vs B fast/short-16-4-c1 (rounds: 1) ==",
-                          "== A slow/short-16-4-c1 (rounds: 1) vs B slow/short-16-4-c1 (rounds: 1) ==",
-                          "== A fast/short-16-4-c2 (rounds: 1) vs B fast/short-16-4-c2 (rounds: 1) ==",
-                          "== A slow/short-16-4-c2 (rounds: 1) vs B slow/short-16-4-c2 (rounds: 1) =="};
+    const char *want[] = {"== A fast/short-16-4-c1 (rounds: 1) vs B fast/short-16-4-c1 (rounds: 1); noise: ",
+                          "== A slow/short-16-4-c1 (rounds: 1) vs B slow/short-16-4-c1 (rounds: 1); noise: ",
+                          "== A fast/short-16-4-c2 (rounds: 1) vs B fast/short-16-4-c2 (rounds: 1); noise: ",
+                          "== A slow/short-16-4-c2 (rounds: 1) vs B slow/short-16-4-c2 (rounds: 1); noise: "};
     for (size_t i = 0; i < sizeof want / sizeof *want; i++)
         cr_assert(strstr(out, want[i]), "no '%s' in:\n%s", want[i], out);
+    rmtree(dir);
+}
+
+/* A sweep of targets a and b into dir: a simulator each, started with
+ * a_args and b_args, or one serving both when b_args is NULL. The sweep runs
+ * round by round, each round of a beside the same round of b, so load on the
+ * machine falls on both alike. */
+static void two_server_sweep(const char *dir, const char *const *a_args, const char *const *b_args)
+{
+    struct sim_proc sa, sb = {0};
+    cr_assert_eq(sim_start_reference(&sa, a_args), 0);
+    if (b_args)
+        cr_assert_eq(sim_start_reference(&sb, b_args), 0);
+    char targets[400];
+    snprintf(targets, sizeof targets, "a=%s,b=%s", sa.base_url, b_args ? sb.base_url : sa.base_url);
+    const char *argv[] = {harness_anvil_bin(), "sweep", "--targets", targets, "--concurrency", "1,4",
+                          "--input-len", "16", "--output-len", "8", "--rounds", "5", "--num-prompts", "16",
+                          "--slo", "ttft:100,tpot:20", "--out-dir", dir, NULL};
+    static char out[65536];
+    int status;
+    cr_assert_eq(run_cmd(argv, out, sizeof out, &status), 0);
+    sim_stop(&sa);
+    if (b_args)
+        sim_stop(&sb);
+    cr_assert_eq(status, 0, "%s", out);
+}
+
+/* Runs `anvil compare` with args after it; returns the exit status, stdout in out. */
+static int compare_cmd(const char *const *args, char *out, size_t cap, char *err, size_t errcap)
+{
+    const char *argv[16] = {harness_anvil_bin(), "compare"};
+    size_t n = 2;
+    for (; args[n - 2]; n++) {
+        cr_assert_lt(n, 15);
+        argv[n] = args[n - 2];
+    }
+    argv[n] = NULL;
+    int status;
+    cr_assert_eq(run_cmd_err(argv, out, cap, err, errcap, &status), 0);
+    return status;
+}
+
+/* Every line of out fits in width terminal columns (UTF-8 continuation
+ * bytes take none). */
+static void lines_fit(const char *out, size_t width)
+{
+    size_t col = 0, lines = 0;
+    for (const char *p = out; *p; p++) {
+        if (*p == '\n') {
+            col = 0;
+            lines++;
+            continue;
+        }
+        col += ((unsigned char)*p & 0xC0) != 0x80;
+        cr_assert_leq(col, width, "a line wider than %zu columns:\n%s", width, out);
+    }
+    cr_assert_gt(lines, 10, "%s", out);
+}
+
+/* No row of the terminal tables in out ends in verdict (notes aside). */
+static void no_verdict(const char *out, const char *verdict)
+{
+    char two[64];
+    snprintf(two, sizeof two, "  %s", verdict);
+    for (const char *line = out; *line; line += strcspn(line, "\n") + (line[strcspn(line, "\n")] != 0)) {
+        size_t n = strcspn(line, "\n");
+        const char *hit = strstr(line, two);
+        cr_assert(!strncmp(line, "note:", 5) || !hit || hit > line + n, "a row %s:\n%s", verdict, out);
+    }
+}
+
+/* The verdict of metric in the CSV table titled by case (the first table
+ * whose title holds it). */
+static const char *csv_verdict(const char *csv, const char *title, const char *metric, char *buf, size_t cap)
+{
+    const char *t = strstr(csv, title);
+    cr_assert(t, "no table '%s' in:\n%s", title, csv);
+    char key[128];
+    snprintf(key, sizeof key, "\n%s,", metric);
+    const char *row = strstr(t, key);
+    cr_assert(row, "no row %s in:\n%s", metric, t);
+    row++;
+    for (int comma = 0; comma < 5; comma++)
+        row = strchr(row, ',') + 1;
+    size_t n = strcspn(row, ",\n");
+    snprintf(buf, cap, "%.*s", (int)n, row);
+    return buf;
+}
+
+/* The 5 rounds' metrics.key of target/case under dir, read from the round
+ * files, sorted. */
+static void rounds_of(const char *dir, const char *target, const char *case_id, const char *key, double v[5])
+{
+    for (int r = 0; r < 5; r++) {
+        char path[400];
+        snprintf(path, sizeof path, "%s/rounds/%s/%s/round-%d.json", dir, target, case_id, r + 1);
+        cJSON *j = harness_load_json(path);
+        cr_assert(j, "%s", path);
+        v[r] = harness_num(cJSON_GetObjectItem(j, "metrics"), key);
+        cJSON_Delete(j);
+    }
+    for (int i = 1; i < 5; i++)         /* insertion sort: 5 values */
+        for (int k = i; k > 0 && v[k] < v[k - 1]; k--) {
+            double x = v[k];
+            v[k] = v[k - 1];
+            v[k - 1] = x;
+        }
+}
+
+/* A metric as compare names it, its key in the artifact, printed decimals, direction. */
+struct metric_key {
+    const char *name, *key;
+    int prec;
+    bool higher_better, steady;         /* steady: a median or a throughput, not a tail */
+};
+
+static const struct metric_key metric_keys[] = {
+    {"output throughput (tok/s)", "output_throughput", 2, true, true},
+    {"request throughput (req/s)", "request_throughput", 3, true, true},
+    {"goodput (req/s)", "goodput_rps", 3, true, true},
+    {"TTFT p50 (ms)", "ttft_p50_ms", 2, false, true},
+    {"TTFT p99 (ms)", "ttft_p99_ms", 2, false, false},
+    {"TPOT p50 (ms)", "tpot_p50_ms", 3, false, true},
+    {"TPOT p99 (ms)", "tpot_p99_ms", 3, false, false},
+    {"ITL p50 (ms)", "itl_p50_ms", 3, false, true},
+    {"ITL p99 (ms)", "itl_p99_ms", 3, false, false},
+    {"E2E p50 (ms)", "e2e_p50_ms", 2, false, true},
+    {"E2E p99 (ms)", "e2e_p99_ms", 2, false, false},
+};
+
+/* The verdict the rule gives B against A, recomputed from the rounds: with 5
+ * rounds a side's bootstrap interval is its min-max (a resample's median is
+ * the least value in about 5.8% of 2000 resamples, more than the 2.5% the
+ * interval cuts, and so for the greatest), so B is better or worse when the
+ * ranges are apart and |B - A| reaches 1% of A; else the same. */
+static const char *rule_verdict(const double a[5], const double b[5], const struct metric_key *m)
+{
+    char d[64];
+    snprintf(d, sizeof d, "%.*f", m->prec, b[2] - a[2]);
+    if (strtod(d, NULL) == 0)
+        return "same";
+    if (b[0] <= a[4] && a[0] <= b[4])
+        return "same (within noise)";
+    if (fabs(b[2] - a[2]) < 0.01 * fabs(a[2]))
+        return "same (under min effect)";
+    return (b[2] > a[2]) == m->higher_better ? "better" : "worse";
+}
+
+/* Every verdict of the CSV comparison of dir's targets a and b equals the
+ * rule's, recomputed from the round files; returns how many are better or worse. */
+static size_t verdicts_follow_the_rule(const char *csv, const char *dir)
+{
+    const char *cases[] = {"short-16-8-c1", "short-16-8-c4"};
+    size_t differ = 0;
+    char buf[128];
+    for (size_t c = 0; c < 2; c++)
+        for (size_t m = 0; m < sizeof metric_keys / sizeof *metric_keys; m++) {
+            double a[5], b[5];
+            rounds_of(dir, "a", cases[c], metric_keys[m].key, a);
+            rounds_of(dir, "b", cases[c], metric_keys[m].key, b);
+            const char *want = rule_verdict(a, b, &metric_keys[m]);
+            cr_assert_str_eq(csv_verdict(csv, cases[c], metric_keys[m].name, buf, sizeof buf), want,
+                             "%s %s: A %g..%g (median %g), B %g..%g (median %g)", cases[c], metric_keys[m].name,
+                             a[0], a[4], a[2], b[0], b[4], b[2]);
+            differ += !strncmp(want, "better", 6) || !strncmp(want, "worse", 5);
+        }
+    return differ;
+}
+
+/* Two targets served by one simulator (identical servers) are the same in
+ * every median and throughput; one whose inter-token latency is doubled is
+ * worse in what that slows, and --fail-on worse fails on it. Every verdict
+ * is the rule's, recomputed from the round files; every line of the
+ * terminal table fits 120 columns. Before, noise drew "better" and "worse"
+ * verdicts (335.06 vs 335.07 ms "worse"), and the table was about 170
+ * columns wide. The tails (p99) of identical servers can differ beyond noise
+ * and the min effect on a loaded machine (a round's p99 of 16 requests is
+ * near their maximum, which a stall of a few ms moves by 10% or more): the
+ * rule, not luck, is checked for them. */
+Test(results_e2e, compare_verdicts_on_identical_and_on_different_servers, .timeout = 300)
+{
+    static char out[262144];
+    char err[4096], dir[64], a[128], b[128], buf[128];
+    const char *fast[] = {"--ttft-ms", "20", "--itl-ms", "4", NULL};
+    const char *slow[] = {"--ttft-ms", "20", "--itl-ms", "8", NULL};
+    const char *cases[] = {"short-16-8-c1", "short-16-8-c4"};
+    /* identical servers */
+    tmpdir(dir, sizeof dir);
+    two_server_sweep(dir, fast, NULL);
+    snprintf(a, sizeof a, "%s/rounds/a", dir);
+    snprintf(b, sizeof b, "%s/rounds/b", dir);
+    cr_assert_eq(compare_cmd((const char *[]){a, b, "--format", "csv", NULL}, out, sizeof out, err, sizeof err), 0);
+    size_t differ = verdicts_follow_the_rule(out, dir);
+    for (size_t c = 0; c < 2; c++)
+        for (size_t m = 0; m < sizeof metric_keys / sizeof *metric_keys; m++)
+            cr_assert(!metric_keys[m].steady ||
+                      !strncmp(csv_verdict(out, cases[c], metric_keys[m].name, buf, sizeof buf), "same", 4),
+                      "%s %s: %s", cases[c], metric_keys[m].name, buf);
+    /* the medians printed are the rounds' medians */
+    double va[5], vb[5];
+    rounds_of(dir, "a", "short-16-8-c4", "ttft_p50_ms", va);
+    rounds_of(dir, "b", "short-16-8-c4", "ttft_p50_ms", vb);
+    char *row = strstr(strstr(out, "short-16-8-c4"), "\nTTFT p50 (ms),");
+    double ma = strtod(row + strlen("\nTTFT p50 (ms),"), &row);
+    double mb = strtod(row + 1, NULL);
+    cr_assert_float_eq(ma, va[2], 0.005);
+    cr_assert_float_eq(mb, vb[2], 0.005);
+    cr_assert_eq(compare_cmd((const char *[]){a, b, "--fail-on", "different", NULL}, out, sizeof out, err,
+                             sizeof err), differ ? 1 : 0, "%s%s", out, err);
+    lines_fit(out, 120);
+    cr_assert(strstr(out, "== A a/short-16-8-c1 (rounds: 5) vs B b/short-16-8-c1 (rounds: 5); noise: bootstrap "
+                          "95% CI =="), "%s", out);
+    for (size_t c = 0; c < 2; c++) {
+        char want[200];
+        snprintf(want, sizeof want, "note: summary a/%s: B is ", cases[c]);
+        cr_assert(strstr(out, want), "no '%s' in:\n%s", want, out);
+    }
+    if (!differ) {
+        no_verdict(out, "better");
+        no_verdict(out, "worse");
+        cr_assert(strstr(out, "note: summary a/short-16-8-c1: B is the same as A in all 11 metrics"), "%s", out);
+    }
+    /* a typical pair of runs: one round each */
+    char r1[200], r2[200];
+    snprintf(r1, sizeof r1, "%s/short-16-8-c1/round-1.json", a);
+    snprintf(r2, sizeof r2, "%s/short-16-8-c1/round-1.json", b);
+    cr_assert_eq(compare_cmd((const char *[]){r1, r2, NULL}, out, sizeof out, err, sizeof err), 0, "%s", err);
+    lines_fit(out, 120);
+    cr_assert(strstr(out, "; noise: none (1 round) =="), "%s", out);
+    rmtree(dir);
+    /* B's inter-token latency is twice A's: TPOT, ITL and E2E slower, throughput lower; TTFT unchanged */
+    tmpdir(dir, sizeof dir);
+    two_server_sweep(dir, fast, slow);
+    snprintf(a, sizeof a, "%s/rounds/a", dir);
+    snprintf(b, sizeof b, "%s/rounds/b", dir);
+    cr_assert_eq(compare_cmd((const char *[]){a, b, "--format", "csv", NULL}, out, sizeof out, err, sizeof err), 0,
+                 "%s", err);
+    verdicts_follow_the_rule(out, dir);
+    const char *affected[] = {"output throughput (tok/s)", "request throughput (req/s)", "TPOT p50 (ms)",
+                              "ITL p50 (ms)", "E2E p50 (ms)"};
+    for (size_t c = 0; c < 2; c++) {
+        for (size_t m = 0; m < sizeof affected / sizeof *affected; m++)
+            cr_assert_str_eq(csv_verdict(out, cases[c], affected[m], buf, sizeof buf), "worse", "%s %s",
+                             cases[c], affected[m]);
+        cr_assert(!strncmp(csv_verdict(out, cases[c], "TTFT p50 (ms)", buf, sizeof buf), "same", 4), "%s", buf);
+    }
+    /* the summary's percentage is |B/A - 1| of the rounds' medians */
+    rounds_of(dir, "a", "short-16-8-c1", "tpot_p50_ms", va);
+    rounds_of(dir, "b", "short-16-8-c1", "tpot_p50_ms", vb);
+    char want[200];
+    snprintf(want, sizeof want, "%.0f%% slower in TPOT p50", (vb[2] / va[2] - 1) * 100);
+    cr_assert_eq(compare_cmd((const char *[]){a, b, "--format", "json", NULL}, out, sizeof out, err, sizeof err), 0);
+    const char *sum = strstr(out, "\"summary a/short-16-8-c1: B is ");
+    cr_assert(sum && strstr(sum, want) && strstr(sum, want) < strchr(sum + 1, '"'), "no '%s' in:\n%s", want, out);
+    cr_assert_eq(compare_cmd((const char *[]){a, b, NULL}, out, sizeof out, err, sizeof err), 0, "%s", err);
+    lines_fit(out, 120);
+    cr_assert_eq(compare_cmd((const char *[]){a, b, "--fail-on", "worse", NULL}, out, sizeof out, err, sizeof err),
+                 1, "%s", err);
+    cr_assert(strstr(err, "--fail-on worse: ") && strstr(err, " metrics worse"), "%s", err);
+    cr_assert_eq(compare_cmd((const char *[]){a, b, "--fail-on", "different", NULL}, out, sizeof out, err,
+                             sizeof err), 1);
+    /* a 150% min effect (more than any change here): every verdict the same, --fail-on different passes */
+    cr_assert_eq(compare_cmd((const char *[]){b, a, "--min-effect", "150", "--fail-on", "different", NULL}, out,
+                             sizeof out, err, sizeof err), 0, "%s%s", out, err);
+    cr_assert(strstr(out, "same (under min effect)"), "%s", out);
     rmtree(dir);
 }
 
