@@ -149,8 +149,8 @@ Test(flags, run_table_defaults_equal_the_library_defaults)
             cr_assert(*(const double *)a == *(const double *)b, "--%s", r->name);
     }
     cr_assert_gt(rows, 15);
-    cr_assert_eq(cli.endpoint, lib.endpoint);
-    cr_assert_eq(cli.input_range, lib.input_range);
+    cr_assert_eq(cli.transport.endpoint, lib.transport.endpoint);
+    cr_assert_eq(cli.workload.input_range, lib.workload.input_range);
 }
 
 /* The README's own example: whole-number bounds of an A..B range. strtod
@@ -191,8 +191,8 @@ Test(flags, run_takes_the_readme_agentic_ranges_and_refuses_bad_ones_at_parse)
                   "1..5", "--sub-agents", "3", "--turns", "3..8"};
     struct run_cli r = {0};
     cr_assert_eq(run_cli_parse(&r, 11, ok, NULL), 0);
-    cr_assert_str_eq(r.c.think_time, "1..5");
-    cr_assert_str_eq(r.c.agentic_turns, "3..8");
+    cr_assert_str_eq(r.c.workload.think_time, "1..5");
+    cr_assert_str_eq(r.c.workload.agentic_turns, "3..8");
     run_cli_free(&r);
     char *bad_think[] = {"run", "--agentic-sessions", "8", "--think-time", "5..1"};
     char *bad_turns[] = {"run", "--agentic-sessions", "8", "--turns", "0..2"};
@@ -217,9 +217,9 @@ Test(flags, run_takes_vllm_names_and_notes_flags_that_change_nothing)
     struct run_cli r = {0};
     cr_assert_eq(run_cli_parse(&r, 14, a, log), 0);
     fclose(log);
-    cr_assert_str_eq(r.c.model, "m8");
-    cr_assert_eq(r.c.output_len, 7);
-    cr_assert(r.c.output_len_set);
+    cr_assert_str_eq(r.c.transport.model, "m8");
+    cr_assert_eq(r.c.workload.output_len, 7);
+    cr_assert(r.c.workload.output_len_set);
     cr_assert(strstr(text, "requesting --served-model-name m8, not --model org/Model-8B"), "%s", text);
     const char *at = strstr(text, "note: --metadata does not apply to anvil: every request");
     cr_assert(at && strstr(at + 1, "note: --metadata does not apply"), "given twice, noted twice:\n%s", text);
@@ -232,7 +232,7 @@ Test(flags, run_takes_vllm_names_and_notes_flags_that_change_nothing)
     FILE *quiet = fopen("/dev/null", "w");
     cr_assert_eq(run_cli_parse(&r, 5, b, quiet), 0);
     fclose(quiet);
-    cr_assert_str_eq(r.c.model, "m8");
+    cr_assert_str_eq(r.c.transport.model, "m8");
     run_cli_free(&r);
     /* a refused flag stops the parse, with or without its value; hf-* is every --hf-... */
     char *c1[] = {"run", "--hf-subset", "x"}, *c2[] = {"run", "--use-beam-search"}, *c3[] = {"run", "--hf"};
@@ -293,8 +293,8 @@ Test(flags, stall_timeout_defaults_to_the_idle_timeout)
     }
     struct run_config lib;
     run_config_defaults(&lib);
-    cr_assert_eq(run_stall_timeout_s(&lib), lib.idle_timeout_s, "the library's default follows the idle timeout");
-    lib.idle_timeout_s = 7;
+    cr_assert_eq(run_stall_timeout_s(&lib), lib.transport.idle_timeout_s, "the library's default follows the idle timeout");
+    lib.transport.idle_timeout_s = 7;
     cr_assert_eq(run_stall_timeout_s(&lib), 7);
     char *bad[][3] = {{"run", "--stall-timeout-s", "-1"}, {"run", "--stall-timeout-s", "soon"},
                       {"run", "--stall-timeout-s", "nan"}};
