@@ -61,6 +61,10 @@ struct run_transport {
                                            < 0 = idle_timeout_s (run_stall_timeout_s) */
 };
 
+/* The transport's settings alone: --base-url is http:// or https://. Returns
+ * 0, or -1 with a one-line message in err naming the setting. */
+int run_transport_check(const struct run_transport *t, char *err, size_t errlen);
+
 /* The shape of the load: how many requests, how many at once, when. */
 struct run_load {
     long concurrency;                   /* in flight: exactly (closed loop) or at most; 0 = no cap */
@@ -77,6 +81,12 @@ struct run_load {
     double ready_timeout_s;             /* wait up to this long for GET {base}/models to answer
                                            before starting; 0 = fail at once */
 };
+
+/* The load's settings among themselves: the per-request records fit in half
+ * of this machine's memory, a readiness gate has duration mode with a
+ * warm-up and one thread, --warmup-s goes with --duration. Returns 0, or -1
+ * with a one-line message in err naming the settings. */
+int run_load_check(const struct run_load *l, char *err, size_t errlen);
 
 /* What is sent: the prompts, their lengths and what goes with them. Strings
  * and lists borrowed. */
@@ -121,6 +131,13 @@ struct run_workload {
     const char *tool_choice;            /* --tool-choice: auto|none|required|NAME|JSON; NULL = not sent */
 };
 
+/* The workload's settings among themselves: the dataset's kind, the files
+ * it names readable (a usage error before anything is sent), the image size,
+ * and the settings that need or exclude one another (multi-turn, tools,
+ * agentic sessions, images, prefix hit rate, trace window). Returns 0, or -1
+ * with a one-line message in err naming the settings. */
+int run_workload_check(const struct run_workload *w, char *err, size_t errlen);
+
 /* What the server and the hardware say (observe/observe.h,
  * docs/METHODOLOGY.md), and what else watches the load. */
 struct run_observe {
@@ -133,6 +150,11 @@ struct run_observe {
     struct sampler *const *samplers;    /* run on the measuring loop (load/sampler.h); may be NULL */
     int n_samplers;
 };
+
+/* The observe settings alone: --server-metrics is auto, off or a URL, the
+ * URLs are http://, https:// or file://. Returns 0, or -1 with a one-line
+ * message in err naming the setting. */
+int run_observe_check(const struct run_observe *o, char *err, size_t errlen);
 
 /* Where the results go and what the artifact says of the run. */
 struct run_outputs {
@@ -187,12 +209,13 @@ struct run_config {
  * cli/run.c shows the same values: it sets them through this function). */
 void run_config_defaults(struct run_config *c);
 
-/* The stall timeout the run uses, s: c->stall_timeout_s, or when that is
- * < 0 (the default) c->idle_timeout_s — a server silent as long as one
- * request may be is stalled; 0 = never. */
+/* The stall timeout the run uses, s: c->transport.stall_timeout_s, or when
+ * that is < 0 (the default) c->transport.idle_timeout_s — a server silent as
+ * long as one request may be is stalled; 0 = never. */
 double run_stall_timeout_s(const struct run_config *c);
 
-/* Maps c->compat onto c's own fields (base_url, endpoint, dataset, out):
+/* Maps c->compat onto c's own fields (transport.base_url and endpoint,
+ * workload.dataset, out.path and dir):
  * --host/--port, a base URL without a path (gets /v1), an endpoint given as a
  * path, --backend, --dataset-name/--dataset-path, --result-dir and
  * --result-filename. Returns 0, or -1 with a message in err naming the
@@ -206,9 +229,13 @@ int run_config_resolve(struct run_config *c, char *err, size_t errlen);
  * the numbers and the fix (ulimit, fewer streams) in err. */
 int run_check_fd_limit(long concurrency, char *err, size_t errlen);
 
-/* Checks the combination of settings (each value alone is checked where it
- * is parsed). Returns 0, or -1 with a one-line message in err naming the
- * settings in conflict. */
+/* Checks the settings (each value alone is checked where it is parsed):
+ * each feature's own (run_workload_check, run_observe_check,
+ * run_transport_check, run_load_check), then how the features combine
+ * (the open-file limit for the streams, tools and images on the chat
+ * endpoint, a trace's load, the closed loop's concurrency, shards). The
+ * first failing check gives the message. Returns 0, or -1 with a one-line
+ * message in err naming the settings in conflict. */
 int run_config_check(const struct run_config *c, char *err, size_t errlen);
 
 /* How a run ended, from best to worst; the command maps it to an exit code. */
@@ -258,8 +285,8 @@ void run_result_free(struct run_result *r);
 struct secrets;
 
 /* The request headers c asks for, appended to *out (a curl list the caller
- * frees): c->headers (--header, --header-env), then the $api_key_env key
- * as "Authorization: Bearer KEY" unless a header line already is an
+ * frees): c->transport.headers (--header, --header-env), then the
+ * $api_key_env key as "Authorization: Bearer KEY" unless a header line is an
  * Authorization header: then the key is not sent (never two Authorization
  * headers) and note (notecap bytes; "" otherwise) says so, naming the
  * variable, never a value. Returns 0, or -1 when memory runs out. */
