@@ -306,7 +306,7 @@ static int set_up(struct run_ctx *x)
 }
 
 /* A trace replay: loads the window and makes the run the trace's requests,
- * sent at their offsets (x->c then points at x->eff). Returns 0, or -1
+ * sent at their offsets (the config as run sends that many). Returns 0, or -1
  * with the reason in x->res->error. */
 static int load_trace(struct run_ctx *x)
 {
@@ -333,15 +333,13 @@ static int load_trace(struct run_ctx *x)
         .theoretical_prefix_hit_rate = trace_theoretical_hit_rate(&x->trace),
         .server_prefix_hit_rate = NAN,
     };
-    x->eff = *c;
     x->eff.load.num_prompts = (long)n;
-    x->c = &x->eff;
     return 0;
 }
 
 /* Agentic sessions: their turns become the run's dataset, each turn held
  * until the one before it has ended; every turn is sent once unless
- * --num-prompts says otherwise (x->c then points at x->eff). Returns 0, or
+ * --num-prompts says otherwise (the config as run says so). Returns 0, or
  * -1 with the reason in x->res->error. */
 static int plan_agentic(struct run_ctx *x)
 {
@@ -369,26 +367,21 @@ static int plan_agentic(struct run_ctx *x)
         snprintf(x->res->error, sizeof x->res->error, "%s%s", c->workload.agentic_file ? "--agentic: " : "", err);
         return -1;
     }
-    x->eff = *c;
     x->eff.load.num_prompts = c->load.num_prompts > 0 ? c->load.num_prompts : (long)x->ds.n;
     x->eff.workload.multi_turn = true;
     x->eff.workload.dataset = x->ds.spec;
-    x->c = &x->eff;
     return 0;
 }
 
 /* --prefix-hit-rate P: every measured prompt starts with one of G prefixes
  * of P·input_len tokens (chat template included), which G requests put in
- * the cache after it was emptied (prime_groups; x->c then points at
- * x->eff, with the prefix). */
+ * the cache after it was emptied (prime_groups; the config as run has
+ * the prefix as its shared prefix). */
 static void plan_prefix(struct run_ctx *x)
 {
     const struct run_config *c = x->c;
-    if (c != &x->eff)
-        x->eff = *c;
     long groups = c->workload.prefix_groups > 1 ? c->workload.prefix_groups : 1;
     x->eff.workload.shared_prefix_len = (long)llround(c->workload.prefix_hit_rate * (double)c->workload.input_len);
-    x->c = &x->eff;
     x->prefix_meta = (struct bench_prefix_cache){
         .target_hit_rate = c->workload.prefix_hit_rate, .groups = groups,
         .prefix_tokens = x->eff.workload.shared_prefix_len, .tolerance = RUN_PREFIX_HIT_TOLERANCE,
@@ -521,10 +514,27 @@ static bool measured(const struct run_ctx *x)
     return true;
 }
 
+/* The config as run, x->eff (a copy of the caller's), completed once before
+ * anything is set up or sent: --prefix-hit-rate's shared prefix, a trace's
+ * request count, agentic sessions' turns as a multi-turn dataset. Returns
+ * 0, or -1 with the reason in x->res->error. */
+static int plan(struct run_ctx *x)
+{
+    const struct run_workload *w = &x->c->workload;
+    if (w->prefix_hit_rate > 0)
+        plan_prefix(x);
+    if (trace_spec_is_trace(w->dataset) && load_trace(x) != 0)
+        return -1;
+    if ((w->agentic_file || w->agentic_sessions > 0) && plan_agentic(x) != 0)
+        return -1;
+    return 0;
+}
+
 enum run_status run_execute(const struct run_config *c, struct run_result *out)
 {
     *out = (struct run_result){.status = RUN_FAILED};
-    struct run_ctx x = {.c = c, .res = out, .salt = prompt_random_salt(), .image_tokens = NAN};
+    struct run_ctx x = {.eff = *c, .res = out, .salt = prompt_random_salt(), .image_tokens = NAN};
+    x.c = &x.eff;   /* for the whole run; plan() completes x.eff before set_up */
     make_run_id(out->run_id, sizeof out->run_id, x.salt);
     if (run_secrets(c, &x.secrets) != 0) {
         snprintf(out->error, sizeof out->error, "out of memory");
@@ -532,12 +542,8 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
         return out->status;
     }
     struct driver_result dr = {0};
-    if (c->workload.prefix_hit_rate > 0)
-        plan_prefix(&x);
-    bool agentic = c->workload.agentic_file || c->workload.agentic_sessions > 0;
-    bool ready = (!trace_spec_is_trace(c->workload.dataset) || load_trace(&x) == 0) &&
-                 (!agentic || plan_agentic(&x) == 0) && set_up(&x) == 0;
-    if (ready && c->prepare_only) {
+    bool ready = plan(&x) == 0 && set_up(&x) == 0;
+    if (ready && x.c->prepare_only) {
         out->status = RUN_OK;
         ready = false;
     }
@@ -554,7 +560,7 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
         out->window_start = dr.phase_ns[SAMPLER_WINDOW_START];
         out->window_end = dr.phase_ns[SAMPLER_WINDOW_END];
         int written = run_write_outputs(&x, &dr);
-        if (c->workload.prefix_hit_rate > 0 && out->summarized)
+        if (x.c->workload.prefix_hit_rate > 0 && out->summarized)
             check_hit_rate(&x);
         blame_prompt_mismatch(&x);
         if (written == 0)
@@ -574,7 +580,7 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
     cJSON_Delete(x.tools);
     trace_free(&x.trace);
     agentic_free(&x.agentic);
-    for (long i = 0; x.calib_images && i < c->workload.images_per_request; i++)
+    for (long i = 0; x.calib_images && i < x.c->workload.images_per_request; i++)
         buf_free(&x.calib_images[i]);
     free(x.calib_images);
     free(x.calib_urls);
