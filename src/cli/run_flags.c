@@ -1,5 +1,5 @@
-/* run_flags.c — `anvil run`'s flag table: every flag's name, value, unit,
- * default and help, in the order --help prints them. */
+/* run_flags.c — `anvil run`'s flag tables, one per feature: every flag's
+ * name, value, unit, default and help, in the order --help prints them. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,7 +171,12 @@ static const char *const pct_names[] = {"nearest", "linear", NULL};
 static const char *const calib_names[] = {"auto", "tokenize", "probe", "none", NULL};
 static const char *const telemetry_names[] = {"auto", "on", "off", NULL};    /* enum obs_mode's order */
 
-static const struct flag_spec flags[] = {
+/* One table per feature (run/run.h's sub-structs of run_config, and the run_cli
+ * fields that feed them), in the order --help prints them: run_flag_table
+ * joins them. */
+
+/* The server and how requests reach it. */
+static const struct flag_spec transport_flags[] = {
     {"base-url", NULL, FLAG_STRING, AT(transport.base_url), "URL", NULL,
      "OpenAI base URL; a bare http://HOST:PORT gets /v1 (default " RUN_DEFAULT_BASE_URL ")",
      .section = "Target"},
@@ -196,6 +201,10 @@ static const struct flag_spec flags[] = {
     {"header-env", NULL, FLAG_CUSTOM, 0, "NAME=VAR", NULL,
      "extra request header NAME whose value is read from environment variable VAR (repeatable); "
      "what anvil sweep saves in its plan instead of a header's value", .parse = set_header_env},
+};
+
+/* The shape of the load. */
+static const struct flag_spec load_flags[] = {
     {"concurrency", "max-concurrency", FLAG_LONG, AT(load.concurrency), "N", "1",
      "requests in flight: exactly N in the closed loop, at most N with --request-rate (there "
      "no cap unless given)", .section = "Load", .min = 1, .max = 100000},
@@ -220,6 +229,10 @@ static const struct flag_spec flags[] = {
     {"threads", NULL, FLAG_LONG, AT(load.threads), "N", NULL,
      "measuring loops, one thread each, the load split over them (default: the online cores, at "
      "most one per 64 streams; never more than --concurrency)", .min = 1, .max = 1024},
+};
+
+/* One run spread over processes (its rows print under "Load"). */
+static const struct flag_spec shard_flags[] = {
     {"shard", NULL, FLAG_CUSTOM, 0, "I/N", NULL,
      "send shard I (0-based) of N of the plan: closed loop its share of --concurrency, open loop "
      "every Nth arrival of the whole schedule; its artifact is merged with `anvil merge` (default: "
@@ -230,6 +243,10 @@ static const struct flag_spec flags[] = {
     {"start-at", NULL, FLAG_DOUBLE, AT(shard.start_at_unix), "UNIX_TIME", NULL,
      "begin the measured phase at this wall-clock instant, seconds since the epoch (the shards of "
      "one run agree on it; warm-ups run before it)", .min = 1},
+};
+
+/* What is sent. */
+static const struct flag_spec workload_flags[] = {
     {"input-len", "random-input-len", FLAG_LONG, AT(workload.input_len), "N", "1024",
      "prompt length in tokens, as the server counts them; 0 = a minimal prompt (the request's unique "
      "head and the chat template, no filler)", .section = "Workload",
@@ -347,6 +364,10 @@ static const struct flag_spec flags[] = {
      "\"tool_choice\" sent with --tools: as given, or NAME of a function for that function"},
     {"tokenizer", NULL, FLAG_STRING, AT(compat.tokenizer), "NAME", NULL,
      "accepted for vLLM's command lines; anvil counts tokens with the server's own tokenizer"},
+};
+
+/* The transport's limits: how long a request, a connection or a silence may last. */
+static const struct flag_spec limit_flags[] = {
     {"timeout-s", NULL, FLAG_DOUBLE, AT(transport.timeout_s), "S", "600", "whole-request timeout, seconds",
      .section = "Limits", .min = 0.001},
     {"connect-timeout-s", NULL, FLAG_DOUBLE, AT(transport.connect_timeout_s), "S", "10",
@@ -361,6 +382,10 @@ static const struct flag_spec flags[] = {
     {"grace-s", NULL, FLAG_DOUBLE, AT(transport.grace_s), "S", "5",
      "after Ctrl-C/SIGTERM/SIGHUP, how long in-flight requests may finish before they are cancelled, "
      "seconds", .min = 0},
+};
+
+/* Where the results go and how they are summarized. */
+static const struct flag_spec output_flags[] = {
     {"out", NULL, FLAG_STRING, AT(out.path), "FILE", NULL,
      "artifact, schema anvil-serving.benchmark/v1 (default results/<run_id>.json)",
      .section = "Output"},
@@ -386,6 +411,10 @@ static const struct flag_spec flags[] = {
     {"goodput", NULL, FLAG_CUSTOM, 0, "ttft:MS tpot:MS e2el:MS", NULL,
      "SLOs of a good request in ms (any subset, also comma separated); reports goodput_rps",
      .parse = set_goodput, .many = true},
+};
+
+/* What the server and the hardware say. */
+static const struct flag_spec observe_flags[] = {
     {"server-metrics", NULL, FLAG_STRING, AT(observe.server_metrics), "auto|off|URL", "auto",
      "the server's Prometheus metrics, scraped before and after the load, at the window's boundaries "
      "and every --scrape-interval-ms: auto = the base URL's root /metrics (off without a word when it "
@@ -399,6 +428,11 @@ static const struct flag_spec flags[] = {
      "milliseconds between telemetry readings", .min = 1},
     {"gpu-metrics-url", NULL, FLAG_STRING, AT(observe.gpu_metrics_url), "URL", NULL,
      "read the GPUs from a Prometheus exporter's /metrics (NVIDIA DCGM exporter names) instead of NVML"},
+};
+
+/* What the artifact says of the run: labels, cost, its place in a sweep (its rows
+ * print under "Server and hardware"). */
+static const struct flag_spec label_flags[] = {
     {"engine-label", NULL, FLAG_STRING, AT(out.engine_label), "TEXT", NULL,
      "engine name for the artifact (default: detected)"},
     {"gpu-label", NULL, FLAG_STRING, AT(out.gpu_label), "TEXT", NULL,
@@ -412,8 +446,11 @@ static const struct flag_spec flags[] = {
     {"round", NULL, FLAG_LONG, AT(out.sweep.round), "N", NULL, "the sweep round, from 1",
      .min = 1, .max = 1000000},
     {"sweep-target", NULL, FLAG_STRING, AT(out.sweep.target), "LABEL", NULL, "the sweep target's label"},
-    /* vllm bench serve's flags that change nothing here (README.md's table): accepted, so its
-     * command lines run as they are, each with one note saying why */
+};
+
+/* vllm bench serve's flags that change nothing here (README.md's table): accepted, so its
+ * command lines run as they are, each with one note saying why. */
+static const struct flag_spec vllm_noted_flags[] = {
     {"tokenizer-mode", NULL, FLAG_NOTE, 0, "MODE", NULL, TOKENS_BY_SERVER,
      .section = "vllm bench serve's flags that change nothing here (each noted on stderr)",
      .parse = note_vllm},
@@ -439,7 +476,10 @@ static const struct flag_spec flags[] = {
     {"no-stream", NULL, FLAG_NOTE, 0, NULL, NULL,
      "vLLM's option to load a Hugging Face dataset without streaming it; anvil reads local files whole "
      "(replies are always streamed)", .parse = note_vllm},
-    /* and those whose meaning anvil cannot honour: refused, with why */
+};
+
+/* And those whose meaning anvil cannot honour: refused, with why. */
+static const struct flag_spec vllm_refused_flags[] = {
     {"logprobs", NULL, FLAG_REFUSED, 0, "N", NULL,
      "not applicable: anvil measures streaming text generation without log-probabilities",
      .section = "vllm bench serve's flags anvil refuses (a usage error saying why)"},
@@ -469,10 +509,28 @@ static const struct flag_spec flags[] = {
      "trusts, or http:// on a network you trust"},
     {"min-p", NULL, FLAG_REFUSED, 0, "P", NULL,
      "not a flag of anvil's: send it with every request as --extra-body '{\"min_p\": P}'"},
-    {0},
 };
+
+#define ROWS(t) {t, sizeof t / sizeof *t}
+static const struct {
+    const struct flag_spec *rows;
+    size_t n;
+} tables[] = {
+    ROWS(transport_flags), ROWS(load_flags), ROWS(shard_flags), ROWS(workload_flags), ROWS(limit_flags),
+    ROWS(output_flags), ROWS(observe_flags), ROWS(label_flags), ROWS(vllm_noted_flags), ROWS(vllm_refused_flags),
+};
+
+/* Every table's rows, then the {0} that ends them (flags_parse's form). */
+#define ALL_ROWS (sizeof transport_flags + sizeof load_flags + sizeof shard_flags + sizeof workload_flags + \
+                  sizeof limit_flags + sizeof output_flags + sizeof observe_flags + sizeof label_flags + \
+                  sizeof vllm_noted_flags + sizeof vllm_refused_flags) / sizeof(struct flag_spec)
+static struct flag_spec joined[ALL_ROWS + 1];
 
 const struct flag_spec *run_flag_table(void)
 {
-    return flags;
+    if (!joined[0].name)    /* joined on the first call (the command line is read on one thread) */
+        for (size_t i = 0, k = 0; i < sizeof tables / sizeof *tables; i++)
+            for (size_t j = 0; j < tables[i].n; j++)
+                joined[k++] = tables[i].rows[j];
+    return joined;
 }

@@ -329,3 +329,43 @@ Test(flags, a_typo_gets_the_nearest_flag)
     cr_assert_null(flags_suggest(t, "foo"));
     cr_assert_null(flags_suggest(t, "seed"));
 }
+
+/* anvil run's table is its features' tables joined: every flag and alias
+ * once, the help's sections in their order, and a flag of each feature
+ * found and stored into its feature's settings. */
+Test(flags, run_table_joins_each_features_rows_once)
+{
+    const struct flag_spec *t = run_flag_table();
+    size_t n = flags_count(t);
+    cr_assert_gt(n, 100);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++) {
+            cr_assert_str_neq(t[i].name, t[j].name, "--%s twice", t[i].name);
+            cr_assert(!t[i].alias || !t[j].alias || strcmp(t[i].alias, t[j].alias), "--%s twice", t[i].alias);
+        }
+    static const char *const sections[] = {"Target", "Load", "Workload", "Limits", "Output", "Server and hardware"};
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (t[i].section && k < sizeof sections / sizeof *sections) {
+            cr_assert_str_eq(t[i].section, sections[k], "section %zu", k);
+            k++;
+        }
+    cr_assert_eq(k, sizeof sections / sizeof *sections);
+    struct run_cli r = {0};
+    char *argv[] = {"run", "--base-url", "http://h:1/v1", "--concurrency", "7", "--shard", "1/2", "--input-len", "9",
+                    "--idle-timeout-s", "3", "--out", "a.json", "--telemetry", "off", "--gpu-label", "H200",
+                    "--tokenizer-mode", "slow", "--num-prompts", "14"};
+    FILE *devnull = fopen("/dev/null", "w");
+    cr_assert_eq(run_cli_parse(&r, sizeof argv / sizeof *argv, argv, devnull), 0);
+    fclose(devnull);
+    cr_assert_str_eq(r.c.transport.base_url, "http://h:1/v1");
+    cr_assert_eq(r.c.load.concurrency, 7);
+    cr_assert_eq(r.c.shard.index, 1);
+    cr_assert_eq(r.c.shard.count, 2);
+    cr_assert_eq(r.c.workload.input_len, 9);
+    cr_assert(r.c.transport.idle_timeout_s == 3);
+    cr_assert_str_eq(r.c.out.path, "a.json");
+    cr_assert_eq(r.c.observe.telemetry, OBS_MODE_OFF);
+    cr_assert_str_eq(r.c.out.gpu_label, "H200");
+    run_cli_free(&r);
+}
