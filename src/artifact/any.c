@@ -118,9 +118,10 @@ void artifact_any_free(struct artifact_any *a)
     memset(a, 0, sizeof *a);
 }
 
+/* Numbers in names compare as numbers: c4 before c16 (strverscmp). */
 static int by_name(const void *a, const void *b)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    return strverscmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* Appends s (taken) to *v. */

@@ -3,6 +3,7 @@
  * status (writing and reading are in matrix_io.c). */
 #include "artifact/matrix.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,14 +246,55 @@ static void number_rows(struct matrix_row *v, size_t n)
     }
 }
 
+/* Whether two case ids are the same but for their numbers: "rag-4k-128-c4"
+ * and "rag-16k-256-c8" are load points of one workload. */
+static bool same_shape(const char *a, const char *b)
+{
+    for (;;) {
+        bool da = isdigit((unsigned char)*a), db = isdigit((unsigned char)*b);
+        if (da != db)
+            return false;
+        if (da) {
+            while (isdigit((unsigned char)*a))
+                a++;
+            while (isdigit((unsigned char)*b))
+                b++;
+            continue;
+        }
+        if (*a != *b)
+            return false;
+        if (!*a)
+            return true;
+        a++;
+        b++;
+    }
+}
+
+/* The index of the first row of v[0..n) of row's engine and case shape. */
+static size_t shape_index(const struct matrix_row *v, size_t n, const struct matrix_row *row)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(v[i].engine, row->engine) && same_shape(v[i].case_id, row->case_id))
+            return i;
+    return n;
+}
+
 struct keyed_row {
     struct matrix_row row;
-    size_t group, pos;  /* first appearance of its case; input position */
+    size_t shape, group, pos;   /* first appearance of its engine × case shape, of its case; input position */
 };
 
+/* Workloads (engine × case shape) in order of appearance, then their load
+ * points in numeric order (strverscmp: c1, c4, c8, c16, not c1, c16, c4,
+ * c8; 4k before 16k), then rounds. */
 static int cmp_keyed(const void *a, const void *b)
 {
     const struct keyed_row *x = a, *y = b;
+    if (x->shape != y->shape)
+        return x->shape < y->shape ? -1 : 1;
+    int c = strverscmp(x->row.case_id, y->row.case_id);
+    if (c)
+        return c;
     if (x->group != y->group)
         return x->group < y->group ? -1 : 1;
     if (x->row.repeat != y->row.repeat)
@@ -260,7 +302,7 @@ static int cmp_keyed(const void *a, const void *b)
     return (x->pos > y->pos) - (x->pos < y->pos);
 }
 
-/* Reorders v in place by case (first appearance), then repeat, and fails
+/* Reorders v in place by engine, case (cmp_keyed), then repeat, and fails
  * on a repeated (engine, case_id, repeat). */
 static int order_rows(struct matrix_row *v, size_t n, char *err, size_t errlen)
 {
@@ -270,7 +312,7 @@ static int order_rows(struct matrix_row *v, size_t n, char *err, size_t errlen)
         return -1;
     }
     for (size_t i = 0; i < n; i++)
-        k[i] = (struct keyed_row){v[i], case_index(v, n, &v[i]), i};
+        k[i] = (struct keyed_row){v[i], shape_index(v, n, &v[i]), case_index(v, n, &v[i]), i};
     qsort(k, n, sizeof *k, cmp_keyed);
     int rc = 0;
     for (size_t i = 0; i < n; i++) {

@@ -52,8 +52,8 @@ static void usage(FILE *out)
             "of the median with 3 or more rounds, else their min-max) or the same at the printed\n"
             "precision; with one round a side has no noise estimate, and the verdict says so.\n\n");
     flags_help(out, flags);
-    fprintf(out, "  %-28s this text\n\nExit status: 0 compared, 1 an input is unreadable or invalid, "
-            "or the workloads differ (without --force), 2 usage error.\n", "-h, --help");
+    fprintf(out, "  %-28s this text\n\nExit status: 0 compared, 1 the output could not be written, 2 usage "
+            "error, an input is unreadable or invalid, or the workloads differ (without --force).\n", "-h, --help");
 }
 
 int compare_main(int argc, char **argv)
@@ -76,18 +76,18 @@ int compare_main(int argc, char **argv)
     char err[2048];
     if (cmp_side_read(c.side[0], &a, err, sizeof err) != 0) {
         fprintf(stderr, "anvil compare: %s\n", err);
-        return 1;
+        return 2;
     }
     if (cmp_side_read(c.side[1], &b, err, sizeof err) != 0) {
         fprintf(stderr, "anvil compare: %s\n", err);
         cmp_side_free(&a);
-        return 1;
+        return 2;
     }
     struct rdoc doc = {0};
-    int status = cmp_compare(&a, &b, c.force, &c.cost, &doc, err, sizeof err) == 0 ? 0 : 1;
+    int status = cmp_compare(&a, &b, c.force, &c.cost, &doc, err, sizeof err) == 0 ? 0 : 2;
     if (status)
         fprintf(stderr, "anvil compare: %s\n", err);
-    else if (rdoc_print(&doc, (enum rformat)c.format, stdout) != 0) {
+    else if (rdoc_print(&doc, (enum rformat)c.format, stdout) != 0 || fflush(stdout) != 0) {
         fprintf(stderr, "anvil compare: out of memory or cannot write the output\n");
         status = 1;
     }

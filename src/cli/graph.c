@@ -48,8 +48,8 @@ static void usage(FILE *out)
             "Each artifact (relative to the plan's directory) is read, hashed (SHA-256) and its metric\n"
             "taken by the dotted path.\n\n", GRAPH_SCHEMA);
     flags_help(out, flags);
-    fprintf(out, "  %-28s this text\n\nExit status: 0 written, 1 the plan, an artifact or a metric is "
-            "missing or invalid (named), 2 usage error.\n", "-h, --help");
+    fprintf(out, "  %-28s this text\n\nExit status: 0 written, 1 the file cannot be written, 2 usage error, "
+            "or the plan, an artifact or a metric is missing or invalid (named).\n", "-h, --help");
 }
 
 /* The plan as a tree: JSON, else YAML. */
@@ -89,7 +89,7 @@ int graph_main(int argc, char **argv)
     cJSON *plan = read_plan(g.plan, err, sizeof err);
     if (!plan) {
         fprintf(stderr, "anvil graph: %s\n", err);
-        return 1;
+        return 2;
     }
     char *dir = strdup(g.plan);
     char *slash = dir ? strrchr(dir, '/') : NULL;
@@ -101,13 +101,12 @@ int graph_main(int argc, char **argv)
         snprintf(err, sizeof err, "out of memory");
     cJSON_Delete(plan);
     free(dir);
+    int status = rc == 0 ? 0 : 2;   /* the plan, an artifact or a metric is missing or invalid */
     if (rc == 0) {
-        rc = graph_write_file(g.out, &data, err, sizeof err);
+        status = graph_write_file(g.out, &data, err, sizeof err) == 0 ? 0 : 1;
         graph_free(&data);
     }
-    if (rc != 0) {
+    if (status != 0)
         fprintf(stderr, "anvil graph: %s\n", err);
-        return 1;
-    }
-    return 0;
+    return status;
 }

@@ -64,8 +64,8 @@ static void usage(FILE *out)
             "goodput knee), matrices and decode matrices (heat tables), graph data (grouped bars).\n"
             "A directory is searched for artifacts (*.json of a kind anvil reads; others are skipped).\n\n");
     flags_help(out, flags);
-    fprintf(out, "  %-28s this text\n\nExit status: 0 written, 1 an input is unreadable or invalid, the "
-            "build has no chart bundle, or the file cannot be written, 2 usage error.\n", "-h, --help");
+    fprintf(out, "  %-28s this text\n\nExit status: 0 written, 1 the build has no chart bundle or the file "
+            "cannot be written, 2 usage error, or an input is unreadable or invalid.\n", "-h, --help");
 }
 
 /* Appends the artifact at path to *v; in a directory (quiet) files of no
@@ -139,10 +139,10 @@ int report_main(int argc, char **argv)
     size_t n = 0;
     int status = 0;
     for (int i = 0; status == 0 && i < r.n_inputs; i++)
-        status = load_input(r.inputs[i], &arts, &n) ? 1 : 0;
+        status = load_input(r.inputs[i], &arts, &n) ? 2 : 0;
     if (status == 0 && n == 0) {
         fprintf(stderr, "anvil report: no artifact found in the inputs\n");
-        status = 1;
+        status = 2;
     }
     char err[1024];
     /* a missing folder is made, as anvil run's --out does */

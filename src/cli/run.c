@@ -58,11 +58,16 @@ static void settle(struct run_cli *r, const bool *seen)
     c->out.progress = !r->no_progress && isatty(STDERR_FILENO);
 }
 
-/* The load settings, as vLLM's summary repeats them before its numbers. */
+/* The load settings, as vLLM's summary repeats them before its numbers,
+ * as they were sent: a replayed trace goes at its recorded times, not a
+ * rate; a dataset's requests ask their recorded output lengths. */
 static void load_settings(FILE *to, const struct run_config *c)
 {
-    char rate[32] = "inf (closed loop)", burst[48] = "n/a (closed loop)", cap[32] = "none";
-    if (!isinf(c->load.request_rate)) {
+    char rate[48] = "inf (closed loop)", burst[48] = "n/a (closed loop)", cap[32] = "none";
+    if (trace_spec_is_trace(c->workload.dataset)) {
+        snprintf(rate, sizeof rate, "trace times x%g", c->workload.trace_speed > 0 ? c->workload.trace_speed : 1);
+        snprintf(burst, sizeof burst, "n/a (trace replay)");
+    } else if (!isinf(c->load.request_rate)) {
         snprintf(rate, sizeof rate, "%g", c->load.request_rate);
         snprintf(burst, sizeof burst, "%g%s", c->load.burstiness, c->load.burstiness == 1 ? " (Poisson)" : "");
     }
@@ -70,6 +75,10 @@ static void load_settings(FILE *to, const struct run_config *c)
         snprintf(cap, sizeof cap, "%ld", c->load.concurrency);
     fprintf(to, "%-44s %15s\n%-44s %15s\n%-44s %15s\n", "Traffic request rate (req/s):", rate,
             "Burstiness factor:", burst, "Max request concurrency:", cap);
+    const char *ds = c->workload.dataset;
+    bool recorded = ds && (!strncmp(ds, "sharegpt:", 9) || trace_spec_is_trace(ds));
+    if (recorded && !c->workload.output_len_set)
+        fprintf(to, "%-44s %15s\n", "Output tokens per request:", "as recorded");
 }
 
 /* Prints the summary and returns the exit status. */
@@ -204,6 +213,9 @@ int run_main(int argc, char **argv)
         struct run_result res;
         run_execute(&r.c, &res);
         status = report(&r, &res);
+        if (r.result_format == RESULT_VLLM && res.status != RUN_FAILED && run_write_vllm_result(&r, &res) != 0 &&
+            status == 0)
+            status = 1;
         run_result_free(&res);
         curl_global_cleanup();
     }

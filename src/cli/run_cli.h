@@ -18,7 +18,17 @@ struct run_cli {
     struct pct_request pct;         /* --percentile-metrics / --metric-percentiles */
     bool pct_given;
     struct cost cost;               /* --gpu-hour-cost, --gpus: the summary's cost section */
+    int result_format;              /* --result-format: RESULT_ANVIL, or RESULT_VLLM (also vLLM's file) */
 };
+
+enum { RESULT_ANVIL, RESULT_VLLM };
+
+/* --result-format vllm: writes vLLM's result JSON (artifact/vllm_result.h)
+ * of the run res beside its artifact, from the artifact as written and the
+ * records (percentiles at --percentile-metrics/--metric-percentiles, by
+ * --percentile-method: linear is numpy's, vLLM's own). Prints where, or
+ * why not. Returns 0, or -1 when it could not be written. */
+int run_write_vllm_result(const struct run_cli *r, const struct run_result *res);
 
 /* `anvil run`'s flags (argv[0] "run") → a resolved, checked config in *r:
  * the command itself and `anvil sweep`, which checks every round's flags

@@ -169,6 +169,7 @@ static int note_vllm(void *cfg, const char *cmd, const char *flag, const char *v
 
 static const char *const pct_names[] = {"nearest", "linear", NULL};
 static const char *const calib_names[] = {"auto", "tokenize", "probe", "none", NULL};
+static const char *const result_format_names[] = {"anvil", "vllm", NULL};    /* RESULT_* order */
 static const char *const telemetry_names[] = {"auto", "on", "off", NULL};    /* enum obs_mode's order */
 
 /* One table per feature (run/run.h's sub-structs of run_config, and the run_cli
@@ -401,6 +402,9 @@ static const struct flag_spec output_flags[] = {
      "JSON Lines, one line per request, appended as each ends"},
     {"max-failure-rate", NULL, FLAG_DOUBLE, offsetof(struct run_cli, max_failure_rate), "R", "0.05",
      "the run fails (exit 1) when more than this share of its measured requests failed", .min = 0, .max = 1},
+    {"result-format", NULL, FLAG_CHOICE, offsetof(struct run_cli, result_format), "anvil|vllm", "anvil",
+     "vllm: also write vLLM's result JSON (mean_ttft_ms, p99_itl_ms, ...) beside the artifact, as "
+     "<artifact>.vllm.json", .choices = result_format_names},
     {"percentile-method", NULL, FLAG_CHOICE, AT(out.pct), "nearest|linear", "nearest",
      "nearest rank, or linear interpolation", .choices = pct_names},
     {"percentile-metrics", NULL, FLAG_CUSTOM, 0, "LIST", "ttft,tpot,itl",

@@ -46,8 +46,8 @@ static void usage(FILE *out)
             "Prints artifacts as the summary their command prints: a run (benchmark/v1), a matrix,\n"
             "a load curve, a decode matrix or graph data; the kind is told from the file.\n\n");
     flags_help(out, flags);
-    fprintf(out, "  %-28s this text\n\nExit status: 0 every file shown, 1 a file could not be read "
-            "or is not a valid artifact (named on stderr), 2 usage error.\n", "-h, --help");
+    fprintf(out, "  %-28s this text\n\nExit status: 0 every file shown, 1 the output could not be written, 2 usage "
+            "error, or a file could not be read or is not a valid artifact (named on stderr).\n", "-h, --help");
 }
 
 int show_main(int argc, char **argv)
@@ -76,13 +76,13 @@ int show_main(int argc, char **argv)
         char err[1024];
         if (artifact_any_read(s.files[i], &a, err, sizeof err) != 0) {
             fprintf(stderr, "anvil show: %s\n", err);
-            status = 1;
+            status = 2;     /* the other files are still shown */
             continue;
         }
         show_artifact(&doc, &a, &s.cost);
         artifact_any_free(&a);
     }
-    if (rdoc_print(&doc, (enum rformat)s.format, stdout) != 0) {
+    if (rdoc_print(&doc, (enum rformat)s.format, stdout) != 0 || fflush(stdout) != 0) {
         fprintf(stderr, "anvil show: out of memory or cannot write the output\n");
         status = 1;
     }

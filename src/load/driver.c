@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -24,6 +25,7 @@
 #include "core/clock.h"
 #include "core/stop.h"
 #include "load/plan.h"
+#include "load/progress.h"
 #include "load/sampler.h"
 #include "net/http.h"
 #include "openai/stream.h"
@@ -42,6 +44,7 @@ struct slot {
     struct event *idle;         /* fires when the server may have been silent for idle_timeout_s */
     int64_t last_rx;            /* arrival time of the last byte (or the send) */
     long seq;                   /* the request it carries */
+    long shown;                 /* output tokens of it counted into loop.streamed (progress line) */
 };
 
 /* Why sending stopped, in rising order of severity. */
@@ -122,6 +125,12 @@ struct loop {
      * arrived: written by this loop on every read, read by any loop's stall
      * check, so atomic (a plain store on the hot path). */
     _Atomic int64_t last_rx;
+    /* Output tokens as they stream, for the progress line's tok/s: added
+     * by this loop's reads, summed by thread 0's progress tick. */
+    _Atomic long streamed;
+    long shown_tokens;          /* thread 0: the sum at the last progress tick */
+    int progress_len;           /* thread 0: the length of the line drawn last */
+    int64_t shown_at;           /* thread 0: when that tick ran */
     struct event *more;         /* pump goes on after the loop looked at its sockets (DRIVER_SEND_BATCH) */
     /* the lag probe, first of the samplers; the runner with cfg's after it on thread 0 */
     struct sampler lag;
@@ -197,6 +206,17 @@ static void on_content_type(void *ud, const char *ct)
  * body) is ended, the request completed. */
 #define DONE_LINGER_NS 200000000L
 
+/* Adds the tokens s's request has streamed since the last read to its
+ * loop's count: the server's running usage when it sends one, else chunks. */
+static void count_streamed(struct slot *s)
+{
+    long now = s->rec->completion_tokens >= 0 ? s->rec->completion_tokens : (long)s->rec->n_chunks;
+    if (now > s->shown) {
+        atomic_fetch_add_explicit(&s->l->streamed, now - s->shown, memory_order_relaxed);
+        s->shown = now;
+    }
+}
+
 /* The hot path: one call per read. The idle timer is not re-armed here
  * (an event_add per read); it checks last_rx when it fires. */
 static void on_body(void *ud, int64_t t, const char *p, size_t n)
@@ -208,6 +228,8 @@ static void on_body(void *ud, int64_t t, const char *p, size_t n)
     s->st.now_shared = http_arrival_shared(s->l->http);
     bool done = s->rec->done_seen;
     stream_feed(&s->st, t, p, n);
+    if (s->l->sh->cfg->progress)
+        count_streamed(s);
     if (!done && s->rec->done_seen && s->idle)
         arm_idle(s, DONE_LINGER_NS);
 }
@@ -450,6 +472,7 @@ static void launch(struct loop *l, struct slot *s, long seq, int64_t after)
     const struct driver_cfg *c = sh->cfg;
     s->l = l;
     s->seq = seq;
+    s->shown = 0;
     if (!s->idle && c->idle_timeout_s > 0)
         s->idle = evtimer_new(l->base, on_idle, s);
     bool warm = seq < c->warmup;
@@ -1054,21 +1077,39 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
     maybe_stop_loop(l);
 }
 
+/* The progress line (thread 0, every 250 ms): redrawn in place, padded
+ * over what the last one left. */
 static void on_progress(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
     struct loop *l = arg;
     struct shared *sh = l->sh;
+    const struct driver_cfg *c = sh->cfg;
+    int64_t now = clock_now_ns();
+    struct progress_view v = {.elapsed_s = ns_to_ms(now - sh->t0) / 1000.0, .duration_s = c->duration_s,
+                              .warmup_s = c->warmup_s, .window_s = -1, .tok_per_s = NAN};
     lock(sh);
-    long n = total(sh), done = sh->done, in_flight = sh->in_flight, failed = sh->failed;
-    long out_tokens = sh->out_tokens;
+    v.total = total(sh);
+    v.done = sh->done;
+    v.in_flight = sh->in_flight;
+    v.failed = sh->failed;
+    if (sh->measuring && sh->out->window_start > 0 && now >= sh->out->window_start)
+        v.window_s = ns_to_ms(now - sh->out->window_start) / 1000.0;
     unlock(sh);
-    int width = 30, fill = n ? (int)(width * done / n) : width;
-    double secs = ns_to_ms(clock_now_ns() - sh->t0) / 1000.0;
-    fprintf(stderr, "\r[%.*s%*s] %ld/%ld done, %ld failed, %ld in flight, %.0f tok/s, %.1f s ", fill,
-            "##############################", width - fill, "", done, n, failed, in_flight,
-            secs > 0 ? (double)out_tokens / secs : 0, secs);
+    long tokens = 0;
+    for (int i = 0; i < sh->n_loops; i++)
+        tokens += atomic_load_explicit(&sh->loops[i].streamed, memory_order_relaxed);
+    if (l->shown_at > 0 && now > l->shown_at)
+        v.tok_per_s = (double)(tokens - l->shown_tokens) / (ns_to_ms(now - l->shown_at) / 1000.0);
+    l->shown_tokens = tokens;
+    l->shown_at = now;
+    struct winsize ws;
+    int columns = ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 ? ws.ws_col : 0;
+    char line[512];
+    int n = (int)progress_line(line, sizeof line, &v, columns);
+    fprintf(stderr, "\r%s%*s", line, l->progress_len > n ? l->progress_len - n : 0, "");
+    l->progress_len = n;
 }
 
 /* The lag probe, an inline sampler due every DRIVER_LAG_PROBE_NS on each

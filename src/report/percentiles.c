@@ -112,3 +112,31 @@ void report_percentiles(FILE *out, const struct pct_request *p, const struct req
         free(v);
     }
 }
+
+int pct_summarize(const char *metric, const struct pct_request *p, const struct req_record *recs, int n,
+                  enum pct_method m, struct pct_summary *out)
+{
+    size_t k;
+    double *v = samples(metric, recs, n, &k);
+    *out = (struct pct_summary){.mean = NAN, .median = NAN, .std = NAN};
+    for (int i = 0; i < PCT_MAX_VALUES; i++)
+        out->at[i] = NAN;
+    if (!v)
+        return -1;
+    qsort(v, k, sizeof *v, cmp);
+    out->n = k;
+    if (k) {
+        double sum = 0, sq = 0;
+        for (size_t i = 0; i < k; i++)
+            sum += v[i];
+        out->mean = sum / (double)k;
+        for (size_t i = 0; i < k; i++)
+            sq += (v[i] - out->mean) * (v[i] - out->mean);
+        out->std = sqrt(sq / (double)k);
+        out->median = pct_sorted(v, k, 50, m);
+        for (int q = 0; q < p->n_pcts; q++)
+            out->at[q] = pct_sorted(v, k, p->pcts[q], m);
+    }
+    free(v);
+    return 0;
+}

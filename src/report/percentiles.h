@@ -36,4 +36,20 @@ int pct_parse_values(const char *s, struct pct_request *p, char *err, size_t err
 void report_percentiles(FILE *out, const struct pct_request *p, const struct req_record *recs, int n,
                         enum pct_method m);
 
+/* One metric's figures as `vllm bench serve` writes them to its result
+ * file: mean, median, population standard deviation (numpy's np.std) and
+ * the value at each percentile of the request p, all in ms, over the
+ * samples report_percentiles uses. n = 0 (all NaN) when there is none. */
+struct pct_summary {
+    size_t n;
+    double mean, median, std;
+    double at[PCT_MAX_VALUES];      /* at p->pcts[i] */
+};
+
+/* Fills *out for metric (ttft, tpot, itl or e2el) over recs[0..n),
+ * percentiles (and the median) by method m. Returns 0, or -1 when memory
+ * runs out. */
+int pct_summarize(const char *metric, const struct pct_request *p, const struct req_record *recs, int n,
+                  enum pct_method m, struct pct_summary *out);
+
 #endif

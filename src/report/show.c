@@ -51,6 +51,31 @@ static void kv_whole(struct rtable *t, const char *k, long v)
     rtable_whole(t, v, true);
 }
 
+/* max_tokens as the requests asked it: the run's figure, or the range of
+ * the requests' own when they differ (recorded lengths of a trace or a
+ * dataset). */
+static void max_tokens_row(struct rtable *t, const struct benchmark *b)
+{
+    long lo = -1, hi = -1;
+    for (size_t i = 0; i < b->n_request_timings; i++) {
+        long m = b->request_timings[i].max_tokens;
+        if (m == ARTIFACT_NONE)
+            continue;
+        lo = lo < 0 || m < lo ? m : lo;
+        hi = m > hi ? m : hi;
+    }
+    if (lo < 0 || (lo == hi && lo == b->max_tokens)) {
+        kv_whole(t, "Output tokens per request (max_tokens)", b->max_tokens);
+        return;
+    }
+    char v[64];
+    if (lo == hi)
+        snprintf(v, sizeof v, "%ld", lo);
+    else
+        snprintf(v, sizeof v, "%ld-%ld (as recorded)", lo, hi);
+    kv_text(t, "Output tokens per request (max_tokens)", v);
+}
+
 static void latency_row(struct rtable *t, const char *name, const struct dist *d)
 {
     rtable_text(t, name);
@@ -75,11 +100,14 @@ static void bench_run_table(struct rdoc *doc, const struct artifact_any *a, cons
     kv_text(t, "Started", b->started_at);
     kv_text(t, "Finished", b->finished_at);
     kv_text(t, "Load mode", b->load_mode ? b->load_mode : b->measurement_protocol);
-    kv_whole(t, "Concurrency", b->concurrency);
+    if (b->concurrency > 0)
+        kv_whole(t, "Concurrency", b->concurrency);
+    else
+        kv_text(t, "Concurrency", "no cap");
     if (!isnan(b->request_rate))
         kv_num(t, "Request rate (req/s)", b->request_rate, 2);
     kv_num(t, "Input tokens per request (planned)", b->context_tokens, 0);
-    kv_whole(t, "Output tokens per request (max_tokens)", b->max_tokens);
+    max_tokens_row(t, b);
     kv_whole(t, "Successful requests", b->completed);
     kv_whole(t, "Failed requests", b->failed);
     if (b->not_sent > 0)

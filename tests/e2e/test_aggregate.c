@@ -229,3 +229,43 @@ Test(aggregate_e2e, invalid_inputs_exit_1_naming_the_file)
     unlink(no_rows);
     unlink(out);
 }
+
+/* Load points are ordered as numbers, whatever order the files come in
+ * (a shell glob gives c1, c16, c4, c8): the matrix rows and aggregates go
+ * c1, c4, c8, c16. Failed before: first appearance, so text order. */
+Test(aggregate_e2e, load_points_sort_as_numbers, .timeout = 120)
+{
+    const char *conc[] = {"1", "16", "4", "8"};     /* as `ls` lists c1 c16 c4 c8 */
+    char f[4][64], m[64];
+    struct sim_proc sim;
+    const char *sim_args[] = {"--ttft-ms", "1", "--itl-ms", "1", NULL};
+    cr_assert_eq(sim_start(&sim, sim_args), 0);
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(harness_tmpfile(f[i], sizeof f[i]), 0);
+        const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--num-prompts", "16",
+                              "--concurrency", conc[i], "--input-len", "16", "--output-len", "4", "--out", f[i],
+                              NULL};
+        static char text[16384];
+        int status;
+        cr_assert_eq(run_cmd(argv, text, sizeof text, &status), 0);
+        cr_assert_eq(status, 0, "%s", text);
+    }
+    cr_assert_eq(sim_stop(&sim), 0);
+    cr_assert_eq(harness_tmpfile(m, sizeof m), 0);
+    char err[4096];
+    const char *args[] = {f[0], f[1], f[2], f[3], "--out", m, NULL};
+    cr_assert_eq(aggregate(args, err, sizeof err), 0, "%s", err);
+    cJSON *doc = harness_load_json(m);
+    const double want[] = {1, 4, 8, 16};
+    for (int i = 0; i < 4; i++) {
+        const cJSON *row = cJSON_GetArrayItem(get(doc, "rows"), i);
+        const cJSON *agg = cJSON_GetArrayItem(get(doc, "aggregates"), i);
+        cr_assert_eq(harness_num(row, "concurrency"), want[i], "row %d: %s", i,
+                     get(row, "case_id")->valuestring);
+        cr_assert_str_eq(get(agg, "case_id")->valuestring, get(row, "case_id")->valuestring);
+    }
+    cJSON_Delete(doc);
+    for (int i = 0; i < 4; i++)
+        unlink(f[i]);
+    unlink(m);
+}

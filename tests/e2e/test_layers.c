@@ -220,3 +220,19 @@ Test(layers, check_libs_passes_on_the_build_and_fails_on_a_client_call_into_the_
     cr_assert_eq(status, 1, "%s%s", out, err);
     cr_assert(strstr(out, "libanvil.a:calls_sim.o: uses sim_main from"), "%s", out);
 }
+
+/* The table allows only edges the code uses: an edge no file needs is a
+ * rule wider than the code, named with the fix. */
+Test(layers, an_edge_no_file_uses_fails)
+{
+    char dir[64];
+    copy_tree(dir);
+    replace_in(dir, "docs/ARCHITECTURE.md", "| `net` | client | curl multi ⇄ libevent transport, kernel receive stamps, SSE framing | `core` |",
+               "| `net` | client | curl multi ⇄ libevent transport, kernel receive stamps, SSE framing | `core` |\n| `spare` | client | nothing | `core` `net` |");
+    append_line(dir, "src/spare/spare.c", "#include \"core/buf.h\"");
+    int status = check_layers(dir);
+    rm_tree(dir);
+    cr_assert_eq(status, 1, "%s", err);
+    cr_assert(strstr(err, "docs/ARCHITECTURE.md: spare may include net, but no file of spare includes net"), "%s", err);
+    cr_assert_null(strstr(err, "spare may include core"), "%s", err);
+}

@@ -253,7 +253,7 @@ Test(report_e2e, refuses_bad_inputs_and_names_them, .timeout = 30)
     int status;
     const char *missing[] = {harness_anvil_bin(), "report", "no/such.json", "-o", "/dev/null", NULL};
     cr_assert_eq(run_cmd_err(missing, out, sizeof out, err, sizeof err, &status), 0);
-    cr_assert_eq(status, 1);
+    cr_assert_eq(status, 2);
     cr_assert(strstr(err, "no/such.json: cannot read"), "%s", err);
     const char *no_out[] = {harness_anvil_bin(), "report", "tests/data/seed-001.json", NULL};
     cr_assert_eq(run_cmd_err(no_out, out, sizeof out, err, sizeof err, &status), 0);

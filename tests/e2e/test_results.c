@@ -199,7 +199,7 @@ Test(results_e2e, graph_names_the_missing_artifact_or_metric, .timeout = 30)
         int status;
         cr_assert_eq(run_cmd_err((const char *[]){harness_anvil_bin(), "graph", plan_path, NULL}, out, sizeof out,
                                  err, sizeof err, &status), 0);
-        cr_assert_eq(status, 1);
+        cr_assert_eq(status, 2);
         cr_assert(strstr(err, plan_path) && strstr(err, want[i][0]) && strstr(err, want[i][1]), "%s", err);
     }
     rmtree(dir);
@@ -284,7 +284,7 @@ Test(results_e2e, show_and_compare_what_anvil_writes, .timeout = 180)
     snprintf(r2, sizeof r2, "%s/rounds/sim/short-16-4-c2/round-1.json", b);
     cr_assert_eq(run_cmd_err((const char *[]){harness_anvil_bin(), "compare", r1, r2, NULL}, out, sizeof out, err,
                              sizeof err, &status), 0);
-    cr_assert_eq(status, 1);
+    cr_assert_eq(status, 2);
     cr_assert(strstr(err, "refusing to compare") && strstr(err, "concurrency differs (1 vs 2)"), "%s", err);
     cr_assert_eq(run_cmd_err((const char *[]){harness_anvil_bin(), "compare", r1, r2, "--force", "--format",
                                               "markdown", NULL}, out, sizeof out, err, sizeof err, &status), 0);
@@ -320,7 +320,7 @@ Test(results_e2e, show_and_compare_what_anvil_writes, .timeout = 180)
     cJSON_Delete(m);
     cr_assert_eq(run_cmd_err((const char *[]){harness_anvil_bin(), "compare", ma, mc, NULL}, out, sizeof out, err,
                              sizeof err, &status), 0);
-    cr_assert_eq(status, 1, "%s", out);
+    cr_assert_eq(status, 2, "%s", out);
     cr_assert(strstr(err, "refusing to compare") && strstr(err, "output lengths differ (4 vs 8 tokens)"), "%s", err);
     cr_assert_eq(run_cmd_err((const char *[]){harness_anvil_bin(), "compare", ma, mc, "--force", NULL}, out,
                              sizeof out, err, sizeof err, &status), 0);

@@ -149,3 +149,49 @@ Test(trace_replay, flags_that_do_not_apply_are_refused, .timeout = 30)
     cr_assert_eq(status, 2, "%s", err);
     cr_assert(strstr(err, "--trace-speed"), "%s", err);
 }
+
+/* The summaries say how a replay was sent: its recorded times (not "inf
+ * (closed loop)"), no cap, the recorded output lengths; `anvil show` says
+ * "no cap" (was "Concurrency: 0") and the range of max_tokens the requests
+ * asked, recomputed here from request_timings (was the unused default 128). */
+Test(trace_replay, summaries_say_how_the_replay_was_sent, .timeout = 60)
+{
+    char art[64];
+    cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
+    struct sim_proc sim;
+    cr_assert_eq(sim_start(&sim, NULL), 0);
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--dataset",
+                          "mooncake:tests/data/workloads/mooncake_300.jsonl", "--num-prompts", "6",
+                          "--trace-speed", "4", "--out", art, NULL};
+    static char out[16384];
+    char err[4096];
+    int status;
+    cr_assert_eq(run_cmd_err(argv, out, sizeof out, err, sizeof err, &status), 0);
+    sim_stop(&sim);
+    cr_assert_eq(status, 0, "%s", err);
+    cr_assert(strstr(out, "Traffic request rate (req/s):                 trace times x4\n"), "%s", out);
+    cr_assert(strstr(out, "Burstiness factor:                           n/a (trace replay)\n"), "%s", out);
+    cr_assert(strstr(out, "Output tokens per request:                       as recorded\n"), "%s", out);
+    cr_assert_null(strstr(out, "closed loop"), "%s", out);
+    cJSON *a = harness_load_json(art);
+    long lo = -1, hi = -1;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItem(a, "request_timings")) {
+        long m = (long)harness_num(t, "max_tokens");
+        lo = lo < 0 || m < lo ? m : lo;
+        hi = m > hi ? m : hi;
+    }
+    cJSON_Delete(a);
+    cr_assert(lo > 0 && hi >= lo);
+    const char *show[] = {harness_anvil_bin(), "show", art, NULL};
+    cr_assert_eq(run_cmd_err(show, out, sizeof out, err, sizeof err, &status), 0);
+    unlink(art);
+    cr_assert_eq(status, 0, "%s", err);
+    cr_assert(strstr(out, "Concurrency:                                no cap\n"), "%s", out);
+    char want[128];
+    if (lo == hi)
+        snprintf(want, sizeof want, "Output tokens per request (max_tokens):     %ld\n", lo);
+    else
+        snprintf(want, sizeof want, "Output tokens per request (max_tokens):     %ld-%ld (as recorded)\n", lo, hi);
+    cr_assert(strstr(out, want), "want '%s' in:\n%s", want, out);
+}
