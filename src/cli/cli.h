@@ -61,9 +61,9 @@ int merge_main(int argc, char **argv);
 
 struct flag_spec;
 
-/* `anvil run`'s flag table (cli/flags.h), for tests that hold it to the
- * library's defaults. Rows store into a struct whose first member is a
- * struct run_config. */
+/* `anvil run`'s flag table (cli/flags.h): the tables of its features
+ * (run_flags.c) joined in --help's order, ended by {0}. Static. Rows store
+ * into a struct whose first member is a struct run_config. */
 const struct flag_spec *run_flag_table(void);
 
 /* `anvil metrics [--format table|json]`: the metric registry

@@ -63,26 +63,26 @@ static int set_prefill_ctx(void *cfg, const char *cmd, const char *flag, const c
 static int set_temperature(void *cfg, const char *cmd, const char *flag, const char *v)
 {
     struct decode_cli *r = cfg;
-    r->d.run.sampling.has_temperature = true;
-    return flag_double(cmd, flag, v, 0, &r->d.run.sampling.temperature);
+    r->d.run.workload.sampling.has_temperature = true;
+    return flag_double(cmd, flag, v, 0, &r->d.run.workload.sampling.temperature);
 }
 
 static const char *const telemetry_names[] = {"auto", "on", "off", NULL};    /* enum obs_mode's order */
 static const char *const metric_names[] = {"client", "server", NULL};       /* enum prefill_metric's order */
 
 static const struct flag_spec flags[] = {
-    {"base-url", NULL, FLAG_STRING, RUN(base_url), "URL", NULL,
+    {"base-url", NULL, FLAG_STRING, RUN(transport.base_url), "URL", NULL,
      "OpenAI base URL (default " RUN_DEFAULT_BASE_URL ")", .section = "Server"},
     {"endpoint", NULL, FLAG_STRING, RUN(compat.endpoint), "chat|completions|PATH", NULL,
      "API to call, or its path (/v1/chat/completions) (default chat)"},
-    {"model", NULL, FLAG_STRING, RUN(model), "NAME", NULL, "model to benchmark (default: the first served)"},
-    {"api-key-env", NULL, FLAG_STRING, RUN(api_key_env), "VAR", "OPENAI_API_KEY",
+    {"model", NULL, FLAG_STRING, RUN(transport.model), "NAME", NULL, "model to benchmark (default: the first served)"},
+    {"api-key-env", NULL, FLAG_STRING, RUN(transport.api_key_env), "VAR", "OPENAI_API_KEY",
      "environment variable holding the API key (sent as a bearer token, never written)"},
     {"header", NULL, FLAG_CUSTOM, 0, "'Name: value'", NULL, "extra request header (repeatable)",
      .parse = set_header},
-    {"continuous-usage", NULL, FLAG_ON, RUN(continuous_usage), NULL, NULL,
+    {"continuous-usage", NULL, FLAG_ON, RUN(workload.continuous_usage), NULL, NULL,
      "ask any server for usage on every chunk (default: vLLM, SGLang and anvil-sim are asked)"},
-    {"no-continuous-usage", NULL, FLAG_ON, RUN(no_continuous_usage), NULL, NULL,
+    {"no-continuous-usage", NULL, FLAG_ON, RUN(workload.no_continuous_usage), NULL, NULL,
      "ask no server for usage on every chunk (tokens then come from the final usage or the tokenizer)"},
     {"concurrency", NULL, FLAG_CUSTOM, 0, "LIST", "1,2,4", "streams of each cell, e.g. 1,2,4",
      .parse = set_conc, .section = "The matrix"},
@@ -121,22 +121,22 @@ static const struct flag_spec flags[] = {
      "requests of every burst; 0 = C x --burst-requests-per-concurrency", .max = 1000000},
     {"burst-requests-per-concurrency", NULL, FLAG_LONG, AT(burst_requests_per_concurrency), "N", "5",
      "a burst at concurrency C sends C x N requests (when --request-count is 0)", .min = 1, .max = 100000},
-    {"server-metrics", NULL, FLAG_STRING, RUN(server_metrics), "auto|off|URL", "auto",
+    {"server-metrics", NULL, FLAG_STRING, RUN(observe.server_metrics), "auto|off|URL", "auto",
      "the server's Prometheus /metrics (auto: the base URL's root)", .section = "Server and hardware"},
-    {"scrape-interval-ms", NULL, FLAG_DOUBLE, RUN(scrape_interval_ms), "MS", "1000",
+    {"scrape-interval-ms", NULL, FLAG_DOUBLE, RUN(observe.scrape_interval_ms), "MS", "1000",
      "/metrics scrapes during a cell, ms", .min = 10},
-    {"telemetry", NULL, FLAG_CHOICE, RUN(telemetry), "auto|on|off", "auto",
+    {"telemetry", NULL, FLAG_CHOICE, RUN(observe.telemetry), "auto|on|off", "auto",
      "GPU and host telemetry (auto: when a GPU is found)", .choices = telemetry_names},
-    {"telemetry-interval-ms", NULL, FLAG_DOUBLE, RUN(telemetry_interval_ms), "MS", "1000",
+    {"telemetry-interval-ms", NULL, FLAG_DOUBLE, RUN(observe.telemetry_interval_ms), "MS", "1000",
      "GPU and host readings during a cell, ms", .min = 10},
-    {"gpu-metrics-url", NULL, FLAG_STRING, RUN(gpu_metrics_url), "URL", NULL,
+    {"gpu-metrics-url", NULL, FLAG_STRING, RUN(observe.gpu_metrics_url), "URL", NULL,
      "a Prometheus GPU exporter (DCGM names) instead of NVML"},
-    {"timeout-s", NULL, FLAG_DOUBLE, RUN(timeout_s), "S", "600", "whole-request timeout, seconds",
+    {"timeout-s", NULL, FLAG_DOUBLE, RUN(transport.timeout_s), "S", "600", "whole-request timeout, seconds",
      .section = "Requests"},
-    {"connect-timeout-s", NULL, FLAG_DOUBLE, RUN(connect_timeout_s), "S", "10", "connect timeout, seconds"},
-    {"idle-timeout-s", NULL, FLAG_DOUBLE, RUN(idle_timeout_s), "S", "120",
+    {"connect-timeout-s", NULL, FLAG_DOUBLE, RUN(transport.connect_timeout_s), "S", "10", "connect timeout, seconds"},
+    {"idle-timeout-s", NULL, FLAG_DOUBLE, RUN(transport.idle_timeout_s), "S", "120",
      "fail a request silent this long (a long prefill is silent), seconds"},
-    {"stall-timeout-s", NULL, FLAG_DOUBLE, RUN(stall_timeout_s), "S", NULL,
+    {"stall-timeout-s", NULL, FLAG_DOUBLE, RUN(transport.stall_timeout_s), "S", NULL,
      "end the cell when no byte has arrived on any of its requests for this long, seconds: the cell "
      "and the matrix are incomplete (\"server_stalled\"), exit 1 (default: the --idle-timeout-s value; "
      "0 = never)", .min = 0},
@@ -188,9 +188,9 @@ int decode_main(int argc, char **argv)
         return 0;
     }
     char err[1600];
-    r.d.run.headers = r.headers;
-    r.d.run.argc = argc;
-    r.d.run.argv = argv;
+    r.d.run.transport.headers = r.headers;
+    r.d.run.out.argc = argc;
+    r.d.run.out.argv = argv;
     long most = 0;          /* the largest cell's streams must fit the open-file limit */
     for (size_t i = 0; i < r.d.n_conc; i++)
         most = r.d.conc[i] > most ? r.d.conc[i] : most;

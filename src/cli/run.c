@@ -39,24 +39,24 @@ static void settle(struct run_cli *r, const bool *seen)
 {
     const struct flag_spec *t = run_flag_table();
     struct run_config *c = &r->c;
-    bool trace = trace_spec_is_trace(c->dataset);
-    if (!seen[flags_find(t, "concurrency") - t] && (!isinf(c->request_rate) || trace))
-        c->concurrency = 0;
-    if ((trace || c->agentic_file || c->agentic_sessions > 0) && !seen[flags_find(t, "num-prompts") - t])
-        c->num_prompts = 0;     /* the whole window */
-    if (c->duration_s > 0 && !seen[flags_find(t, "num-prompts") - t])
-        c->num_prompts = 200000;
-    c->output_len_set = seen[flags_find(t, "output-len") - t] || seen[flags_find(t, "sharegpt-output-len") - t] ||
+    bool trace = trace_spec_is_trace(c->workload.dataset);
+    if (!seen[flags_find(t, "concurrency") - t] && (!isinf(c->load.request_rate) || trace))
+        c->load.concurrency = 0;
+    if ((trace || c->workload.agentic_file || c->workload.agentic_sessions > 0) && !seen[flags_find(t, "num-prompts") - t])
+        c->load.num_prompts = 0;     /* the whole window */
+    if (c->load.duration_s > 0 && !seen[flags_find(t, "num-prompts") - t])
+        c->load.num_prompts = 200000;
+    c->workload.output_len_set = seen[flags_find(t, "output-len") - t] || seen[flags_find(t, "sharegpt-output-len") - t] ||
                         seen[flags_find(t, "custom-output-len") - t];
     if (r->served_model_name) {
         /* vLLM requests the served name and reads its tokenizer from --model */
-        if (c->model && strcmp(c->model, r->served_model_name))
+        if (c->transport.model && strcmp(c->transport.model, r->served_model_name))
             fprintf(c->log ? c->log : stderr, "anvil run: note: requesting --served-model-name %s, not "
-                    "--model %s (vLLM reads only its tokenizer from --model)\n", r->served_model_name, c->model);
-        c->model = r->served_model_name;
+                    "--model %s (vLLM reads only its tokenizer from --model)\n", r->served_model_name, c->transport.model);
+        c->transport.model = r->served_model_name;
     }
-    c->headers = r->headers;
-    c->progress = !r->no_progress && isatty(STDERR_FILENO);
+    c->transport.headers = r->headers;
+    c->out.progress = !r->no_progress && isatty(STDERR_FILENO);
 }
 
 /* The load settings, as vLLM's summary repeats them before its numbers,
@@ -65,19 +65,20 @@ static void settle(struct run_cli *r, const bool *seen)
 static void load_settings(FILE *to, const struct run_config *c)
 {
     char rate[48] = "inf (closed loop)", burst[48] = "n/a (closed loop)", cap[32] = "none";
-    if (trace_spec_is_trace(c->dataset)) {
-        snprintf(rate, sizeof rate, "trace times x%g", c->trace_speed > 0 ? c->trace_speed : 1);
+    if (trace_spec_is_trace(c->workload.dataset)) {
+        snprintf(rate, sizeof rate, "trace times x%g", c->workload.trace_speed > 0 ? c->workload.trace_speed : 1);
         snprintf(burst, sizeof burst, "n/a (trace replay)");
-    } else if (!isinf(c->request_rate)) {
-        snprintf(rate, sizeof rate, "%g", c->request_rate);
-        snprintf(burst, sizeof burst, "%g%s", c->burstiness, c->burstiness == 1 ? " (Poisson)" : "");
+    } else if (!isinf(c->load.request_rate)) {
+        snprintf(rate, sizeof rate, "%g", c->load.request_rate);
+        snprintf(burst, sizeof burst, "%g%s", c->load.burstiness, c->load.burstiness == 1 ? " (Poisson)" : "");
     }
-    if (c->concurrency > 0)
-        snprintf(cap, sizeof cap, "%ld", c->concurrency);
+    if (c->load.concurrency > 0)
+        snprintf(cap, sizeof cap, "%ld", c->load.concurrency);
     fprintf(to, "%-44s %15s\n%-44s %15s\n%-44s %15s\n", "Traffic request rate (req/s):", rate,
             "Burstiness factor:", burst, "Max request concurrency:", cap);
-    bool recorded = c->dataset && (!strncmp(c->dataset, "sharegpt:", 9) || trace_spec_is_trace(c->dataset));
-    if (recorded && !c->output_len_set)
+    const char *ds = c->workload.dataset;
+    bool recorded = ds && (!strncmp(ds, "sharegpt:", 9) || trace_spec_is_trace(ds));
+    if (recorded && !c->workload.output_len_set)
         fprintf(to, "%-44s %15s\n", "Output tokens per request:", "as recorded");
 }
 
@@ -94,7 +95,7 @@ static int report(const struct run_cli *r, const struct run_result *res)
         report_cost(to, &r->cost, isnan(res->summary.aggregate_tps) ? res->summary.output_throughput
                                                                     : res->summary.aggregate_tps);
         if (r->pct_given)
-            report_percentiles(to, &r->pct, res->records, res->n_records, c->pct);
+            report_percentiles(to, &r->pct, res->records, res->n_records, c->out.pct);
         report_failures(to, res->records, res->n_records);
         if (res->observe)
             report_observe(to, res->observe);
@@ -113,7 +114,7 @@ static int report(const struct run_cli *r, const struct run_result *res)
     fprintf(to, "artifact: %s%s\n", res->artifact_path, res->incomplete ? " (incomplete)" : "");
     if (res->log_errors)
         fprintf(stderr, "anvil run: %d lines could not be written to --requests-out %s\n",
-                res->log_errors, c->requests_out);
+                res->log_errors, c->out.requests_out);
     if (res->journal_lines_lost)
         fprintf(stderr, "anvil run: warning: %ld lines could not be written to the journal %s (disk full?): "
                 "it is cut short, and its artifact says so (journal_lines_lost); the artifact has every "
@@ -137,8 +138,8 @@ int run_cli_parse(struct run_cli *r, int argc, char **argv, FILE *log)
         rc = flags_parse("run", t, r, argc, argv, NULL, NULL, seen);
     if (rc == 0) {
         settle(r, seen);
-        r->c.argc = argc;
-        r->c.argv = argv;
+        r->c.out.argc = argc;
+        r->c.out.argv = argv;
         if (run_config_resolve(&r->c, err, sizeof err) != 0 || run_config_check(&r->c, err, sizeof err) != 0) {
             fprintf(stderr, "anvil run: %s\n", err);
             rc = -1;
@@ -206,7 +207,7 @@ int run_main(int argc, char **argv)
         stop_install();     /* Ctrl-C, SIGTERM, SIGHUP: stop at any step, keep what was measured */
         curl_global_init(CURL_GLOBAL_DEFAULT);
 #ifdef ANVIL_WITH_MPI
-        if (mpi_launched() && !r.c.shard_count) {
+        if (mpi_launched() && !r.c.shard.count) {
             status = run_mpi(&r);
             curl_global_cleanup();
             run_cli_free(&r);

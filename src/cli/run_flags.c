@@ -1,5 +1,5 @@
-/* run_flags.c — `anvil run`'s flag table: every flag's name, value, unit,
- * default and help, in the order --help prints them. */
+/* run_flags.c — `anvil run`'s flag tables, one per feature: every flag's
+ * name, value, unit, default and help, in the order --help prints them. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +15,7 @@
 
 static int set_sampling(void *cfg, const char *cmd, const char *flag, const char *v)
 {
-    struct sampling *s = &((struct run_cli *)cfg)->c.sampling;
+    struct sampling *s = &((struct run_cli *)cfg)->c.workload.sampling;
     if (!strcmp(flag, "top-k")) {
         s->has_top_k = true;
         return flag_long(cmd, flag, v, 0, 1000000000L, &s->top_k);
@@ -37,13 +37,13 @@ static int set_extra_body(void *cfg, const char *cmd, const char *flag, const ch
         return -1;
     }
     cJSON_Delete(r->extra_body);
-    r->c.extra_body = r->extra_body = j;
+    r->c.workload.extra_body = r->extra_body = j;
     return 0;
 }
 
 static int set_goodput(void *cfg, const char *cmd, const char *flag, const char *v)
 {
-    if (slo_parse(v, &((struct run_cli *)cfg)->c.slo) == 0)
+    if (slo_parse(v, &((struct run_cli *)cfg)->c.out.slo) == 0)
         return 0;
     fprintf(stderr, "anvil %s: --%s: expected ttft:MS, tpot:MS or e2el:MS with MS > 0, each once, "
             "got '%s'\n", cmd, flag, v);
@@ -60,8 +60,8 @@ static int set_shard(void *cfg, const char *cmd, const char *flag, const char *v
                 cmd, flag, v);
         return -1;
     }
-    c->shard_index = i;
-    c->shard_count = n;
+    c->shard.index = i;
+    c->shard.count = n;
     return 0;
 }
 
@@ -117,15 +117,15 @@ static int set_ratio(const char *cmd, const char *flag, const char *v, double *o
 
 static int set_input_range(void *cfg, const char *cmd, const char *flag, const char *v)
 {
-    return set_ratio(cmd, flag, v, &((struct run_cli *)cfg)->c.input_range);
+    return set_ratio(cmd, flag, v, &((struct run_cli *)cfg)->c.workload.input_range);
 }
 
 static int set_range_ratio(void *cfg, const char *cmd, const char *flag, const char *v)
 {
     struct run_config *c = &((struct run_cli *)cfg)->c;
-    if (set_ratio(cmd, flag, v, &c->input_range) != 0)
+    if (set_ratio(cmd, flag, v, &c->workload.input_range) != 0)
         return -1;
-    c->output_range = c->input_range;
+    c->workload.output_range = c->workload.input_range;
     return 0;
 }
 
@@ -138,14 +138,14 @@ static int set_agentic_range(void *cfg, const char *cmd, const char *flag, const
     double think_lo, think_hi;
     if (!strcmp(flag, "turns")) {
         if (agentic_parse_range(v, &turns_lo, &turns_hi) == 0) {
-            c->agentic_turns = v;
+            c->workload.agentic_turns = v;
             return 0;
         }
         fprintf(stderr, "anvil %s: --%s: expected A..B with 1 <= A <= B <= 10000, got '%s'\n", cmd, flag, v);
         return -1;
     }
     if (agentic_parse_think(v, &think_lo, &think_hi) == 0) {
-        c->think_time = v;
+        c->workload.think_time = v;
         return 0;
     }
     fprintf(stderr, "anvil %s: --%s: expected A..B seconds with 0 <= A <= B <= 86400, got '%s'\n", cmd, flag, v);
@@ -172,8 +172,13 @@ static const char *const calib_names[] = {"auto", "tokenize", "probe", "none", N
 static const char *const result_format_names[] = {"anvil", "vllm", NULL};    /* RESULT_* order */
 static const char *const telemetry_names[] = {"auto", "on", "off", NULL};    /* enum obs_mode's order */
 
-static const struct flag_spec flags[] = {
-    {"base-url", NULL, FLAG_STRING, AT(base_url), "URL", NULL,
+/* One table per feature (run/run.h's sub-structs of run_config, and the run_cli
+ * fields that feed them), in the order --help prints them: run_flag_table
+ * joins them. */
+
+/* The server and how requests reach it. */
+static const struct flag_spec transport_flags[] = {
+    {"base-url", NULL, FLAG_STRING, AT(transport.base_url), "URL", NULL,
      "OpenAI base URL; a bare http://HOST:PORT gets /v1 (default " RUN_DEFAULT_BASE_URL ")",
      .section = "Target"},
     {"host", NULL, FLAG_STRING, AT(compat.host), "HOST", NULL,
@@ -185,144 +190,156 @@ static const struct flag_spec flags[] = {
     {"backend", NULL, FLAG_STRING, AT(compat.backend), "NAME", NULL,
      "vLLM's name for the API: openai-chat or vllm-chat (chat); vllm, openai, sglang, tgi, ... "
      "(completions)"},
-    {"model", NULL, FLAG_STRING, AT(model), "NAME", NULL,
+    {"model", NULL, FLAG_STRING, AT(transport.model), "NAME", NULL,
      "model to request (default: the first of GET {base}/models)"},
     {"served-model-name", NULL, FLAG_STRING, offsetof(struct run_cli, served_model_name), "NAME", NULL,
      "vLLM's name of --model: the model to request; with --model too, this one is requested (vLLM "
      "reads its tokenizer from --model)"},
-    {"api-key-env", NULL, FLAG_STRING, AT(api_key_env), "VAR", "OPENAI_API_KEY",
+    {"api-key-env", NULL, FLAG_STRING, AT(transport.api_key_env), "VAR", "OPENAI_API_KEY",
      "environment variable holding the API key, sent as a bearer token when set; never written anywhere"},
     {"header", NULL, FLAG_CUSTOM, 0, "'Name: value'", NULL, "extra request header (repeatable)",
      .parse = set_header},
     {"header-env", NULL, FLAG_CUSTOM, 0, "NAME=VAR", NULL,
      "extra request header NAME whose value is read from environment variable VAR (repeatable); "
      "what anvil sweep saves in its plan instead of a header's value", .parse = set_header_env},
-    {"concurrency", "max-concurrency", FLAG_LONG, AT(concurrency), "N", "1",
+};
+
+/* The shape of the load. */
+static const struct flag_spec load_flags[] = {
+    {"concurrency", "max-concurrency", FLAG_LONG, AT(load.concurrency), "N", "1",
      "requests in flight: exactly N in the closed loop, at most N with --request-rate (there "
      "no cap unless given)", .section = "Load", .min = 1, .max = 100000},
-    {"request-rate", NULL, FLAG_RATE, AT(request_rate), "R", "inf",
+    {"request-rate", NULL, FLAG_RATE, AT(load.request_rate), "R", "inf",
      "open loop: R requests/s; inf = the closed loop"},
-    {"burstiness", NULL, FLAG_RATE, AT(burstiness), "B", "1",
+    {"burstiness", NULL, FLAG_RATE, AT(load.burstiness), "B", "1",
      "gamma shape of the arrival gaps: 1 = Poisson, larger is smoother, inf = constant gaps"},
-    {"num-prompts", NULL, FLAG_LONG, AT(num_prompts), "N", "100",
+    {"num-prompts", NULL, FLAG_LONG, AT(load.num_prompts), "N", "100",
      "measured requests (with --duration: the most that may be sent, default 200000); at most "
      "10,000,000: every request's record is held in memory, about 0.5 KB each",
      .min = 1, .max = 10000000},
-    {"warmup", "num-warmups", FLAG_LONG, AT(warmup), "N", "0", "unmeasured requests sent first",
+    {"warmup", "num-warmups", FLAG_LONG, AT(load.warmup), "N", "0", "unmeasured requests sent first",
      .min = 0, .max = 1000000},
-    {"ready-check-timeout-sec", NULL, FLAG_DOUBLE, AT(ready_timeout_s), "S", "0",
+    {"ready-check-timeout-sec", NULL, FLAG_DOUBLE, AT(load.ready_timeout_s), "S", "0",
      "wait up to S seconds for the server to answer GET {base}/models before starting", .min = 0},
-    {"duration", NULL, FLAG_DOUBLE, AT(duration_s), "S", NULL,
+    {"duration", NULL, FLAG_DOUBLE, AT(load.duration_s), "S", NULL,
      "duration mode: keep the load on and measure for S seconds; output tokens are counted inside "
      "the window by their arrival time (aggregate_tps); requests running at its end are kept as "
      "incomplete", .min = 0.001},
-    {"warmup-s", NULL, FLAG_DOUBLE, AT(warmup_s), "S", "0",
+    {"warmup-s", NULL, FLAG_DOUBLE, AT(load.warmup_s), "S", "0",
      "duration mode: seconds of load before the window opens", .min = 0},
-    {"threads", NULL, FLAG_LONG, AT(threads), "N", NULL,
+    {"threads", NULL, FLAG_LONG, AT(load.threads), "N", NULL,
      "measuring loops, one thread each, the load split over them (default: the online cores, at "
      "most one per 64 streams; never more than --concurrency)", .min = 1, .max = 1024},
+};
+
+/* One run spread over processes (its rows print under "Load"). */
+static const struct flag_spec shard_flags[] = {
     {"shard", NULL, FLAG_CUSTOM, 0, "I/N", NULL,
      "send shard I (0-based) of N of the plan: closed loop its share of --concurrency, open loop "
      "every Nth arrival of the whole schedule; its artifact is merged with `anvil merge` (default: "
      "the whole run; under mpirun the rank and size say it)", .parse = set_shard},
-    {"rank-timeout", NULL, FLAG_DOUBLE, AT(rank_timeout_s), "S", "60",
+    {"rank-timeout", NULL, FLAG_DOUBLE, AT(shard.rank_timeout_s), "S", "60",
      "under mpirun: how long rank 0 waits for another rank's records after its own load ended before "
      "it names that rank missing (the artifact is then incomplete)", .min = 0.1},
-    {"start-at", NULL, FLAG_DOUBLE, AT(start_at_unix), "UNIX_TIME", NULL,
+    {"start-at", NULL, FLAG_DOUBLE, AT(shard.start_at_unix), "UNIX_TIME", NULL,
      "begin the measured phase at this wall-clock instant, seconds since the epoch (the shards of "
      "one run agree on it; warm-ups run before it)", .min = 1},
-    {"input-len", "random-input-len", FLAG_LONG, AT(input_len), "N", "1024",
+};
+
+/* What is sent. */
+static const struct flag_spec workload_flags[] = {
+    {"input-len", "random-input-len", FLAG_LONG, AT(workload.input_len), "N", "1024",
      "prompt length in tokens, as the server counts them; 0 = a minimal prompt (the request's unique "
      "head and the chat template, no filler)", .section = "Workload",
      .min = 0, .max = 100000000},
-    {"output-len", "random-output-len", FLAG_LONG, AT(output_len), "N", "128",
+    {"output-len", "random-output-len", FLAG_LONG, AT(workload.output_len), "N", "128",
      "max_tokens per request, in tokens", .min = 1, .max = 100000000},
-    {"custom-output-len", NULL, FLAG_LONG, AT(output_len), "N", NULL,
+    {"custom-output-len", NULL, FLAG_LONG, AT(workload.output_len), "N", NULL,
      "vLLM's name of --output-len for its custom (JSON Lines) dataset: max_tokens of a line "
      "without its own", .min = 1, .max = 100000000},
-    {"sharegpt-output-len", NULL, FLAG_LONG, AT(output_len), "N", NULL,
+    {"sharegpt-output-len", NULL, FLAG_LONG, AT(workload.output_len), "N", NULL,
      "vLLM's flag: every ShareGPT request gets max_tokens N (without it or --output-len, each "
      "gets its recorded reply's length, counted by the server's tokenizer)", .min = 1, .max = 100000000},
-    {"ignore-eos", NULL, FLAG_ON, AT(ignore_eos), NULL, NULL,
+    {"ignore-eos", NULL, FLAG_ON, AT(workload.ignore_eos), NULL, NULL,
      "send ignore_eos so every reply has exactly --output-len tokens (default on)"},
-    {"no-ignore-eos", NULL, FLAG_OFF, AT(ignore_eos), NULL, NULL, "let replies end at EOS"},
-    {"seed", NULL, FLAG_LONG, AT(seed), "N", "0",
+    {"no-ignore-eos", NULL, FLAG_OFF, AT(workload.ignore_eos), NULL, NULL, "let replies end at EOS"},
+    {"seed", NULL, FLAG_LONG, AT(workload.seed), "N", "0",
      "seed of the prompt filler text, length draws and arrival times", .min = 0, .max = 0x7fffffffL},
     {"input-len-range", NULL, FLAG_CUSTOM, 0, "R", "0",
      "prompt lengths uniform in [N(1-R), N(1+R)] tokens", .parse = set_input_range},
     {"random-range-ratio", NULL, FLAG_CUSTOM, 0, "R", NULL,
      "the same for prompt and output lengths (vLLM's flag)", .parse = set_range_ratio},
-    {"shared-prefix-len", "random-prefix-len", FLAG_LONG, AT(shared_prefix_len), "N", "0",
+    {"shared-prefix-len", "random-prefix-len", FLAG_LONG, AT(workload.shared_prefix_len), "N", "0",
      "every prompt starts with the same N tokens (prefix-cache studies); the unique part follows it",
      .min = 0, .max = 100000000},
-    {"dataset", NULL, FLAG_STRING, AT(dataset), "jsonl:FILE|sharegpt:FILE|mooncake:FILE|azure:FILE", NULL,
+    {"dataset", NULL, FLAG_STRING, AT(workload.dataset), "jsonl:FILE|sharegpt:FILE|mooncake:FILE|azure:FILE", NULL,
      "prompts from a file: JSON Lines of {\"prompt\": ...} or {\"messages\": [...]} with an optional "
      "\"max_tokens\" (else --output-len), or ShareGPT JSON; or a trace replayed at its recorded "
      "times: Mooncake JSON Lines (timestamp ms, input_length, output_length, hash_ids of 512-token "
      "blocks: equal ids share prompt text) or the Azure LLM inference CSV; every request of the "
      "window is sent (--num-prompts caps them), with no cap on requests in flight unless "
      "--max-concurrency is given"},
-    {"trace-speed", NULL, FLAG_DOUBLE, AT(trace_speed), "X", NULL,
+    {"trace-speed", NULL, FLAG_DOUBLE, AT(workload.trace_speed), "X", NULL,
      "trace replay: X times as fast as recorded (gaps divided by X; default 1)", .min = 1e-6},
-    {"trace-start", NULL, FLAG_DOUBLE, AT(trace_start_s), "S", NULL,
+    {"trace-start", NULL, FLAG_DOUBLE, AT(workload.trace_start_s), "S", NULL,
      "trace replay: skip the requests of the trace's first S seconds (default 0)", .min = 0},
-    {"trace-duration", NULL, FLAG_DOUBLE, AT(trace_duration_s), "S", NULL,
+    {"trace-duration", NULL, FLAG_DOUBLE, AT(workload.trace_duration_s), "S", NULL,
      "trace replay: only the requests recorded in the S seconds from --trace-start", .min = 1e-6},
-    {"prefix-hit-rate", NULL, FLAG_DOUBLE, AT(prefix_hit_rate), "P", NULL,
+    {"prefix-hit-rate", NULL, FLAG_DOUBLE, AT(workload.prefix_hit_rate), "P", NULL,
      "a prefix-cache hit rate of P (0 < P < 1): the server's cache is emptied after calibration "
      "(vLLM POST /reset_prefix_cache, SGLang /flush_cache; else a warning), --prefix-groups "
      "unmeasured requests put one prefix of P x --input-len tokens each in it, then every measured "
      "prompt starts with one of them; the achieved rate is checked against P (within 5%)",
      .min = 1e-6},
-    {"prefix-groups", NULL, FLAG_LONG, AT(prefix_groups), "G", "1",
+    {"prefix-groups", NULL, FLAG_LONG, AT(workload.prefix_groups), "G", "1",
      "with --prefix-hit-rate: prefixes the requests take in turn (each group shares its own)",
      .min = 1, .max = 1000000},
-    {"flush-cache", NULL, FLAG_ON, AT(flush_cache), NULL, NULL,
+    {"flush-cache", NULL, FLAG_ON, AT(workload.flush_cache), NULL, NULL,
      "empty the server's prefix cache after calibration, before any request is sent (a cold start)"},
     {"dataset-name", NULL, FLAG_STRING, AT(compat.dataset_name), "random|sharegpt|custom", NULL,
      "vLLM's way to say --dataset: with --dataset-path (custom = JSON Lines)"},
     {"dataset-path", NULL, FLAG_STRING, AT(compat.dataset_path), "FILE", NULL, "the dataset file"},
-    {"multi-turn", NULL, FLAG_ON, AT(multi_turn), NULL, NULL,
+    {"multi-turn", NULL, FLAG_ON, AT(workload.multi_turn), NULL, NULL,
      "with --dataset: one request per user turn, sending the conversation's recorded history "
      "before it, only after the previous turn's reply has ended"},
-    {"agentic", NULL, FLAG_STRING, AT(agentic_file), "FILE", NULL,
+    {"agentic", NULL, FLAG_STRING, AT(workload.agentic_file), "FILE", NULL,
      "agent sessions (JSON, or YAML in a .yaml/.yml file): {\"sessions\": [{\"system_len\": N, \"turns\": [{\"user_len\": N, "
      "\"tool_calls\": N, \"tool_result_len\": N, \"output_len\": N, \"think_time_s\": S, "
      "\"sub_agents\": K, \"sub_agent_len\": N, \"sub_agent_output_len\": N, \"sub_agent_result_len\": N}]}]} "
      "(lengths in words); each turn resends the session's whole history, its assistant tool calls "
      "and their results, think_time_s after the turn before it (and that turn's sub-agents, sent in "
      "parallel) ended; every request is sent once (--num-prompts caps them)"},
-    {"agentic-sessions", NULL, FLAG_LONG, AT(agentic_sessions), "N", NULL,
+    {"agentic-sessions", NULL, FLAG_LONG, AT(workload.agentic_sessions), "N", NULL,
      "generated agent sessions (seeded by --seed): a user task, then a tool call and its result per "
      "turn", .min = 1, .max = 1000000},
     {"turns", NULL, FLAG_CUSTOM, 0, "A..B", NULL,
      "with --agentic-sessions: turns per session, uniform in [A, B] (default 3..6)",
      .parse = set_agentic_range},
-    {"tool-result-len", NULL, FLAG_LONG, AT(tool_result_len), "N", "200",
+    {"tool-result-len", NULL, FLAG_LONG, AT(workload.tool_result_len), "N", "200",
      "with --agentic-sessions: words of each tool result", .min = 1, .max = 10000000},
-    {"user-len", NULL, FLAG_LONG, AT(agentic_user_len), "N", "100",
+    {"user-len", NULL, FLAG_LONG, AT(workload.agentic_user_len), "N", "100",
      "with --agentic-sessions: words of a session's first user message", .min = 1, .max = 10000000},
-    {"system-len", NULL, FLAG_LONG, AT(agentic_system_len), "N", "0",
+    {"system-len", NULL, FLAG_LONG, AT(workload.agentic_system_len), "N", "0",
      "with --agentic-sessions: words of a session's system prompt", .min = 0, .max = 10000000},
     {"think-time", NULL, FLAG_CUSTOM, 0, "A..B", NULL,
      "with --agentic-sessions: seconds between a turn's reply and the next turn, uniform in [A, B], "
      "seeded (default none)", .parse = set_agentic_range},
-    {"sub-agents", NULL, FLAG_LONG, AT(sub_agents), "K", "0",
+    {"sub-agents", NULL, FLAG_LONG, AT(workload.sub_agents), "K", "0",
      "with --agentic-sessions: sub-agents each turn but the last spawns, sent in parallel (each the "
      "history plus a task of --user-len words); the next turn waits for them and carries their "
      "results (--tool-result-len words each)", .min = 0, .max = 64},
-    {"calibration", NULL, FLAG_CHOICE, AT(calib), "auto|tokenize|probe|none", "auto",
+    {"calibration", NULL, FLAG_CHOICE, AT(workload.calib), "auto|tokenize|probe|none", "auto",
      "how prompt lengths are fitted to the server's tokenizer: POST /tokenize, probe requests with "
      "max_tokens 1, or none (--input-len filler words as they are); auto tries tokenize, then probe",
      .choices = calib_names},
-    {"calibration-cache", NULL, FLAG_STRING, AT(calibration_cache), "FILE", NULL,
+    {"calibration-cache", NULL, FLAG_STRING, AT(workload.calibration_cache), "FILE", NULL,
      "reuse the calibration stored in FILE for this server, model, endpoint, engine and length, "
      "else calibrate and store it there (anvil sweep gives every round DIR/calibration.json)"},
-    {"continuous-usage", NULL, FLAG_ON, AT(continuous_usage), NULL, NULL,
+    {"continuous-usage", NULL, FLAG_ON, AT(workload.continuous_usage), NULL, NULL,
      "ask for usage on every chunk (stream_options.continuous_usage_stats), so every chunk's tokens "
      "are counted and dated by the server; the default for vLLM, SGLang and anvil-sim, this asks "
      "any server"},
-    {"no-continuous-usage", NULL, FLAG_ON, AT(no_continuous_usage), NULL, NULL,
+    {"no-continuous-usage", NULL, FLAG_ON, AT(workload.no_continuous_usage), NULL, NULL,
      "do not ask for usage on every chunk: tokens then come from the final usage, else the "
      "server's tokenizer over the text received, else the chunk count"},
     {"temperature", NULL, FLAG_CUSTOM, 0, "T", NULL, "sampling temperature sent with every request "
@@ -333,36 +350,44 @@ static const struct flag_spec flags[] = {
      .parse = set_sampling},
     {"extra-body", NULL, FLAG_CUSTOM, 0, "JSON", NULL,
      "a JSON object whose keys are added to every request body", .parse = set_extra_body},
-    {"images-per-request", NULL, FLAG_LONG, AT(images_per_request), "N", NULL,
+    {"images-per-request", NULL, FLAG_LONG, AT(workload.images_per_request), "N", NULL,
      "chat: N synthetic PNG or JPEG images (seeded, unique per request and run) after each prompt's text, "
      "base64 in image_url parts; calibration probes with them, so --input-len counts their tokens",
      .min = 1, .max = 64},
-    {"image-size", NULL, FLAG_STRING, AT(image_size), "WxH", NULL,
+    {"image-size", NULL, FLAG_STRING, AT(workload.image_size), "WxH", NULL,
      "size of the --images-per-request images, pixels (default 512x512)"},
-    {"image-format", NULL, FLAG_STRING, AT(image_format), "png|jpeg", NULL,
+    {"image-format", NULL, FLAG_STRING, AT(workload.image_format), "png|jpeg", NULL,
      "encoding of the --images-per-request images (default png; jpeg: baseline, quality 90)"},
-    {"tools", NULL, FLAG_STRING, AT(tools_file), "FILE", NULL,
+    {"tools", NULL, FLAG_STRING, AT(workload.tools_file), "FILE", NULL,
      "tool definitions sent with every chat request: a JSON array of {\"type\": \"function\", "
      "\"function\": {...}} (or an object with it in \"tools\"); calibration then probes with them"},
-    {"tool-choice", NULL, FLAG_STRING, AT(tool_choice), "auto|none|required|NAME|JSON", NULL,
+    {"tool-choice", NULL, FLAG_STRING, AT(workload.tool_choice), "auto|none|required|NAME|JSON", NULL,
      "\"tool_choice\" sent with --tools: as given, or NAME of a function for that function"},
     {"tokenizer", NULL, FLAG_STRING, AT(compat.tokenizer), "NAME", NULL,
      "accepted for vLLM's command lines; anvil counts tokens with the server's own tokenizer"},
-    {"timeout-s", NULL, FLAG_DOUBLE, AT(timeout_s), "S", "600", "whole-request timeout, seconds",
+};
+
+/* The transport's limits: how long a request, a connection or a silence may last. */
+static const struct flag_spec limit_flags[] = {
+    {"timeout-s", NULL, FLAG_DOUBLE, AT(transport.timeout_s), "S", "600", "whole-request timeout, seconds",
      .section = "Limits", .min = 0.001},
-    {"connect-timeout-s", NULL, FLAG_DOUBLE, AT(connect_timeout_s), "S", "10",
+    {"connect-timeout-s", NULL, FLAG_DOUBLE, AT(transport.connect_timeout_s), "S", "10",
      "connection timeout, seconds", .min = 0.001},
-    {"idle-timeout-s", NULL, FLAG_DOUBLE, AT(idle_timeout_s), "S", "120",
+    {"idle-timeout-s", NULL, FLAG_DOUBLE, AT(transport.idle_timeout_s), "S", "120",
      "abort a stream silent for this long, seconds", .min = 0.001},
-    {"stall-timeout-s", NULL, FLAG_DOUBLE, AT(stall_timeout_s), "S", NULL,
+    {"stall-timeout-s", NULL, FLAG_DOUBLE, AT(transport.stall_timeout_s), "S", NULL,
      "end the run when requests are in flight and no byte has arrived on any of them for this long, "
      "seconds: nothing more is sent, those in flight fail, the artifact is incomplete "
      "(\"server_stalled\") and the exit status 1 (default: the --idle-timeout-s value; 0 = never)",
      .min = 0},
-    {"grace-s", NULL, FLAG_DOUBLE, AT(grace_s), "S", "5",
+    {"grace-s", NULL, FLAG_DOUBLE, AT(transport.grace_s), "S", "5",
      "after Ctrl-C/SIGTERM/SIGHUP, how long in-flight requests may finish before they are cancelled, "
      "seconds", .min = 0},
-    {"out", NULL, FLAG_STRING, AT(out), "FILE", NULL,
+};
+
+/* Where the results go and how they are summarized. */
+static const struct flag_spec output_flags[] = {
+    {"out", NULL, FLAG_STRING, AT(out.path), "FILE", NULL,
      "artifact, schema anvil-serving.benchmark/v1 (default results/<run_id>.json)",
      .section = "Output"},
     {"result-dir", NULL, FLAG_STRING, AT(compat.result_dir), "DIR", NULL,
@@ -373,14 +398,14 @@ static const struct flag_spec flags[] = {
      "accepted for vLLM's command lines: the artifact is always written"},
     {"disable-tqdm", NULL, FLAG_ON, offsetof(struct run_cli, no_progress), NULL, NULL,
      "no progress line"},
-    {"requests-out", NULL, FLAG_STRING, AT(requests_out), "FILE", NULL,
+    {"requests-out", NULL, FLAG_STRING, AT(out.requests_out), "FILE", NULL,
      "JSON Lines, one line per request, appended as each ends"},
     {"max-failure-rate", NULL, FLAG_DOUBLE, offsetof(struct run_cli, max_failure_rate), "R", "0.05",
      "the run fails (exit 1) when more than this share of its measured requests failed", .min = 0, .max = 1},
     {"result-format", NULL, FLAG_CHOICE, offsetof(struct run_cli, result_format), "anvil|vllm", "anvil",
      "vllm: also write vLLM's result JSON (mean_ttft_ms, p99_itl_ms, ...) beside the artifact, as "
      "<artifact>.vllm.json", .choices = result_format_names},
-    {"percentile-method", NULL, FLAG_CHOICE, AT(pct), "nearest|linear", "nearest",
+    {"percentile-method", NULL, FLAG_CHOICE, AT(out.pct), "nearest|linear", "nearest",
      "nearest rank, or linear interpolation", .choices = pct_names},
     {"percentile-metrics", NULL, FLAG_CUSTOM, 0, "LIST", "ttft,tpot,itl",
      "metrics printed at --metric-percentiles after the summary: any of ttft, tpot, itl, e2el "
@@ -390,34 +415,46 @@ static const struct flag_spec flags[] = {
     {"goodput", NULL, FLAG_CUSTOM, 0, "ttft:MS tpot:MS e2el:MS", NULL,
      "SLOs of a good request in ms (any subset, also comma separated); reports goodput_rps",
      .parse = set_goodput, .many = true},
-    {"server-metrics", NULL, FLAG_STRING, AT(server_metrics), "auto|off|URL", "auto",
+};
+
+/* What the server and the hardware say. */
+static const struct flag_spec observe_flags[] = {
+    {"server-metrics", NULL, FLAG_STRING, AT(observe.server_metrics), "auto|off|URL", "auto",
      "the server's Prometheus metrics, scraped before and after the load, at the window's boundaries "
      "and every --scrape-interval-ms: auto = the base URL's root /metrics (off without a word when it "
      "has none), off, or the URL of a /metrics", .section = "Server and hardware"},
-    {"scrape-interval-ms", NULL, FLAG_DOUBLE, AT(scrape_interval_ms), "MS", "1000",
+    {"scrape-interval-ms", NULL, FLAG_DOUBLE, AT(observe.scrape_interval_ms), "MS", "1000",
      "milliseconds between /metrics scrapes", .min = 1},
-    {"telemetry", NULL, FLAG_CHOICE, AT(telemetry), "auto|on|off", "auto",
+    {"telemetry", NULL, FLAG_CHOICE, AT(observe.telemetry), "auto|on|off", "auto",
      "GPU telemetry (NVML, else nvidia-smi) and the host's CPU, memory and CPU temperature: auto = on "
      "when a GPU is found, on = the host even without one", .choices = telemetry_names},
-    {"telemetry-interval-ms", NULL, FLAG_DOUBLE, AT(telemetry_interval_ms), "MS", "1000",
+    {"telemetry-interval-ms", NULL, FLAG_DOUBLE, AT(observe.telemetry_interval_ms), "MS", "1000",
      "milliseconds between telemetry readings", .min = 1},
-    {"gpu-metrics-url", NULL, FLAG_STRING, AT(gpu_metrics_url), "URL", NULL,
+    {"gpu-metrics-url", NULL, FLAG_STRING, AT(observe.gpu_metrics_url), "URL", NULL,
      "read the GPUs from a Prometheus exporter's /metrics (NVIDIA DCGM exporter names) instead of NVML"},
-    {"engine-label", NULL, FLAG_STRING, AT(engine_label), "TEXT", NULL,
+};
+
+/* What the artifact says of the run: labels, cost, its place in a sweep (its rows
+ * print under "Server and hardware"). */
+static const struct flag_spec label_flags[] = {
+    {"engine-label", NULL, FLAG_STRING, AT(out.engine_label), "TEXT", NULL,
      "engine name for the artifact (default: detected)"},
-    {"gpu-label", NULL, FLAG_STRING, AT(gpu_label), "TEXT", NULL,
+    {"gpu-label", NULL, FLAG_STRING, AT(out.gpu_label), "TEXT", NULL,
      "hardware description for the artifact"},
     {"gpu-hour-cost", NULL, FLAG_DOUBLE, offsetof(struct run_cli, cost.gpu_hour_usd), "USD", NULL,
      "price of one GPU-hour: the summary adds cost per million output tokens", .min = 0},
     {"gpus", NULL, FLAG_LONG, offsetof(struct run_cli, cost.gpus), "N", "1",
      "GPUs the server runs on, for --gpu-hour-cost", .min = 1, .max = 1000000},
-    {"case-id", NULL, FLAG_STRING, AT(sweep.case_id), "ID", NULL,
+    {"case-id", NULL, FLAG_STRING, AT(out.sweep.case_id), "ID", NULL,
      "where this run sits in a sweep (set by anvil sweep; written to the artifact's \"sweep\")"},
-    {"round", NULL, FLAG_LONG, AT(sweep.round), "N", NULL, "the sweep round, from 1",
+    {"round", NULL, FLAG_LONG, AT(out.sweep.round), "N", NULL, "the sweep round, from 1",
      .min = 1, .max = 1000000},
-    {"sweep-target", NULL, FLAG_STRING, AT(sweep.target), "LABEL", NULL, "the sweep target's label"},
-    /* vllm bench serve's flags that change nothing here (README.md's table): accepted, so its
-     * command lines run as they are, each with one note saying why */
+    {"sweep-target", NULL, FLAG_STRING, AT(out.sweep.target), "LABEL", NULL, "the sweep target's label"},
+};
+
+/* vllm bench serve's flags that change nothing here (README.md's table): accepted, so its
+ * command lines run as they are, each with one note saying why. */
+static const struct flag_spec vllm_noted_flags[] = {
     {"tokenizer-mode", NULL, FLAG_NOTE, 0, "MODE", NULL, TOKENS_BY_SERVER,
      .section = "vllm bench serve's flags that change nothing here (each noted on stderr)",
      .parse = note_vllm},
@@ -443,7 +480,10 @@ static const struct flag_spec flags[] = {
     {"no-stream", NULL, FLAG_NOTE, 0, NULL, NULL,
      "vLLM's option to load a Hugging Face dataset without streaming it; anvil reads local files whole "
      "(replies are always streamed)", .parse = note_vllm},
-    /* and those whose meaning anvil cannot honour: refused, with why */
+};
+
+/* And those whose meaning anvil cannot honour: refused, with why. */
+static const struct flag_spec vllm_refused_flags[] = {
     {"logprobs", NULL, FLAG_REFUSED, 0, "N", NULL,
      "not applicable: anvil measures streaming text generation without log-probabilities",
      .section = "vllm bench serve's flags anvil refuses (a usage error saying why)"},
@@ -473,10 +513,28 @@ static const struct flag_spec flags[] = {
      "trusts, or http:// on a network you trust"},
     {"min-p", NULL, FLAG_REFUSED, 0, "P", NULL,
      "not a flag of anvil's: send it with every request as --extra-body '{\"min_p\": P}'"},
-    {0},
 };
+
+#define ROWS(t) {t, sizeof t / sizeof *t}
+static const struct {
+    const struct flag_spec *rows;
+    size_t n;
+} tables[] = {
+    ROWS(transport_flags), ROWS(load_flags), ROWS(shard_flags), ROWS(workload_flags), ROWS(limit_flags),
+    ROWS(output_flags), ROWS(observe_flags), ROWS(label_flags), ROWS(vllm_noted_flags), ROWS(vllm_refused_flags),
+};
+
+/* Every table's rows, then the {0} that ends them (flags_parse's form). */
+#define ALL_ROWS (sizeof transport_flags + sizeof load_flags + sizeof shard_flags + sizeof workload_flags + \
+                  sizeof limit_flags + sizeof output_flags + sizeof observe_flags + sizeof label_flags + \
+                  sizeof vllm_noted_flags + sizeof vllm_refused_flags) / sizeof(struct flag_spec)
+static struct flag_spec joined[ALL_ROWS + 1];
 
 const struct flag_spec *run_flag_table(void)
 {
-    return flags;
+    if (!joined[0].name)    /* joined on the first call (the command line is read on one thread) */
+        for (size_t i = 0, k = 0; i < sizeof tables / sizeof *tables; i++)
+            for (size_t j = 0; j < tables[i].n; j++)
+                joined[k++] = tables[i].rows[j];
+    return joined;
 }

@@ -282,12 +282,12 @@ static int check_length(const struct sweep_job *job, const struct run_config *c,
     char err[600];
     if (!*asked) {
         *asked = true;
-        if (discover(job->base_url, NULL, c->model, 10000, srv, err, sizeof err) != 0)
+        if (discover(job->base_url, NULL, c->transport.model, 10000, srv, err, sizeof err) != 0)
             srv->context_len = srv->max_input_len = -1;
     }
-    long p = (long)floor((double)c->input_len * (1 + c->input_range));
-    long k = (long)floor((double)c->output_len * (1 + c->output_range));
-    if (c->dataset || c->calib == CALIB_NONE || server_check_fit(srv, p, k, err, sizeof err) == 0)
+    long p = (long)floor((double)c->workload.input_len * (1 + c->workload.input_range));
+    long k = (long)floor((double)c->workload.output_len * (1 + c->workload.output_range));
+    if (c->workload.dataset || c->workload.calib == CALIB_NONE || server_check_fit(srv, p, k, err, sizeof err) == 0)
         return 0;
     fprintf(stderr, "anvil sweep: case %s%s%s: %s; nothing was run\n", job->case_id,
             job->target[0] ? ", target " : "", job->target, err);

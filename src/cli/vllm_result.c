@@ -36,7 +36,7 @@ static void fill_metrics(const struct run_cli *r, const struct run_result *res, 
     memcpy(v->pcts, r->pct.pcts, (size_t)v->n_pcts * sizeof v->pcts[0]);
     for (int i = 0; i < r->pct.n_metrics && v->n_metrics < VLLM_MAX_METRICS; i++) {
         struct pct_summary s;
-        if (pct_summarize(r->pct.metrics[i], &r->pct, res->records, res->n_records, r->c.pct, &s) != 0)
+        if (pct_summarize(r->pct.metrics[i], &r->pct, res->records, res->n_records, r->c.out.pct, &s) != 0)
             continue;
         struct vllm_metric *m = &v->metrics[v->n_metrics++];
         snprintf(m->name, sizeof m->name, "%s", r->pct.metrics[i]);

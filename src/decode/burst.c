@@ -81,7 +81,7 @@ static int cell_of_run(struct burst_cell *c, const struct run_result *r)
 
 static const char *dir_of(const struct burst_config *c)
 {
-    return c->out_dir ? c->out_dir : c->base.out_dir ? c->base.out_dir : "results";
+    return c->out_dir ? c->out_dir : c->base.out.dir ? c->base.out.dir : "results";
 }
 
 /* One burst at context tokens and concurrency conc into cell. */
@@ -94,21 +94,21 @@ static int measure(const struct burst_config *c, long tokens, long conc, struct 
                                 .measurement_s = NAN, .measurement_wall_s = NAN};
     snprintf(cell->artifact_path, sizeof cell->artifact_path, "%s/burst-%ld-c%ld.json", dir_of(c), tokens, conc);
     struct run_config rc = c->base;
-    rc.input_len = tokens;
-    rc.concurrency = conc;
-    rc.num_prompts = cell->request_count_target;
-    rc.warmup = c->warmup_requests;
-    rc.request_rate = INFINITY;
-    rc.duration_s = rc.warmup_s = 0;
-    rc.dataset = NULL;
-    rc.multi_turn = false;
-    rc.agentic_file = NULL;
-    rc.agentic_sessions = 0;
-    rc.shared_prefix_len = 0;
-    rc.prefix_hit_rate = 0;
-    rc.input_range = rc.output_range = 0;
-    rc.trace_speed = rc.trace_start_s = rc.trace_duration_s = 0;
-    rc.out = cell->artifact_path;
+    rc.workload.input_len = tokens;
+    rc.load.concurrency = conc;
+    rc.load.num_prompts = cell->request_count_target;
+    rc.load.warmup = c->warmup_requests;
+    rc.load.request_rate = INFINITY;
+    rc.load.duration_s = rc.load.warmup_s = 0;
+    rc.workload.dataset = NULL;
+    rc.workload.multi_turn = false;
+    rc.workload.agentic_file = NULL;
+    rc.workload.agentic_sessions = 0;
+    rc.workload.shared_prefix_len = 0;
+    rc.workload.prefix_hit_rate = 0;
+    rc.workload.input_range = rc.workload.output_range = 0;
+    rc.workload.trace_speed = rc.workload.trace_start_s = rc.workload.trace_duration_s = 0;
+    rc.out.path = cell->artifact_path;
     struct run_result r;
     int64_t t0 = clock_now_ns();
     cell->status = run_execute(&rc, &r);

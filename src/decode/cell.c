@@ -30,23 +30,23 @@ static struct run_config cell_run_config(const struct decode_cell_cfg *c, struct
                                          struct sampler **samplers, int n_samplers)
 {
     struct run_config rc = *c->base;
-    rc.concurrency = c->concurrency;
-    rc.request_rate = INFINITY;
-    rc.threads = 1;
-    rc.input_len = decode_prompt_len(c->context_tokens, c->max_tokens);
-    rc.output_len = c->max_tokens;
-    rc.output_len_set = true;
-    rc.ignore_eos = true;
-    rc.num_prompts = DECODE_MAX_SENDS;
-    rc.warmup = 0;
-    rc.duration_s = c->duration_s;
-    rc.warmup_s = c->warmup_timeout_s;
-    rc.window_ready = decode_gate_ready;
-    rc.gate_ud = g;
-    rc.samplers = samplers;
-    rc.n_samplers = n_samplers;
-    rc.out = c->bench_out;
-    rc.progress = false;
+    rc.load.concurrency = c->concurrency;
+    rc.load.request_rate = INFINITY;
+    rc.load.threads = 1;
+    rc.workload.input_len = decode_prompt_len(c->context_tokens, c->max_tokens);
+    rc.workload.output_len = c->max_tokens;
+    rc.workload.output_len_set = true;
+    rc.workload.ignore_eos = true;
+    rc.load.num_prompts = DECODE_MAX_SENDS;
+    rc.load.warmup = 0;
+    rc.load.duration_s = c->duration_s;
+    rc.load.warmup_s = c->warmup_timeout_s;
+    rc.load.window_ready = decode_gate_ready;
+    rc.load.gate_ud = g;
+    rc.observe.samplers = samplers;
+    rc.observe.n_samplers = n_samplers;
+    rc.out.path = c->bench_out;
+    rc.out.progress = false;
     return rc;
 }
 

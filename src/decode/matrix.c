@@ -106,7 +106,7 @@ static int build_headers(const struct decode_config *c, struct startup *s, struc
  * requests (the gate's criterion), and its KV pool. */
 static void probe_metrics(const struct decode_config *c, struct startup *s, struct decode_events *ev)
 {
-    const char *sm = c->run.server_metrics ? c->run.server_metrics : "auto";
+    const char *sm = c->run.observe.server_metrics ? c->run.observe.server_metrics : "auto";
     s->kv_budget = c->kv_budget > 0 ? (double)c->kv_budget : NAN;
     if (!strcmp(sm, "off")) {
         snprintf(s->metrics_warning, sizeof s->metrics_warning, "--server-metrics off: the readiness gate counts "
@@ -171,8 +171,8 @@ static int startup(const struct decode_config *c, struct startup *s, struct deco
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    const char *base = c->run.base_url ? c->run.base_url : RUN_DEFAULT_BASE_URL;
-    if (discover(base, s->headers, c->run.model, 30000, &s->srv, err, errlen) != 0) {
+    const char *base = c->run.transport.base_url ? c->run.transport.base_url : RUN_DEFAULT_BASE_URL;
+    if (discover(base, s->headers, c->run.transport.model, 30000, &s->srv, err, errlen) != 0) {
         struct secrets sec = {0};
         run_secrets(&c->run, &sec);     /* the server's reply may echo a credential */
         secrets_scrub(&sec, err, errlen);
@@ -214,8 +214,8 @@ static int startup(const struct decode_config *c, struct startup *s, struct deco
                  "warm-up takes the largest), cached in %s/calibration.json", label, c->dir);
     decode_prefill_plan_event(c, ev);
     decode_event(ev, "startup startup preparation done");
-    if (c->run.telemetry != OBS_MODE_OFF)
-        decode_event(ev, "hardware monitor interval=%gs", c->run.telemetry_interval_ms / 1000);
+    if (c->run.observe.telemetry != OBS_MODE_OFF)
+        decode_event(ev, "hardware monitor interval=%gs", c->run.observe.telemetry_interval_ms / 1000);
     return 0;
 }
 
@@ -244,11 +244,11 @@ static struct decode_cell_cfg cell_cfg(const struct decode_config *c, const stru
                                        const char *bench_out, char *cal_path, size_t cal_cap)
 {
     *rc = c->run;
-    rc->base_url = s->srv.base_url;
-    rc->model = s->srv.model;
+    rc->transport.base_url = s->srv.base_url;
+    rc->transport.model = s->srv.model;
     snprintf(cal_path, cal_cap, "%s/calibration.json", c->dir);
-    rc->calibration_cache = cal_path;
-    rc->server_metrics = *s->metrics_url ? s->metrics_url : "off";
+    rc->workload.calibration_cache = cal_path;
+    rc->observe.server_metrics = *s->metrics_url ? s->metrics_url : "off";
     return (struct decode_cell_cfg){
         .base = rc, .concurrency = conc, .context_tokens = ctx, .max_tokens = c->max_tokens,
         .duration_s = duration, .warmup_timeout_s = decode_warmup_timeout_s(ctx, c->cell_warmup_timeout_s),
@@ -266,7 +266,7 @@ static void phase_base(const struct decode_config *c, const struct startup *s, s
                        size_t cal_cap)
 {
     cell_cfg(c, s, rc, 1, 0, c->duration_s, NULL, cal, cal_cap);
-    rc->progress = false;
+    rc->out.progress = false;
 }
 
 /* Runs the prefill phase (before the cells) or the burst phase (after).
@@ -469,7 +469,7 @@ static int metadata(const struct decode_config *c, const struct startup *s, cons
         .cell_warmup_timeout_seconds = c->cell_warmup_timeout_s,
         .cell_warmup_timeout_policy = decode_text(DECODE_TIMEOUT_POLICY), .ready_stable_seconds = c->ready_stable_s,
         .show_capacity_limited_values = true, .max_tokens = c->max_tokens,
-        .temperature = c->run.sampling.has_temperature ? c->run.sampling.temperature : NAN, .ignore_eos = true,
+        .temperature = c->run.workload.sampling.has_temperature ? c->run.workload.sampling.temperature : NAN, .ignore_eos = true,
         .max_total_tokens = s->kv_budget, .dcp_size = 0, .metrics_available = *s->metrics_url != 0,
         .metrics_warning = decode_text(s->metrics_warning), .startup_diagnostics_available = s->diag.present,
         .nvidia_p2p_override_effective = s->diag.nvidia_p2p_override.effective,

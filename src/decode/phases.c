@@ -184,9 +184,9 @@ static int measure_burst(const struct decode_config *c, const struct run_config 
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/burst", c->dir);
     struct run_config rc = *base;
-    rc.output_len = c->max_tokens;
-    rc.output_len_set = true;
-    rc.ignore_eos = true;
+    rc.workload.output_len = c->max_tokens;
+    rc.workload.output_len_set = true;
+    rc.workload.ignore_eos = true;
     if (burst_config_from_run(&bc, &rc, cc, 1, prompt, 1, why, cap) != 0)
         return -1;
     bc.requests_per_concurrency = c->burst_requests_per_concurrency;

@@ -220,28 +220,28 @@ static void run_settings(const struct prefill_config *c, long tokens, long n, co
                          struct run_config *rc)
 {
     *rc = c->base;
-    rc->input_len = tokens;
-    rc->output_len = 1;             /* the first token ends the prefill: nothing to decode */
-    rc->output_len_set = true;
-    rc->num_prompts = n;
-    rc->warmup = 0;
-    rc->concurrency = 1;            /* one at a time: every prefill has the server to itself */
-    rc->request_rate = INFINITY;
-    rc->duration_s = rc->warmup_s = 0;
-    rc->dataset = NULL;
-    rc->multi_turn = false;
-    rc->agentic_file = NULL;
-    rc->agentic_sessions = 0;
-    rc->shared_prefix_len = 0;
-    rc->prefix_hit_rate = 0;
-    rc->input_range = rc->output_range = 0;
-    rc->trace_speed = rc->trace_start_s = rc->trace_duration_s = 0;
-    rc->out = path;
+    rc->workload.input_len = tokens;
+    rc->workload.output_len = 1;             /* the first token ends the prefill: nothing to decode */
+    rc->workload.output_len_set = true;
+    rc->load.num_prompts = n;
+    rc->load.warmup = 0;
+    rc->load.concurrency = 1;            /* one at a time: every prefill has the server to itself */
+    rc->load.request_rate = INFINITY;
+    rc->load.duration_s = rc->load.warmup_s = 0;
+    rc->workload.dataset = NULL;
+    rc->workload.multi_turn = false;
+    rc->workload.agentic_file = NULL;
+    rc->workload.agentic_sessions = 0;
+    rc->workload.shared_prefix_len = 0;
+    rc->workload.prefix_hit_rate = 0;
+    rc->workload.input_range = rc->workload.output_range = 0;
+    rc->workload.trace_speed = rc->workload.trace_start_s = rc->workload.trace_duration_s = 0;
+    rc->out.path = path;
 }
 
 static const char *dir_of(const struct prefill_config *c)
 {
-    return c->out_dir ? c->out_dir : c->base.out_dir ? c->base.out_dir : "results";
+    return c->out_dir ? c->out_dir : c->base.out.dir ? c->base.out.dir : "results";
 }
 
 /* The warm-up run: unmeasured prefills at the first context. */

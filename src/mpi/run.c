@@ -40,7 +40,7 @@ bool mpi_launched(void)
 
 static double rank_timeout(const struct run_config *c)
 {
-    return c->rank_timeout_s > 0 ? c->rank_timeout_s : 60;
+    return c->shard.rank_timeout_s > 0 ? c->shard.rank_timeout_s : 60;
 }
 
 /* Sends n bytes to peer under tag, waited for up to timeout_s. Returns 0 or -1. */
@@ -65,7 +65,7 @@ static int recv_bytes(void *p, int n, int peer, int tag, double timeout_s)
  * clock, sent to each ready rank in that rank's clock (its offset added). */
 static int ready_rank0(struct job *j, int64_t *measure_at)
 {
-    double wait = SETUP_TIMEOUT_S + j->c->ready_timeout_s;
+    double wait = SETUP_TIMEOUT_S + j->c->load.ready_timeout_s;
     int64_t deadline = clock_now_ns() + (int64_t)(wait * 1e9);
     for (int k = 1; k < j->size; k++) {
         int32_t ok = 0;
@@ -92,7 +92,7 @@ static int ready_rank(struct job *j, int64_t *measure_at, char *err, size_t errl
 {
     int32_t ok = 1;
     int64_t start = 0;
-    double wait = SETUP_TIMEOUT_S + j->c->ready_timeout_s;
+    double wait = SETUP_TIMEOUT_S + j->c->load.ready_timeout_s;
     if (send_bytes(&ok, sizeof ok, 0, TAG_READY, wait) != 0 ||
         recv_bytes(&start, sizeof start, 0, TAG_START, wait + rank_timeout(j->c)) != 0) {
         snprintf(err, errlen, "rank %d: rank 0 named no start within %.0f s", j->rank, wait);
@@ -161,25 +161,25 @@ static char *bcast_text(int rank, const char *text, long *len)
 static char *setup_rank0(const struct run_config *c, long *len, bool *refused)
 {
     char path[4096], cache[4200], *msg = NULL;
-    if (c->out) {
-        snprintf(path, sizeof path, "%s", c->out);
+    if (c->out.path) {
+        snprintf(path, sizeof path, "%s", c->out.path);
     } else {
         char t[17];
         clock_utc_compact(t);
-        snprintf(path, sizeof path, "%s/anvil-mpi-%s-%x.json", c->out_dir ? c->out_dir : "results", t,
+        snprintf(path, sizeof path, "%s/anvil-mpi-%s-%x.json", c->out.dir ? c->out.dir : "results", t,
                  (unsigned)getpid());
     }
-    snprintf(cache, sizeof cache, "%s", c->calibration_cache ? c->calibration_cache : "");
-    if (!c->calibration_cache && c->calib != CALIB_NONE)
+    snprintf(cache, sizeof cache, "%s", c->workload.calibration_cache ? c->workload.calibration_cache : "");
+    if (!c->workload.calibration_cache && c->workload.calib != CALIB_NONE)
         snprintf(cache, sizeof cache, "%s/anvil-calib-%d.json", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
                  (int)getpid());
     char *cached = NULL;
     if (cache[0]) {
         struct run_config prep = *c;
         prep.prepare_only = true;
-        prep.calibration_cache = cache;
-        prep.requests_out = NULL;
-        prep.out = path;
+        prep.workload.calibration_cache = cache;
+        prep.out.requests_out = NULL;
+        prep.out.path = path;
         struct run_result r;
         if (run_execute(&prep, &r) != RUN_OK) {
             *refused = r.refused;
@@ -191,7 +191,7 @@ static char *setup_rank0(const struct run_config *c, long *len, bool *refused)
         }
         run_result_free(&r);
         cached = file_read_all(cache, NULL);
-        if (!c->calibration_cache)
+        if (!c->workload.calibration_cache)
             unlink(cache);
     }
     size_t n = strlen(path) + 2 + (cached ? strlen(cached) : 0);
@@ -399,12 +399,12 @@ static void rank_config(struct job *j, const char *setup, struct run_config *c, 
             fclose(f);
     }
     snprintf(name, namecap, "%s [rank %d/%d]", j->c->name ? j->c->name : "anvil run", j->rank, j->size);
-    c->shard_index = j->rank;
-    c->shard_count = j->size;
-    c->out = out;
+    c->shard.index = j->rank;
+    c->shard.count = j->size;
+    c->out.path = out;
     if (cache[0])
-        c->calibration_cache = cache;
-    c->progress = j->c->progress && j->rank == 0;
+        c->workload.calibration_cache = cache;
+    c->out.progress = j->c->out.progress && j->rank == 0;
     c->name = name;
 }
 
@@ -421,7 +421,7 @@ int mpi_run(const struct run_config *c0, struct mpi_outcome *o)
     MPI_Comm_size(MPI_COMM_WORLD, &o->size);
     /* the split's own checks, before anything is sent (every rank sees the same) */
     struct run_config whole = *c0;
-    whole.shard_count = o->size;
+    whole.shard.count = o->size;
     if (run_config_check(&whole, o->error, sizeof o->error) != 0) {
         o->all_present = true;
         o->usage = true;
@@ -450,8 +450,8 @@ int mpi_run(const struct run_config *c0, struct mpi_outcome *o)
     char out[4200], cache[4200], name[256];
     rank_config(&j, setup, &c, out, sizeof out, cache, sizeof cache, name, sizeof name);
     free(setup);
-    c.ready = ready_hook;
-    c.ready_ud = &j;
+    c.shard.ready = ready_hook;
+    c.shard.ready_ud = &j;
     struct run_result res;
     o->own = run_execute(&c, &res);
     if (cache[0])

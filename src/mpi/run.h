@@ -36,7 +36,7 @@ bool mpi_launched(void);
 
 /* Runs c as this rank's part of one run (MPI_Init first; c's shard, out,
  * calibration_cache, ready hook and name are set per rank). c->out is the
- * merged artifact's path (NULL: <out_dir>/anvil-mpi-<time>-<pid>.json);
+ * merged artifact's path (NULL: <out.dir>/anvil-mpi-<time>-<pid>.json);
  * rank K's shard artifact and journal go next to it, into the hidden
  * folder .<stem>.ranks/ (rank<K>.json). Fills *o;
  * returns 0 when this rank did its part (rank 0: the merged artifact is

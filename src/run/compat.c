@@ -42,7 +42,7 @@ static int resolve_endpoint(struct run_config *c, char *prefix, size_t cap, char
                      k->backend);
             return -1;
         }
-        c->endpoint = from_backend;
+        c->transport.endpoint = from_backend;
     }
     prefix[0] = 0;
     if (!k->endpoint)
@@ -70,7 +70,7 @@ static int resolve_endpoint(struct run_config *c, char *prefix, size_t cap, char
                  endpoint_name(from_backend), k->endpoint, endpoint_name(ep));
         return -1;
     }
-    c->endpoint = ep;
+    c->transport.endpoint = ep;
     return 0;
 }
 
@@ -80,19 +80,19 @@ static int resolve_base(struct run_config *c, const char *prefix, char *err, siz
 {
     struct run_compat *k = &c->compat;
     char root[512];
-    if ((c->base_url && strlen(c->base_url) >= sizeof root) || (k->host && strlen(k->host) >= 256)) {
+    if ((c->transport.base_url && strlen(c->transport.base_url) >= sizeof root) || (k->host && strlen(k->host) >= 256)) {
         snprintf(err, errlen, "the server's URL is longer than %zu bytes", sizeof root - 1);
         return -1;
     }
     if (k->host || k->port) {
-        if (c->base_url) {
+        if (c->transport.base_url) {
             snprintf(err, errlen, "--base-url and --host/--port both say where the server is: give one");
             return -1;
         }
         snprintf(root, sizeof root, "http://%s:%ld", k->host ? k->host : "127.0.0.1",
                  k->port ? k->port : 8000);
     } else {
-        snprintf(root, sizeof root, "%s", c->base_url ? c->base_url : RUN_DEFAULT_BASE_URL);
+        snprintf(root, sizeof root, "%s", c->transport.base_url ? c->transport.base_url : RUN_DEFAULT_BASE_URL);
     }
     size_t n = strlen(root);
     while (n > 0 && root[n - 1] == '/')
@@ -109,7 +109,7 @@ static int resolve_base(struct run_config *c, const char *prefix, char *err, siz
         /* a bare host:port means the OpenAI API at its usual /v1; a URL with a path is taken as is */
         snprintf(k->base_url_buf, sizeof k->base_url_buf, "%s%s", root, *path || !parsed ? "" : "/v1");
     }
-    c->base_url = k->base_url_buf;
+    c->transport.base_url = k->base_url_buf;
     return 0;
 }
 
@@ -119,7 +119,7 @@ static int resolve_dataset(struct run_config *c, char *err, size_t errlen)
     const char *name = k->dataset_name;
     if (!name && !k->dataset_path)
         return 0;
-    if (c->dataset) {
+    if (c->workload.dataset) {
         snprintf(err, errlen, "--dataset and --dataset-name/--dataset-path both name the prompts: give one");
         return -1;
     }
@@ -142,7 +142,7 @@ static int resolve_dataset(struct run_config *c, char *err, size_t errlen)
         return -1;
     }
     snprintf(k->dataset_buf, sizeof k->dataset_buf, "%s:%s", kind, k->dataset_path);
-    c->dataset = k->dataset_buf;
+    c->workload.dataset = k->dataset_buf;
     return 0;
 }
 
@@ -151,16 +151,16 @@ static int resolve_out(struct run_config *c, char *err, size_t errlen)
     struct run_compat *k = &c->compat;
     if (!k->result_dir && !k->result_filename)
         return 0;
-    if (c->out) {
+    if (c->out.path) {
         snprintf(err, errlen, "--out and --result-dir/--result-filename both name the artifact: give one");
         return -1;
     }
     if (k->result_filename) {
         snprintf(k->out_buf, sizeof k->out_buf, "%s%s%s", k->result_dir ? k->result_dir : "",
                  k->result_dir ? "/" : "", k->result_filename);
-        c->out = k->out_buf;
+        c->out.path = k->out_buf;
     } else {
-        c->out_dir = k->result_dir;
+        c->out.dir = k->result_dir;
     }
     return 0;
 }

@@ -19,24 +19,24 @@ static void say(void *ud, const char *msg)
 
 bool run_continuous_usage(const struct run_ctx *x)
 {
-    return x->c->continuous_usage || (!x->c->no_continuous_usage && server_accepts_continuous_usage(&x->srv));
+    return x->c->workload.continuous_usage || (!x->c->workload.no_continuous_usage && server_accepts_continuous_usage(&x->srv));
 }
 
 void run_observe_start(struct run_ctx *x)
 {
     const struct run_config *c = x->c;
     struct observe_cfg oc = {
-        .server_metrics = c->server_metrics, .scrape_interval_ms = c->scrape_interval_ms,
-        .base_url = x->srv.base_url, .headers = x->headers, .telemetry = (enum obs_mode)c->telemetry,
-        .telemetry_interval_ms = c->telemetry_interval_ms, .gpu_metrics_url = c->gpu_metrics_url,
+        .server_metrics = c->observe.server_metrics, .scrape_interval_ms = c->observe.scrape_interval_ms,
+        .base_url = x->srv.base_url, .headers = x->headers, .telemetry = (enum obs_mode)c->observe.telemetry,
+        .telemetry_interval_ms = c->observe.telemetry_interval_ms, .gpu_metrics_url = c->observe.gpu_metrics_url,
         .say = say, .say_ud = x,
     };
-    int n = c->n_samplers > 0 ? c->n_samplers : 0;
+    int n = c->observe.n_samplers > 0 ? c->observe.n_samplers : 0;
     if (!(x->samplers = calloc((size_t)n + 2, sizeof *x->samplers)))
         return;
     for (int i = 0; i < n; i++)
-        x->samplers[x->n_samplers++] = c->samplers[i];
-    if (c->scrape_interval_ms <= 0 || c->telemetry_interval_ms <= 0)
+        x->samplers[x->n_samplers++] = c->observe.samplers[i];
+    if (c->observe.scrape_interval_ms <= 0 || c->observe.telemetry_interval_ms <= 0)
         return;     /* a library caller that left them unset: nothing to observe */
     if (!(x->obs = observe_new(&oc)))
         return;
@@ -60,9 +60,9 @@ static struct observe_client client_facts(const struct run_ctx *x, const struct 
     const struct run_summary *s = &res->summary;
     struct observe_client oc = {
         .window_start = dr->phase_ns[SAMPLER_WINDOW_START], .window_end = dr->phase_ns[SAMPLER_WINDOW_END],
-        .duration_mode = c->duration_s > 0, .ttft_mean_ms = s->d[D_TTFT].mean,
-        .concurrency = isinf(c->request_rate) ? c->concurrency : 0,
-        .tokens_per_request = c->dataset ? 0 : c->input_len + c->output_len,
+        .duration_mode = c->load.duration_s > 0, .ttft_mean_ms = s->d[D_TTFT].mean,
+        .concurrency = isinf(c->load.request_rate) ? c->load.concurrency : 0,
+        .tokens_per_request = c->workload.dataset ? 0 : c->workload.input_len + c->workload.output_len,
     };
     /* the prompts the server processed in the window: their first output arrived in it */
     for (int i = 0; i < res->n_records; i++) {
@@ -89,7 +89,7 @@ static struct observe_client client_facts(const struct run_ctx *x, const struct 
  * server: its counters then hold their requests too. */
 static bool sharing_shards(const struct run_ctx *x)
 {
-    return x->c->shard_count > 1;
+    return x->c->shard.count > 1;
 }
 
 int run_observe_summarize(struct run_ctx *x, const struct driver_result *dr)
@@ -112,7 +112,7 @@ int run_observe_summarize(struct run_ctx *x, const struct driver_result *dr)
     if (sharing_shards(x) && sv->other_traffic) {
         /* the tokens beyond this shard's are, as far as a shard can tell, its siblings' */
         sv->other_traffic = false;
-        int others = x->c->shard_count - 1;
+        int others = x->c->shard.count - 1;
         run_say(x, "note: the server generated %.0f tokens more than this shard received: the other "
                 "shard%s of this run share%s the server, so other traffic is not checked per shard",
                 sv->token_excess, others == 1 ? "" : "s", others == 1 ? "s" : "");
@@ -132,7 +132,7 @@ int run_observe_attach(struct run_ctx *x, const struct driver_result *dr, cJSON 
     if (!sharing_shards(x))
         return 0;
     /* a shard cannot tell its siblings' tokens from another client's: unknown, and why */
-    return artifact_observe_shared_server(art, x->c->shard_index, x->c->shard_count);
+    return artifact_observe_shared_server(art, x->c->shard.index, x->c->shard.count);
 }
 
 double run_server_prefix_hit_rate(const struct run_ctx *x, const char **source)
@@ -168,7 +168,7 @@ void run_observe_free(struct run_ctx *x)
 double run_check_token_count(const struct run_ctx *x)
 {
     const struct observe_report *r = x->res->observe;
-    if (x->c->duration_s <= 0 || !r || !r->server_enabled || !r->server.available || sharing_shards(x))
+    if (x->c->load.duration_s <= 0 || !r || !r->server_enabled || !r->server.available || sharing_shards(x))
         return NAN;
     double srv = r->server.server_output_tokens, mine = x->res->summary.window_tokens;
     if (isnan(srv) || isnan(mine))

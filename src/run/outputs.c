@@ -73,9 +73,9 @@ static struct summary_opts settings_opts(const struct run_ctx *x)
 {
     const struct run_config *c = x->c;
     return (struct summary_opts){
-        .method = c->pct, .ignore_eos = c->ignore_eos, .lateness_is_client = c->concurrency == 0,
+        .method = c->out.pct, .ignore_eos = c->workload.ignore_eos, .lateness_is_client = c->load.concurrency == 0,
         /* in every mode: --calibration none plans --input-len tokens too */
-        .check_prompt_tokens = x->ds.n == 0, .slo = c->slo,
+        .check_prompt_tokens = x->ds.n == 0, .slo = c->out.slo,
     };
 }
 
@@ -98,30 +98,30 @@ static struct bench_meta settings_meta(const struct run_ctx *x)
     const struct run_config *c = x->c;
     return (struct bench_meta){
         .run_id = x->res->run_id, .started_at = x->started_at, .server = &x->srv,
-        .engine_label = c->engine_label, .gpu_label = c->gpu_label,
+        .engine_label = c->out.engine_label, .gpu_label = c->out.gpu_label,
         /* a shard's artifact tells its own share; its ranks block the whole run's */
-        .endpoint = endpoint_name(c->endpoint),
-        .concurrency = x->shard.seqs ? x->shard.concurrency : (int)c->concurrency,
-        .num_prompts = x->shard.seqs ? x->shard.num_prompts : (int)c->num_prompts,
-        .request_rate = c->request_rate, .burstiness = c->burstiness,
-        .warmup = x->shard.seqs ? x->shard.warmup : (int)c->warmup,
-        .input_len = c->dataset ? -1 : c->input_len, .output_len = c->output_len,
-        .ignore_eos = c->ignore_eos, .seed = (uint64_t)c->seed,
+        .endpoint = endpoint_name(c->transport.endpoint),
+        .concurrency = x->shard.seqs ? x->shard.concurrency : (int)c->load.concurrency,
+        .num_prompts = x->shard.seqs ? x->shard.num_prompts : (int)c->load.num_prompts,
+        .request_rate = c->load.request_rate, .burstiness = c->load.burstiness,
+        .warmup = x->shard.seqs ? x->shard.warmup : (int)c->load.warmup,
+        .input_len = c->workload.dataset ? -1 : c->workload.input_len, .output_len = c->workload.output_len,
+        .ignore_eos = c->workload.ignore_eos, .seed = (uint64_t)c->workload.seed,
         .calibration_method = x->calibration_method,
-        .calibration = x->cal.n_steps ? &x->cal : NULL, .sweep = c->sweep,
+        .calibration = x->cal.n_steps ? &x->cal : NULL, .sweep = c->out.sweep,
         .calibration_source = x->calibration_source,
-        .calibration_cache = x->calibration_key[0] ? c->calibration_cache : NULL,
+        .calibration_cache = x->calibration_key[0] ? c->workload.calibration_cache : NULL,
         .calibration_cache_key = x->calibration_key[0] ? x->calibration_key : NULL,
         .shared_prefix_tokens = x->shared_prefix_tokens,
         .shared_prefix_method = x->shared_prefix_method[0] ? x->shared_prefix_method : NULL,
-        .dataset = x->ds.n ? x->ds.spec : x->trace.n ? x->trace.spec : NULL, .input_range = c->input_range,
+        .dataset = x->ds.n ? x->ds.spec : x->trace.n ? x->trace.spec : NULL, .input_range = c->workload.input_range,
         .trace = x->trace.n ? &x->trace_meta : NULL,
         .prefix_cache = x->prefix_meta.present ? &x->prefix_meta : NULL,
         .images = x->images_meta.present ? &x->images_meta : NULL,
         .agentic = x->agentic.n ? &x->ds : NULL, .agentic_source = x->agentic.source,
-        .output_range = c->output_range, .shared_prefix_len = c->shared_prefix_len,
-        .duration_s = c->duration_s, .warmup_s = c->warmup_s, .slo = c->slo,
-        .argc = c->argc, .argv = c->argv, .threads = x->threads, .server_tokens_in_window = NAN,
+        .output_range = c->workload.output_range, .shared_prefix_len = c->workload.shared_prefix_len,
+        .duration_s = c->load.duration_s, .warmup_s = c->load.warmup_s, .slo = c->out.slo,
+        .argc = c->out.argc, .argv = c->out.argv, .threads = x->threads, .server_tokens_in_window = NAN,
         .journal_lines_lost = x->journal ? x->res->journal_lines_lost : -1,
     };
 }
@@ -160,14 +160,14 @@ static const char *incomplete_reason(const struct run_ctx *x, const struct drive
         return "client_limit";      /* this machine's, not the server's (load/driver.h) */
     /* a signal after the last request was sent, whose in-flight requests all
      * ended within the grace period, cut nothing: the round is complete */
-    if (dr->stop_signal && (c->duration_s > 0 || x->res->summary.sent < x->res->summary.requests
+    if (dr->stop_signal && (c->load.duration_s > 0 || x->res->summary.sent < x->res->summary.requests
                             || x->res->summary.failed_by[FAIL_CANCELLED]))
         return "stopped by signal";
     if (x->res->summary.sent < x->res->summary.requests)
         return "not every request was sent";
-    if (c->duration_s > 0 && window_s < c->duration_s * 0.999) {
+    if (c->load.duration_s > 0 && window_s < c->load.duration_s * 0.999) {
         run_say(x, "warning: the window lasted %.2f s of %g s: all %ld requests allowed by "
-                "--num-prompts were sent", window_s, c->duration_s, c->num_prompts);
+                "--num-prompts were sent", window_s, c->load.duration_s, c->load.num_prompts);
         return "the --num-prompts cap was reached before the window ended";
     }
     return NULL;
@@ -187,7 +187,7 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
     so.stamps_clock = dr->stamps_clock;
     /* duration mode: --num-prompts only capped the sends; the run is what was
      * sent (not always a prefix: held multi-turn turns go out of order) */
-    res->n_records = c->duration_s > 0 ? sent_first(dr->records, dr->n_records) : dr->n_records;
+    res->n_records = c->load.duration_s > 0 ? sent_first(dr->records, dr->n_records) : dr->n_records;
     res->records = dr->records;
     dr->records = NULL;
     res->warmup_failed = dr->warmup_failed;
@@ -199,10 +199,10 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
     }
     res->summarized = true;
     struct bench_meta meta = settings_meta(x);
-    if (c->duration_s > 0)      /* the requests are those the window saw, not a plan */
+    if (c->load.duration_s > 0)      /* the requests are those the window saw, not a plan */
         meta.num_prompts = s->sent;
     /* every prompt starts unique, so hits mean the server reused something it should not have */
-    meta.cache_contaminated = c->shared_prefix_len == 0 && !c->dataset && s->cached_reports &&
+    meta.cache_contaminated = c->workload.shared_prefix_len == 0 && !c->workload.dataset && s->cached_reports &&
                               s->prompt_tokens > 0 && (double)s->cached_tokens > 0.05 * (double)s->prompt_tokens;
     meta.window_s = dr->window_end > dr->window_start ? (double)(dr->window_end - dr->window_start) / 1e9 : 0;
     meta.window_start_ns = dr->window_start;
@@ -257,7 +257,7 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
         art = NULL;
     }
     /* after the observed blocks, where benchmark_to_json writes it back */
-    if (art && c->shard_count > 0 && run_shard_add_ranks(x, dr, art) != 0) {
+    if (art && c->shard.count > 0 && run_shard_add_ranks(x, dr, art) != 0) {
         cJSON_Delete(art);
         art = NULL;
     }

@@ -22,8 +22,8 @@
 static long *tokenize_ids(const struct run_ctx *x, const char *prompt, long *n)
 {
     char err[512];
-    long timeout_ms = (long)(fmin(x->c->timeout_s, 30) * 1000);
-    return server_tokenize_ids(&x->srv, x->headers, x->c->endpoint, prompt, timeout_ms, n, err, sizeof err);
+    long timeout_ms = (long)(fmin(x->c->transport.timeout_s, 30) * 1000);
+    return server_tokenize_ids(&x->srv, x->headers, x->c->transport.endpoint, prompt, timeout_ms, n, err, sizeof err);
 }
 
 /* Measured prompts 0 and 1 through /tokenize. Returns the shared start in
@@ -53,16 +53,16 @@ static long by_tokenize(const struct run_ctx *x)
  * request for calibration prompt k, or -1 when the reply has none. */
 static long probe_cached(const struct run_ctx *x, long k)
 {
-    struct request_opts o = {.endpoint = x->c->endpoint, .model = x->srv.model, .max_tokens = 1};
+    struct request_opts o = {.endpoint = x->c->transport.endpoint, .model = x->srv.model, .max_tokens = 1};
     struct buf p;
     buf_init(&p, 1u << 30);
     char *body = workload_calib_prompt(x->wl, k, PREFIX_PROBE_WORDS, &p) == 0 ? request_body(&o, p.data) : NULL;
     buf_free(&p);
     char url[600];
-    snprintf(url, sizeof url, "%s%s", x->srv.base_url, endpoint_path(x->c->endpoint));
+    snprintf(url, sizeof url, "%s%s", x->srv.base_url, endpoint_path(x->c->transport.endpoint));
     char err[512];
     long status;
-    cJSON *reply = body ? server_fetch_json(url, x->headers, body, (long)(fmin(x->c->timeout_s, 30) * 1000),
+    cJSON *reply = body ? server_fetch_json(url, x->headers, body, (long)(fmin(x->c->transport.timeout_s, 30) * 1000),
                                             &status, err, sizeof err) : NULL;
     free(body);
     const cJSON *details = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(reply, "usage"),

@@ -29,14 +29,14 @@ static long count_tokens(void *ud, long words, char *err, size_t errlen)
     struct buf p;
     buf_init(&p, 1u << 30);
     long n = -1;
-    long timeout_ms = (long)(fmin(c->timeout_s, 30) * 1000);
+    long timeout_ms = (long)(fmin(c->transport.timeout_s, 30) * 1000);
     if (workload_calib_prompt(k->x->wl, 0, words, &p) == 0) {
         /* with tools the template renders their schema into the prompt: a
          * probe carrying them counts it */
-        struct request_opts o = {.endpoint = c->endpoint, .tools = k->x->tools, .tool_choice = k->x->tool_choice,
-                                 .image_urls = k->x->calib_urls, .n_images = (int)c->images_per_request};
+        struct request_opts o = {.endpoint = c->transport.endpoint, .tools = k->x->tools, .tool_choice = k->x->tool_choice,
+                                 .image_urls = k->x->calib_urls, .n_images = (int)c->workload.images_per_request};
         n = k->x->tools || o.n_images ? server_probe_tokens(&k->x->srv, k->x->headers, &o, p.data, timeout_ms, err, errlen)
-                        : server_count_tokens(&k->x->srv, k->x->headers, c->endpoint, k->tokenize, p.data,
+                        : server_count_tokens(&k->x->srv, k->x->headers, c->transport.endpoint, k->tokenize, p.data,
                                               timeout_ms, err, errlen);
         if (n < 0 && calib_error_is_too_long(err, errlen))
             n = CALIB_TOO_LONG;
@@ -53,8 +53,8 @@ static long count_tokens(void *ud, long words, char *err, size_t errlen)
 static int check_fits(const struct run_ctx *x, char *err, size_t errlen)
 {
     const struct run_config *c = x->c;
-    long p = (long)floor((double)c->input_len * (1 + c->input_range));
-    long k = (long)floor((double)c->output_len * (1 + c->output_range));
+    long p = (long)floor((double)c->workload.input_len * (1 + c->workload.input_range));
+    long k = (long)floor((double)c->workload.output_len * (1 + c->workload.output_range));
     return server_check_fit(&x->srv, p, k, err, errlen);
 }
 
@@ -68,17 +68,17 @@ static void cache_key(const struct run_ctx *x, char *out, size_t cap)
         root[n - 3] = '\0';
     /* tools change what a prompt counts: their text's hash is part of the key */
     char endpoint[32 + SHA256_HEX_LEN];
-    snprintf(endpoint, sizeof endpoint, "%s", endpoint_name(c->endpoint));
+    snprintf(endpoint, sizeof endpoint, "%s", endpoint_name(c->transport.endpoint));
     char *tools = x->tools ? cJSON_PrintUnformatted(x->tools) : NULL;
     char *choice = x->tool_choice ? cJSON_PrintUnformatted(x->tool_choice) : NULL;
     struct buf t;
     buf_init(&t, 1u << 30);
     char hex[SHA256_HEX_LEN + 1];
     if (tools && buf_printf(&t, "%s%s", tools, choice ? choice : "") == 0 && sha256_hex(t.data, t.len, hex) == 0)
-        snprintf(endpoint, sizeof endpoint, "%s+tools:%.16s", endpoint_name(c->endpoint), hex);
-    if (c->images_per_request > 0) {   /* images are prompt too */
+        snprintf(endpoint, sizeof endpoint, "%s+tools:%.16s", endpoint_name(c->transport.endpoint), hex);
+    if (c->workload.images_per_request > 0) {   /* images are prompt too */
         size_t at = strlen(endpoint);
-        snprintf(endpoint + at, sizeof endpoint - at, "+images:%ldx%dx%d%s", c->images_per_request, x->image_w,
+        snprintf(endpoint + at, sizeof endpoint - at, "+images:%ldx%dx%d%s", c->workload.images_per_request, x->image_w,
                  x->image_h, x->image_format == IMAGE_JPEG ? "jpeg" : "");
     }
     buf_free(&t);
@@ -86,8 +86,8 @@ static void cache_key(const struct run_ctx *x, char *out, size_t cap)
     free(choice);
     struct calcache_key k = {
         .server = root, .model = x->srv.model, .endpoint = endpoint,
-        .engine = x->srv.engine, .engine_version = x->srv.engine_version, .input_len = c->input_len,
-        .seed = (uint64_t)c->seed, .shared_prefix_len = c->shared_prefix_len,
+        .engine = x->srv.engine, .engine_version = x->srv.engine_version, .input_len = c->workload.input_len,
+        .seed = (uint64_t)c->workload.seed, .shared_prefix_len = c->workload.shared_prefix_len,
     };
     calcache_key_text(&k, out, cap);
 }
@@ -100,13 +100,13 @@ static const char *from_cache(struct run_ctx *x, char *err, size_t errlen)
 {
     struct calcache_entry e;
     err[0] = '\0';
-    int rc = calcache_lookup(x->c->calibration_cache, x->calibration_key, &e, err, errlen);
+    int rc = calcache_lookup(x->c->workload.calibration_cache, x->calibration_key, &e, err, errlen);
     if (rc != 1)
         return NULL;
     const char *method = !strcmp(e.method, "tokenize") ? "tokenize" : !strcmp(e.method, "probe") ? "probe" : NULL;
-    if (!method || e.cal.target_tokens != x->c->input_len) {
+    if (!method || e.cal.target_tokens != x->c->workload.input_len) {
         snprintf(err, errlen, "--calibration-cache %s: the entry \"%.300s\" is not a calibration of %ld "
-                 "tokens", x->c->calibration_cache, x->calibration_key, x->c->input_len);
+                 "tokens", x->c->workload.calibration_cache, x->calibration_key, x->c->workload.input_len);
         return NULL;
     }
     x->cal = e.cal;
@@ -114,7 +114,7 @@ static const char *from_cache(struct run_ctx *x, char *err, size_t errlen)
     snprintf(x->shared_prefix_method, sizeof x->shared_prefix_method, "%s", e.shared_prefix_method);
     x->calibration_source = "cache";
     run_say(x, "calibration from %s: %ld filler words give %ld tokens (measured by run %s)",
-            x->c->calibration_cache, e.cal.words, e.cal.tokens, e.run_id[0] ? e.run_id : "unknown");
+            x->c->workload.calibration_cache, e.cal.words, e.cal.tokens, e.run_id[0] ? e.run_id : "unknown");
     return method;
 }
 
@@ -125,7 +125,7 @@ static void to_cache(struct run_ctx *x, const char *method)
     snprintf(e.shared_prefix_method, sizeof e.shared_prefix_method, "%s", x->shared_prefix_method);
     snprintf(e.run_id, sizeof e.run_id, "%s", x->res->run_id);
     char err[600];
-    if (calcache_store(x->c->calibration_cache, x->calibration_key, &e, err, sizeof err) != 0)
+    if (calcache_store(x->c->workload.calibration_cache, x->calibration_key, &e, err, sizeof err) != 0)
         run_say(x, "warning: %s; the calibration is not cached", err);
 }
 
@@ -139,15 +139,15 @@ static const char *measure(struct run_ctx *x, char *err, size_t errlen)
     long limit = server_prompt_limit(&x->srv);
     /* auto asks a tokenize endpoint only where the engine has one anvil knows; tools and images
      * are counted only by real requests (the template renders them) */
-    bool tokenize = !x->tools && !c->images_per_request &&
-                    (c->calib == CALIB_TOKENIZE ||
-                     (c->calib == CALIB_AUTO && server_tokenize_supported(&x->srv, c->endpoint)));
+    bool tokenize = !x->tools && !c->workload.images_per_request &&
+                    (c->workload.calib == CALIB_TOKENIZE ||
+                     (c->workload.calib == CALIB_AUTO && server_tokenize_supported(&x->srv, c->transport.endpoint)));
     struct count_ctx k = {x, tokenize};
-    int rc = calibrate(c->input_len, limit, count_tokens, &k, cal, err, errlen);
-    if (rc == -1 && c->calib == CALIB_AUTO && tokenize) {
+    int rc = calibrate(c->workload.input_len, limit, count_tokens, &k, cal, err, errlen);
+    if (rc == -1 && c->workload.calib == CALIB_AUTO && tokenize) {
         run_say(x, "calibrating with probe requests: the %s tokenize endpoint failed (%s)", x->srv.engine, err);
         k.tokenize = false;
-        rc = calibrate(c->input_len, limit, count_tokens, &k, cal, err, errlen);
+        rc = calibrate(c->workload.input_len, limit, count_tokens, &k, cal, err, errlen);
     }
     if (rc == CALIB_CANNOT_FIT && x->srv.context_len > 0) {
         size_t n = strlen(err);
@@ -158,7 +158,7 @@ static const char *measure(struct run_ctx *x, char *err, size_t errlen)
         return NULL;
     if (!cal->converged)
         run_say(x, "warning: prompts will have %ld tokens, not %ld (closest reachable)",
-                cal->tokens, c->input_len);
+                cal->tokens, c->workload.input_len);
     x->calibration_source = "measured";
     return k.tokenize ? "tokenize" : "probe";
 }
@@ -171,13 +171,13 @@ static void measure_image_tokens(struct run_ctx *x, long with_images)
     struct buf p;
     buf_init(&p, 1u << 20);
     char err[600];
-    struct request_opts o = {.endpoint = c->endpoint, .tools = x->tools, .tool_choice = x->tool_choice};
+    struct request_opts o = {.endpoint = c->transport.endpoint, .tools = x->tools, .tool_choice = x->tool_choice};
     long without = workload_calib_prompt(x->wl, 0, 0, &p) == 0
-        ? server_probe_tokens(&x->srv, x->headers, &o, p.data, (long)(fmin(c->timeout_s, 30) * 1000), err, sizeof err)
+        ? server_probe_tokens(&x->srv, x->headers, &o, p.data, (long)(fmin(c->transport.timeout_s, 30) * 1000), err, sizeof err)
         : -1;
     buf_free(&p);
     if (without >= 0 && with_images >= without)
-        x->image_tokens = (double)(with_images - without) / (double)c->images_per_request;
+        x->image_tokens = (double)(with_images - without) / (double)c->workload.images_per_request;
     else
         run_say(x, "warning: the tokens of an image could not be measured");
 }
@@ -185,14 +185,14 @@ static void measure_image_tokens(struct run_ctx *x, long with_images)
 /* The calibration probes' images: seeded apart from every measured one. */
 static int make_calib_images(struct run_ctx *x, char *err, size_t errlen)
 {
-    long n = x->c->images_per_request;
-    if (image_parse_size(x->c->image_size ? x->c->image_size : "512x512", &x->image_w, &x->image_h) != 0) {
+    long n = x->c->workload.images_per_request;
+    if (image_parse_size(x->c->workload.image_size ? x->c->workload.image_size : "512x512", &x->image_w, &x->image_h) != 0) {
         snprintf(err, errlen, "--image-size: expected WxH with sides from 1 to %d pixels, got '%s'",
-                 IMAGE_MAX_SIDE, x->c->image_size);
+                 IMAGE_MAX_SIDE, x->c->workload.image_size);
         return -1;
     }
-    if (image_parse_format(x->c->image_format ? x->c->image_format : "png", &x->image_format) != 0) {
-        snprintf(err, errlen, "--image-format: expected png or jpeg, got '%s'", x->c->image_format);
+    if (image_parse_format(x->c->workload.image_format ? x->c->workload.image_format : "png", &x->image_format) != 0) {
+        snprintf(err, errlen, "--image-format: expected png or jpeg, got '%s'", x->c->workload.image_format);
         return -1;
     }
     x->calib_images = calloc((size_t)n, sizeof *x->calib_images);
@@ -217,10 +217,10 @@ static int make_calib_images(struct run_ctx *x, char *err, size_t errlen)
 static void sharegpt_reply_lengths(struct run_ctx *x)
 {
     const struct run_config *c = x->c;
-    if (c->output_len_set || strncmp(x->ds.spec, "sharegpt:", 9) != 0)
+    if (c->workload.output_len_set || strncmp(x->ds.spec, "sharegpt:", 9) != 0)
         return;
-    size_t used = (size_t)(c->num_prompts + c->warmup) < x->ds.n ? (size_t)(c->num_prompts + c->warmup) : x->ds.n;
-    long timeout_ms = (long)(fmin(c->timeout_s, 30) * 1000);
+    size_t used = (size_t)(c->load.num_prompts + c->load.warmup) < x->ds.n ? (size_t)(c->load.num_prompts + c->load.warmup) : x->ds.n;
+    long timeout_ms = (long)(fmin(c->transport.timeout_s, 30) * 1000);
     size_t counted = 0;
     for (size_t i = 0; i < used; i++) {
         struct dataset_entry *e = &x->ds.entries[i];
@@ -230,7 +230,7 @@ static void sharegpt_reply_lengths(struct run_ctx *x)
         long n = server_count_tokens(&x->srv, x->headers, EP_COMPLETIONS, true, e->reply, timeout_ms, err, sizeof err);
         if (n < 0) {
             run_say(x, "warning: ShareGPT replies cannot be counted (%s): every request gets --output-len %ld",
-                    err, c->output_len);
+                    err, c->workload.output_len);
             return;
         }
         e->max_tokens = n > 0 ? n : 1;
@@ -251,13 +251,13 @@ static const char *calibrate_workload(struct run_ctx *x, char *err, size_t errle
         snprintf(x->shared_prefix_method, sizeof x->shared_prefix_method, "not measured: dataset prompts");
         return "dataset";
     }
-    if (c->calib == CALIB_NONE) {
+    if (c->workload.calib == CALIB_NONE) {
         snprintf(x->shared_prefix_method, sizeof x->shared_prefix_method,
                  "not measured: --calibration none sends nothing before the run");
-        return workload_fit(x->wl, c->input_len, 1) == 0 ? "none" : NULL;
+        return workload_fit(x->wl, c->workload.input_len, 1) == 0 ? "none" : NULL;
     }
     const char *method = NULL;
-    if (c->calibration_cache) {
+    if (c->workload.calibration_cache) {
         cache_key(x, x->calibration_key, sizeof x->calibration_key);
         if (!(method = from_cache(x, err, errlen)) && err[0])
             return NULL;
@@ -265,7 +265,7 @@ static const char *calibrate_workload(struct run_ctx *x, char *err, size_t errle
     bool measured = !method;
     if (measured && !(method = measure(x, err, errlen)))
         return NULL;
-    if (c->prefix_hit_rate > 0 && c->calib != CALIB_NONE) {
+    if (c->workload.prefix_hit_rate > 0 && c->workload.calib != CALIB_NONE) {
         long lead = run_template_lead(x);
         if (lead >= 0)
             workload_set_template_lead(x->wl, lead);
@@ -273,12 +273,12 @@ static const char *calibrate_workload(struct run_ctx *x, char *err, size_t errle
             run_say(x, "warning: the server's tokenize gives no ids: the prefix counts every chat template "
                     "token as coming before the prompt's text, so the hit rate may fall short");
     }
-    if (c->images_per_request > 0 && x->cal.n_steps && x->cal.steps[0].words == 0 && x->cal.steps[0].tokens >= 0) {
+    if (c->workload.images_per_request > 0 && x->cal.n_steps && x->cal.steps[0].words == 0 && x->cal.steps[0].tokens >= 0) {
         measure_image_tokens(x, x->cal.steps[0].tokens);
-        if (c->input_len > 0 && x->cal.steps[0].tokens > c->input_len + x->cal.tolerance_tokens) {
+        if (c->workload.input_len > 0 && x->cal.steps[0].tokens > c->workload.input_len + x->cal.tolerance_tokens) {
             snprintf(err, errlen, "the images and the chat template alone are %ld tokens, more than --input-len "
                      "%ld: raise --input-len, or lower --image-size or --images-per-request",
-                     x->cal.steps[0].tokens, c->input_len);
+                     x->cal.steps[0].tokens, c->workload.input_len);
             return NULL;
         }
     }
@@ -289,12 +289,12 @@ static const char *calibrate_workload(struct run_ctx *x, char *err, size_t errle
     if (x->trace.n)
         snprintf(x->shared_prefix_method, sizeof x->shared_prefix_method,
                  "not measured: trace prompts share the blocks their hash_ids name");
-    else if (c->prefix_hit_rate > 0)
+    else if (c->workload.prefix_hit_rate > 0)
         snprintf(x->shared_prefix_method, sizeof x->shared_prefix_method,
                  "not measured: --prefix-hit-rate gives each of its groups its own prefix");
     else if (measured) {
-        run_measure_shared_prefix(x, c->calib != CALIB_TOKENIZE);
-        if (c->calibration_cache)
+        run_measure_shared_prefix(x, c->workload.calib != CALIB_TOKENIZE);
+        if (c->workload.calibration_cache)
             to_cache(x, method);
     }
     return method;
@@ -307,33 +307,33 @@ int run_prepare_workload(struct run_ctx *x)
     size_t errlen = sizeof x->res->error;
     char why[900];
     x->shared_prefix_tokens = -1;
-    if (c->dataset && !x->trace.n && !x->ds.n && dataset_load(c->dataset, c->multi_turn, &x->ds, why, sizeof why) != 0) {
+    if (c->workload.dataset && !x->trace.n && !x->ds.n && dataset_load(c->workload.dataset, c->workload.multi_turn, &x->ds, why, sizeof why) != 0) {
         snprintf(err, errlen, "--dataset: %s", why);
         return -1;
     }
-    if (x->ds.images && c->endpoint != EP_CHAT) {
-        snprintf(err, errlen, "--dataset %s names images: they go with the chat endpoint", c->dataset);
+    if (x->ds.images && c->transport.endpoint != EP_CHAT) {
+        snprintf(err, errlen, "--dataset %s names images: they go with the chat endpoint", c->workload.dataset);
         return -1;
     }
-    if (c->tools_file && !(x->tools = tools_load(c->tools_file, why, sizeof why))) {
+    if (c->workload.tools_file && !(x->tools = tools_load(c->workload.tools_file, why, sizeof why))) {
         snprintf(err, errlen, "--tools: %s", why);
         return -1;
     }
-    if (c->tool_choice && !(x->tool_choice = tool_choice_parse(c->tool_choice, x->tools, err, errlen)))
+    if (c->workload.tool_choice && !(x->tool_choice = tool_choice_parse(c->workload.tool_choice, x->tools, err, errlen)))
         return -1;
-    if (c->images_per_request > 0 && make_calib_images(x, err, errlen) != 0)
+    if (c->workload.images_per_request > 0 && make_calib_images(x, err, errlen) != 0)
         return -1;
     struct workload_cfg wc = {
-        .ro = {.endpoint = c->endpoint, .model = x->srv.model, .stream = true,
-               .ignore_eos = c->ignore_eos, .continuous_usage = run_continuous_usage(x),
-               .sampling = c->sampling, .extra_body = c->extra_body,
+        .ro = {.endpoint = c->transport.endpoint, .model = x->srv.model, .stream = true,
+               .ignore_eos = c->workload.ignore_eos, .continuous_usage = run_continuous_usage(x),
+               .sampling = c->workload.sampling, .extra_body = c->workload.extra_body,
                .tools = x->tools, .tool_choice = x->tool_choice},
-        .salt = x->salt, .seed = (uint64_t)c->seed, .input_len = c->input_len,
-        .output_len = c->output_len, .input_range = c->input_range, .output_range = c->output_range,
-        .shared_prefix_len = c->shared_prefix_len, .ds = x->ds.n ? &x->ds : NULL,
-        .prefix_groups = c->prefix_hit_rate > 0 ? (c->prefix_groups > 1 ? c->prefix_groups : 1) : 0,
+        .salt = x->salt, .seed = (uint64_t)c->workload.seed, .input_len = c->workload.input_len,
+        .output_len = c->workload.output_len, .input_range = c->workload.input_range, .output_range = c->workload.output_range,
+        .shared_prefix_len = c->workload.shared_prefix_len, .ds = x->ds.n ? &x->ds : NULL,
+        .prefix_groups = c->workload.prefix_hit_rate > 0 ? (c->workload.prefix_groups > 1 ? c->workload.prefix_groups : 1) : 0,
         .trace = x->trace.n ? &x->trace : NULL,
-        .images = (int)c->images_per_request, .image_w = x->image_w, .image_h = x->image_h,
+        .images = (int)c->workload.images_per_request, .image_w = x->image_w, .image_h = x->image_h,
         .image_format = x->image_format,
     };
     if (!(x->wl = workload_new(&wc))) {
@@ -343,14 +343,14 @@ int run_prepare_workload(struct run_ctx *x)
     /* refused before any request, calibration probes included; none sends
      * what was asked for: a server's refusals are then the requests'
      * recorded failures, and a prompt it cut fails as prompt_truncated */
-    if (!x->ds.n && c->calib != CALIB_NONE && check_fits(x, err, errlen) != 0) {
+    if (!x->ds.n && c->workload.calib != CALIB_NONE && check_fits(x, err, errlen) != 0) {
         x->res->refused = true;
         secrets_scrub(&x->secrets, err, errlen);
         return -1;
     }
     const char *method = calibrate_workload(x, why, sizeof why);
-    if (c->images_per_request > 0)
-        x->images_meta = (struct bench_images){true, c->images_per_request, x->image_w, x->image_h,
+    if (c->workload.images_per_request > 0)
+        x->images_meta = (struct bench_images){true, c->workload.images_per_request, x->image_w, x->image_h,
                                                x->image_tokens, (char *)image_format_name(x->image_format)};
     if (!(x->calibration_method = method)) {
         snprintf(err, errlen, "prompt calibration failed: %s", why);

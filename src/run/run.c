@@ -25,39 +25,6 @@
 #include "workload/image.h"
 #include "workload/prompt.h"
 
-void run_config_defaults(struct run_config *c)
-{
-    *c = (struct run_config){
-.api_key_env = "OPENAI_API_KEY",
-        .endpoint = EP_CHAT, .concurrency = 1, .num_prompts = 100, .input_len = 1024,
-        .output_len = 128, .ignore_eos = true, .pct = PCT_NEAREST, .calib = CALIB_AUTO,
-        .timeout_s = 600, .connect_timeout_s = 10, .idle_timeout_s = 120, .grace_s = 5,
-        .stall_timeout_s = -1,
-        .request_rate = INFINITY, .burstiness = 1, .slo = {NAN, NAN, NAN}, .name = "anvil run",
-        .server_metrics = "auto", .scrape_interval_ms = 1000, .telemetry = OBS_MODE_AUTO,
-        .telemetry_interval_ms = 1000,
-        .prefix_groups = 1, .tool_result_len = 200, .agentic_user_len = 100, .rank_timeout_s = 60,
-    };
-}
-
-double run_stall_timeout_s(const struct run_config *c)
-{
-    return c->stall_timeout_s < 0 ? c->idle_timeout_s : c->stall_timeout_s;
-}
-
-/* Whether url's scheme is one anvil speaks. */
-static bool http_scheme(const char *url)
-{
-    return !strncasecmp(url, "http://", 7) || !strncasecmp(url, "https://", 8);
-}
-
-/* Bytes of memory the machine has, or 0 when unknown. */
-static double physical_memory(void)
-{
-    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && size > 0 ? (double)pages * (double)size : 0;
-}
-
 /* Descriptors a run needs besides one socket per request in flight: the
  * event loops, curl's, the journal, logs, samplers (raise_fd_limit). */
 #define FD_RESERVE 64
@@ -79,128 +46,6 @@ int run_check_fd_limit(long concurrency, char *err, size_t errlen)
              "this machine lets anvil open %llu (the hard open-file limit): raise it (ulimit -Hn %ld, as "
              "root or in /etc/security/limits.conf) or run fewer streams at once", concurrency,
              concurrency + FD_RESERVE, (unsigned long long)fds, concurrency + FD_RESERVE);
-    return -1;
-}
-
-/* Input files and values the run will need, checked before anything is
- * sent (a usage error, exit 2): the dataset's kind and file, the tools and
- * agentic files, the image size. What is inside a file is read later. */
-static int check_inputs(const struct run_config *c, char *err, size_t errlen)
-{
-    const char *ds = c->dataset, *colon = ds ? strchr(ds, ':') : NULL;
-    static const char *const kinds[] = {"jsonl:", "sharegpt:", "mooncake:", "azure:"};
-    bool known = false;
-    for (size_t i = 0; ds && i < sizeof kinds / sizeof *kinds; i++)
-        known = known || !strncmp(ds, kinds[i], strlen(kinds[i]));
-    const char *files[][2] = {{"--dataset", colon ? colon + 1 : NULL}, {"--tools", c->tools_file},
-                              {"--agentic", c->agentic_file}};
-    int w, h;
-    if (ds && !known) {
-        snprintf(err, errlen, "--dataset %.200s: expected jsonl:FILE, sharegpt:FILE, mooncake:FILE or azure:FILE",
-                 ds);
-        return -1;
-    }
-    for (size_t i = 0; i < sizeof files / sizeof *files; i++)
-        if (files[i][1] && access(files[i][1], R_OK) != 0) {
-            snprintf(err, errlen, "%s: cannot read %.300s: %s", files[i][0], files[i][1], strerror(errno));
-            return -1;
-        }
-    if (c->image_size && image_parse_size(c->image_size, &w, &h) != 0) {
-        snprintf(err, errlen, "--image-size %.40s: expected WxH, each side 1..%d pixels", c->image_size,
-                 IMAGE_MAX_SIDE);
-        return -1;
-    }
-    return 0;
-}
-
-int run_config_check(const struct run_config *c, char *err, size_t errlen)
-{
-    if (check_inputs(c, err, errlen) != 0)
-        return -1;
-    if (c->server_metrics && strcmp(c->server_metrics, "auto") && strcmp(c->server_metrics, "off") &&
-        !obs_metrics_url_ok(c->server_metrics)) {
-        snprintf(err, errlen, "--server-metrics %s: expected auto, off, or an http://, https:// or file:// URL",
-                 c->server_metrics);
-        return -1;
-    }
-    if (c->gpu_metrics_url && !obs_metrics_url_ok(c->gpu_metrics_url)) {
-        snprintf(err, errlen, "--gpu-metrics-url %s: expected an http://, https:// or file:// URL", c->gpu_metrics_url);
-        return -1;
-    }
-    double mem = physical_memory(), need = (double)(c->num_prompts + c->warmup) * sizeof(struct req_record);
-    if (c->base_url && !http_scheme(c->base_url))
-        snprintf(err, errlen, "--base-url %.200s: only http:// and https:// servers are supported",
-                 strchr(c->base_url, '@') ? "(credentials withheld)" : c->base_url);
-    else if (!c->shard_count && run_check_fd_limit(c->concurrency, err, errlen) != 0)
-        ;   /* a shard's share of the streams is known only to its launcher */
-    else if (mem > 0 && need > mem / 2)
-        snprintf(err, errlen, "--num-prompts %ld: the per-request records alone need %.1f GiB, more than "
-                 "half of this machine's %.1f GiB; use fewer prompts or --duration", c->num_prompts,
-                 need / (1 << 30), mem / (1 << 30));
-    else if (c->continuous_usage && c->no_continuous_usage)
-        snprintf(err, errlen, "--continuous-usage and --no-continuous-usage: give one of them");
-    else if (c->shared_prefix_len > 0 && c->shared_prefix_len >= c->input_len)
-        snprintf(err, errlen, "--shared-prefix-len (%ld) must be below --input-len (%ld): the "
-                 "unique part follows the shared one", c->shared_prefix_len, c->input_len);
-    else if (c->multi_turn && !c->dataset)
-        snprintf(err, errlen, "--multi-turn needs --dataset (conversations come from a file)");
-    else if (c->tools_file && c->endpoint != EP_CHAT)
-        snprintf(err, errlen, "--tools goes with the chat endpoint (completions take no tools)");
-    else if (c->tool_choice && !c->tools_file)
-        snprintf(err, errlen, "--tool-choice needs --tools");
-    else if (c->tools_file && c->calib == CALIB_TOKENIZE)
-        snprintf(err, errlen, "--calibration tokenize cannot count what the chat template adds for "
-                 "--tools: use probe or auto (which probes with the tools)");
-    else if ((c->agentic_file || c->agentic_sessions > 0) && (c->dataset || c->multi_turn))
-        snprintf(err, errlen, "--agentic and --agentic-sessions make their own turns: without --dataset "
-                 "or --multi-turn");
-    else if ((c->think_time || c->sub_agents > 0) && c->agentic_sessions <= 0)
-        snprintf(err, errlen, "--think-time and --sub-agents go with --agentic-sessions (an --agentic file "
-                 "gives them per turn: think_time_s, sub_agents)");
-    else if (c->agentic_file && c->agentic_sessions > 0)
-        snprintf(err, errlen, "--agentic FILE and --agentic-sessions N both say what the sessions are: give one");
-    else if (c->images_per_request > 0 && (c->endpoint != EP_CHAT || c->dataset || c->agentic_file ||
-                                            c->agentic_sessions > 0))
-        snprintf(err, errlen, "--images-per-request goes with synthetic chat prompts (not completions, "
-                 "--dataset or agentic sessions)");
-    else if (c->image_format && c->images_per_request <= 0)
-        snprintf(err, errlen, "--image-format goes with --images-per-request");
-    else if (c->images_per_request > 0 && c->calib == CALIB_TOKENIZE)
-        snprintf(err, errlen, "--calibration tokenize cannot count image tokens: use probe or auto (which "
-                 "probes with the images)");
-    else if (c->prefix_hit_rate >= 1)
-        snprintf(err, errlen, "--prefix-hit-rate is a share below 1 (a server computes at least one token "
-                 "of every prompt), got %g", c->prefix_hit_rate);
-    else if (c->prefix_hit_rate > 0 && (c->dataset || c->shared_prefix_len > 0 || c->agentic_file ||
-                                         c->agentic_sessions > 0))
-        snprintf(err, errlen, "--prefix-hit-rate builds its own shared prefixes: it takes synthetic prompts, "
-                 "without --dataset, agentic sessions or --shared-prefix-len");
-    else if (c->prefix_hit_rate > 0 && c->input_len == 0)
-        snprintf(err, errlen, "--prefix-hit-rate shares part of each prompt: it needs --input-len of at least 1 "
-                 "(0 is the minimal prompt, with nothing to share)");
-    else if (c->prefix_groups > 1 && c->prefix_hit_rate <= 0)
-        snprintf(err, errlen, "--prefix-groups goes with --prefix-hit-rate");
-    else if (c->window_ready && (c->duration_s <= 0 || c->warmup_s <= 0 || c->threads != 1))
-        snprintf(err, errlen, "a readiness gate needs duration mode with a warm-up and one thread");
-    else if (c->warmup_s > 0 && c->duration_s <= 0)
-        snprintf(err, errlen, "--warmup-s goes with --duration (use --warmup N otherwise)");
-    else if (trace_spec_is_trace(c->dataset) && (c->multi_turn || c->duration_s > 0 || !isinf(c->request_rate)))
-        snprintf(err, errlen, "a trace (--dataset %.20s...) is sent at its recorded times: --multi-turn, "
-                 "--duration and --request-rate do not apply (--trace-speed scales its clock)", c->dataset);
-    else if (!trace_spec_is_trace(c->dataset) && (c->trace_speed > 0 || c->trace_start_s > 0 || c->trace_duration_s > 0))
-        snprintf(err, errlen, "--trace-speed, --trace-start and --trace-duration go with --dataset "
-                 "mooncake:FILE or azure:FILE");
-    else if (isinf(c->request_rate) && c->concurrency < 1 && !trace_spec_is_trace(c->dataset))
-        snprintf(err, errlen, "the closed loop needs --concurrency of at least 1");
-    else if (c->shard_count > 1 && c->concurrency < c->shard_count &&
-             (c->concurrency > 0 || (isinf(c->request_rate) && !trace_spec_is_trace(c->dataset))))
-        snprintf(err, errlen, "%d shards (ranks) each take a share of --concurrency %ld: it must be at least %d",
-                 c->shard_count, c->concurrency, c->shard_count);
-    else if (c->shard_count > 1 && (c->agentic_file || c->agentic_sessions > 0))
-        snprintf(err, errlen, "agentic sessions are not split over shards or ranks (a turn waits for its "
-                 "sub-agents, which the shard split does not keep together): run them in one process");
-    else
-        return 0;
     return -1;
 }
 
@@ -227,9 +72,9 @@ static void raise_fd_limit(const struct run_ctx *x)
         return;
     rl.rlim_cur = rl.rlim_max;
     setrlimit(RLIMIT_NOFILE, &rl);
-    if (rl.rlim_cur != RLIM_INFINITY && (rlim_t)x->c->concurrency + FD_RESERVE > rl.rlim_cur)
+    if (rl.rlim_cur != RLIM_INFINITY && (rlim_t)x->c->load.concurrency + FD_RESERVE > rl.rlim_cur)
         run_say(x, "warning: %ld requests in flight need more sockets than the open-file limit "
-                "(%llu) allows", x->c->concurrency, (unsigned long long)rl.rlim_cur);
+                "(%llu) allows", x->c->load.concurrency, (unsigned long long)rl.rlim_cur);
 }
 
 /* The start line. A shard's counts are its own share (cfg, after
@@ -237,46 +82,46 @@ static void raise_fd_limit(const struct run_ctx *x)
 static void announce(const struct run_ctx *x, const struct driver_cfg *cfg)
 {
     const struct run_config *c = x->c;
-    bool shard = c->shard_count > 0;
+    bool shard = c->shard.count > 0;
     char load[160], cap[64] = "no cap", conc[48], part[32] = "";
-    if (shard && cfg->concurrency != c->concurrency)
-        snprintf(conc, sizeof conc, "%d of %ld", cfg->concurrency, c->concurrency);
+    if (shard && cfg->concurrency != c->load.concurrency)
+        snprintf(conc, sizeof conc, "%d of %ld", cfg->concurrency, c->load.concurrency);
     else
-        snprintf(conc, sizeof conc, "%ld", c->concurrency);
+        snprintf(conc, sizeof conc, "%ld", c->load.concurrency);
     if (shard)
-        snprintf(part, sizeof part, " (shard %d/%d)", c->shard_index, c->shard_count);
-    if (c->concurrency > 0)
+        snprintf(part, sizeof part, " (shard %d/%d)", c->shard.index, c->shard.count);
+    if (c->load.concurrency > 0)
         snprintf(cap, sizeof cap, "max concurrency %s", conc);
     if (x->trace.n)
         snprintf(load, sizeof load, "recorded times (%s)", cap);
-    else if (isinf(c->request_rate))
+    else if (isinf(c->load.request_rate))
         snprintf(load, sizeof load, "concurrency %s", conc);
     else
-        snprintf(load, sizeof load, "%g req/s (burstiness %g, %s)", c->request_rate, c->burstiness, cap);
+        snprintf(load, sizeof load, "%g req/s (burstiness %g, %s)", c->load.request_rate, c->load.burstiness, cap);
     char amount[128];
-    if (c->duration_s > 0 && c->window_ready)
-        snprintf(amount, sizeof amount, "for %g s once ready (warm-up of up to %g s)%s", c->duration_s, c->warmup_s,
+    if (c->load.duration_s > 0 && c->load.window_ready)
+        snprintf(amount, sizeof amount, "for %g s once ready (warm-up of up to %g s)%s", c->load.duration_s, c->load.warmup_s,
                  part);
-    else if (c->duration_s > 0)
-        snprintf(amount, sizeof amount, "for %g s after %g s of warm-up%s", c->duration_s, c->warmup_s, part);
+    else if (c->load.duration_s > 0)
+        snprintf(amount, sizeof amount, "for %g s after %g s of warm-up%s", c->load.duration_s, c->load.warmup_s, part);
     else if (shard)
-        snprintf(amount, sizeof amount, "%d of %ld prompts%s", cfg->num_prompts, c->num_prompts, part);
+        snprintf(amount, sizeof amount, "%d of %ld prompts%s", cfg->num_prompts, c->load.num_prompts, part);
     else
-        snprintf(amount, sizeof amount, "%ld prompts", c->num_prompts);
+        snprintf(amount, sizeof amount, "%ld prompts", c->load.num_prompts);
     char shape[600];
     if (x->trace.n)
-        snprintf(shape, sizeof shape, "%ld requests of %s replayed over %.1f s", c->num_prompts, c->dataset,
+        snprintf(shape, sizeof shape, "%ld requests of %s replayed over %.1f s", c->load.num_prompts, c->workload.dataset,
                  x->trace.span_s);
-    else if (c->dataset)
-        snprintf(shape, sizeof shape, "prompts from %s", c->dataset);
+    else if (c->workload.dataset)
+        snprintf(shape, sizeof shape, "prompts from %s", c->workload.dataset);
     else
-        snprintf(shape, sizeof shape, "%ld→%ld tokens", c->input_len, c->output_len);
+        snprintf(shape, sizeof shape, "%ld→%ld tokens", c->workload.input_len, c->workload.output_len);
     run_say(x, "%s model %s (%s), %s at %s, %s, %d measuring thread%s", x->srv.display_url, x->srv.model,
             x->srv.engine, amount, load, shape, cfg->threads, cfg->threads == 1 ? "" : "s");
-    if (!isinf(c->request_rate) && 1 / c->request_rate > 60)
+    if (!isinf(c->load.request_rate) && 1 / c->load.request_rate > 60)
         run_say(x, "warning: at --request-rate %g the requests are on average %.0f s apart: the first "
-                "one is expected about %.0f s from now", c->request_rate, 1 / c->request_rate,
-                1 / c->request_rate);
+                "one is expected about %.0f s from now", c->load.request_rate, 1 / c->load.request_rate,
+                1 / c->load.request_rate);
 }
 
 /* Whether a stop request (Ctrl-C, SIGTERM, SIGHUP) came during the
@@ -298,30 +143,30 @@ static int drive(struct run_ctx *x, struct driver_result *dr)
 {
     const struct run_config *c = x->c;
     char url[600], models_url[600];
-    snprintf(url, sizeof url, "%s%s", x->srv.base_url, endpoint_path(c->endpoint));
+    snprintf(url, sizeof url, "%s%s", x->srv.base_url, endpoint_path(c->transport.endpoint));
     snprintf(models_url, sizeof models_url, "%s/models", x->srv.base_url);
     struct driver_cfg cfg = {
-        .url = url, .headers = x->headers, .concurrency = (int)c->concurrency,
-        .request_rate = c->request_rate, .burstiness = c->burstiness, .seed = (uint64_t)c->seed,
-        .num_prompts = (int)c->num_prompts, .warmup = (int)c->warmup,
-        .duration_s = c->duration_s, .warmup_s = c->warmup_s,
-        .connect_timeout_ms = (long)(c->connect_timeout_s * 1000),
-        .timeout_ms = (long)(c->timeout_s * 1000), .idle_timeout_s = c->idle_timeout_s,
+        .url = url, .headers = x->headers, .concurrency = (int)c->load.concurrency,
+        .request_rate = c->load.request_rate, .burstiness = c->load.burstiness, .seed = (uint64_t)c->workload.seed,
+        .num_prompts = (int)c->load.num_prompts, .warmup = (int)c->load.warmup,
+        .duration_s = c->load.duration_s, .warmup_s = c->load.warmup_s,
+        .connect_timeout_ms = (long)(c->transport.connect_timeout_s * 1000),
+        .timeout_ms = (long)(c->transport.timeout_s * 1000), .idle_timeout_s = c->transport.idle_timeout_s,
         .stall_timeout_s = run_stall_timeout_s(c),
         .keep_text = x->srv.engine_id != ENGINE_UNKNOWN,
-        .grace_s = c->grace_s, .secrets = &x->secrets, .progress = c->progress,
+        .grace_s = c->transport.grace_s, .secrets = &x->secrets, .progress = c->out.progress,
         .make_body = run_make_body, .on_record = run_log_record, .ud = x,
-        .follows = c->multi_turn && !x->agentic.n ? run_follows : NULL, .prewarm_url = models_url,
+        .follows = c->workload.multi_turn && !x->agentic.n ? run_follows : NULL, .prewarm_url = models_url,
         .waits_for = x->agentic.n ? run_waits : NULL, .think_ns = x->agentic.n ? run_think_ns : NULL,
-        .samplers = x->samplers ? x->samplers : c->samplers,
-        .n_samplers = x->samplers ? x->n_samplers : c->n_samplers, .send_ns = x->trace_due,
-        .prebuild_bodies = c->dataset != NULL || c->multi_turn || x->trace_due != NULL ||
-                           c->images_per_request > 0,
-        .window_ready = c->window_ready, .gate_ud = c->gate_ud,
-        .threads = plan_threads((int)c->threads, sysconf(_SC_NPROCESSORS_ONLN), (int)c->concurrency,
-                                c->warmup + c->num_prompts),
+        .samplers = x->samplers ? x->samplers : c->observe.samplers,
+        .n_samplers = x->samplers ? x->n_samplers : c->observe.n_samplers, .send_ns = x->trace_due,
+        .prebuild_bodies = c->workload.dataset != NULL || c->workload.multi_turn || x->trace_due != NULL ||
+                           c->workload.images_per_request > 0,
+        .window_ready = c->load.window_ready, .gate_ud = c->load.gate_ud,
+        .threads = plan_threads((int)c->load.threads, sysconf(_SC_NPROCESSORS_ONLN), (int)c->load.concurrency,
+                                c->load.warmup + c->load.num_prompts),
     };
-    if (c->shard_count > 0 && run_shard_cfg(x, &cfg) != 0)
+    if (c->shard.count > 0 && run_shard_cfg(x, &cfg) != 0)
         return -1;
     if (stop_requested())   /* from here on the driver's loop takes the signals */
         return stopped(x, "starting the load");
@@ -355,17 +200,17 @@ static void make_run_id(char *out, size_t n, uint64_t salt)
 
 int run_request_headers(const struct run_config *c, struct curl_slist **out, char *note, size_t notecap)
 {
-    const char *key = c->api_key_env ? getenv(c->api_key_env) : NULL;
+    const char *key = c->transport.api_key_env ? getenv(c->transport.api_key_env) : NULL;
     bool explicit_auth = false;
     note[0] = '\0';
-    for (const struct curl_slist *h = c->headers; h; h = h->next) {
+    for (const struct curl_slist *h = c->transport.headers; h; h = h->next) {
         explicit_auth |= !strncasecmp(h->data, "authorization:", 14);
         if (!(*out = curl_slist_append(*out, h->data)))
             return -1;
     }
     if (key && *key && explicit_auth) {
         snprintf(note, notecap, "note: the Authorization header given with --header/--header-env is sent; "
-                 "the --api-key-env %s key is not (one Authorization header)", c->api_key_env);
+                 "the --api-key-env %s key is not (one Authorization header)", c->transport.api_key_env);
     } else if (key && *key) {
         struct buf h;
         buf_init(&h, 8192);
@@ -381,11 +226,11 @@ int run_request_headers(const struct run_config *c, struct curl_slist **out, cha
 
 int run_secrets(const struct run_config *c, struct secrets *out)
 {
-    const char *key = c->api_key_env ? getenv(c->api_key_env) : NULL;
+    const char *key = c->transport.api_key_env ? getenv(c->transport.api_key_env) : NULL;
     int rc = key ? secrets_add(out, key) : 0;
-    for (const struct curl_slist *h = c->headers; h && rc == 0; h = h->next)
+    for (const struct curl_slist *h = c->transport.headers; h && rc == 0; h = h->next)
         rc = secrets_add_header(out, h->data);
-    const char *urls[] = {c->base_url, c->server_metrics, c->gpu_metrics_url};
+    const char *urls[] = {c->transport.base_url, c->observe.server_metrics, c->observe.gpu_metrics_url};
     for (size_t i = 0; i < sizeof urls / sizeof *urls && rc == 0; i++)
         rc = urls[i] ? secrets_add_url(out, urls[i]) : 0;
     return rc;
@@ -408,10 +253,10 @@ static int build_headers(struct run_ctx *x)
 static int discover_ready(struct run_ctx *x)
 {
     const struct run_config *c = x->c;
-    long setup_ms = (long)(fmin(c->timeout_s, 30) * 1000);
-    int64_t deadline = clock_now_ns() + (int64_t)(c->ready_timeout_s * 1e9);
+    long setup_ms = (long)(fmin(c->transport.timeout_s, 30) * 1000);
+    int64_t deadline = clock_now_ns() + (int64_t)(c->load.ready_timeout_s * 1e9);
     for (bool said = false;; said = true) {
-        if (discover(c->base_url ? c->base_url : RUN_DEFAULT_BASE_URL, x->headers, c->model, setup_ms,
+        if (discover(c->transport.base_url ? c->transport.base_url : RUN_DEFAULT_BASE_URL, x->headers, c->transport.model, setup_ms,
                      &x->srv, x->res->error, sizeof x->res->error) == 0)
             return 0;
         int64_t left = deadline - clock_now_ns();
@@ -420,7 +265,7 @@ static int discover_ready(struct run_ctx *x)
         if (stop_requested())
             return -1;
         if (!said)
-            run_say(x, "waiting up to %g s for the server (%s)", c->ready_timeout_s, x->res->error);
+            run_say(x, "waiting up to %g s for the server (%s)", c->load.ready_timeout_s, x->res->error);
         /* once a second, the last try at the deadline itself; a stop request wakes it */
         if (stop_sleep_ns(left < 1000000000 ? left : 1000000000))
             return -1;
@@ -434,19 +279,19 @@ static int set_up(struct run_ctx *x)
     const struct run_config *c = x->c;
     struct run_result *res = x->res;
     char err[512];
-    if (c->out)
-        snprintf(res->artifact_path, sizeof res->artifact_path, "%s", c->out);
+    if (c->out.path)
+        snprintf(res->artifact_path, sizeof res->artifact_path, "%s", c->out.path);
     else
         snprintf(res->artifact_path, sizeof res->artifact_path, "%s/%s.json",
-                 c->out_dir ? c->out_dir : "results", res->run_id);
+                 c->out.dir ? c->out.dir : "results", res->run_id);
     /* fail before measuring anything, not after */
     if (artifact_check_path(res->artifact_path, err, sizeof err) != 0) {
         snprintf(res->error, sizeof res->error, "--out: %s", err);
         return -1;
     }
-    if (c->requests_out && !(x->requests_log = fopen(c->requests_out, "a"))) {
+    if (c->out.requests_out && !(x->requests_log = fopen(c->out.requests_out, "a"))) {
         snprintf(res->error, sizeof res->error, "cannot open --requests-out %s: %s",
-                 c->requests_out, strerror(errno));
+                 c->out.requests_out, strerror(errno));
         return -1;
     }
     if (build_headers(x) != 0) {
@@ -462,18 +307,18 @@ static int set_up(struct run_ctx *x)
 }
 
 /* A trace replay: loads the window and makes the run the trace's requests,
- * sent at their offsets (x->c then points at x->eff). Returns 0, or -1
+ * sent at their offsets (the config as run sends that many). Returns 0, or -1
  * with the reason in x->res->error. */
 static int load_trace(struct run_ctx *x)
 {
     const struct run_config *c = x->c;
-    struct trace_window w = {c->trace_start_s, c->trace_duration_s, c->trace_speed};
+    struct trace_window w = {c->workload.trace_start_s, c->workload.trace_duration_s, c->workload.trace_speed};
     char err[900];
-    if (trace_load(c->dataset, &w, &x->trace, err, sizeof err) != 0) {
+    if (trace_load(c->workload.dataset, &w, &x->trace, err, sizeof err) != 0) {
         snprintf(x->res->error, sizeof x->res->error, "--dataset: %s", err);
         return -1;
     }
-    size_t n = c->num_prompts > 0 && (size_t)c->num_prompts < x->trace.n ? (size_t)c->num_prompts : x->trace.n;
+    size_t n = c->load.num_prompts > 0 && (size_t)c->load.num_prompts < x->trace.n ? (size_t)c->load.num_prompts : x->trace.n;
     if (n > 100000000 || !(x->trace_due = malloc(n * sizeof *x->trace_due))) {
         snprintf(x->res->error, sizeof x->res->error, "out of memory");
         return -1;
@@ -483,71 +328,64 @@ static int load_trace(struct run_ctx *x)
     x->trace.n = n;     /* the rest of the window is not replayed */
     x->trace_meta = (struct bench_trace){
         .format = x->trace.format, .lines = x->trace.lines, .requests = (long)n,
-        .block_tokens = TRACE_BLOCK_TOKENS, .speed = c->trace_speed > 0 ? c->trace_speed : 1,
-        .start_s = c->trace_start_s, .duration_s = c->trace_duration_s > 0 ? c->trace_duration_s : NAN,
+        .block_tokens = TRACE_BLOCK_TOKENS, .speed = c->workload.trace_speed > 0 ? c->workload.trace_speed : 1,
+        .start_s = c->workload.trace_start_s, .duration_s = c->workload.trace_duration_s > 0 ? c->workload.trace_duration_s : NAN,
         .span_s = (double)x->trace.reqs[n - 1].t_ns / 1e9,
         .theoretical_prefix_hit_rate = trace_theoretical_hit_rate(&x->trace),
         .server_prefix_hit_rate = NAN,
     };
-    x->eff = *c;
-    x->eff.num_prompts = (long)n;
-    x->c = &x->eff;
+    x->eff.load.num_prompts = (long)n;
     return 0;
 }
 
 /* Agentic sessions: their turns become the run's dataset, each turn held
  * until the one before it has ended; every turn is sent once unless
- * --num-prompts says otherwise (x->c then points at x->eff). Returns 0, or
+ * --num-prompts says otherwise (the config as run says so). Returns 0, or
  * -1 with the reason in x->res->error. */
 static int plan_agentic(struct run_ctx *x)
 {
     const struct run_config *c = x->c;
     char err[900];
     int rc;
-    if (c->agentic_file) {
-        rc = agentic_load(c->agentic_file, &x->agentic, err, sizeof err);
+    if (c->workload.agentic_file) {
+        rc = agentic_load(c->workload.agentic_file, &x->agentic, err, sizeof err);
     } else {
-        struct agentic_gen g = {.sessions = c->agentic_sessions, .user_len = c->agentic_user_len,
-                                .tool_result_len = c->tool_result_len, .system_len = c->agentic_system_len,
-                                .sub_agents = c->sub_agents, .seed = (uint64_t)c->seed};
-        rc = agentic_parse_range(c->agentic_turns ? c->agentic_turns : "3..6", &g.turns_min, &g.turns_max);
+        struct agentic_gen g = {.sessions = c->workload.agentic_sessions, .user_len = c->workload.agentic_user_len,
+                                .tool_result_len = c->workload.tool_result_len, .system_len = c->workload.agentic_system_len,
+                                .sub_agents = c->workload.sub_agents, .seed = (uint64_t)c->workload.seed};
+        rc = agentic_parse_range(c->workload.agentic_turns ? c->workload.agentic_turns : "3..6", &g.turns_min, &g.turns_max);
         if (rc != 0)
-            snprintf(err, sizeof err, "--turns: expected A..B with 1 <= A <= B <= 10000, got '%s'", c->agentic_turns);
-        else if ((rc = agentic_parse_think(c->think_time ? c->think_time : "0", &g.think_min_s, &g.think_max_s)))
+            snprintf(err, sizeof err, "--turns: expected A..B with 1 <= A <= B <= 10000, got '%s'", c->workload.agentic_turns);
+        else if ((rc = agentic_parse_think(c->workload.think_time ? c->workload.think_time : "0", &g.think_min_s, &g.think_max_s)))
             snprintf(err, sizeof err, "--think-time: expected A..B seconds with 0 <= A <= B <= 86400, got '%s'",
-                     c->think_time);
+                     c->workload.think_time);
         else
             rc = agentic_generate(&g, &x->agentic, err, sizeof err);
     }
-    if (rc == 0 && agentic_to_dataset(&x->agentic, (uint64_t)c->seed ^ x->salt, &x->ds) != 0)
+    if (rc == 0 && agentic_to_dataset(&x->agentic, (uint64_t)c->workload.seed ^ x->salt, &x->ds) != 0)
         snprintf(err, sizeof err, "out of memory");
     if (rc != 0 || !x->ds.n) {
-        snprintf(x->res->error, sizeof x->res->error, "%s%s", c->agentic_file ? "--agentic: " : "", err);
+        snprintf(x->res->error, sizeof x->res->error, "%s%s", c->workload.agentic_file ? "--agentic: " : "", err);
         return -1;
     }
-    x->eff = *c;
-    x->eff.num_prompts = c->num_prompts > 0 ? c->num_prompts : (long)x->ds.n;
-    x->eff.multi_turn = true;
-    x->eff.dataset = x->ds.spec;
-    x->c = &x->eff;
+    x->eff.load.num_prompts = c->load.num_prompts > 0 ? c->load.num_prompts : (long)x->ds.n;
+    x->eff.workload.multi_turn = true;
+    x->eff.workload.dataset = x->ds.spec;
     return 0;
 }
 
 /* --prefix-hit-rate P: every measured prompt starts with one of G prefixes
  * of P·input_len tokens (chat template included), which G requests put in
- * the cache after it was emptied (prime_groups; x->c then points at
- * x->eff, with the prefix). */
+ * the cache after it was emptied (prime_groups; the config as run has
+ * the prefix as its shared prefix). */
 static void plan_prefix(struct run_ctx *x)
 {
     const struct run_config *c = x->c;
-    if (c != &x->eff)
-        x->eff = *c;
-    long groups = c->prefix_groups > 1 ? c->prefix_groups : 1;
-    x->eff.shared_prefix_len = (long)llround(c->prefix_hit_rate * (double)c->input_len);
-    x->c = &x->eff;
+    long groups = c->workload.prefix_groups > 1 ? c->workload.prefix_groups : 1;
+    x->eff.workload.shared_prefix_len = (long)llround(c->workload.prefix_hit_rate * (double)c->workload.input_len);
     x->prefix_meta = (struct bench_prefix_cache){
-        .target_hit_rate = c->prefix_hit_rate, .groups = groups,
-        .prefix_tokens = x->eff.shared_prefix_len, .tolerance = RUN_PREFIX_HIT_TOLERANCE,
+        .target_hit_rate = c->workload.prefix_hit_rate, .groups = groups,
+        .prefix_tokens = x->eff.workload.shared_prefix_len, .tolerance = RUN_PREFIX_HIT_TOLERANCE,
         .server_hit_rate = NAN, .server_met = -1,
     };
 }
@@ -561,11 +399,11 @@ static void plan_prefix(struct run_ctx *x)
 static void prime_groups(struct run_ctx *x)
 {
     const struct run_config *c = x->c;
-    long groups = x->prefix_meta.groups, base = groups * ((c->warmup + c->num_prompts) / groups + 1);
+    long groups = x->prefix_meta.groups, base = groups * ((c->load.warmup + c->load.num_prompts) / groups + 1);
     char url[600], err[600];
-    snprintf(url, sizeof url, "%s%s", x->srv.base_url, endpoint_path(c->endpoint));
-    struct request_opts o = {.endpoint = c->endpoint, .model = x->srv.model, .max_tokens = 1,
-                             .sampling = c->sampling, .extra_body = c->extra_body, .tools = x->tools,
+    snprintf(url, sizeof url, "%s%s", x->srv.base_url, endpoint_path(c->transport.endpoint));
+    struct request_opts o = {.endpoint = c->transport.endpoint, .model = x->srv.model, .max_tokens = 1,
+                             .sampling = c->workload.sampling, .extra_body = c->workload.extra_body, .tools = x->tools,
                              .tool_choice = x->tool_choice};
     for (long g = 0; g < groups; g++) {
         struct buf p;
@@ -573,7 +411,7 @@ static void prime_groups(struct run_ctx *x)
         char *body = workload_prompt(x->wl, base + g, PROMPT_HEAD_WORDS, &p) == 0 ? request_body(&o, p.data) : NULL;
         buf_free(&p);
         long status = 0;
-        cJSON *reply = body ? server_fetch_json(url, x->headers, body, (long)(c->timeout_s * 1000), &status, err,
+        cJSON *reply = body ? server_fetch_json(url, x->headers, body, (long)(c->transport.timeout_s * 1000), &status, err,
                                                 sizeof err) : NULL;
         free(body);
         if (reply && status == 200)
@@ -590,14 +428,14 @@ static void prime_groups(struct run_ctx *x)
 static void flush_cache(struct run_ctx *x)
 {
     const struct run_config *c = x->c;
-    if (!c->flush_cache && c->prefix_hit_rate <= 0)
+    if (!c->workload.flush_cache && c->workload.prefix_hit_rate <= 0)
         return;
-    if (c->prefix_hit_rate <= 0)
+    if (c->workload.prefix_hit_rate <= 0)
         x->prefix_meta = (struct bench_prefix_cache){.target_hit_rate = NAN, .tolerance = RUN_PREFIX_HIT_TOLERANCE,
                                                      .server_hit_rate = NAN, .server_met = -1};
     char err[600];
     const char *path;
-    enum cache_flush f = server_flush_prefix_cache(&x->srv, x->headers, (long)(fmin(c->timeout_s, 30) * 1000),
+    enum cache_flush f = server_flush_prefix_cache(&x->srv, x->headers, (long)(fmin(c->transport.timeout_s, 30) * 1000),
                                                    &path, err, sizeof err);
     x->prefix_meta.present = true;
     /* borrowed for the artifact, which copies them (the struct's strings are owned when read) */
@@ -615,7 +453,7 @@ static void flush_cache(struct run_ctx *x)
 static void check_hit_rate(const struct run_ctx *x)
 {
     const struct run_summary *s = &x->res->summary;
-    double p = x->c->prefix_hit_rate, srv = x->prefix_meta.server_hit_rate;
+    double p = x->c->workload.prefix_hit_rate, srv = x->prefix_meta.server_hit_rate;
     if (!s->cached_reports || !s->prompt_tokens) {
         run_say(x, "warning: --prefix-hit-rate %g not validated: the server reported no cached_tokens", p);
     } else {
@@ -628,7 +466,7 @@ static void check_hit_rate(const struct run_ctx *x)
     }
     if (isnan(srv))
         run_say(x, "note: no prefix hit rate from the server's counters (%s)",
-                x->c->server_metrics && !strcmp(x->c->server_metrics, "off") ? "--server-metrics off"
+                x->c->observe.server_metrics && !strcmp(x->c->observe.server_metrics, "off") ? "--server-metrics off"
                                                                               : "none reported");
     else if (fabs(srv - p) > RUN_PREFIX_HIT_TOLERANCE * p)
         run_say(x, "warning: the server's counters give a prefix hit rate of %.3f, not the %g asked for "
@@ -656,12 +494,12 @@ static void blame_prompt_mismatch(const struct run_ctx *x)
         run_say(x, "the prompt-length misses are anvil's: calibration stopped at %ld tokens for a target of "
                 "%ld (±%ld), so its prompts were off target before the server saw them", cal->tokens,
                 cal->target_tokens, cal->tolerance_tokens);
-    else if (x->c->prefix_hit_rate > 0)
+    else if (x->c->workload.prefix_hit_rate > 0)
         run_say(x, "the prompt-length misses are anvil's: --prefix-hit-rate prompts join a shared prefix and "
                 "a unique part, and their lengths can miss the plan by a few tokens");
     else
         run_say(x, "anvil's prompts were on target (calibrated to %ld tokens), yet the server counted "
-                "others: truncated or re-templated prompts?", cal->n_steps ? cal->tokens : x->c->input_len);
+                "others: truncated or re-templated prompts?", cal->n_steps ? cal->tokens : x->c->workload.input_len);
 }
 
 static bool measured(const struct run_ctx *x)
@@ -669,18 +507,35 @@ static bool measured(const struct run_ctx *x)
     const struct run_summary *s = &x->res->summary;
     if (s->completed > 0)
         return true;
-    if (x->c->duration_s <= 0 || !(s->window_tokens > 0))
+    if (x->c->load.duration_s <= 0 || !(s->window_tokens > 0))
         return false;
     run_say(x, "no request completed inside the %g s window (every stream outlasted it): the window's %.0f "
-            "output tokens are the measurement (%.1f tok/s), not a failure", x->c->duration_s,
+            "output tokens are the measurement (%.1f tok/s), not a failure", x->c->load.duration_s,
             s->window_tokens, s->aggregate_tps);
     return true;
+}
+
+/* The config as run, x->eff (a copy of the caller's), completed once before
+ * anything is set up or sent: --prefix-hit-rate's shared prefix, a trace's
+ * request count, agentic sessions' turns as a multi-turn dataset. Returns
+ * 0, or -1 with the reason in x->res->error. */
+static int plan(struct run_ctx *x)
+{
+    const struct run_workload *w = &x->c->workload;
+    if (w->prefix_hit_rate > 0)
+        plan_prefix(x);
+    if (trace_spec_is_trace(w->dataset) && load_trace(x) != 0)
+        return -1;
+    if ((w->agentic_file || w->agentic_sessions > 0) && plan_agentic(x) != 0)
+        return -1;
+    return 0;
 }
 
 enum run_status run_execute(const struct run_config *c, struct run_result *out)
 {
     *out = (struct run_result){.status = RUN_FAILED};
-    struct run_ctx x = {.c = c, .res = out, .salt = prompt_random_salt(), .image_tokens = NAN};
+    struct run_ctx x = {.eff = *c, .res = out, .salt = prompt_random_salt(), .image_tokens = NAN};
+    x.c = &x.eff;   /* for the whole run; plan() completes x.eff before set_up */
     make_run_id(out->run_id, sizeof out->run_id, x.salt);
     if (run_secrets(c, &x.secrets) != 0) {
         snprintf(out->error, sizeof out->error, "out of memory");
@@ -688,22 +543,18 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
         return out->status;
     }
     struct driver_result dr = {0};
-    if (c->prefix_hit_rate > 0)
-        plan_prefix(&x);
-    bool agentic = c->agentic_file || c->agentic_sessions > 0;
-    bool ready = (!trace_spec_is_trace(c->dataset) || load_trace(&x) == 0) &&
-                 (!agentic || plan_agentic(&x) == 0) && set_up(&x) == 0;
+    bool ready = plan(&x) == 0 && set_up(&x) == 0;
     out->calibrated = x.cal.n_steps > 0 && x.calibration_source;
     out->calibration_source = x.calibration_source;
     out->calibration_words = x.cal.words;
     out->calibration_tokens = x.cal.tokens;
-    if (ready && c->prepare_only) {
+    if (ready && x.c->prepare_only) {
         out->status = RUN_OK;
         ready = false;
     }
     if (ready) {
         flush_cache(&x);
-        if (x.c->prefix_hit_rate > 0)
+        if (x.c->workload.prefix_hit_rate > 0)
             prime_groups(&x);
         run_observe_start(&x);
     }
@@ -714,7 +565,7 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
         out->window_start = dr.phase_ns[SAMPLER_WINDOW_START];
         out->window_end = dr.phase_ns[SAMPLER_WINDOW_END];
         int written = run_write_outputs(&x, &dr);
-        if (c->prefix_hit_rate > 0 && out->summarized)
+        if (x.c->workload.prefix_hit_rate > 0 && out->summarized)
             check_hit_rate(&x);
         blame_prompt_mismatch(&x);
         if (written == 0)
@@ -734,7 +585,7 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
     cJSON_Delete(x.tools);
     trace_free(&x.trace);
     agentic_free(&x.agentic);
-    for (long i = 0; x.calib_images && i < c->images_per_request; i++)
+    for (long i = 0; x.calib_images && i < x.c->workload.images_per_request; i++)
         buf_free(&x.calib_images[i]);
     free(x.calib_images);
     free(x.calib_urls);

@@ -47,37 +47,58 @@ struct run_compat {
     char base_url_buf[1024], out_buf[4096], dataset_buf[4200];  /* what resolve composes */
 };
 
-/* Everything a run is. Strings and lists are borrowed: they must outlive
- * run_execute. Units are in the names or comments. run_config_defaults gives
- * the values `anvil run` documents. */
-struct run_config {
+/* The server and how requests reach it ("Target" and "Limits" in `anvil run
+ * --help`). Strings borrowed. */
+struct run_transport {
     const char *base_url;               /* the OpenAI base, e.g. http://h:8000/v1; NULL = default */
     const char *model, *api_key_env;
-    const char *out;                    /* artifact path; NULL = <out_dir>/<run_id>.json */
-    const char *out_dir;                /* NULL = results */
-    const char *requests_out;           /* JSON Lines appended per request; NULL = none */
-    const char *engine_label, *gpu_label;
     enum endpoint endpoint;
+    const struct curl_slist *headers;   /* extra request headers; the API key is added from
+                                           $api_key_env by run_execute and never written */
+    double timeout_s, connect_timeout_s, idle_timeout_s, grace_s;
+    double stall_timeout_s;             /* end the run when no byte arrived on any in-flight request
+                                           for this long, s (driver_cfg.stall_timeout_s); 0 = never;
+                                           < 0 = idle_timeout_s (run_stall_timeout_s) */
+};
+
+/* The transport's settings alone: --base-url is http:// or https://. Returns
+ * 0, or -1 with a one-line message in err naming the setting. */
+int run_transport_check(const struct run_transport *t, char *err, size_t errlen);
+
+/* The shape of the load: how many requests, how many at once, when. */
+struct run_load {
     long concurrency;                   /* in flight: exactly (closed loop) or at most; 0 = no cap */
     long threads;                       /* measuring loops, one thread each; 0 = the driver's default */
     long num_prompts, warmup;           /* measured and unmeasured requests; trace replay: at most
                                            this many of the window's (0 = all of them) */
+    double request_rate, burstiness;    /* requests/s (INFINITY = closed loop); gamma shape */
+    double duration_s, warmup_s;        /* duration mode (0 = off) */
+    /* Duration mode: a readiness gate (load/driver.h, driver_cfg.window_ready):
+     * the window opens when it says so, warmup_s at the latest; needs
+     * threads 1. NULL = the window opens at warmup_s. */
+    bool (*window_ready)(void *gate_ud, const struct driver_gate *g);
+    void *gate_ud;
+    double ready_timeout_s;             /* wait up to this long for GET {base}/models to answer
+                                           before starting; 0 = fail at once */
+};
+
+/* The load's settings among themselves: the per-request records fit in half
+ * of this machine's memory, a readiness gate has duration mode with a
+ * warm-up and one thread, --warmup-s goes with --duration. Returns 0, or -1
+ * with a one-line message in err naming the settings. */
+int run_load_check(const struct run_load *l, char *err, size_t errlen);
+
+/* What is sent: the prompts, their lengths and what goes with them. Strings
+ * and lists borrowed. */
+struct run_workload {
     long input_len, output_len;         /* tokens */
     bool output_len_set;                /* given: ShareGPT replies get output_len, not their
                                            recorded lengths */
     long seed;
     bool ignore_eos;
     bool continuous_usage, no_continuous_usage;   /* neither: asked where the engine accepts it */
-    enum pct_method pct;
     enum calib_mode calib;
     const char *calibration_cache;      /* JSON file of calibrations reused across runs; NULL = none */
-    double timeout_s, connect_timeout_s, idle_timeout_s, grace_s;
-    double stall_timeout_s;             /* end the run when no byte arrived on any in-flight request
-                                           for this long, s (driver_cfg.stall_timeout_s); 0 = never;
-                                           < 0 = idle_timeout_s (run_stall_timeout_s) */
-    double request_rate, burstiness;    /* requests/s (INFINITY = closed loop); gamma shape */
-    struct slo slo;
-    struct sweep_place sweep;           /* where the run sits in a sweep; case_id NULL = none */
     double input_range, output_range;   /* uniform ± ratio of the lengths */
     long shared_prefix_len;             /* tokens */
     const char *dataset;                /* "jsonl:FILE" or "sharegpt:FILE"; a trace to replay at its
@@ -100,19 +121,6 @@ struct run_config {
     long prefix_groups;                 /* --prefix-groups G: prefixes the requests take in turn (default 1) */
     bool flush_cache;                   /* empty the server's prefix cache before the measured requests
                                            (also done by --prefix-hit-rate) */
-    double duration_s, warmup_s;        /* duration mode (0 = off) */
-    /* Duration mode: a readiness gate (load/driver.h, driver_cfg.window_ready):
-     * the window opens when it says so, warmup_s at the latest; needs
-     * threads 1. NULL = the window opens at warmup_s. */
-    bool (*window_ready)(void *gate_ud, const struct driver_gate *g);
-    void *gate_ud;
-    const struct curl_slist *headers;   /* extra request headers; the API key is added from
-                                           $api_key_env by run_execute and never written */
-    bool progress;                      /* draw a progress line on stderr */
-    struct sampler *const *samplers;    /* run on the measuring loop (load/sampler.h); may be NULL */
-    int n_samplers;
-    int argc;                           /* the command line as given, for the artifact's */
-    char *const *argv;                  /* provenance (secrets redacted there); may be 0/NULL */
     struct sampling sampling;           /* temperature, top_p, top_k sent when set */
     const cJSON *extra_body;            /* keys added to every request body (object), or NULL */
     long images_per_request;            /* --images-per-request N (chat, synthetic prompts); 0 = none */
@@ -121,21 +129,53 @@ struct run_config {
     const char *tools_file;             /* --tools: JSON tool definitions sent with every chat
                                            request (workload/tools.h); NULL = none */
     const char *tool_choice;            /* --tool-choice: auto|none|required|NAME|JSON; NULL = not sent */
-    double ready_timeout_s;             /* wait up to this long for GET {base}/models to answer
-                                           before starting; 0 = fail at once */
-    struct run_compat compat;           /* vLLM's way of saying the same things (compat.c) */
-    /* What the server and the hardware say (observe/observe.h, docs/METHODOLOGY.md). */
+};
+
+/* The workload's settings among themselves: the dataset's kind, the files
+ * it names readable (a usage error before anything is sent), the image size,
+ * and the settings that need or exclude one another (multi-turn, tools,
+ * agentic sessions, images, prefix hit rate, trace window). Returns 0, or -1
+ * with a one-line message in err naming the settings. */
+int run_workload_check(const struct run_workload *w, char *err, size_t errlen);
+
+/* What the server and the hardware say (observe/observe.h,
+ * docs/METHODOLOGY.md), and what else watches the load. */
+struct run_observe {
     const char *server_metrics;         /* "auto" (the base URL's root /metrics), "off", or a URL;
                                            NULL = off */
     double scrape_interval_ms;          /* periodic /metrics scrapes between the phase boundaries */
     int telemetry;                      /* enum obs_mode: auto (on with a GPU), on, off */
     double telemetry_interval_ms;       /* periodic GPU and host readings */
     const char *gpu_metrics_url;        /* a Prometheus GPU exporter (DCGM names); NULL = none */
-    /* One run spread over processes (docs/ARTIFACTS.md, "ranks"): this
-     * process sends shard shard_index of shard_count of the plan
-     * (load/plan.h, plan_shard) and its artifact gets a `ranks` block of one
-     * entry for `anvil merge`; shard_count 0 = the whole run. */
-    int shard_index, shard_count;
+    struct sampler *const *samplers;    /* run on the measuring loop (load/sampler.h); may be NULL */
+    int n_samplers;
+};
+
+/* The observe settings alone: --server-metrics is auto, off or a URL, the
+ * URLs are http://, https:// or file://. Returns 0, or -1 with a one-line
+ * message in err naming the setting. */
+int run_observe_check(const struct run_observe *o, char *err, size_t errlen);
+
+/* Where the results go and what the artifact says of the run. */
+struct run_outputs {
+    const char *path;                   /* artifact path; NULL = <dir>/<run_id>.json */
+    const char *dir;                    /* NULL = results */
+    const char *requests_out;           /* JSON Lines appended per request; NULL = none */
+    const char *engine_label, *gpu_label;
+    enum pct_method pct;
+    struct slo slo;
+    struct sweep_place sweep;           /* where the run sits in a sweep; case_id NULL = none */
+    int argc;                           /* the command line as given, for the artifact's */
+    char *const *argv;                  /* provenance (secrets redacted there); may be 0/NULL */
+    bool progress;                      /* draw a progress line on stderr */
+};
+
+/* One run spread over processes (docs/ARTIFACTS.md, "ranks"): this process
+ * sends shard index of count of the plan (load/plan.h, plan_shard) and its
+ * artifact gets a `ranks` block of one entry for `anvil merge`; count 0 =
+ * the whole run. */
+struct run_shard {
+    int index, count;
     double start_at_unix;               /* --start-at: the measured phase begins at this wall-clock
                                            instant (s since the epoch); 0 = none */
     /* Called once the set-up is done, just before the load (an MPI rank
@@ -146,6 +186,19 @@ struct run_config {
     void *ready_ud;
     double rank_timeout_s;              /* MPI: how long rank 0 waits for the others' records after its
                                            own load ended, and the others for rank 0 (s; default 60) */
+};
+
+/* Everything a run is, by the feature that owns each setting. Strings and
+ * lists are borrowed: they must outlive run_execute. Units are in the names
+ * or comments. run_config_defaults gives the values `anvil run` documents. */
+struct run_config {
+    struct run_transport transport;
+    struct run_load load;
+    struct run_workload workload;
+    struct run_observe observe;
+    struct run_outputs out;
+    struct run_shard shard;
+    struct run_compat compat;           /* vLLM's way of saying the same things (compat.c) */
     bool prepare_only;                  /* discovery and calibration only (filling calibration_cache):
                                            no load, no journal, no artifact; status RUN_OK */
     const char *name;                   /* prefix of messages, e.g. "anvil run" */
@@ -156,12 +209,13 @@ struct run_config {
  * cli/run.c shows the same values: it sets them through this function). */
 void run_config_defaults(struct run_config *c);
 
-/* The stall timeout the run uses, s: c->stall_timeout_s, or when that is
- * < 0 (the default) c->idle_timeout_s — a server silent as long as one
- * request may be is stalled; 0 = never. */
+/* The stall timeout the run uses, s: c->transport.stall_timeout_s, or when
+ * that is < 0 (the default) c->transport.idle_timeout_s — a server silent as
+ * long as one request may be is stalled; 0 = never. */
 double run_stall_timeout_s(const struct run_config *c);
 
-/* Maps c->compat onto c's own fields (base_url, endpoint, dataset, out):
+/* Maps c->compat onto c's own fields (transport.base_url and endpoint,
+ * workload.dataset, out.path and dir):
  * --host/--port, a base URL without a path (gets /v1), an endpoint given as a
  * path, --backend, --dataset-name/--dataset-path, --result-dir and
  * --result-filename. Returns 0, or -1 with a message in err naming the
@@ -175,9 +229,13 @@ int run_config_resolve(struct run_config *c, char *err, size_t errlen);
  * the numbers and the fix (ulimit, fewer streams) in err. */
 int run_check_fd_limit(long concurrency, char *err, size_t errlen);
 
-/* Checks the combination of settings (each value alone is checked where it
- * is parsed). Returns 0, or -1 with a one-line message in err naming the
- * settings in conflict. */
+/* Checks the settings (each value alone is checked where it is parsed):
+ * each feature's own (run_workload_check, run_observe_check,
+ * run_transport_check, run_load_check), then how the features combine
+ * (the open-file limit for the streams, tools and images on the chat
+ * endpoint, a trace's load, the closed loop's concurrency, shards). The
+ * first failing check gives the message. Returns 0, or -1 with a one-line
+ * message in err naming the settings in conflict. */
 int run_config_check(const struct run_config *c, char *err, size_t errlen);
 
 /* How a run ended, from best to worst; the command maps it to an exit code. */
@@ -233,8 +291,8 @@ void run_result_free(struct run_result *r);
 struct secrets;
 
 /* The request headers c asks for, appended to *out (a curl list the caller
- * frees): c->headers (--header, --header-env), then the $api_key_env key
- * as "Authorization: Bearer KEY" unless a header line already is an
+ * frees): c->transport.headers (--header, --header-env), then the
+ * $api_key_env key as "Authorization: Bearer KEY" unless a header line is an
  * Authorization header: then the key is not sent (never two Authorization
  * headers) and note (notecap bytes; "" otherwise) says so, naming the
  * variable, never a value. Returns 0, or -1 when memory runs out. */

@@ -23,9 +23,9 @@ int run_record_index(const struct run_ctx *x, const struct req_record *r)
     if (!x->shard.seqs)
         return r->index;
     /* closed-loop warm-ups are numbered apart; duration mode's early sends are measured requests */
-    if (r->warmup && x->c->duration_s <= 0)
+    if (r->warmup && x->c->load.duration_s <= 0)
         return (int)run_global_seq(x, r->index);
-    return (int)(run_global_seq(x, x->shard.warmup + r->index) - x->c->warmup);
+    return (int)(run_global_seq(x, x->shard.warmup + r->index) - x->c->load.warmup);
 }
 
 int run_shard_cfg(struct run_ctx *x, struct driver_cfg *cfg)
@@ -38,8 +38,8 @@ int run_shard_cfg(struct run_ctx *x, struct driver_cfg *cfg)
     };
     struct plan_shard sh;   /* run_follows maps through x->shard: empty until the split is done */
     char err[300];
-    if (plan_shard(&pc, cfg->send_ns, c->shard_index, c->shard_count, &sh, err, sizeof err) != 0) {
-        snprintf(x->res->error, sizeof x->res->error, "--shard %d/%d: %s", c->shard_index, c->shard_count, err);
+    if (plan_shard(&pc, cfg->send_ns, c->shard.index, c->shard.count, &sh, err, sizeof err) != 0) {
+        snprintf(x->res->error, sizeof x->res->error, "--shard %d/%d: %s", c->shard.index, c->shard.count, err);
         return -1;
     }
     x->shard = sh;
@@ -48,7 +48,7 @@ int run_shard_cfg(struct run_ctx *x, struct driver_cfg *cfg)
     cfg->concurrency = sh.concurrency;
     if (sh.send_ns)     /* open loop: this shard's entries of the whole schedule */
         cfg->send_ns = sh.send_ns;
-    cfg->threads = plan_threads((int)c->threads, sysconf(_SC_NPROCESSORS_ONLN), sh.concurrency,
+    cfg->threads = plan_threads((int)c->load.threads, sysconf(_SC_NPROCESSORS_ONLN), sh.concurrency,
                                 (long)sh.warmup + sh.num_prompts);
     return 0;
 }
@@ -91,17 +91,17 @@ int run_agree_start(struct run_ctx *x)
 {
     const struct run_config *c = x->c;
     x->unix_minus_mono = unix_minus_mono();
-    if (c->start_at_unix > 0) {
-        x->measure_at = (int64_t)(c->start_at_unix * 1e9) - x->unix_minus_mono;
+    if (c->shard.start_at_unix > 0) {
+        x->measure_at = (int64_t)(c->shard.start_at_unix * 1e9) - x->unix_minus_mono;
         double late_s = (double)(clock_now_ns() - x->measure_at) / 1e9;
         if (late_s > 0)
             run_say(x, "warning: --start-at %.3f was %.3f s ago when the load began: the measured phase "
-                    "begins at once (the artifact's ranks block says how late)", c->start_at_unix, late_s);
+                    "begins at once (the artifact's ranks block says how late)", c->shard.start_at_unix, late_s);
         else
-            say_waiting(x, c->start_at_unix, -late_s);
+            say_waiting(x, c->shard.start_at_unix, -late_s);
     }
     char err[512] = "";
-    if (c->ready && c->ready(c->ready_ud, &x->measure_at, err, sizeof err) != 0) {
+    if (c->shard.ready && c->shard.ready(c->shard.ready_ud, &x->measure_at, err, sizeof err) != 0) {
         snprintf(x->res->error, sizeof x->res->error, "%s", err[0] ? err : "the other ranks did not start");
         return -1;
     }
@@ -111,7 +111,7 @@ int run_agree_start(struct run_ctx *x)
 void run_shard_records(struct run_ctx *x, struct driver_result *dr)
 {
     for (int k = 0; x->shard.seqs && k < dr->n_records; k++)
-        dr->records[k].index = (int)(x->shard.seqs[x->shard.warmup + k] - x->c->warmup);
+        dr->records[k].index = (int)(x->shard.seqs[x->shard.warmup + k] - x->c->load.warmup);
 }
 
 /* This process's entry of the ranks block (strings borrowed from x and host). */
@@ -120,9 +120,9 @@ static struct rank_entry own_entry(const struct run_ctx *x, const struct driver_
     const struct run_result *res = x->res;
     const struct run_summary *s = &res->summary;
     const char *slash = strrchr(res->journal_path, '/');
-    bool window = x->c->duration_s > 0;
+    bool window = x->c->load.duration_s > 0;
     return (struct rank_entry){
-        .rank = x->c->shard_index, .host = (char *)host, .pid = (long)getpid(), .run_id = (char *)res->run_id,
+        .rank = x->c->shard.index, .host = (char *)host, .pid = (long)getpid(), .run_id = (char *)res->run_id,
         .journal = res->journal_path[0] ? (char *)(slash ? slash + 1 : res->journal_path) : NULL,
         .threads = dr->threads, .requests = s->requests, .sent = s->sent, .completed = s->completed,
         .failed = s->failed, .cpu_user_s = dr->cpu_user_s, .cpu_sys_s = dr->cpu_sys_s,
@@ -145,8 +145,8 @@ int run_shard_add_ranks(const struct run_ctx *x, const struct driver_result *dr,
     gethostname(host, sizeof host - 1);
     struct rank_entry e = own_entry(x, dr, host);
     struct ranks_block b = {
-        .count = c->shard_count, .alignment = "wall-clock", .max_offset_uncertainty_ms = NAN,
-        .plan = {.num_prompts = c->num_prompts, .warmup = c->warmup, .concurrency = c->concurrency},
+        .count = c->shard.count, .alignment = "wall-clock", .max_offset_uncertainty_ms = NAN,
+        .plan = {.num_prompts = c->load.num_prompts, .warmup = c->load.warmup, .concurrency = c->load.concurrency},
         .per_rank = &e, .n_per_rank = 1,
     };
     return artifact_add_ranks(art, &b);

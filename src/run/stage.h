@@ -22,9 +22,9 @@ struct driver_result;   /* load/driver.h */
 
 /* The state of one run_execute call: built step by step, freed at its end. */
 struct run_ctx {
-    const struct run_config *c;
+    const struct run_config *c;     /* the config as run: &eff, for the whole run */
     struct run_result *res;
-    struct curl_slist *headers;     /* c->headers plus the API key; owned, never printed */
+    struct curl_slist *headers;     /* c->transport.headers plus the API key; owned, never printed */
     struct secrets secrets;         /* every credential (run_secrets): scrubbed from all written or printed; owned */
     struct server_info srv;
     uint64_t salt;                  /* per run: prompts of different runs never share a prefix */
@@ -36,15 +36,17 @@ struct run_ctx {
     cJSON *tools, *tool_choice;     /* owned: --tools and --tool-choice, or NULL */
     struct trace trace;             /* owned; empty unless a trace is replayed */
     int64_t *trace_due;             /* owned: the replayed requests' send offsets (ns), or NULL */
-    struct run_config eff;          /* trace replay, --prefix-hit-rate: the config as run (c points at it) */
-    struct bench_prefix_cache prefix_meta;
-    struct agentic agentic;
+    struct run_config eff;          /* the caller's config, completed before set_up with what the
+                                       plan derives: --prefix-hit-rate's shared prefix, a trace's
+                                       request count, agentic turns as the dataset */
+    struct bench_prefix_cache prefix_meta;  /* --flush-cache, --prefix-hit-rate: what the artifact says */
+    struct agentic agentic;         /* owned: agentic sessions (its dataset is ds), or empty */
     int image_w, image_h;           /* --image-size */
     enum image_format image_format; /* --image-format */
     struct buf *calib_images;       /* owned: images of the calibration probes (a space of their own) */
     const char **calib_urls;        /* their data: URLs (into calib_images) */
     struct bench_images images_meta;/* for the artifact */
-    double image_tokens;            /* tokens one image adds to a prompt, as the server counted; NaN = not measured */         /* owned: agentic sessions (its dataset is ds), or empty */  /* --flush-cache, --prefix-hit-rate: what the artifact says */
+    double image_tokens;            /* tokens one image adds to a prompt, as the server counted; NaN = not measured */
     struct bench_trace trace_meta;  /* trace replay: what the artifact says of it (strings borrowed) */
     struct calibration cal;
     const char *calibration_method; /* "tokenize", "probe", "none" or "dataset" */
@@ -56,10 +58,10 @@ struct run_ctx {
     int threads;                    /* measuring loops the run uses (plan_threads), for the artifact */
     struct run_log *log;            /* the per-request lines while the load runs (records_log.c); owned */
     struct observe *obs;            /* server metrics and telemetry; owned; NULL = none */
-    struct sampler **samplers;      /* c->samplers then obs's, for the driver; owned array */
+    struct sampler **samplers;      /* c->observe.samplers then obs's, for the driver; owned array */
     int n_samplers;
     double warmup_output_tokens;    /* tokens of warm-up requests (cross-check allowance) */
-    struct plan_shard shard;        /* shard_count > 0: this process's part of the plan; owned */
+    struct plan_shard shard;        /* c->shard.count > 0: this process's part of the plan; owned */
     int64_t measure_at;             /* CLOCK_MONOTONIC agreed start of the measured phase; 0 = none */
     int64_t unix_minus_mono;        /* CLOCK_REALTIME − CLOCK_MONOTONIC (ns) when the load began */
 };
@@ -181,14 +183,14 @@ int run_journal_open(struct run_ctx *x);
  * starts). Returns 0, or -1 with the reason in x->res->error. */
 int run_journal_header(struct run_ctx *x);
 
-/* A shard (c->shard_count > 0, run/shard.c): x->shard from the plan the
+/* A shard (c->shard.count > 0, run/shard.c): x->shard from the plan the
  * whole run would have, and cfg's load made that shard's (its warm-ups,
  * measured requests, concurrency and, open loop, its send times from the
  * whole schedule). Returns 0, or -1 with the reason in x->res->error. */
 int run_shard_cfg(struct run_ctx *x, struct driver_cfg *cfg);
 
-/* The agreed start of the measured phase, x->measure_at: c->start_at_unix
- * turned into CLOCK_MONOTONIC, then c->ready's (an MPI rank's). Also takes
+/* The agreed start of the measured phase, x->measure_at: c->shard.start_at_unix
+ * turned into CLOCK_MONOTONIC, then c->shard.ready's (an MPI rank's). Also takes
  * x->unix_minus_mono. Returns 0, or -1 with the reason in x->res->error. */
 int run_agree_start(struct run_ctx *x);
 

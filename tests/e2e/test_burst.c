@@ -45,11 +45,11 @@ static int burst_against(const char *const sim_args[], const struct burst_case *
     cr_assert_eq(sim_start(&sim, sim_args), 0);
     struct run_config base;
     run_config_defaults(&base);
-    base.base_url = sim.base_url;
-    base.output_len = k->output_len;
-    base.telemetry = OBS_MODE_OFF;
+    base.transport.base_url = sim.base_url;
+    base.workload.output_len = k->output_len;
+    base.observe.telemetry = OBS_MODE_OFF;
     if (k->no_calib)
-        base.calib = CALIB_NONE;
+        base.workload.calib = CALIB_NONE;
     base.log = tmpfile();
     struct burst_config c;
     char err[256];

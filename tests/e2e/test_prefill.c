@@ -32,9 +32,9 @@ static void rmtree(const char *dir)
 static void base_of(struct run_config *c, const struct sim_proc *sim, FILE *log)
 {
     run_config_defaults(c);
-    c->base_url = sim->base_url;
-    c->telemetry = OBS_MODE_OFF;
-    c->scrape_interval_ms = 200;
+    c->transport.base_url = sim->base_url;
+    c->observe.telemetry = OBS_MODE_OFF;
+    c->observe.scrape_interval_ms = 200;
     c->log = log;
     c->name = "test prefill";
 }

@@ -149,8 +149,8 @@ Test(flags, run_table_defaults_equal_the_library_defaults)
             cr_assert(*(const double *)a == *(const double *)b, "--%s", r->name);
     }
     cr_assert_gt(rows, 15);
-    cr_assert_eq(cli.endpoint, lib.endpoint);
-    cr_assert_eq(cli.input_range, lib.input_range);
+    cr_assert_eq(cli.transport.endpoint, lib.transport.endpoint);
+    cr_assert_eq(cli.workload.input_range, lib.workload.input_range);
 }
 
 /* The README's own example: whole-number bounds of an A..B range. strtod
@@ -191,8 +191,8 @@ Test(flags, run_takes_the_readme_agentic_ranges_and_refuses_bad_ones_at_parse)
                   "1..5", "--sub-agents", "3", "--turns", "3..8"};
     struct run_cli r = {0};
     cr_assert_eq(run_cli_parse(&r, 11, ok, NULL), 0);
-    cr_assert_str_eq(r.c.think_time, "1..5");
-    cr_assert_str_eq(r.c.agentic_turns, "3..8");
+    cr_assert_str_eq(r.c.workload.think_time, "1..5");
+    cr_assert_str_eq(r.c.workload.agentic_turns, "3..8");
     run_cli_free(&r);
     char *bad_think[] = {"run", "--agentic-sessions", "8", "--think-time", "5..1"};
     char *bad_turns[] = {"run", "--agentic-sessions", "8", "--turns", "0..2"};
@@ -217,9 +217,9 @@ Test(flags, run_takes_vllm_names_and_notes_flags_that_change_nothing)
     struct run_cli r = {0};
     cr_assert_eq(run_cli_parse(&r, 14, a, log), 0);
     fclose(log);
-    cr_assert_str_eq(r.c.model, "m8");
-    cr_assert_eq(r.c.output_len, 7);
-    cr_assert(r.c.output_len_set);
+    cr_assert_str_eq(r.c.transport.model, "m8");
+    cr_assert_eq(r.c.workload.output_len, 7);
+    cr_assert(r.c.workload.output_len_set);
     cr_assert(strstr(text, "requesting --served-model-name m8, not --model org/Model-8B"), "%s", text);
     const char *at = strstr(text, "note: --metadata does not apply to anvil: every request");
     cr_assert(at && strstr(at + 1, "note: --metadata does not apply"), "given twice, noted twice:\n%s", text);
@@ -232,7 +232,7 @@ Test(flags, run_takes_vllm_names_and_notes_flags_that_change_nothing)
     FILE *quiet = fopen("/dev/null", "w");
     cr_assert_eq(run_cli_parse(&r, 5, b, quiet), 0);
     fclose(quiet);
-    cr_assert_str_eq(r.c.model, "m8");
+    cr_assert_str_eq(r.c.transport.model, "m8");
     run_cli_free(&r);
     /* a refused flag stops the parse, with or without its value; hf-* is every --hf-... */
     char *c1[] = {"run", "--hf-subset", "x"}, *c2[] = {"run", "--use-beam-search"}, *c3[] = {"run", "--hf"};
@@ -293,8 +293,8 @@ Test(flags, stall_timeout_defaults_to_the_idle_timeout)
     }
     struct run_config lib;
     run_config_defaults(&lib);
-    cr_assert_eq(run_stall_timeout_s(&lib), lib.idle_timeout_s, "the library's default follows the idle timeout");
-    lib.idle_timeout_s = 7;
+    cr_assert_eq(run_stall_timeout_s(&lib), lib.transport.idle_timeout_s, "the library's default follows the idle timeout");
+    lib.transport.idle_timeout_s = 7;
     cr_assert_eq(run_stall_timeout_s(&lib), 7);
     char *bad[][3] = {{"run", "--stall-timeout-s", "-1"}, {"run", "--stall-timeout-s", "soon"},
                       {"run", "--stall-timeout-s", "nan"}};
@@ -328,4 +328,44 @@ Test(flags, a_typo_gets_the_nearest_flag)
     cr_assert_str_eq(flags_suggest(t, "outpt-len"), "output-len");
     cr_assert_null(flags_suggest(t, "foo"));
     cr_assert_null(flags_suggest(t, "seed"));
+}
+
+/* anvil run's table is its features' tables joined: every flag and alias
+ * once, the help's sections in their order, and a flag of each feature
+ * found and stored into its feature's settings. */
+Test(flags, run_table_joins_each_features_rows_once)
+{
+    const struct flag_spec *t = run_flag_table();
+    size_t n = flags_count(t);
+    cr_assert_gt(n, 100);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++) {
+            cr_assert_str_neq(t[i].name, t[j].name, "--%s twice", t[i].name);
+            cr_assert(!t[i].alias || !t[j].alias || strcmp(t[i].alias, t[j].alias), "--%s twice", t[i].alias);
+        }
+    static const char *const sections[] = {"Target", "Load", "Workload", "Limits", "Output", "Server and hardware"};
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (t[i].section && k < sizeof sections / sizeof *sections) {
+            cr_assert_str_eq(t[i].section, sections[k], "section %zu", k);
+            k++;
+        }
+    cr_assert_eq(k, sizeof sections / sizeof *sections);
+    struct run_cli r = {0};
+    char *argv[] = {"run", "--base-url", "http://h:1/v1", "--concurrency", "7", "--shard", "1/2", "--input-len", "9",
+                    "--idle-timeout-s", "3", "--out", "a.json", "--telemetry", "off", "--gpu-label", "H200",
+                    "--tokenizer-mode", "slow", "--num-prompts", "14"};
+    FILE *devnull = fopen("/dev/null", "w");
+    cr_assert_eq(run_cli_parse(&r, sizeof argv / sizeof *argv, argv, devnull), 0);
+    fclose(devnull);
+    cr_assert_str_eq(r.c.transport.base_url, "http://h:1/v1");
+    cr_assert_eq(r.c.load.concurrency, 7);
+    cr_assert_eq(r.c.shard.index, 1);
+    cr_assert_eq(r.c.shard.count, 2);
+    cr_assert_eq(r.c.workload.input_len, 9);
+    cr_assert(r.c.transport.idle_timeout_s == 3);
+    cr_assert_str_eq(r.c.out.path, "a.json");
+    cr_assert_eq(r.c.observe.telemetry, OBS_MODE_OFF);
+    cr_assert_str_eq(r.c.out.gpu_label, "H200");
+    run_cli_free(&r);
 }

@@ -281,7 +281,7 @@ Test(prefill, config_rejects_what_cannot_be_timed)
     char err[256];
     const long ok[] = {8192, 65536}, zero[] = {8192, 0};
     cr_assert_eq(prefill_config_from_run(&c, &base, ok, 2, 3, err, sizeof err), 0);
-    cr_assert(c.base.output_len == base.output_len && c.repetitions == 3 && c.warmup_requests == 1);
+    cr_assert(c.base.workload.output_len == base.workload.output_len && c.repetitions == 3 && c.warmup_requests == 1);
     cr_assert_eq(c.method, PREFILL_STANDALONE);
     cr_assert_eq(prefill_config_from_run(&c, &base, zero, 2, 3, err, sizeof err), -1);
     cr_assert(strstr(err, "context 0"), "%s", err);
