@@ -128,31 +128,6 @@ int decode_p2p_override(const struct decode_diag_paths *dp, struct decode_p2p *o
     return rc || !o->suggested_reload ? -1 : 0;
 }
 
-/* Reads both pipes until they close, the deadline passes or a cap is hit. */
-static void drain(int out_fd, int err_fd, struct buf *out, struct buf *err, int64_t deadline)
-{
-    struct pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
-    struct buf *bufs[2] = {out, err};
-    int open = 2;
-    while (open > 0) {
-        int64_t left = (deadline - clock_now_ns()) / 1000000;
-        if (left <= 0 || poll(fds, 2, (int)left) <= 0)
-            return;
-        for (int i = 0; i < 2; i++) {
-            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
-                continue;
-            char chunk[4096];
-            ssize_t n = read(fds[i].fd, chunk, sizeof chunk);
-            if (n <= 0 || bufs[i]->len + (size_t)n > ((size_t)1 << 20)) {
-                fds[i].fd = -1;
-                open--;
-                continue;
-            }
-            buf_append(bufs[i], chunk, (size_t)n);
-        }
-    }
-}
-
 int decode_run_capture(const char *const argv[], struct decode_capture *o)
 {
     *o = (struct decode_capture){.present = true};
@@ -164,52 +139,17 @@ int decode_run_capture(const char *const argv[], struct decode_capture *o)
     for (; (int)o->n_cmd < argc; o->n_cmd++)
         if (!(o->cmd[o->n_cmd] = strdup(argv[o->n_cmd])))
             return -1;
-    int po[2] = {-1, -1}, pe[2] = {-1, -1};
     struct buf out, err;
-    buf_init(&out, (size_t)1 << 21);
-    buf_init(&err, (size_t)1 << 21);
-    long rc = -1;
-    pid_t pid = -1;
+    buf_init(&out, (size_t)1 << 20);
+    buf_init(&err, (size_t)1 << 20);
+    bool late = false;
     char why[300] = "";
-    if (pipe2(po, O_CLOEXEC) == 0 && pipe2(pe, O_CLOEXEC) == 0) {
-        /* dies with anvil (core/child.h) */
-        struct child_opts co = {.in = -1, .out = po[1], .err = pe[1], .keep_fd = -1};
-        pid = child_spawn((char *const *)argv, &co, why, sizeof why);
-    } else {
-        snprintf(why, sizeof why, "%s: pipe: %s", argv[0], strerror(errno));
-    }
-    for (int i = 0; i < 2; i++) {
-        if (i == 0 && po[1] >= 0)
-            close(po[1]);
-        if (i == 1 && pe[1] >= 0)
-            close(pe[1]);
-    }
-    int e = pid > 0 ? 0 : -1;
-    if (e == 0) {
-        int64_t deadline = clock_now_ns() + 10 * (int64_t)1000000000;
-        drain(po[0], pe[0], &out, &err, deadline);
-        int st;
-        pid_t w;
-        /* the outputs closed: the program is exiting; wait for it until the deadline */
-        while ((w = waitpid(pid, &st, WNOHANG)) == 0 && clock_now_ns() < deadline) {
-            struct timespec ms = {0, 1000000};
-            nanosleep(&ms, NULL);
-        }
-        if (w == 0) {
-            kill(pid, SIGKILL);
-            buf_printf(&err, "%stimed out after 10 s", err.len ? "\n" : "");
-            w = waitpid(pid, &st, 0);
-        }
-        if (w == pid && WIFEXITED(st))
-            rc = WEXITSTATUS(st);
-    } else {
-        buf_printf(&err, "%s", why);
-    }
-    if (po[0] >= 0)
-        close(po[0]);
-    if (pe[0] >= 0)
-        close(pe[0]);
-    o->returncode = (double)rc;
+    /* dies with anvil, given up after 10 s (core/child.h) */
+    int st = child_run((char *const *)argv, 10000, &out, &err, &late, why, sizeof why);
+    if (st < 0)
+        buf_printf(&err, "%s%s", err.len ? "\n" : "", late ? "timed out after 10 s" : why);
+    /* as the seed's writer has it: the exit status, -1 when the program did not exit by itself */
+    o->returncode = st >= 0 && st < 128 ? st : -1;
     o->out = decode_text(out.data ? out.data : "");
     o->err = decode_text(err.data ? err.data : "");
     buf_free(&out);

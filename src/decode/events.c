@@ -8,17 +8,12 @@
 #include <time.h>
 
 #include "core/clock.h"
+#include "core/vec.h"
 
 static void keep(struct decode_events *e, const char *line)
 {
-    if (e->n == e->cap) {
-        size_t cap = e->cap ? e->cap * 2 : 64;
-        char **l = realloc(e->lines, cap * sizeof *l);
-        if (!l)
-            return;
-        e->lines = l;
-        e->cap = cap;
-    }
+    if (VEC_RESERVE(e->lines, e->cap, e->n + 1, 64) != 0)
+        return;
     char *s = strdup(line);
     if (s)
         e->lines[e->n++] = s;

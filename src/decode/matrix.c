@@ -450,10 +450,9 @@ static int metadata(const struct decode_config *c, const struct startup *s, cons
 {
     char ts[40];
     clock_utc_iso8601(ts);
-    const char *host = strstr(s->srv.display_url, "://");
-    char server[512];
-    snprintf(server, sizeof server, "%s", host ? host + 3 : s->srv.display_url);
-    server[strcspn(server, "/")] = 0;
+    char origin[512];   /* seed 004's server is the host and port: the origin without its scheme */
+    obs_url_origin(s->srv.display_url, origin, sizeof origin);
+    const char *server = strstr(origin, "://") ? strstr(origin, "://") + 3 : origin;
     *m = (struct decode_metadata){
         .present = true, .version = decode_text(anvil_version()), .engine = decode_text(s->srv.engine),
         .model = decode_text(s->srv.model), .server = decode_text(server), .timestamp = decode_text(ts),

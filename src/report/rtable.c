@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/escape.h"
+#include "core/vec.h"
 
 const char *const rformat_names[] = {"table", "markdown", "csv", "json", NULL};
 
@@ -75,16 +76,10 @@ static void add_cell(struct rtable *t, char *text, double num, bool is_num, bool
         return;
     if (!is_num)
         text = shown(text, &t->oom);
-    if (t->ncells == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 32;
-        struct rcell *c = realloc(t->cells, cap * sizeof *c);
-        if (!c) {
-            free(text);
-            t->oom = true;
-            return;
-        }
-        t->cells = c;
-        t->cap = cap;
+    if (VEC_RESERVE(t->cells, t->cap, t->ncells + 1, 32) != 0) {
+        free(text);
+        t->oom = true;
+        return;
     }
     t->cells[t->ncells++] = (struct rcell){.text = text, .num = num, .is_num = is_num, .is_label = is_label};
 }
