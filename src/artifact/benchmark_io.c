@@ -766,12 +766,9 @@ int benchmark_from_json(const cJSON *j, const char *name, struct benchmark *out,
                         size_t errlen)
 {
     struct jread r;
-    jread_init(&r, name, err, errlen);
     *out = (struct benchmark){0};
-    if (!cJSON_IsObject(j)) {
-        jread_fail(&r, NULL, "not a JSON object");
+    if (jread_document(&r, j, name, err, errlen) != 0)
         return -1;
-    }
     fields_read(&r, j, &benchmark_fields, out);
     check_threads(&r, &out->client);
     if (r.failed) {

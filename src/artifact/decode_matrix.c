@@ -803,11 +803,9 @@ int decode_matrix_from_json(const cJSON *j, const char *name, struct decode_matr
                             size_t errlen)
 {
     struct jread r;
-    jread_init(&r, name, err, errlen);
     memset(out, 0, sizeof *out);
-    if (!cJSON_IsObject(j))
-        jread_fail(&r, NULL, "expected a JSON object");
-    else if (fields_read(&r, j, &decode_matrix_table, out) == 0 && out->n_results == 0)
+    if (jread_document(&r, j, name, err, errlen) == 0 && fields_read(&r, j, &decode_matrix_table, out) == 0 &&
+        out->n_results == 0)
         jread_fail(&r, "results", "expected at least one cell");
     if (r.failed) {
         decode_matrix_free(out);
@@ -1025,7 +1023,7 @@ int decode_prefill_cache_read(const char *path, struct decode_prefill *e, char *
     cJSON *j = parse_kept(path, &r, &rc);
     struct decode_prefill_map m = {0};
     if (j && !cJSON_IsObject(j))
-        jread_fail(&r, NULL, "expected a JSON object");
+        jread_fail(&r, NULL, "not a JSON object");
     if (j && !r.failed)
         prefill_map_read_object(&r, j, &m);
     if (j && !r.failed && m.n != 1)

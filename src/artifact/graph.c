@@ -212,12 +212,9 @@ int graph_from_json(const cJSON *j, const char *name, struct graph_data *out, ch
                     size_t errlen)
 {
     struct jread r;
-    jread_init(&r, name, err, errlen);
     *out = (struct graph_data){0};
-    if (!cJSON_IsObject(j)) {
-        jread_fail(&r, NULL, "expected a JSON object");
+    if (jread_document(&r, j, name, err, errlen) != 0)
         return -1;
-    }
     jread_string(&r, j, "schema", 0, &out->schema);
     if (out->schema && strcmp(out->schema, GRAPH_SCHEMA) != 0)
         jread_fail(&r, "schema", "expected \"%s\", got \"%.80s\"", GRAPH_SCHEMA, out->schema);

@@ -228,6 +228,12 @@ void jread_init(struct jread *r, const char *name, char *err, size_t errlen)
     err[0] = '\0';
 }
 
+int jread_document(struct jread *r, const cJSON *j, const char *name, char *err, size_t errlen)
+{
+    jread_init(r, name, err, errlen);
+    return cJSON_IsObject(j) ? 0 : jread_fail(r, NULL, "not a JSON object");
+}
+
 int jread_fail(struct jread *r, const char *key, const char *fmt, ...)
 {
     if (r->failed)

@@ -86,6 +86,11 @@ struct jread {
 /* Starts reading: no error, path at the top. err must hold errlen ≥ 1 bytes. */
 void jread_init(struct jread *r, const char *name, char *err, size_t errlen);
 
+/* jread_init for the document j, which must be a JSON object: else the
+ * error "NAME: not a JSON object" is recorded. Every artifact's reader
+ * starts here. Returns 0 or -1. */
+int jread_document(struct jread *r, const cJSON *j, const char *name, char *err, size_t errlen);
+
 /* Records an error about key (NULL: the current object itself) unless one
  * is recorded already; the message is printf-formatted. Returns -1. */
 int jread_fail(struct jread *r, const char *key, const char *fmt, ...)

@@ -302,12 +302,9 @@ int load_curve_from_json(const cJSON *j, const char *name, struct load_curve *ou
                          size_t errlen)
 {
     struct jread r;
-    jread_init(&r, name, err, errlen);
     *out = (struct load_curve){0};
-    if (!cJSON_IsObject(j)) {
-        jread_fail(&r, NULL, "not a JSON object");
+    if (jread_document(&r, j, name, err, errlen) != 0)
         return -1;
-    }
     char *schema = NULL;    /* checked first: another artifact kind is named as such */
     if (jread_schema(&r, j, JR_OPTIONAL, LOAD_CURVE_SCHEMA, &schema) == 0)
         fields_read(&r, j, &load_curve_table, out);
@@ -317,16 +314,6 @@ int load_curve_from_json(const cJSON *j, const char *name, struct load_curve *ou
         return -1;
     }
     return 0;
-}
-
-int load_curve_read(const char *text, size_t len, const char *name, struct load_curve *out, char *err,
-                    size_t errlen)
-{
-    *out = (struct load_curve){0};
-    cJSON *j = artifact_parse(text, len, name, err, errlen);
-    int rc = j ? load_curve_from_json(j, name, out, err, errlen) : -1;
-    cJSON_Delete(j);
-    return rc;
 }
 
 void load_curve_free(struct load_curve *c)

@@ -106,10 +106,7 @@ int load_curve_from_json(const cJSON *j, const char *name, struct load_curve *ou
 struct field_table;
 extern const struct field_table load_curve_table, load_curve_target_table, load_curve_point_table;
 
-/* Parses text (len bytes) and reads it with load_curve_from_json. */
-int load_curve_read(const char *text, size_t len, const char *name, struct load_curve *out, char *err,
-                    size_t errlen);
-
+/* Frees what *p owns and empties it. */
 void load_curve_point_free(struct load_curve_point *p);
 
 /* Frees what *c owns and empties it. */

@@ -143,12 +143,9 @@ cJSON *matrix_to_json(const struct matrix *m)
 int matrix_from_json(const cJSON *j, const char *name, struct matrix *out, char *err, size_t errlen)
 {
     struct jread r;
-    jread_init(&r, name, err, errlen);
     *out = (struct matrix){0};
-    if (!cJSON_IsObject(j)) {
-        jread_fail(&r, NULL, "not a JSON object");
+    if (jread_document(&r, j, name, err, errlen) != 0)
         return -1;
-    }
     char *schema = NULL;    /* checked first: another artifact kind is named as such */
     if (jread_schema(&r, j, JR_OPTIONAL, MATRIX_SCHEMA, &schema) == 0)
         fields_read(&r, j, &matrix_table, out);
