@@ -1,6 +1,7 @@
 /* any.c — reading an artifact file of any kind. */
 #include "artifact/any.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -118,10 +119,40 @@ void artifact_any_free(struct artifact_any *a)
     memset(a, 0, sizeof *a);
 }
 
-/* Numbers in names compare as numbers: c4 before c16 (strverscmp). */
+/* The number at *p (digits, then a fraction when a digit follows the
+ * point); *p moves past it. */
+static double number_at(const char **p)
+{
+    double v = 0, scale = 1;
+    for (; isdigit((unsigned char)**p); ++*p)
+        v = v * 10 + (**p - '0');
+    if (**p == '.' && isdigit((unsigned char)(*p)[1]))
+        for (++*p; isdigit((unsigned char)**p); ++*p)
+            v += (**p - '0') * (scale /= 10);
+    return v;
+}
+
+int artifact_name_cmp(const char *a, const char *b)
+{
+    while (*a && *b) {
+        if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+            double x = number_at(&a), y = number_at(&b);
+            if (x != y)
+                return x < y ? -1 : 1;
+            continue;
+        }
+        if (*a != *b)
+            return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+        a++;
+        b++;
+    }
+    return (unsigned char)*a - (unsigned char)*b;
+}
+
 static int by_name(const void *a, const void *b)
 {
-    return strverscmp(*(char *const *)a, *(char *const *)b);
+    int c = artifact_name_cmp(*(char *const *)a, *(char *const *)b);
+    return c ? c : strcmp(*(char *const *)a, *(char *const *)b);  /* "c01" and "c1": still an order */
 }
 
 /* Appends s (taken) to *v. */

@@ -60,6 +60,11 @@ int artifact_any_read(const char *path, struct artifact_any *out, char *err, siz
  * memory; *paths then NULL). */
 int artifact_find_json(const char *dir, char ***paths, size_t *n, char *err, size_t errlen);
 
+/* strcmp, but a run of digits (with a fraction: "1.25") compares as the
+ * number it is: c4 before c16, r1.25 before r1.5 (strverscmp gets the
+ * second wrong). For load points in names and case ids. */
+int artifact_name_cmp(const char *a, const char *b);
+
 /* Frees what *a owns and empties it. */
 void artifact_any_free(struct artifact_any *a);
 

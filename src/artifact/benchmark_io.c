@@ -80,30 +80,12 @@ static void counts_read(struct jread *r, const cJSON *o, const char *key, unsign
 
 static const struct field_codec counts_codec = {counts_write, counts_read, counts_free};
 
-/* JSON kept as found (seed 001's manifest, source_recipe, tier): written
- * back as read, null when absent. */
-static void opaque_write(cJSON *o, const char *key, const void *v)
-{
-    const cJSON *j = *(cJSON *const *)v;
-    cJSON_AddItemToObject(o, key, j ? cJSON_Duplicate(j, true) : cJSON_CreateNull());
-}
-
-static void opaque_read(struct jread *r, const cJSON *o, const char *key, unsigned flags, void *v)
-{
-    cJSON **out = v;
-    const cJSON *j = jread_item(r, o, key, flags);
-    *out = j && !cJSON_IsNull(j) ? cJSON_Duplicate(j, true) : NULL;
-    if (j && !cJSON_IsNull(j) && !*out)
-        jread_fail(r, key, "out of memory");
-}
-
 static void json_free(void *v)
 {
     cJSON_Delete(*(cJSON **)v);
     *(cJSON **)v = NULL;
 }
 
-static const struct field_codec opaque_codec = {opaque_write, opaque_read, json_free};
 
 /* The observation blocks (see struct benchmark): an object kept as found,
  * or with JR_NULLABLE null too; left out when absent. */
@@ -668,8 +650,9 @@ static const struct field benchmark_rows[] = {
     WHOLE(failed, 0, "requests"), NUM(context_tokens, 0, "tokens"), NUM(context_tokens_measured, OPT, "tokens"),
     WHOLE(context_seed, OPT, NULL), NUM(max_context_tokens, OPT, "tokens"), STR(max_context_source, OPT),
     NUM(max_input_tokens, OPT, "tokens"), WHOLE(max_tokens, 0, "tokens"), NUM(wall_clock_ms, OPT, "ms"),
-    CUSTOM(manifest, JR_OPTIONAL, 0, &opaque_codec), CUSTOM(source_recipe, JR_OPTIONAL, 0, &opaque_codec),
-    CUSTOM(tier, JR_OPTIONAL, 0, &opaque_codec), OBJ(serve_flags, JR_OPTIONAL, 0, &serve_flags_t),
+    /* JSON kept as found (seed 001's manifest, source_recipe, tier), null when absent */
+    CUSTOM(manifest, JR_OPTIONAL, 0, &field_json_codec), CUSTOM(source_recipe, JR_OPTIONAL, 0, &field_json_codec),
+    CUSTOM(tier, JR_OPTIONAL, 0, &field_json_codec), OBJ(serve_flags, JR_OPTIONAL, 0, &serve_flags_t),
     CUSTOM(context_distribution, OPT, 0, &counts_codec),
     /* anvil's additions */
     STR(endpoint, OPT), STR(engine_detected, OPT), STR(engine_version, OPT),

@@ -49,9 +49,9 @@ static void longs_read(struct jread *r, const cJSON *o, const char *key, unsigne
     const cJSON *e;
     cJSON_ArrayForEach(e, a) {
         double d = cJSON_GetNumberValue(e);
-        if (!cJSON_IsNumber(e) || d != floor(d)) {
+        if (!cJSON_IsNumber(e) || d != floor(d) || d < 0 || d > 9007199254740992.0) {   /* 2^53: a long exactly */
             size_t m2 = jread_enter_index(r, (int)l->n);
-            jread_fail(r, NULL, "expected a whole number");
+            jread_fail(r, NULL, "expected a whole number from 0 to 2^53");
             jread_leave(r, m2);
             break;
         }
@@ -456,14 +456,15 @@ static void prefill_map_write(cJSON *o, const char *key, const void *value)
     cJSON_AddItemToObject(o, key, decode_prefill_map_json(m->v, m->n));
 }
 
-/* A prefill key: a context length in tokens, written as a decimal string. */
-static int context_key(struct jread *r, const char *k, long *out)
+/* A key that is a whole number (a context length in tokens, a
+ * concurrency), written as a decimal string; what names it in messages. */
+static int number_key(struct jread *r, const char *k, const char *what, long *out)
 {
     char *end;
     errno = 0;
-    long v = strtol(k, &end, 10);
-    if (errno || end == k || *end || v < 0)
-        return jread_fail(r, k, "expected a context length in tokens as the key");
+    long v = k ? strtol(k, &end, 10) : -1;
+    if (!k || errno || end == k || *end || v < 0)
+        return jread_fail(r, k, "expected %s as the key", what);
     *out = v;
     return 0;
 }
@@ -481,7 +482,7 @@ static void prefill_map_read_object(struct jread *r, const cJSON *j, struct deco
     const cJSON *e;
     cJSON_ArrayForEach(e, j) {
         long ctx;
-        if (context_key(r, e->string, &ctx) != 0)
+        if (number_key(r, e->string, "a context length in tokens", &ctx) != 0)
             return;
         if (!cJSON_IsObject(e)) {
             jread_fail(r, e->string, "expected an object");
@@ -541,8 +542,15 @@ static void tps_read(struct jread *r, const cJSON *o, const char *key, unsigned 
     struct decode_tps_table *t = value;
     const cJSON *j = jread_object(r, o, key, flags), *row, *e;
     size_t n = 0;
-    cJSON_ArrayForEach(row, j)
+    cJSON_ArrayForEach(row, j) {
+        if (!cJSON_IsObject(row)) {     /* {"context": {"concurrency": tok/s}} */
+            size_t mark = jread_enter(r, key);
+            jread_fail(r, row->string, "expected an object of tok/s by concurrency");
+            jread_leave(r, mark);
+            return;
+        }
         n += (size_t)cJSON_GetArraySize(row);
+    }
     if (!n)
         return;
     if (!(t->v = calloc(n, sizeof *t->v))) {
@@ -552,11 +560,11 @@ static void tps_read(struct jread *r, const cJSON *o, const char *key, unsigned 
     size_t mark = jread_enter(r, key);
     cJSON_ArrayForEach(row, j) {
         long ctx, conc;
-        if (context_key(r, row->string, &ctx) != 0)
+        if (number_key(r, row->string, "a context length in tokens", &ctx) != 0)
             break;
         size_t m2 = jread_enter(r, row->string);
         cJSON_ArrayForEach(e, row) {
-            if (context_key(r, e->string, &conc) != 0)
+            if (number_key(r, e->string, "a concurrency", &conc) != 0)
                 break;
             t->v[t->n++] = (struct decode_tps){ctx, conc, NAN};
             jread_number(r, row, e->string, JR_NULLABLE, &t->v[t->n - 1].tps);

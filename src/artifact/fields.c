@@ -143,8 +143,9 @@ static void read_inline(struct jread *r, const cJSON *o, const struct field *f, 
 static void read_one(struct jread *r, const cJSON *o, const struct field *f, void *s)
 {
     void *m = (char *)s + f->offset;
-    if ((f->write & FW_READONLY) && !cJSON_GetObjectItemCaseSensitive(o, f->key))
-        return;     /* an older key: it fills the member only where a file has it */
+    if ((f->write & FW_READONLY) &&
+        (!cJSON_GetObjectItemCaseSensitive(o, f->key) || (f->kind != FIELD_CUSTOM && !none(f, s))))
+        return;     /* an older key: it fills the member only where a file has it and the new key did not */
     switch (f->kind) {
     case FIELD_NUMBER: jread_number(r, o, f->key, f->read, m); break;
     case FIELD_WHOLE: jread_whole(r, o, f->key, f->read, f->min, m); break;

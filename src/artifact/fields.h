@@ -31,8 +31,9 @@ enum field_kind {
                             NULL, an absent object, an empty array) instead of writing null */
 #define FW_INF       2u  /* numbers: +inf written as the string "inf" (read it with JR_INF) */
 #define FW_NULL      4u  /* objects: an absent object is written as null (default: left out) */
-#define FW_READONLY  8u  /* an older key of the member of the row before it: never written,
-                            read only where a file has it (after the row of the new key) */
+#define FW_READONLY  8u  /* an older key of a member (its row after the new key's): never
+                            written, read only where a file has it and the new key left the
+                            member none */
 #define FW_INLINE   16u  /* objects: the sub-table's rows are keys of this object itself, not of
                             an object under key: a group of keys written together or not at all
                             (left out when absent); read: a sub-table with a present flag is

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "artifact/any.h"
+
 #define MATRIX_METRIC_NAME(e, key, unit) #key,
 const char *const matrix_metric_names[MATRIX_N_METRICS] = {MATRIX_METRICS(MATRIX_METRIC_NAME)};
 
@@ -280,14 +282,14 @@ struct keyed_row {
 };
 
 /* Workloads (engine × case shape) in order of appearance, then their load
- * points in numeric order (strverscmp: c1, c4, c8, c16, not c1, c16, c4,
+ * points in numeric order (artifact_name_cmp: c1, c4, c8, c16, not c1, c16, c4,
  * c8; 4k before 16k), then rounds. */
 static int cmp_keyed(const void *a, const void *b)
 {
     const struct keyed_row *x = a, *y = b;
     if (x->shape != y->shape)
         return x->shape < y->shape ? -1 : 1;
-    int c = strverscmp(x->row.case_id, y->row.case_id);
+    int c = artifact_name_cmp(x->row.case_id, y->row.case_id);
     if (c)
         return c;
     if (x->group != y->group)

@@ -143,6 +143,9 @@ int run_cli_parse(struct run_cli *r, int argc, char **argv, FILE *log)
         if (run_config_resolve(&r->c, err, sizeof err) != 0 || run_config_check(&r->c, err, sizeof err) != 0) {
             fprintf(stderr, "anvil run: %s\n", err);
             rc = -1;
+        } else if (r->result_format == RESULT_VLLM && r->c.out.path && !strcmp(r->c.out.path, "-")) {
+            fprintf(stderr, "anvil run: --result-format vllm writes beside the artifact file: not with --out -\n");
+            rc = -1;
         }
     }
     free(seen);
@@ -208,7 +211,9 @@ int run_main(int argc, char **argv)
         curl_global_init(CURL_GLOBAL_DEFAULT);
 #ifdef ANVIL_WITH_MPI
         if (mpi_launched() && !r.c.shard.count) {
-            status = run_mpi(&r);
+            if (r.result_format == RESULT_VLLM)
+                fprintf(stderr, "anvil run: --result-format vllm is not written by a run over MPI ranks\n");
+            status = r.result_format == RESULT_VLLM ? 2 : run_mpi(&r);
             curl_global_cleanup();
             run_cli_free(&r);
             return status;

@@ -404,7 +404,7 @@ static const struct flag_spec output_flags[] = {
      "the run fails (exit 1) when more than this share of its measured requests failed", .min = 0, .max = 1},
     {"result-format", NULL, FLAG_CHOICE, offsetof(struct run_cli, result_format), "anvil|vllm", "anvil",
      "vllm: also write vLLM's result JSON (mean_ttft_ms, p99_itl_ms, ...) beside the artifact, as "
-     "<artifact>.vllm.json", .choices = result_format_names},
+     "the artifact's path with .vllm.json for .json", .choices = result_format_names},
     {"percentile-method", NULL, FLAG_CHOICE, AT(out.pct), "nearest|linear", "nearest",
      "nearest rank, or linear interpolation", .choices = pct_names},
     {"percentile-metrics", NULL, FLAG_CUSTOM, 0, "LIST", "ttft,tpot,itl",

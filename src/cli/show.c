@@ -84,7 +84,7 @@ int show_main(int argc, char **argv)
     }
     if (rdoc_print(&doc, (enum rformat)s.format, stdout) != 0 || fflush(stdout) != 0) {
         fprintf(stderr, "anvil show: out of memory or cannot write the output\n");
-        status = 1;
+        status = status ? status : 1;   /* a bad input (2) stays the answer */
     }
     rdoc_free(&doc);
     free(s.files);

@@ -1,6 +1,8 @@
 /* vllm_result.c — `anvil run --result-format vllm`: vLLM's result file
  * from the artifact as written and the run's records. */
 #include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -10,23 +12,41 @@
 #include "artifact/vllm_result.h"
 #include "cli/run_cli.h"
 
+/* An instant a completed request started (+1) or ended (-1). */
+struct edge {
+    int64_t t;
+    int d;
+};
+
+static int by_time(const void *a, const void *b)
+{
+    const struct edge *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return x->d - y->d;     /* an end before a start at the same instant: [start, end) */
+}
+
 /* The peak number of completed requests in flight at once (vLLM's
- * max_concurrent_requests: a sweep over [start, end), ends first). */
+ * max_concurrent_requests: a sweep over [start, end), ends first); -1 when
+ * memory runs out. */
 static long peak_in_flight(const struct req_record *recs, int n)
 {
-    long peak = 0;
+    struct edge *e = malloc(2 * (size_t)(n > 0 ? n : 1) * sizeof *e);
+    if (!e)
+        return -1;
+    size_t k = 0;
     for (int i = 0; i < n; i++) {
-        const struct req_record *a = &recs[i];
-        if (!a->t_start || a->warmup || a->fail != FAIL_NONE)
-            continue;
-        long k = 0;     /* completed requests in flight at a's start, a included */
-        for (int j = 0; j < n; j++) {
-            const struct req_record *b = &recs[j];
-            if (b->t_start && !b->warmup && b->fail == FAIL_NONE && b->t_start <= a->t_start && b->t_end > a->t_start)
-                k++;
+        const struct req_record *r = &recs[i];
+        if (r->t_start && !r->warmup && r->fail == FAIL_NONE) {
+            e[k++] = (struct edge){r->t_start, +1};
+            e[k++] = (struct edge){r->t_end, -1};
         }
-        peak = k > peak ? k : peak;
     }
+    qsort(e, k, sizeof *e, by_time);
+    long now = 0, peak = 0;
+    for (size_t i = 0; i < k; i++)
+        peak = (now += e[i].d) > peak ? now : peak;
+    free(e);
     return peak;
 }
 
@@ -49,10 +69,6 @@ static void fill_metrics(const struct run_cli *r, const struct run_result *res, 
 
 int run_write_vllm_result(const struct run_cli *r, const struct run_result *res)
 {
-    if (!strcmp(res->artifact_path, "-")) {
-        fprintf(stderr, "anvil run: --result-format vllm needs an artifact file (--out -): not written\n");
-        return -1;
-    }
     struct benchmark b;
     char err[1400], path[4200], date[32];
     if (benchmark_read_file(res->artifact_path, &b, NULL, err, sizeof err) != 0) {

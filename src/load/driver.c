@@ -1109,7 +1109,8 @@ static void on_progress(evutil_socket_t fd, short what, void *arg)
     int columns = ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 ? ws.ws_col : 0;
     char line[512];
     int n = (int)progress_line(line, sizeof line, &v, columns);
-    fprintf(stderr, "\r%s%*s", line, l->progress_len > n ? l->progress_len - n : 0, "");
+    int last = columns > 1 && l->progress_len > columns - 1 ? columns - 1 : l->progress_len;  /* a narrowed terminal */
+    fprintf(stderr, "\r%s%*s", line, last > n ? last - n : 0, "");
     l->progress_len = n;
 }
 

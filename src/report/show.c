@@ -115,8 +115,8 @@ static void bench_run_table(struct rdoc *doc, const struct artifact_any *a, cons
     kv_text(t, "Started", b->started_at);
     kv_text(t, "Finished", b->finished_at);
     kv_text(t, "Load mode", b->load_mode ? b->load_mode : b->measurement_protocol);
-    if (b->concurrency > 0)
-        kv_whole(t, "Concurrency", b->concurrency);
+    if (b->concurrency > 0 || b->concurrency == ARTIFACT_NONE)
+        kv_whole(t, "Concurrency", b->concurrency);     /* none: n/a */
     else
         kv_text(t, "Concurrency", "no cap");
     if (!isnan(b->request_rate))

@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "net/url.h"
 #include "observe/metrics_url.h"
 #include "workload/image.h"
 #include "workload/trace.h"
@@ -144,15 +145,23 @@ int run_workload_check(const struct run_workload *w, char *err, size_t errlen)
     return 0;
 }
 
+/* url without its user:password@, for a message (net/url.h). */
+static const char *public_url(const char *url, char *out, size_t cap)
+{
+    url_public(url, out, cap);
+    return out;
+}
+
 int run_observe_check(const struct run_observe *o, char *err, size_t errlen)
 {
+    char shown[600];
     if (o->server_metrics && strcmp(o->server_metrics, "auto") && strcmp(o->server_metrics, "off") &&
         !obs_metrics_url_ok(o->server_metrics))
         return fail(err, errlen, "--server-metrics %s: expected auto, off, or an http://, https:// or file:// URL",
-                    o->server_metrics);
+                    public_url(o->server_metrics, shown, sizeof shown));
     if (o->gpu_metrics_url && !obs_metrics_url_ok(o->gpu_metrics_url))
         return fail(err, errlen, "--gpu-metrics-url %s: expected an http://, https:// or file:// URL",
-                    o->gpu_metrics_url);
+                    public_url(o->gpu_metrics_url, shown, sizeof shown));
     return 0;
 }
 

@@ -106,3 +106,16 @@ Test(vllm_result, keys_and_figures_match_the_artifact, .timeout = 120)
     snprintf(jl, sizeof jl, "rm -rf %s", dir);
     cr_assert_eq(system(jl), 0);
 }
+
+/* vLLM's file goes beside the artifact's: with --out - there is none, a
+ * usage error before any request (no server listens on port 9). */
+Test(vllm_result, refused_with_out_dash_before_any_request)
+{
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", "http://127.0.0.1:9/v1", "--result-format",
+                          "vllm", "--out", "-", NULL};
+    char out[4096], err[4096];
+    int status;
+    cr_assert_eq(run_cmd_err(argv, out, sizeof out, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 2, "%s", err);
+    cr_assert(strstr(err, "--result-format vllm writes beside the artifact file: not with --out -"), "%s", err);
+}

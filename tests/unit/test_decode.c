@@ -552,3 +552,38 @@ Test(decode_unit, cell_files_read_back_through_the_checked_reader)
     decode_prefill_free(&scout);
     prefill_entry_free(&p);
 }
+
+/* Hostile decode matrices are refused and named, never read past: a row
+ * of summary_table that is not an object (its items have no key: a NULL
+ * key crashed the reader), a number row, and a list of concurrency levels
+ * past what a long holds (a cast to long that is undefined). */
+Test(decode_unit, hostile_tables_and_lists_are_refused_by_name)
+{
+    struct {
+        const char *key, *value, *want;
+    } cases[] = {
+        {"summary_table", "{\"0\": [1, 2]}", "summary_table.0: expected an object of tok/s by concurrency"},
+        {"summary_table", "{\"0\": 5}", "summary_table.0: expected an object of tok/s by concurrency"},
+        {"summary_table", "{\"0\": {\"x\": 5}}", "expected a concurrency as the key"},
+        {"burst_summary_table", "{\"0\": [1]}", "burst_summary_table.0: expected an object"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cJSON *j = seed();
+        cJSON_ReplaceItemInObject(j, cases[i].key, cJSON_Parse(cases[i].value));
+        struct decode_matrix m;
+        char err[512];
+        cr_assert_eq(decode_matrix_from_json(j, "d.json", &m, err, sizeof err), -1, "%s", cases[i].value);
+        cr_assert(strstr(err, cases[i].want), "want '%s' in: %s", cases[i].want, err);
+        cJSON_Delete(j);
+    }
+    const char *levels[] = {"[1, 1e300]", "[1, -2]", "[1.5]"};
+    for (size_t i = 0; i < 3; i++) {
+        cJSON *j = seed();
+        cJSON_ReplaceItemInObject(cJSON_GetObjectItem(j, "metadata"), "concurrency_levels", cJSON_Parse(levels[i]));
+        struct decode_matrix m;
+        char err[512];
+        cr_assert_eq(decode_matrix_from_json(j, "d.json", &m, err, sizeof err), -1, "%s", levels[i]);
+        cr_assert(strstr(err, "metadata.concurrency_levels["), "%s", err);
+        cJSON_Delete(j);
+    }
+}

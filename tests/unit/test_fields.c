@@ -279,9 +279,9 @@ Test(fields, an_older_key_is_read_only_where_a_file_has_it)
         {"old_name", FIELD_NUMBER, offsetof(struct outer, x), JR_OPTIONAL, FW_READONLY, NULL, NULL, 0, 0, NULL, NULL},
     };
     static const struct field_table t = FIELD_TABLE_ALWAYS("t", struct outer, rows);
-    const char *docs[] = {"{\"old_name\": 1.5}", "{\"new_name\": 2.5}"};
-    const double want[] = {1.5, 2.5};
-    for (int i = 0; i < 2; i++) {
+    const char *docs[] = {"{\"old_name\": 1.5}", "{\"new_name\": 2.5}", "{\"new_name\": 2.5, \"old_name\": 1.5}"};
+    const double want[] = {1.5, 2.5, 2.5};     /* both keys: the new one wins */
+    for (int i = 0; i < 3; i++) {
         cJSON *j = cJSON_Parse(docs[i]);
         char err[128];
         struct jread r;

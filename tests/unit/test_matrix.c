@@ -10,6 +10,7 @@
 #include <criterion/criterion.h>
 
 #include "artifact/fields.h"
+#include "artifact/any.h"
 #include "artifact/matrix.h"
 #include "testutil.h"
 
@@ -966,4 +967,18 @@ Test(matrix, a_matrix_row_without_a_round_number_is_refused)
     matrix_free(&m);
     free(text);
     cJSON_Delete(doc);
+}
+
+/* Load points compare as numbers, fractions too: c4 before c16, r1.25
+ * before r1.5 and r10.25 before r10.5 (strverscmp put r1.5 first). */
+Test(matrix, names_compare_as_their_numbers)
+{
+    const char *lo[] = {"c4", "run-16-4-c4", "run-16-4-r1.25", "run-16-4-r10.25", "r2", "a", "r1.5"};
+    const char *hi[] = {"c16", "run-16-4-c16", "run-16-4-r1.5", "run-16-4-r10.5", "r10", "b", "r1.5x"};
+    for (size_t i = 0; i < sizeof lo / sizeof lo[0]; i++) {
+        cr_assert_lt(artifact_name_cmp(lo[i], hi[i]), 0, "%s < %s", lo[i], hi[i]);
+        cr_assert_gt(artifact_name_cmp(hi[i], lo[i]), 0, "%s > %s", hi[i], lo[i]);
+    }
+    cr_assert_eq(artifact_name_cmp("r1.5", "r1.50"), 0);
+    cr_assert_lt(artifact_name_cmp("round-1.json", "round-10.json"), 0);
 }

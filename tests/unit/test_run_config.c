@@ -111,3 +111,17 @@ Test(run_config, images_say_the_same_whichever_feature_rules_them_out)
     cr_assert_eq(run_workload_check(&c.workload, err, sizeof err), -1);
     cr_assert_str_eq(err, want);
 }
+
+/* A refused metrics URL is named without its credentials (they are as
+ * secret as an API key). Failed before: the message echoed user:token@. */
+Test(run_config, a_refused_metrics_url_is_named_without_its_credentials)
+{
+    struct run_observe o = {.server_metrics = "ftp://me:s3cret@h:9/metrics"};
+    char msg[512];
+    cr_assert_eq(run_observe_check(&o, msg, sizeof msg), -1);
+    cr_assert(strstr(msg, "--server-metrics ftp://h:9/metrics: expected"), "%s", msg);
+    cr_assert_null(strstr(msg, "s3cret"), "%s", msg);
+    o = (struct run_observe){.gpu_metrics_url = "gopher://me:s3cret@h/x"};
+    cr_assert_eq(run_observe_check(&o, msg, sizeof msg), -1);
+    cr_assert_null(strstr(msg, "s3cret"), "%s", msg);
+}
