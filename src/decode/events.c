@@ -70,6 +70,18 @@ void decode_event(struct decode_events *e, const char *fmt, ...)
     va_end(ap);
 }
 
+void decode_note(struct decode_events *e, const char *fmt, ...)
+{
+    if (!e->echo)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(e->echo, "anvil decode: ");
+    vfprintf(e->echo, fmt, ap);
+    fputc('\n', e->echo);
+    va_end(ap);
+}
+
 void decode_event_at(struct decode_events *e, int64_t mono_ns, const char *fmt, ...)
 {
     va_list ap;

@@ -28,6 +28,10 @@ void decode_event(struct decode_events *e, const char *fmt, ...) __attribute__((
 void decode_event_at(struct decode_events *e, int64_t mono_ns, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Says one line on the terminal only (not a step of the log): progress,
+ * e.g. "cell 3 of 6 ... ETA 2m10s". */
+void decode_note(struct decode_events *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* A copy of every line into *out (malloc'd strings, *n of them; the
  * caller frees each and the array, also after a failure). Returns 0, or
  * -1 when memory runs out. */

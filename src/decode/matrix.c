@@ -22,6 +22,7 @@
 #include "decode/burst.h"
 #include "decode/phases.h"
 #include "decode/prefill.h"
+#include "load/progress.h"
 #include "observe/fetch.h"
 #include "observe/metrics_url.h"
 #include "observe/scrape.h"
@@ -663,12 +664,28 @@ static void free_startup(struct startup *s)
     decode_diag_free(&s->diag);
 }
 
+/* "cell k of n (C=2 ctx=64k), 1m10s so far, ETA 2m20s" on the terminal:
+ * the ETA from the cells measured so far (resumed cells not counted). */
+static void cell_progress(struct decode_events *ev, const struct cell_slot *sl, size_t k, size_t n, double elapsed_s)
+{
+    char label[32], so_far[24], eta[24] = "?";
+    decode_size_label(sl->ctx, label, sizeof label);
+    progress_duration(so_far, sizeof so_far, elapsed_s);
+    if (k > 1)
+        progress_duration(eta, sizeof eta, elapsed_s / (double)(k - 1) * (double)(n - k + 1));
+    decode_note(ev, "cell %zu of %zu (C=%ld ctx=%s), %s so far, ETA %s", k, n, sl->conc, label, so_far, eta);
+}
+
 /* Runs the cells not done yet, in order; stops at the first that could not
  * be measured. Returns NULL all done, else the reason (in why). */
 static const char *run_cells(const struct decode_config *c, const struct startup *s, struct decode_events *ev,
                              struct cell_slot *cells, size_t n, char *why, size_t whycap)
 {
     bool scouted[DECODE_MAX_LIST] = {false};
+    size_t todo = 0, measured = 0;
+    for (size_t i = 0; i < n; i++)
+        todo += !cells[i].done;
+    int64_t t0 = clock_now_ns();
     for (size_t i = 0; i < n; i++) {
         struct cell_slot *sl = &cells[i];
         size_t xi = 0;
@@ -682,6 +699,7 @@ static const char *run_cells(const struct decode_config *c, const struct startup
             decode_event(ev, "cell resumed C=%ld ctx=%s (measured by an earlier run)", sl->conc, label);
             continue;
         }
+        cell_progress(ev, sl, ++measured, todo, ns_to_ms(clock_now_ns() - t0) / 1000);
         if (run_cell(c, s, ev, sl, first, why, whycap) != 0)
             return why;
     }

@@ -543,7 +543,7 @@ Test(decode_e2e, without_server_metrics_the_gate_counts_decoding_streams, .timeo
     tmpdir(dir, sizeof dir);
     struct sim_proc sim;
     start_sim(&sim, NULL);
-    const char *argv[] = {harness_anvil_bin(), "decode", "--base-url", sim.base_url, "--concurrency", "2",
+    const char *argv[] = {harness_anvil_bin(), "decode", "--base-url", sim.base_url, "--concurrency", "1,2",
                           "--contexts", "256", "--duration", "0.5", "--max-tokens", "128", "--ready-stable-s", "0.2",
                           "--cell-warmup-timeout-s", "5", "--decode-warmup-s", "0", "--telemetry", "off",
                           "--server-metrics", "off", "--header", "X-Team-Token: hdr-secret-4711",
@@ -572,6 +572,12 @@ Test(decode_e2e, without_server_metrics_the_gate_counts_decoding_streams, .timeo
     cr_expect_gt(harness_num(c, "aggregate_tps"), 0);
     cJSON_Delete(doc);
     rmtree(dir);
+    /* the terminal says which cell of how many, and how long still (from the second on) */
+    cr_expect(strstr(err, "anvil decode: cell 1 of 2 (C=1 ctx=256), 0.0 s so far, ETA ?\n"), "%s", err);
+    const char *second = strstr(err, "anvil decode: cell 2 of 2 (C=2 ctx=256), ");
+    cr_assert(second, "%s", err);
+    const char *eta = strstr(second, ", ETA ");
+    cr_expect(eta && eta[6] >= '0' && eta[6] <= '9', "%s", second);
 }
 
 Test(decode_e2e, bad_input_is_refused_naming_what_and_where, .timeout = 60)
