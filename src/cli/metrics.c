@@ -2,6 +2,7 @@
  * (stats/registry.h) as a table or as JSON {"metrics": [{name, unit, ...}]}. */
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include <cjson/cJSON.h>
@@ -47,6 +48,9 @@ static cJSON *row_json(const struct metric_def *d)
         cJSON_AddItemToArray(al, cJSON_CreateString(d->aliases[i]));
     cJSON_AddStringToObject(o, "unit", d->unit);
     cJSON_AddStringToObject(o, "label", d->label);
+    char col[96];
+    cJSON_AddStringToObject(o, "column", metric_column(d->name, d->column && strstr(d->column, "{stat}") ? "{stat}" : NULL,
+                                                       col, sizeof col));
     cJSON_AddStringToObject(o, "definition", d->definition);
     cJSON_AddStringToObject(o, "definition_source", d->source);
     cJSON_AddStringToObject(o, "formula_source", d->formula_source);

@@ -9,6 +9,7 @@
 #include <gsl/gsl_statistics_double.h>
 
 #include "artifact/matrix.h"
+#include "stats/registry.h"
 
 /* The median of get() over the rounds, NaN values left out; NaN when none
  * (or memory runs out). */
@@ -121,10 +122,18 @@ int report_results(FILE *out, const struct results_row *rows, size_t n, const st
 {
     bool priced = o->cost && isfinite(o->cost->gpu_hour_usd);
     struct rdoc doc = {0};
+    /* the metrics' headings are the registry's (stats/registry.h) */
+    char h[7][48];
+    metric_column("output_throughput", NULL, h[0], sizeof h[0]);
+    metric_column("ttft", "p50", h[1], sizeof h[1]);
+    metric_column("ttft", "p99", h[2], sizeof h[2]);
+    metric_column("tpot", "p50", h[3], sizeof h[3]);
+    metric_column("tpot", "p99", h[4], sizeof h[4]);
+    metric_column("goodput_rps", NULL, h[5], sizeof h[5]);
+    metric_column("cost_per_mtok", NULL, h[6], sizeof h[6]);
     struct rtable *t = rdoc_table(&doc, o->title ? o->title : "Results per load point (medians across rounds)",
                                   priced ? 14 : 13, "target", "load point", "load", "rounds", "completed",
-                                  "failed", "out tok/s", "TTFT p50 ms", "TTFT p99 ms", "TPOT p50 ms",
-                                  "TPOT p99 ms", "goodput req/s", "SLO attainment", "USD / M out tok");
+                                  "failed", h[0], h[1], h[2], h[3], h[4], h[5], "SLO attainment", h[6]);
     for (size_t i = 0; t && i < n; i++) {
         const struct results_row *r = &rows[i];
         rtable_text(t, r->target);

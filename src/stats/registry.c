@@ -24,7 +24,7 @@ static const struct metric_def rows[] = {
      "start → first delta whose `content` (chat) or `text` (completions) is non-empty, or that carries "
      "a tool call (`delta.tool_calls[]` with a non-empty `id`, `function.name` or `function.arguments`; "
      "the legacy `delta.function_call`): a tool call is the reply's answer. A role-only or empty chunk "
-     "does not count.", METH, "seed 001", "ttft", ALL, LO, 0},
+     "does not count.", METH, "seed 001", "ttft", ALL, LO, 0, "TTFT {stat} ms"},
     {"time_to_first_output", {0}, "ms", "Time to first output",
      "start → first non-empty reasoning (`reasoning`, else `reasoning_content`: one field per delta, "
      "never the sum), content or tool-call delta", METH, "seed 001", "time_to_first_output", ALL, LO, 0},
@@ -42,7 +42,7 @@ static const struct metric_def rows[] = {
      "visible_generation", ALL, NONE, 0},
     {"tpot", {0}, "ms/token", "TPOT (excl. 1st token)",
      "`generation_ms / (output_tokens − 1)`; null when `output_tokens ≤ 1`", METH, "seed 001", "tpot", ALL,
-     LO, 0},
+     LO, 0, "TPOT {stat} ms"},
     /* the same formula under seed 001's second name, which seed 000 defines apart */
     {"mean_inter_token_latency", {0}, "ms/token", "Mean ITL (= TPOT)",
      "`generation_ms / (output_tokens − 1)`; null when `output_tokens ≤ 1`", METH, "seed 001", "mean_itl", ALL,
@@ -111,13 +111,13 @@ static const struct metric_def rows[] = {
      "wall_clock", ALL, NONE, 0},
     {"output_throughput", {"throughput_tok_s", NULL}, "tokens/s", "Output throughput",
      "Σ output tokens of completed requests / duration", METH, "seed 001 (vLLM: output_throughput)",
-     "aggregate", ALL, HI, REQ},
+     "aggregate", ALL, HI, REQ, "out tok/s"},
     {"total_token_throughput", {0}, "tokens/s", "Total tok/s", "Σ (prompt + output tokens) / duration", METH,
      "vLLM bench serve", "total_token_throughput", ALL, HI, 0},
     {"request_throughput", {0}, "requests/s", "Requests/s", "completed requests / duration", METH,
      "vLLM bench serve", "request_throughput", ALL, HI, 0},
     {"goodput_rps", {"goodput", NULL}, "requests/s", "Goodput req/s", "`goodput_rps` = good requests / duration",
-     METH, "vLLM bench serve", NULL, ALL, HI, 0},
+     METH, "vLLM bench serve", NULL, ALL, HI, 0, "goodput req/s"},
     {"peak_output_tps_1s", {0}, "tokens/s", "Peak output tok/s (1 s)",
      "most output tokens arriving within any 1 s window", METH, "anvil", NULL, ALL, HI, 0},
     {"completed", {0}, "requests", "Completed", "requests that ended with their stream complete", METH,
@@ -137,7 +137,7 @@ static const struct metric_def rows[] = {
      "seed 001", NULL, ALL, NONE, 0},
     {"cost_per_mtok", {0}, "USD/Mtok", "Cost per million output tokens",
      "USD per GPU-hour × GPUs / (output tokens/s × 3600) × 10⁶, the output tokens/s being the mode's headline",
-     METH, "anvil", NULL, ALL, LO, 0},
+     METH, "anvil", NULL, ALL, LO, 0, "USD / M out tok"},
     {"energy_j", {0}, "J", "GPU energy", "the energy of every GPU over the window", METH, "anvil", NULL, ALL,
      LO, 0},
     {"output_tokens_per_joule", {0}, "tokens/J", "Output tokens per joule",
@@ -239,6 +239,26 @@ static const struct metric_def rows[] = {
 size_t metric_count(void)
 {
     return N_ROWS;
+}
+
+const char *metric_column(const char *name, const char *stat, char *out, size_t cap)
+{
+    const struct metric_def *m = metric_find(name);
+    const char *sp = stat && *stat ? " " : "", *st = stat ? stat : "";
+    if (!m)
+        snprintf(out, cap, "%s", "");
+    else if (!m->column)
+        snprintf(out, cap, "%s%s%s (%s)", m->label, sp, st, m->unit);
+    else {
+        const char *at = strstr(m->column, "{stat}");
+        if (!at)
+            snprintf(out, cap, "%s", m->column);
+        else if (*st)
+            snprintf(out, cap, "%.*s%s%s", (int)(at - m->column), m->column, st, at + 6);
+        else    /* no statistic: the heading without its slot and the space before it */
+            snprintf(out, cap, "%.*s%s", (int)(at - m->column > 0 ? at - m->column - 1 : 0), m->column, at + 6);
+    }
+    return out;
 }
 
 const struct metric_def *metric_at(size_t i)

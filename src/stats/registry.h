@@ -38,7 +38,15 @@ struct metric_def {
     unsigned modes;             /* enum metric_mode bits */
     enum metric_better better;
     unsigned headline;          /* modes in which this is the headline figure (0: none) */
+    const char *column;         /* its column heading in result tables and CSV, "{stat}" where the
+                                   statistic goes ("TTFT {stat} ms"); NULL: label and unit */
 };
+
+/* The column heading of metric name (a row's name or alias) at statistic
+ * stat ("p50"; NULL or "" for a figure without one) into out (cap bytes):
+ * the row's column with "{stat}" replaced, else "label stat (unit)".
+ * Returns out; "" when no row has the name. */
+const char *metric_column(const char *name, const char *stat, char *out, size_t cap);
 
 /* The number of rows. */
 size_t metric_count(void);

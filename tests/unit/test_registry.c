@@ -3,6 +3,7 @@
  * their rows, and each mode has its headline. The coverage of every
  * artifact's keys is tests/e2e/test_registry.c. */
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,4 +115,22 @@ Test(registry, each_mode_has_one_headline)
             n += (metric_at(i)->headline & (unsigned)modes[m]) != 0;
         cr_expect_eq(n, 1, "%s has %d headlines", metric_mode_name(modes[m]), n);
     }
+}
+
+/* Result tables and CSV take their metric headings from the registry:
+ * a row's column with the statistic put in, else "label stat (unit)". */
+Test(registry, column_headings_come_from_the_rows)
+{
+    char b[96];
+    cr_assert_str_eq(metric_column("ttft", "p99", b, sizeof b), "TTFT p99 ms");
+    cr_assert_str_eq(metric_column("tpot", "p50", b, sizeof b), "TPOT p50 ms");
+    cr_assert_str_eq(metric_column("output_throughput", NULL, b, sizeof b), "out tok/s");
+    cr_assert_str_eq(metric_column("throughput_tok_s", NULL, b, sizeof b), "out tok/s", "an alias");
+    cr_assert_str_eq(metric_column("ttft", NULL, b, sizeof b), "TTFT ms");
+    const struct metric_def *e2e = metric_find("e2e");
+    cr_assert(e2e && !e2e->column);
+    char want[96];
+    snprintf(want, sizeof want, "%s p90 (%s)", e2e->label, e2e->unit);
+    cr_assert_str_eq(metric_column("e2e", "p90", b, sizeof b), want);
+    cr_assert_str_eq(metric_column("no_such_metric", "p50", b, sizeof b), "");
 }
