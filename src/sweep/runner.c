@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "artifact/benchmark.h"
@@ -17,6 +19,7 @@
 #include "core/dirlock.h"
 #include "core/file.h"
 #include "core/stop.h"
+#include "sweep/watch.h"
 
 static volatile sig_atomic_t stop_signal;
 static volatile sig_atomic_t running_child;     /* pid of the round in flight, 0 when none */
@@ -73,6 +76,40 @@ static char **job_argv(const struct sweep_job *job, const char *anvil_bin, const
     return argv;
 }
 
+/* Waits for the round pid, as child_wait does. On a terminal it shows the
+ * round's progress meanwhile (sweep/watch.h): one line redrawn each 250 ms,
+ * "  120/400 requests ended, 12 s", ended with a newline. */
+static int wait_round(pid_t pid, const struct sweep_job *job)
+{
+    if (!isatty(STDERR_FILENO))
+        return child_wait(pid);
+    struct round_watch w;
+    round_watch_start(&w, job);
+    int64_t t0 = clock_now_ns();
+    int shown = 0, status, st = -1;
+    for (;;) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid) {
+            st = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+            break;
+        }
+        if (r < 0 && errno != EINTR)
+            break;
+        if (round_watch_poll(&w) >= 0) {
+            char line[160];
+            round_watch_line(&w, ns_to_ms(clock_now_ns() - t0) / 1000, line, sizeof line);
+            int n = (int)strlen(line);
+            fprintf(stderr, "\r  %s%*s", line, shown > n ? shown - n : 0, "");
+            shown = n;
+        }
+        struct timespec nap = {0, 250000000};
+        nanosleep(&nap, NULL);     /* a signal wakes it: the loop looks again */
+    }
+    if (shown)
+        fputc('\n', stderr);
+    return st;
+}
+
 /* Runs one job; returns its exit status (0..255, 128+signal) or -1. The
  * round keeps lock_fd (the directory's lock, or -1) open, so the directory
  * stays locked while the round lives, even past the sweep's own end. */
@@ -111,7 +148,7 @@ static int run_job(const struct sweep_job *job, const char *anvil_bin, const cha
     if (pid < 0)
         return -1;
     dirlock_note(lock_fd, pid, "anvil run (a round of the sweep)");
-    int st = child_wait(pid);
+    int st = wait_round(pid, job);
     running_child = 0;
     dirlock_note(lock_fd, 0, NULL);
     return st;

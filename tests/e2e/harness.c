@@ -702,3 +702,46 @@ double harness_num(const cJSON *o, const char *k)
     cr_assert(cJSON_IsNumber(v), "'%s' is missing or not a number", k);
     return v->valuedouble;
 }
+
+/* Runs argv with stdout and stderr on a new pseudo-terminal, reading all
+ * it writes into out (cap bytes, NUL-terminated). Returns the exit status. */
+int harness_run_on_pty(const char *const argv[], char *out, size_t cap)
+{
+    int m = posix_openpt(O_RDWR | O_NOCTTY);
+    cr_assert(m >= 0 && grantpt(m) == 0 && unlockpt(m) == 0);
+    const char *name = ptsname(m);
+    cr_assert(name);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        setsid();
+        int s = open(name, O_RDWR);
+        int null = open("/dev/null", O_RDONLY);
+        if (s < 0 || null < 0)
+            _exit(127);
+        dup2(null, 0);
+        dup2(s, 1);
+        dup2(s, 2);
+        close(m);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    size_t n = 0;
+    for (;;) {
+        struct pollfd p = {m, POLLIN, 0};
+        if (poll(&p, 1, 60000) <= 0)
+            break;
+        ssize_t k = read(m, out + n, cap - 1 - n);
+        if (k <= 0)
+            break;      /* EIO: the child closed the terminal */
+        n += (size_t)k;
+        if (n == cap - 1)
+            break;
+    }
+    out[n] = '\0';
+    close(m);
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+

@@ -50,6 +50,12 @@ int sim_start_reference(struct sim_proc *p, const char *const extra_args[]);
  * that finds a leak at exit returns non-zero here. */
 int sim_stop(struct sim_proc *p);
 
+/* Runs argv (argv[0] a path) with stdout and stderr on a new
+ * pseudo-terminal, as a user at a terminal sees it, reading all it writes
+ * into out (cap bytes, NUL-terminated; at most 60 s of silence). Returns
+ * the exit status (0..255, 128 + signal). */
+int harness_run_on_pty(const char *const argv[], char *out, size_t cap);
+
 /* Runs argv (argv[0] is looked up in PATH; NULL-terminated) with stdin from
  * /dev/null, waits for it, and copies its stdout into out (outcap bytes,
  * always NUL-terminated, truncated if longer; out may be NULL when outcap is

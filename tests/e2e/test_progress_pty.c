@@ -3,61 +3,14 @@
  * window's time left in duration mode, and tok/s while tokens stream
  * (before any request has ended). Run on a pseudo-terminal, as a user
  * sees it; the line is off when stderr is not a terminal. */
-#define _XOPEN_SOURCE 700
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
 
 #include "harness.h"
-
-/* Runs argv with stdout and stderr on a new pseudo-terminal, reading all
- * it writes into out (cap bytes, NUL-terminated). Returns the exit status. */
-static int run_on_pty(const char *const argv[], char *out, size_t cap)
-{
-    int m = posix_openpt(O_RDWR | O_NOCTTY);
-    cr_assert(m >= 0 && grantpt(m) == 0 && unlockpt(m) == 0);
-    const char *name = ptsname(m);
-    cr_assert(name);
-    pid_t pid = fork();
-    cr_assert(pid >= 0);
-    if (pid == 0) {
-        setsid();
-        int s = open(name, O_RDWR);
-        int null = open("/dev/null", O_RDONLY);
-        if (s < 0 || null < 0)
-            _exit(127);
-        dup2(null, 0);
-        dup2(s, 1);
-        dup2(s, 2);
-        close(m);
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    size_t n = 0;
-    for (;;) {
-        struct pollfd p = {m, POLLIN, 0};
-        if (poll(&p, 1, 60000) <= 0)
-            break;
-        ssize_t k = read(m, out + n, cap - 1 - n);
-        if (k <= 0)
-            break;      /* EIO: the child closed the terminal */
-        n += (size_t)k;
-        if (n == cap - 1)
-            break;
-    }
-    out[n] = '\0';
-    close(m);
-    int st;
-    cr_assert_eq(waitpid(pid, &st, 0), pid);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
 
 static char screen[1 << 18];
 
@@ -73,7 +26,7 @@ Test(progress_pty, a_count_run_shows_eta_and_streaming_tok_per_s)
     const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--concurrency", "4",
                           "--num-prompts", "12", "--input-len", "16", "--output-len", "40", "--out", art,
                           NULL};
-    int rc = run_on_pty(argv, screen, sizeof screen);
+    int rc = harness_run_on_pty(argv, screen, sizeof screen);
     sim_stop(&sim);
     unlink(art);
     cr_assert_eq(rc, 0, "%s", screen);
@@ -104,7 +57,7 @@ Test(progress_pty, duration_mode_shows_the_phase_and_the_time_left)
     const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--concurrency", "4",
                           "--duration", "2", "--warmup-s", "1", "--input-len", "16", "--output-len", "40",
                           "--out", art, NULL};
-    int rc = run_on_pty(argv, screen, sizeof screen);
+    int rc = harness_run_on_pty(argv, screen, sizeof screen);
     sim_stop(&sim);
     unlink(art);
     cr_assert_eq(rc, 0, "%s", screen);
@@ -114,4 +67,34 @@ Test(progress_pty, duration_mode_shows_the_phase_and_the_time_left)
     cr_assert(strstr(screen, " of 2.0 s, "), "%s", screen);
     cr_assert(strstr(screen, " left, "), "%s", screen);
     cr_assert_null(strstr(screen, "/200000"), "the bar is sized by time, not the request cap:\n%s", screen);
+}
+
+/* A sweep on a terminal shows how far the round in flight has got, read
+ * from the round's journal: "  N/12 requests ended, S s" redrawn while it
+ * runs (it printed nothing inside a round before). */
+Test(progress_pty, a_sweep_shows_progress_inside_a_round)
+{
+    struct sim_proc sim;
+    const char *sa[] = {"--ttft-ms", "5", "--itl-ms", "20", NULL};
+    cr_assert_eq(sim_start(&sim, sa), 0);
+    char dir[] = "/tmp/anvil-sweep-pty-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    /* 12 requests at concurrency 2, each 40 tokens at 20 ms: a round takes about 5 s */
+    const char *argv[] = {harness_anvil_bin(), "sweep", "--base-url", sim.base_url, "--concurrency", "2",
+                          "--num-prompts", "12", "--input-len", "16", "--output-len", "40", "--rounds", "1",
+                          "--out-dir", dir, NULL};
+    int rc = harness_run_on_pty(argv, screen, sizeof screen);
+    sim_stop(&sim);
+    char rm[128];
+    snprintf(rm, sizeof rm, "rm -rf %s", dir);
+    cr_assert_eq(system(rm), 0);
+    cr_assert_eq(rc, 0, "%s", screen);
+    cr_assert(strstr(screen, "\r  12/12 requests ended, "), "%s", screen);
+    long during = -1;   /* a count drawn while the round still ran */
+    for (const char *p = screen; (p = strstr(p, "\r  ")); p++) {
+        long k = strtol(p + 3, NULL, 10);
+        if (k > 0 && k < 12 && !strncmp(strchr(p + 3, '/'), "/12 requests ended, ", 20))
+            during = k;
+    }
+    cr_assert(during > 0, "no count while the round ran:\n%s", screen);
 }
