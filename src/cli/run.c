@@ -23,9 +23,10 @@
 static void usage(FILE *out)
 {
     fprintf(out, "usage: anvil run [flags]\n"
-            "Benchmarks one OpenAI-compatible streaming endpoint: by default a closed loop (exactly\n"
-            "--concurrency requests in flight until --num-prompts measured requests finished), an\n"
-            "open loop with --request-rate, or a time window with --duration.\n\n");
+            "Benchmarks one OpenAI-compatible streaming endpoint: a closed loop (exactly --concurrency\n"
+            "requests in flight until --num-prompts measured requests finished; with neither\n"
+            "--concurrency nor --request-rate every prompt at once, as vllm bench serve), an open\n"
+            "loop with --request-rate, or a time window with --duration.\n\n");
     flags_help(out, run_flag_table());
     fprintf(out, "  %-28s this text\n\nExit status: 0 complete, with at most --max-failure-rate of "
             "the requests failed; 1 incomplete, nothing measured, or more requests failed (the artifact "
@@ -40,8 +41,19 @@ static void settle(struct run_cli *r, const bool *seen)
     const struct flag_spec *t = run_flag_table();
     struct run_config *c = &r->c;
     bool trace = trace_spec_is_trace(c->workload.dataset);
-    if (!seen[flags_find(t, "concurrency") - t] && (!isinf(c->load.request_rate) || trace))
+    bool cap_given = seen[flags_find(t, "concurrency") - t];
+    if (!cap_given && (!isinf(c->load.request_rate) || trace))
         c->load.concurrency = 0;
+    /* vllm bench serve's default: no rate and no cap send every prompt at once (sessions: every
+     * session); a duration window and an --agentic file keep one stream unless told */
+    long all = c->workload.agentic_sessions > 0 ? c->workload.agentic_sessions : c->load.num_prompts;
+    if (!cap_given && !seen[flags_find(t, "request-rate") - t] && !trace && c->load.duration_s <= 0 &&
+        !c->workload.agentic_file && all > 1) {
+        c->load.concurrency = all;
+        fprintf(c->log ? c->log : stderr, "anvil run: note: no --request-rate and no --concurrency: all %ld %s at "
+                "once, as vllm bench serve sends them (--concurrency 1: one at a time)\n", all,
+                c->workload.agentic_sessions > 0 ? "sessions" : "prompts");
+    }
     if ((trace || c->workload.agentic_file || c->workload.agentic_sessions > 0) && !seen[flags_find(t, "num-prompts") - t])
         c->load.num_prompts = 0;     /* the whole window */
     if (c->load.duration_s > 0 && !seen[flags_find(t, "num-prompts") - t])

@@ -208,7 +208,8 @@ static const struct flag_spec transport_flags[] = {
 static const struct flag_spec load_flags[] = {
     {"concurrency", "max-concurrency", FLAG_LONG, AT(load.concurrency), "N", "1",
      "requests in flight: exactly N in the closed loop, at most N with --request-rate (there "
-     "no cap unless given)", .section = "Load", .min = 1, .max = 100000},
+     "no cap unless given); without it and --request-rate, every prompt at once (vllm bench serve's "
+     "default; 1 in duration mode)", .section = "Load", .min = 1, .max = 100000},
     {"request-rate", NULL, FLAG_RATE, AT(load.request_rate), "R", "inf",
      "open loop: R requests/s; inf = the closed loop"},
     {"burstiness", NULL, FLAG_RATE, AT(load.burstiness), "B", "1",
