@@ -107,7 +107,7 @@ Test(calibration_e2e, request_0_sees_a_cold_cache_after_probe_calibration, .time
                                   fl == 0 ? "--flavor" : NULL, "llamacpp", NULL};  /* NULL: the default */
         struct sim_proc sim;
         cr_assert_eq(sim_start(&sim, sim_args), 0);
-        const char *args[] = {"--num-prompts", "4", "--input-len", "1024", "--output-len", "4",
+        const char *args[] = {"--concurrency", "1", "--num-prompts", "4", "--input-len", "1024", "--output-len", "4",
                               "--calibration", "probe", NULL};
         static char out[16384], err[8192];
         int status = anvil_run(&sim, args, art, out, sizeof out, err, sizeof err);
@@ -204,7 +204,7 @@ Test(calibration_e2e, shared_prefix_len_is_shared_and_measured, .timeout = 120)
                               "--trace", trace, NULL};
     struct sim_proc sim;
     cr_assert_eq(sim_start(&sim, sim_args), 0);
-    const char *args[] = {"--num-prompts", "4", "--input-len", "128", "--output-len", "2",
+    const char *args[] = {"--concurrency", "1", "--num-prompts", "4", "--input-len", "128", "--output-len", "2",
                           "--shared-prefix-len", "40", NULL};
     static char out[16384], err[8192];
     int status = anvil_run(&sim, args, art, out, sizeof out, err, sizeof err);

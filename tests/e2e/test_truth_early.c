@@ -98,7 +98,7 @@ static void held_run(bool via_proxy)
                               "--trace", trace, NULL};
     struct sim_proc sim;
     cr_assert_eq(sim_start_reference(&sim, sim_args), 0);
-    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--num-prompts", "2",
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--concurrency", "1", "--num-prompts", "2",
                           "--endpoint", "completions", "--input-len", "16", "--output-len", "2", "--calibration", "none",
                           "--out", art,
                           NULL};

@@ -2,6 +2,7 @@
  * --host/--port, a bare base URL, --endpoint as a path, --backend,
  * --dataset-name/--dataset-path, --result-dir/--result-filename, sampling
  * flags; and the conflicts between the two vocabularies. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -319,4 +320,41 @@ Test(vllm_flags, a_mistyped_flag_gets_did_you_mean)
     cr_assert_eq(run_cmd_err(argv, NULL, 0, err, sizeof err, &status), 0);
     cr_assert_eq(status, 2, "%s", err);
     cr_assert(strstr(err, "unknown flag '--concurency': did you mean '--concurrency'?"), "%s", err);
+}
+
+/* vllm bench serve's default: no --request-rate and no --max-concurrency
+ * send every prompt at once. Each of 8 requests takes 200 ms of the
+ * server's: one at a time (anvil's old default) that is 1.6 s and the
+ * concurrency was 1; now all 8 are in flight together, said in one line. */
+Test(vllm_flags, no_rate_and_no_concurrency_sends_every_prompt_at_once, .timeout = 60)
+{
+    struct sim_proc sim;
+    const char *sa[] = {"--ttft-ms", "200", "--itl-ms", "1", NULL};
+    cr_assert_eq(sim_start(&sim, sa), 0);
+    char art[64];
+    cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--num-prompts", "8",
+                          "--input-len", "16", "--output-len", "2", "--out", art, NULL};
+    static char out[16384];
+    char err[4096];
+    int status;
+    cr_assert_eq(run_cmd_err(argv, out, sizeof out, err, sizeof err, &status), 0);
+    sim_stop(&sim);
+    cr_assert_eq(status, 0, "%s", err);
+    cr_assert(strstr(err, "no --request-rate and no --concurrency: all 8 prompts at once, as vllm bench serve "
+                          "sends them"), "%s", err);
+    cr_assert(strstr(err, "8 prompts at concurrency 8"), "%s", err);
+    cJSON *a = harness_load_json(art);
+    cr_assert_eq(harness_num(a, "concurrency"), 8);
+    /* every request started before any ended: they were in flight together */
+    double last_start = 0, first_end = INFINITY;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItem(a, "request_timings")) {
+        double s = harness_num(t, "start_monotonic_ns");
+        last_start = fmax(last_start, s);
+        first_end = fmin(first_end, s + harness_num(t, "e2e_ms") * 1e6);
+    }
+    cr_assert_lt(last_start, first_end, "a request started after another had ended");
+    cJSON_Delete(a);
+    unlink(art);
 }
