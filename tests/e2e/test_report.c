@@ -13,89 +13,13 @@
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
-#include <zlib.h>
 
+#include "browser.h"
 #include "harness.h"
 
 #define OUT_DIR "build/report-test"
 
-/* Ends a chart's title in the DOM when the page found it drawn. */
-#define DRAWN "\" data-drawn=\"1\""
-
-static const char *chromium(void)
-{
-    const char *c = getenv("ANVIL_CHROMIUM");
-    return c && *c ? c : "/usr/bin/chromium";
-}
-
-/* Chromium flags: headless, no GPU, no sandbox (root in CI), every host
- * unresolvable and every connection through a proxy that refuses: no
- * network at open time. */
-#define BROWSER_FLAGS "--headless", "--disable-gpu", "--no-sandbox", "--virtual-time-budget=8000", \
-    "--proxy-server=127.0.0.1:9", "--host-resolver-rules=MAP * ~NOTFOUND", "--enable-logging=stderr", "--v=0"
-
-static int count(const char *s, const char *what)
-{
-    int n = 0;
-    for (const char *p = s; (p = strstr(p, what)); p += strlen(what))
-        n++;
-    return n;
-}
-
-static long attr(const char *dom, const char *name)
-{
-    char key[64];
-    snprintf(key, sizeof key, "%s=\"", name);
-    const char *p = strstr(dom, key);
-    cr_assert(p, "no %s in the status", name);
-    return strtol(p + strlen(key), NULL, 10);
-}
-
-/* Big-endian 32 bits. */
-static unsigned long be32(const unsigned char *p)
-{
-    return (unsigned long)p[0] << 24 | (unsigned long)p[1] << 16 | (unsigned long)p[2] << 8 | p[3];
-}
-
-/* How many distinct byte values the PNG's decompressed scanlines hold: a
- * uniform image has at most 9 (5 filter types, its colour's 4 channels and
- * 0); a page of charts has hundreds. */
-static int png_distinct_bytes(const char *path, unsigned long *w, unsigned long *h)
-{
-    size_t len;
-    unsigned char *png = (unsigned char *)harness_read_file(path, &len);
-    cr_assert(png && len > 33 && !memcmp(png, "\x89PNG\r\n\x1a\n", 8), "%s is not a PNG", path);
-    unsigned char *idat = NULL;
-    size_t n_idat = 0;
-    for (size_t p = 8; p + 12 <= len;) {
-        unsigned long clen = be32(png + p);
-        cr_assert(p + 12 + clen <= len, "truncated PNG chunk");
-        if (!memcmp(png + p + 4, "IHDR", 4)) {
-            *w = be32(png + p + 8);
-            *h = be32(png + p + 12);
-        } else if (!memcmp(png + p + 4, "IDAT", 4)) {
-            idat = realloc(idat, n_idat + clen);
-            memcpy(idat + n_idat, png + p + 8, clen);
-            n_idat += clen;
-        }
-        p += 12 + clen;
-    }
-    cr_assert(n_idat > 0 && *w > 0 && *h > 0);
-    uLongf raw_len = (uLongf)(*w * 4 + 1) * *h;
-    unsigned char *raw = malloc(raw_len);
-    cr_assert_eq(uncompress(raw, &raw_len, idat, n_idat), Z_OK, "cannot inflate %s", path);
-    bool seen[256] = {0};
-    int distinct = 0;
-    for (uLongf i = 0; i < raw_len; i++)
-        if (!seen[raw[i]]) {
-            seen[raw[i]] = true;
-            distinct++;
-        }
-    free(raw);
-    free(idat);
-    free(png);
-    return distinct;
-}
+#define DRAWN BROWSER_DRAWN
 
 /* A run with 2 GPUs read through a fake nvidia-smi (values that move with
  * the clock) and the simulator's /metrics scraped, into art; checks that its
@@ -189,7 +113,6 @@ static void make_report(const char *html)
 
 Test(report_e2e, opens_offline_in_chromium_with_every_chart_drawn, .timeout = 180)
 {
-    cr_assert_eq(access(chromium(), X_OK), 0, "%s is missing: run scripts/install-browser-deps", chromium());
     mkdir("build", 0755);
     mkdir(OUT_DIR, 0755);
     const char *html = OUT_DIR "/report.html", *png = OUT_DIR "/report.png";
@@ -198,21 +121,13 @@ Test(report_e2e, opens_offline_in_chromium_with_every_chart_drawn, .timeout = 18
     cr_assert(text);
     /* self-contained: nothing to fetch, and a policy that forbids fetching */
     cr_assert(strstr(text, "Content-Security-Policy\" content=\"default-src 'none'"));
-    cr_assert_eq(count(text, "<link"), 0);
-    cr_assert_eq(count(text, " src=\""), 0);
+    cr_assert_eq(browser_count(text, "<link"), 0);
+    cr_assert_eq(browser_count(text, " src=\""), 0);
     free(text);
-    char url[600], cwd[400];
-    cr_assert(getcwd(cwd, sizeof cwd));
-    snprintf(url, sizeof url, "file://%s/%s", cwd, html);
-    static char dom[4 << 20], log[1 << 20];
-    int status;
-    const char *dump[] = {chromium(), BROWSER_FLAGS, "--dump-dom", url, NULL};
-    cr_assert_eq(run_cmd_err(dump, dom, sizeof dom, log, sizeof log, &status), 0);
-    cr_assert_eq(status, 0, "chromium failed: %s", log);
-    cr_assert_null(strstr(log, "INFO:CONSOLE"), "the page logged to the console:\n%s", strstr(log, "INFO:CONSOLE"));
-    const char *st = strstr(dom, "id=\"anvil-status\"");
-    cr_assert(st, "no status element: the script did not run");
-    long charts = attr(st, "data-charts"), drawn = attr(st, "data-drawn"), errors = attr(st, "data-errors");
+    struct browser_page page;
+    browser_open(html, &page);
+    const char *dom = page.dom;
+    long charts = page.charts;
     /* the runs overlaid: 3 CDFs with their tails, ITL, throughput over time (8); a timeline per run with
        start stamps (the 4 rounds and the telemetry run; seed 001 has none); per run with /metrics scraped
        (the same 5) server vs client tokens/s and running/waiting/KV usage over time (10); the telemetry
@@ -220,31 +135,21 @@ Test(report_e2e, opens_offline_in_chromium_with_every_chart_drawn, .timeout = 18
        and seed 002's with its GPU telemetry (6), each with its cost per million tokens (--gpu-hour-cost:
        2); seed 000's 13 charts as bars */
     cr_assert_eq(charts, 8 + 5 + 10 + 4 + 4 + 6 + 2 + 13, "%ld charts", charts);
-    cr_assert_eq(count(dom, ": cost per million output tokens (USD)" DRAWN), 2);
+    cr_assert_eq(browser_count(dom, ": cost per million output tokens (USD)" DRAWN), 2);
     /* each new chart by its title, drawn (the script's own text holds the titles too) */
-    cr_assert_eq(count(dom, "vs client" DRAWN), 5, "server vs client output tokens/s per scraped run");
-    cr_assert_eq(count(dom, "KV cache usage (%)" DRAWN), 5);
+    cr_assert_eq(browser_count(dom, "vs client" DRAWN), 5, "server vs client output tokens/s per scraped run");
+    cr_assert_eq(browser_count(dom, "KV cache usage (%)" DRAWN), 5);
     const char *gpu[] = {"GPU utilization and host CPU (%)" DRAWN, "GPU power (W)" DRAWN,
                          "GPU SM clock (MHz)" DRAWN, "GPU temperature (°C)" DRAWN};
     for (int i = 0; i < 4; i++)
-        cr_assert_eq(count(dom, gpu[i]), 1, "%s", gpu[i]);
-    cr_assert_eq(count(dom, "data-chart=\""), charts);
-    cr_assert_eq(count(dom, "<div class=\"def\">"), charts, "every chart has its one-line definition");
-    cr_assert_eq(drawn, charts, "%ld of %ld charts drawn: %.400s", drawn, charts, st);
-    cr_assert_eq(count(dom, "data-drawn=\"1\""), charts);
-    cr_assert_eq(errors, 0, "%.400s", st);
-    cr_assert_eq(count(dom, "<table class=\"heat\""), 4, "heat tables: matrix, seed 003, seed 004 and its cost");
-    cr_assert_eq(count(dom, "<th>USD / M out tok</th>"), 2, "the matrices' cost column");
+        cr_assert_eq(browser_count(dom, gpu[i]), 1, "%s", gpu[i]);
+    cr_assert_eq(browser_count(dom, "<div class=\"def\">"), charts, "every chart has its one-line definition");
+    browser_assert_clean(&page);
+    cr_assert_eq(browser_count(dom, "<table class=\"heat\""), 4, "heat tables: matrix, seed 003, seed 004 and its cost");
+    cr_assert_eq(browser_count(dom, "<th>USD / M out tok</th>"), 2, "the matrices' cost column");
     cr_assert(strstr(dom, "cost, USD per million output tokens"), "the cost card");
-    const char *shot[] = {chromium(), BROWSER_FLAGS, "--window-size=1280,2400", "--screenshot=" OUT_DIR "/report.png",
-                          url, NULL};
-    cr_assert_eq(run_cmd_err(shot, NULL, 0, log, sizeof log, &status), 0);
-    cr_assert_eq(status, 0, "chromium failed: %s", log);
-    unsigned long w = 0, h = 0;
-    int distinct = png_distinct_bytes(png, &w, &h);
-    cr_assert_eq(w, 1280);
-    cr_assert_eq(h, 2400);
-    cr_assert_gt(distinct, 64, "the screenshot is (nearly) uniform: %d distinct byte values", distinct);
+    browser_close(&page);
+    browser_screenshot(html, png, 1280, 2400);
 }
 
 Test(report_e2e, refuses_bad_inputs_and_names_them, .timeout = 30)

@@ -1,0 +1,46 @@
+/* html_parts.h — the pieces of `anvil report`'s HTML (report/html.c
+ * writes the document): each kind of artifact becomes the JSON that its
+ * section of the page's script (src/report/js/) draws. Private to report/. */
+#ifndef ANVIL_REPORT_HTML_PARTS_H
+#define ANVIL_REPORT_HTML_PARTS_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "artifact/any.h"
+#include "report/show.h"
+
+/* A number, or null when NaN or infinite (JSON has neither). */
+cJSON *html_num(double v);
+
+/* Adds html_num(v) to object o under key k. */
+void html_add_num(cJSON *o, const char *k, double v);
+
+/* The last component of path p (a pointer into p). */
+const char *html_base_name(const char *p);
+
+/* A JSON array of the n strings v[0..n). */
+cJSON *html_strings(const char *const *v, size_t n);
+
+/* A run (benchmark artifact) for run.js: label, cards, per-request arrays
+ * in order of sending, ITL percentiles, server and GPU timelines on the
+ * run's clock. cost may be NULL. Returns a new object, or NULL with err
+ * set (a series is malformed, out of memory). */
+cJSON *html_run(const struct artifact_any *a, const struct cost *cost, char *err, size_t errlen);
+
+/* A load curve for curve.js: per target its load points and their medians
+ * across repeats. cost may be NULL. Returns a new object. */
+cJSON *html_curve(const struct artifact_any *a, const struct cost *cost);
+
+/* A matrix for matrix.js: head and one row per engine and case. */
+cJSON *html_matrix(const struct artifact_any *a, const struct cost *cost);
+
+/* A decode matrix for decode.js: context × concurrency rows of each
+ * cell's figures and flags. */
+cJSON *html_decode(const struct artifact_any *a, const struct cost *cost);
+
+/* Graph data for graph.js: its charts, series and points. */
+cJSON *html_graph(const struct artifact_any *a);
+
+#endif

@@ -1,0 +1,200 @@
+/* html_run.c — a run's data for the report (see html_parts.h). */
+#include "report/html_parts.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "artifact/observe.h"
+#include "stats/registry.h"
+
+static void add_card(cJSON *cards, const char *k, const char *v);
+
+/* A card of two numbers (fmt takes two doubles), "n/a" when neither is known. */
+static void card(cJSON *cards, const char *k, const char *fmt, double a, double b)
+{
+    char v[96];
+    if (!isfinite(a) && !isfinite(b))
+        snprintf(v, sizeof v, "n/a");
+    else
+        snprintf(v, sizeof v, fmt, a, b);
+    add_card(cards, k, v);
+}
+
+/* A card of one number with prec decimals. */
+static void card1(cJSON *cards, const char *k, double a, int prec)
+{
+    char v[96];
+    if (!isfinite(a))
+        snprintf(v, sizeof v, "n/a");
+    else
+        snprintf(v, sizeof v, "%.*f", prec, a);
+    add_card(cards, k, v);
+}
+
+static void add_card(cJSON *cards, const char *k, const char *v)
+{
+    cJSON *kv = cJSON_CreateArray();
+    cJSON_AddItemToArray(kv, cJSON_CreateString(k));
+    cJSON_AddItemToArray(kv, cJSON_CreateString(v));
+    cJSON_AddItemToArray(cards, kv);
+}
+
+struct by_start {
+    double start;       /* start_monotonic_ns */
+    size_t i;           /* index in request_timings */
+};
+
+/* By start, then index (qsort is not stable). */
+static int cmp_start(const void *a, const void *b)
+{
+    const struct by_start *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* ---- server metrics and telemetry over time ---- */
+
+static cJSON *column_json(const struct obs_column *c, size_t n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; i < n; i++)
+        cJSON_AddItemToArray(a, html_num(c->v[i]));
+    return a;
+}
+
+/* A timeline for report.js: t_s (s since t0, the client's first send) and
+ * the columns, by device for the hardware ("host" and "devices"). */
+static cJSON *timeline_json(const struct obs_timeline *t, bool hardware, double t0)
+{
+    cJSON *o = cJSON_CreateObject(), *ts = cJSON_AddArrayToObject(o, "t_s");
+    for (size_t i = 0; i < t->n; i++)
+        cJSON_AddItemToArray(ts, html_num(((double)t->t_ns[i] - t0) / 1e9));
+    cJSON *cols = cJSON_AddObjectToObject(o, "cols"), *devs = hardware ? cJSON_AddArrayToObject(o, "devices") : NULL;
+    for (int c = 0; c < t->n_cols; c++) {
+        const struct obs_column *col = &t->col[c];
+        cJSON *into = cols;
+        if (hardware && col->device >= 0) {
+            cJSON *d = NULL, *it;
+            cJSON_ArrayForEach(it, devs)
+                if (cJSON_GetObjectItem(it, "index")->valuedouble == col->device)
+                    d = it;
+            if (!d) {
+                d = cJSON_CreateObject();
+                cJSON_AddNumberToObject(d, "index", col->device);
+                cJSON_AddObjectToObject(d, "cols");
+                cJSON_AddItemToArray(devs, d);
+            }
+            into = cJSON_GetObjectItem(d, "cols");
+        }
+        cJSON_AddItemToObject(into, col->name, column_json(col, t->n));
+    }
+    return o;
+}
+
+/* Adds the run's server and hardware timelines to r (as "server", "gpu")
+ * with times relative to t0 (CLOCK_MONOTONIC ns; NaN: the first reading's).
+ * Returns 0, or -1 with err set when a series is malformed. */
+static int add_timelines(cJSON *r, const struct artifact_any *a, double t0, char *err, size_t errlen)
+{
+    const struct benchmark *b = &a->u.bench;
+    struct obs_timeline srv, hw;
+    if (artifact_series_read(b->server_metrics, false, a->path, &srv, err, errlen) != 0)
+        return -1;
+    if (artifact_series_read(b->hardware, true, a->path, &hw, err, errlen) != 0) {
+        obs_timeline_free(&srv);
+        return -1;
+    }
+    if (isnan(t0))
+        t0 = srv.n ? (double)srv.t_ns[0] : hw.n ? (double)hw.t_ns[0] : 0;
+    if (srv.n)
+        cJSON_AddItemToObject(r, "server", timeline_json(&srv, false, t0));
+    if (hw.n)
+        cJSON_AddItemToObject(r, "gpu", timeline_json(&hw, true, t0));
+    obs_timeline_free(&srv);
+    obs_timeline_free(&hw);
+    return 0;
+}
+
+cJSON *html_run(const struct artifact_any *a, const struct cost *cost, char *err, size_t errlen)
+{
+    const struct benchmark *b = &a->u.bench;
+    const struct bench_dists *d = &b->metrics.dist;
+    cJSON *r = cJSON_CreateObject();
+    char label[512];
+    if (b->sweep.present && b->sweep.case_id)
+        snprintf(label, sizeof label, "%s %s r%ld", b->sweep.target ? b->sweep.target : b->engine,
+                 b->sweep.case_id, b->sweep.round);
+    else
+        snprintf(label, sizeof label, "%s (%s)", html_base_name(a->path), b->engine);
+    cJSON_AddStringToObject(r, "label", label);
+    cJSON *cards = cJSON_AddArrayToObject(r, "cards");
+    card(cards, "requests completed / failed", "%.0f / %.0f", (double)b->completed, (double)b->failed);
+    /* the mode's headline (stats/registry.h): a duration run's window, whose
+     * completed-request figure reads 0 when every request outlasts it */
+    const struct metric_def *head;
+    double tps = bench_headline_tps(b, &head);
+    char head_key[96];
+    snprintf(head_key, sizeof head_key, "%s, %s", head->label, head->unit);
+    card1(cards, head_key, tps, 1);
+    card(cards, "TTFT p50 / p99, ms", "%.1f / %.1f", d->ttft.p50, d->ttft.p99);
+    card(cards, "TPOT p50 / p99, ms", "%.2f / %.2f", d->tpot.p50, d->tpot.p99);
+    card(cards, "E2E p50 / p99, ms", "%.0f / %.0f", d->e2e.p50, d->e2e.p99);
+    if (isfinite(b->metrics.goodput_rps))
+        card(cards, "goodput, requests/s (SLO attainment)", "%.3f (%.2f)", b->metrics.goodput_rps,
+             b->good_request_share);
+    if (cost && isfinite(cost->gpu_hour_usd))
+        card1(cards, "cost, USD per million output tokens", cost_per_mtok(cost, bench_cost_tps(b)), 4);
+    cJSON *req = cJSON_AddObjectToObject(r, "req");
+    cJSON *start = cJSON_AddArrayToObject(req, "start_s"), *ttft = cJSON_AddArrayToObject(req, "ttft"),
+          *tpot = cJSON_AddArrayToObject(req, "tpot"), *e2e = cJSON_AddArrayToObject(req, "e2e"),
+          *late = cJSON_AddArrayToObject(req, "lateness"), *tok = cJSON_AddArrayToObject(req, "tokens");
+    double t0 = INFINITY;
+    bool starts = b->n_request_timings > 0;
+    for (size_t i = 0; i < b->n_request_timings; i++) {
+        double s = b->request_timings[i].start_monotonic_ns;
+        starts &= isfinite(s);
+        if (s < t0)
+            t0 = s;
+    }
+    /* request_timings in order of sending (the file keeps completion order) */
+    size_t n = b->n_request_timings;
+    struct by_start *order = malloc((n ? n : 1) * sizeof *order);
+    if (!order) {
+        snprintf(err, errlen, "out of memory");
+        cJSON_Delete(r);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        order[i] = (struct by_start){starts ? b->request_timings[i].start_monotonic_ns : 0, i};
+    qsort(order, n, sizeof *order, cmp_start);
+    for (size_t i = 0; i < n; i++) {
+        const struct bench_timing *t = &b->request_timings[order[i].i];
+        if (starts)
+            cJSON_AddItemToArray(start, html_num((t->start_monotonic_ns - t0) / 1e9));
+        cJSON_AddItemToArray(ttft, html_num(t->ttft_ms));
+        cJSON_AddItemToArray(tpot, html_num(t->tpot_ms));
+        cJSON_AddItemToArray(e2e, html_num(t->e2e_ms));
+        cJSON_AddItemToArray(late, html_num(t->send_lateness_ms));
+        cJSON_AddItemToArray(tok, cJSON_CreateNumber((double)t->output_tokens));
+    }
+    free(order);
+    if (add_timelines(r, a, starts ? t0 : NAN, err, errlen) != 0) {
+        cJSON_Delete(r);
+        return NULL;
+    }
+    cJSON *itl = cJSON_AddArrayToObject(r, "itl");
+    const double q[] = {0, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 1};
+    const double v[] = {d->itl.min, d->itl.p25, d->itl.p50, d->itl.p75, d->itl.p90, d->itl.p95, d->itl.p99,
+                        d->itl.max};
+    for (int i = 0; d->itl.samples && i < 8; i++) {
+        cJSON *p = cJSON_CreateArray();
+        cJSON_AddItemToArray(p, cJSON_CreateNumber(q[i]));
+        cJSON_AddItemToArray(p, html_num(v[i]));
+        cJSON_AddItemToArray(itl, p);
+    }
+    return r;
+}

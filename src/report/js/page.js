@@ -1,0 +1,19 @@
+/* page.js — lays the report out, answer first: comparisons, load curves,
+ * decode matrices and matrices before the runs they summarize, graph data
+ * last; then checks what was drawn. */
+(function (A) {
+  "use strict";
+  var ORDER = ["compare", "curves", "decode", "matrices", "runs", "graphs"];
+  var data = JSON.parse(document.getElementById("anvil-data").textContent);
+  var root = document.getElementById("anvil-report");
+  ORDER.forEach(function (name) {
+    var draw = A.sections[name];
+    if (!draw) return;
+    try {
+      draw(root, data);
+    } catch (e) {
+      A.errors.push("error in " + name + ": " + e.message);
+    }
+  });
+  setTimeout(A.check, 100);
+})(window.anvil);
