@@ -131,6 +131,13 @@ cJSON *html_run(const struct artifact_any *a, const struct cost *cost, char *err
     else
         snprintf(label, sizeof label, "%s (%s)", html_base_name(a->path), b->engine);
     cJSON_AddStringToObject(r, "label", label);
+    if (b->sweep.present && b->sweep.case_id) {
+        /* a round of a sweep: curve.js folds it into its load point's detail */
+        cJSON *sw = cJSON_AddObjectToObject(r, "sweep");
+        cJSON_AddStringToObject(sw, "target", b->sweep.target ? b->sweep.target : b->engine);
+        cJSON_AddStringToObject(sw, "case", b->sweep.case_id);
+        cJSON_AddNumberToObject(sw, "round", (double)b->sweep.round);
+    }
     cJSON *cards = cJSON_AddArrayToObject(r, "cards");
     card(cards, "requests completed / failed", "%.0f / %.0f", (double)b->completed, (double)b->failed);
     /* the mode's headline (stats/registry.h): a duration run's window, whose

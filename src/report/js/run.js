@@ -214,7 +214,8 @@
 
 
   A.sections.runs = function (parent, data) {
-    var runs = data.runs, d = data.definitions;
+    /* a sweep's rounds are drawn by curve.js, folded by load point */
+    var runs = data.runs.filter(function (r) { return !(r.sweep && data.curves.length); }), d = data.definitions;
     if (!runs.length) return;
     root = parent;
     A.section(root, "Runs (" + runs.length + ")");
