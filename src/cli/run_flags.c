@@ -222,12 +222,12 @@ static const struct flag_spec load_flags[] = {
      .min = 0, .max = 1000000},
     {"ready-check-timeout-sec", NULL, FLAG_DOUBLE, AT(load.ready_timeout_s), "S", "0",
      "wait up to S seconds for the server to answer GET {base}/models before starting", .min = 0},
-    {"duration", NULL, FLAG_DOUBLE, AT(load.duration_s), "S", NULL,
-     "duration mode: keep the load on and measure for S seconds; output tokens are counted inside "
+    {"duration", NULL, FLAG_DURATION, AT(load.duration_s), "DUR", NULL,
+     "duration mode: keep the load on and measure for DUR (seconds, or 45s, 90m, 2h, 1h30m); output tokens are counted inside "
      "the window by their arrival time (aggregate_tps); requests running at its end are kept as "
      "incomplete", .min = 0.001},
-    {"warmup-s", NULL, FLAG_DOUBLE, AT(load.warmup_s), "S", "0",
-     "duration mode: seconds of load before the window opens", .min = 0},
+    {"warmup-s", NULL, FLAG_DURATION, AT(load.warmup_s), "DUR", "0",
+     "duration mode: load before the window opens (seconds, or 30s, 5m, ...)", .min = 0},
     {"threads", NULL, FLAG_LONG, AT(load.threads), "N", NULL,
      "measuring loops, one thread each, the load split over them (default: the online cores, at "
      "most one per 64 streams; never more than --concurrency)", .min = 1, .max = 1024},
