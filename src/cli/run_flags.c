@@ -426,6 +426,10 @@ static const struct flag_spec observe_flags[] = {
      "has none), off, or the URL of a /metrics", .section = "Server and hardware"},
     {"scrape-interval-ms", NULL, FLAG_DOUBLE, AT(observe.scrape_interval_ms), "MS", "1000",
      "milliseconds between /metrics scrapes", .min = 1},
+    {"metrics-listen", NULL, FLAG_STRING, AT(observe.metrics_listen), "HOST:PORT", NULL,
+     "serve anvil's own Prometheus metrics (anvil_*: requests, tokens, TTFT, ITL, loop lag) at "
+     "http://HOST:PORT/metrics while the run goes on, for a dashboard (docs/grafana-anvil.json); "
+     "not --server-metrics, which scrapes the server"},
     {"telemetry", NULL, FLAG_CHOICE, AT(observe.telemetry), "auto|on|off", "auto",
      "GPU telemetry (NVML, else nvidia-smi) and the host's CPU, memory and CPU temperature: auto = on "
      "when a GPU is found, on = the host even without one", .choices = telemetry_names},

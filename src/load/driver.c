@@ -228,7 +228,10 @@ static void on_body(void *ud, int64_t t, const char *p, size_t n)
     s->st.now_unknown = http_arrival_unknown(s->l->http);   /* not s->x: set once http_start returns */
     s->st.now_shared = http_arrival_shared(s->l->http);
     bool done = s->rec->done_seen;
+    size_t chunks = s->rec->n_chunks;
     stream_feed(&s->st, t, p, n);
+    if (s->l->sh->cfg->live && !s->rec->warmup && s->rec->n_chunks > chunks)
+        live_chunks(s->l->sh->cfg->live, s->rec, chunks);
     if (s->l->sh->cfg->progress)
         count_streamed(s);
     if (!done && s->rec->done_seen && s->idle)
@@ -428,6 +431,8 @@ static void finish_slot(struct loop *l, struct slot *s)
     lock(sh);
     ended_locked(sh, s, warm);
     unlock(sh);
+    if (sh->cfg->live && !s->rec->warmup)
+        live_request_ended(sh->cfg->live, s->rec);
     /* the caller's log line is built off the lock: no other loop waits for it */
     if (sh->cfg->on_record)
         sh->cfg->on_record(sh->cfg->ud, l->id, s->rec);
@@ -510,6 +515,11 @@ static void launch(struct loop *l, struct slot *s, long seq, int64_t after)
     /* a held turn was due no earlier than the end of the turn before it */
     int64_t due = scheduled ? sh->t_measure + sh->plan.entries[seq].send_ns : 0;
     s->rec->t_scheduled = scheduled ? (after > due ? after : due) : s->rec->t_start;
+    if (c->live && !s->rec->warmup) {
+        live_request_started(c->live);
+        if (scheduled)
+            live_observe(&c->live->send_lateness, s->rec->t_start - s->rec->t_scheduled);
+    }
     if (!warm && c->duration_s <= 0) {  /* no window: it opens with the first measured send */
         lock(sh);
         bool first = !sh->first_measured_start;
@@ -1126,6 +1136,8 @@ static void *lag_sample(void *ud, const struct sampler_tick *t)
     if (VEC_RESERVE(l->lag_ms, l->lag_cap, l->n_lag + 1, 1024) != 0)
         return NULL;        /* drop the sample rather than lose the run */
     l->lag_ms[l->n_lag++] = ns_to_ms(t->t_taken - t->t_due);
+    if (cfg_of(l)->live)
+        live_observe(&cfg_of(l)->live->loop_lag, t->t_taken - t->t_due);
     return NULL;
 }
 

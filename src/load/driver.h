@@ -52,6 +52,7 @@
 
 #include <curl/curl.h>
 
+#include "load/live.h"
 #include "load/sampler.h"
 #include "stats/record.h"
 
@@ -158,6 +159,10 @@ struct driver_cfg {
      * no measured request is sent and open-loop send times count from it.
      * 0 = as soon as the warm-ups have ended (a single process). */
     int64_t measure_at_ns;
+    /* The run's live figures (load/live.h, --metrics-listen), updated by
+     * every measuring loop as measured requests start, stream and end and
+     * as the lag probes tick; not owned; NULL = none. */
+    struct live_metrics *live;
 };
 
 struct driver_result {

@@ -149,10 +149,12 @@ struct run_observe {
     const char *gpu_metrics_url;        /* a Prometheus GPU exporter (DCGM names); NULL = none */
     struct sampler *const *samplers;    /* run on the measuring loop (load/sampler.h); may be NULL */
     int n_samplers;
+    const char *metrics_listen;         /* --metrics-listen HOST:PORT: anvil's own live Prometheus
+                                           endpoint during the run (load/live_server.h); NULL = none */
 };
 
 /* The observe settings alone: --server-metrics is auto, off or a URL, the
- * URLs are http://, https:// or file://. Returns 0, or -1 with a one-line
+ * URLs are http://, https:// or file://, --metrics-listen is HOST:PORT. Returns 0, or -1 with a one-line
  * message in err naming the setting. */
 int run_observe_check(const struct run_observe *o, char *err, size_t errlen);
 
