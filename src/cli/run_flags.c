@@ -202,6 +202,10 @@ static const struct flag_spec transport_flags[] = {
     {"header-env", NULL, FLAG_CUSTOM, 0, "NAME=VAR", NULL,
      "extra request header NAME whose value is read from environment variable VAR (repeatable); "
      "what anvil sweep saves in its plan instead of a header's value", .parse = set_header_env},
+    {"traceparent", NULL, FLAG_ON, AT(transport.traceparent), NULL, NULL,
+     "send a W3C traceparent header with each request (vLLM and SGLang export OpenTelemetry spans "
+     "under it) and record its trace id as the request's trace_id, to find a request in the "
+     "server's traces"},
 };
 
 /* The shape of the load. */

@@ -8,6 +8,7 @@
  * eventfd; the woken loop reads the shared state and reacts. */
 #include "load/driver.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -17,12 +18,14 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <event2/event.h>
 
 #include "core/clock.h"
+#include "core/rand.h"
 #include "core/stop.h"
 #include "core/vec.h"
 #include "load/plan.h"
@@ -94,6 +97,7 @@ struct shared {
     int64_t first_measured_start;   /* t_start of the first measured send (0 = none yet) */
     int64_t last_measured_end;  /* when the last measured request to end ended */
     int64_t t0, t_measure;      /* run start; start of the measured phase */
+    uint64_t trace_key;         /* driver_cfg.traceparent: this run's key of the trace ids, from the kernel */
     /* the start: loops pre-warmed so far, and the go of thread 0 (t0 set) */
     pthread_cond_t cv;
     int n_ready;
@@ -458,9 +462,28 @@ static char *take_body(struct shared *sh, long seq, long *planned, long *max_tok
     return b;
 }
 
-static struct curl_slist *request_headers(const struct driver_cfg *c, long seq, bool warm)
+/* W3C trace context (https://www.w3.org/TR/trace-context/): request seq's
+ * trace id into trace_id (32 hex) and its header line into header (cap
+ * bytes), "traceparent: 00-TRACE-SPAN-01". Each seq starts splitmix64 from
+ * its own state (the run's key and seq, mixed), and splitmix64's first
+ * output is a bijection of its state: no two seqs of a run share a trace id. */
+static void trace_context(const struct shared *sh, long seq, char trace_id[33], char *header, size_t cap)
+{
+    uint64_t st = sh->trace_key ^ ((uint64_t)seq * 0xd1342543de82ef95ull);
+    uint64_t hi = splitmix64_next(&st), lo = splitmix64_next(&st), span = splitmix64_next(&st);
+    if (!hi && !lo)     /* all zero is invalid */
+        lo = 1;
+    if (!span)
+        span = 1;
+    snprintf(trace_id, 33, "%016" PRIx64 "%016" PRIx64, hi, lo);
+    snprintf(header, cap, "traceparent: 00-%s-%016" PRIx64 "-01", trace_id, span);
+}
+
+static struct curl_slist *request_headers(const struct driver_cfg *c, long seq, bool warm, const char *extra)
 {
     struct curl_slist *h = NULL;
+    if (extra[0])
+        h = curl_slist_append(h, extra);
     for (const struct curl_slist *p = c->headers; p; p = p->next)
         h = curl_slist_append(h, p->data);
     char id[64];
@@ -495,7 +518,10 @@ static void launch(struct loop *l, struct slot *s, long seq, int64_t after)
     }
     stream_init(&s->st, s->rec);
     s->st.keep_text = c->keep_text;
-    s->headers = request_headers(c, seq, warm);
+    char tp[96] = "";
+    if (c->traceparent)
+        trace_context(sh, seq, s->rec->trace_id, tp, sizeof tp);
+    s->headers = request_headers(c, seq, warm, tp);
     struct http_request req = {
         .url = c->url, .headers = s->headers, .body = s->body,
         .body_len = s->body ? strlen(s->body) : 0, .connect_timeout_ms = c->connect_timeout_ms,
@@ -1358,6 +1384,8 @@ static int setup_shared(struct shared *sh)
         return -1;
     }
     sh->out->threads = threads;
+    if (c->traceparent && getrandom(&sh->trace_key, sizeof sh->trace_key, 0) != (ssize_t)sizeof sh->trace_key)
+        sh->trace_key = (uint64_t)clock_now_ns() ^ ((uint64_t)getpid() << 32);
     if (sh->plan.any_follows && (!(sh->pending = calloc((size_t)n, sizeof *sh->pending)) ||
                                  !(sh->go_ns = calloc((size_t)n, sizeof *sh->go_ns)) ||
                                  !(sh->thinking = calloc((size_t)n, sizeof *sh->thinking)) ||

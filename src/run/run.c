@@ -166,7 +166,7 @@ static int drive(struct run_ctx *x, struct driver_result *dr)
         .window_ready = c->load.window_ready, .gate_ud = c->load.gate_ud,
         .threads = plan_threads((int)c->load.threads, sysconf(_SC_NPROCESSORS_ONLN), (int)c->load.concurrency,
                                 c->load.warmup + c->load.num_prompts),
-        .live = c->observe.metrics_listen ? &x->live : NULL,
+        .live = c->observe.metrics_listen ? &x->live : NULL, .traceparent = c->transport.traceparent,
     };
     if (c->shard.count > 0 && run_shard_cfg(x, &cfg) != 0)
         return -1;

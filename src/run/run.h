@@ -56,6 +56,8 @@ struct run_transport {
     const struct curl_slist *headers;   /* extra request headers; the API key is added from
                                            $api_key_env by run_execute and never written */
     double timeout_s, connect_timeout_s, idle_timeout_s, grace_s;
+    bool traceparent;                   /* send a W3C traceparent header per request, its trace id
+                                           in the request's record (load/driver.h) */
     double stall_timeout_s;             /* end the run when no byte arrived on any in-flight request
                                            for this long, s (driver_cfg.stall_timeout_s); 0 = never;
                                            < 0 = idle_timeout_s (run_stall_timeout_s) */

@@ -3,11 +3,14 @@
  * mid-run only ever rises, never shows more than the artifact says at the
  * end, and shows exactly the artifact's counts once the load is over (the
  * artifact goes to a FIFO, so the run waits, endpoint up, until the test
- * has scraped); a port in use is a usage error before any request. */
+ * has scraped); a port in use is a usage error before any request;
+ * `--traceparent` sends one distinct W3C header per request, which the
+ * simulator's trace records and the artifact's trace_id matches. */
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <math.h>
 #include <netinet/in.h>
+#include <regex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -214,4 +217,95 @@ Test(live, metrics_listen_on_a_port_in_use_is_a_usage_error_before_any_request, 
     cr_assert(!t || !strstr(t, "/v1/"), "a request reached the server: %s", t);
     free(t);
     unlink(trace);
+}
+
+/* The trace id of a traceparent header value, checked against the W3C
+ * format (version 00, 32 and 16 lowercase hex, not all zero, sampled). */
+static void trace_id_of(const char *tp, char out[33])
+{
+    regex_t re;
+    cr_assert_eq(regcomp(&re, "^00-[0-9a-f]{32}-[0-9a-f]{16}-01$", REG_EXTENDED | REG_NOSUB), 0);
+    cr_assert_eq(regexec(&re, tp, 0, NULL, 0), 0, "not a W3C traceparent: %s", tp);
+    regfree(&re);
+    cr_assert(strncmp(tp + 3, "00000000000000000000000000000000", 32), "an all-zero trace id");
+    cr_assert(strncmp(tp + 36, "0000000000000000", 16), "an all-zero span id");
+    memcpy(out, tp + 3, 32);
+    out[32] = '\0';
+}
+
+static void traced_run(bool on, cJSON **art, cJSON **lines, int *n_lines)
+{
+    char trace[64], path[64];
+    cr_assert_eq(harness_tmpfile(trace, sizeof trace), 0);
+    cr_assert_eq(harness_tmpfile(path, sizeof path), 0);
+    const char *sa[] = {"--ttft-ms", "5", "--itl-ms", "2", "--trace", trace, NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start_reference(&sim, sa), 0);
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--num-prompts", "24",
+                          "--concurrency", "4", "--threads", "2", "--warmup", "2", "--input-len", "16",
+                          "--output-len", "8", "--calibration", "none", "--out", path,
+                          on ? "--traceparent" : NULL, NULL};
+    int st;
+    cr_assert_eq(run_cmd_err(argv, NULL, 0, NULL, 0, &st), 0);
+    cr_assert_eq(sim_stop(&sim), 0);
+    cr_assert_eq(st, 0);
+    *art = harness_load_json(path);
+    cr_assert(*art);
+    *n_lines = harness_read_jsonl(trace, lines, 64);
+    cr_assert_gt(*n_lines, 0);
+    unlink(trace);
+    unlink(path);
+}
+
+Test(live, traceparent_reaches_the_server_and_the_artifact_names_its_trace, .timeout = 60)
+{
+    cJSON *a, *lines[64];
+    int n;
+    traced_run(true, &a, lines, &n);
+    char ids[64][33];
+    int posts = 0;
+    for (int i = 0; i < n; i++) {
+        const char *rid = cJSON_GetStringValue(cJSON_GetObjectItem(lines[i], "request_id"));
+        const char *tp = cJSON_GetStringValue(cJSON_GetObjectItem(lines[i], "traceparent"));
+        if (!rid)
+            continue;       /* the pre-warm GETs carry none */
+        cr_assert(tp, "request %s sent no traceparent", rid);
+        char id[33];
+        trace_id_of(tp, id);
+        for (int k = 0; k < posts; k++)
+            cr_assert(strcmp(ids[k], id), "two requests share trace id %s", id);
+        memcpy(ids[posts++], id, sizeof id);
+        int index;
+        if (sscanf(rid, "anvil-req-%d", &index) != 1)
+            continue;       /* a warm-up: sent a header, not in the artifact */
+        const cJSON *r;
+        bool found = false;
+        cJSON_ArrayForEach(r, cJSON_GetObjectItem(a, "request_timings")) {
+            if (harness_num(r, "request_index") != index)
+                continue;
+            found = true;
+            cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(r, "trace_id")), id,
+                             "request %d's trace_id is not the one its server saw", index);
+        }
+        cr_assert(found, "request %d not in the artifact", index);
+    }
+    cr_assert_eq(posts, 26, "%d requests with a traceparent (24 + 2 warm-ups)", posts);
+    for (int i = 0; i < n; i++)
+        cJSON_Delete(lines[i]);
+    cJSON_Delete(a);
+}
+
+Test(live, without_traceparent_no_header_is_sent_and_no_trace_id_written, .timeout = 60)
+{
+    cJSON *a, *lines[64];
+    int n;
+    traced_run(false, &a, lines, &n);
+    for (int i = 0; i < n; i++) {
+        cr_assert(cJSON_IsNull(cJSON_GetObjectItem(lines[i], "traceparent")), "a traceparent was sent");
+        cJSON_Delete(lines[i]);
+    }
+    const cJSON *r;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(a, "request_timings"))
+        cr_assert_null(cJSON_GetObjectItem(r, "trace_id"));
+    cJSON_Delete(a);
 }
