@@ -5,7 +5,8 @@
  * artifact goes to a FIFO, so the run waits, endpoint up, until the test
  * has scraped); a port in use is a usage error before any request;
  * `--traceparent` sends one distinct W3C header per request, which the
- * simulator's trace records and the artifact's trace_id matches. */
+ * simulator's trace records and the artifact's trace_id matches; a soak
+ * of `--duration 2h` stopped by Ctrl-C keeps what it measured. */
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <math.h>
@@ -308,4 +309,75 @@ Test(live, without_traceparent_no_header_is_sent_and_no_trace_id_written, .timeo
     cJSON_ArrayForEach(r, cJSON_GetObjectItem(a, "request_timings"))
         cr_assert_null(cJSON_GetObjectItem(r, "trace_id"));
     cJSON_Delete(a);
+}
+
+/* o's string k, or "" when it has none. */
+static const char *str(const cJSON *o, const char *k)
+{
+    const char *s = cJSON_GetStringValue(cJSON_GetObjectItem(o, k));
+    return s ? s : "";
+}
+
+/* A soak typed in hours, stopped by Ctrl-C a few seconds in: it ends
+ * within its grace period, says it was cut short (exit 1), keeps the
+ * window it ran (not the two hours asked) and every request it measured:
+ * each completed one is a reply the server finished, as its trace says. */
+Test(live, a_soak_of_hours_stopped_by_ctrl_c_keeps_what_it_measured, .timeout = 90)
+{
+    char trace[64], art[64];
+    cr_assert_eq(harness_tmpfile(trace, sizeof trace), 0);
+    cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
+    unlink(art);
+    const char *sa[] = {"--ttft-ms", "5", "--itl-ms", "10", "--trace", trace, NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start_reference(&sim, sa), 0);
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--concurrency", "4",
+                          "--duration", "2h", "--input-len", "16", "--output-len", "20", "--calibration",
+                          "none", "--grace-s", "1", "--out", art, NULL};
+    pid_t pid = harness_spawn(argv, 1);
+    cr_assert_gt(pid, 0);
+    cJSON *lines[512];
+    int n = 0;
+    for (int i = 0; i < 3000 && n < 12; i++) {
+        harness_sleep_ms(10);
+        char *t = harness_read_file(trace, NULL);
+        n = 0;
+        for (const char *p = t; p && (p = strstr(p, "anvil-req-")); p++)
+            n++;
+        free(t);
+    }
+    cr_assert_geq(n, 12, "the soak never got going");
+    kill(pid, SIGINT);
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert_eq(sim_stop(&sim), 0);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %d", st);
+    cJSON *a = harness_load_json(art);
+    cr_assert(a);
+    cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(a, "incomplete")));
+    const cJSON *dm = cJSON_GetObjectItem(a, "duration_mode");
+    cr_assert_eq(harness_num(dm, "duration_s"), 7200);
+    cr_assert(harness_num(dm, "window_s") > 0.1 && harness_num(dm, "window_s") < 60, "window %g s",
+              harness_num(dm, "window_s"));
+    n = harness_read_jsonl(trace, lines, 512);
+    cr_assert_gt(n, 0);
+    int kept = 0;
+    const cJSON *r;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(a, "request_timings")) {
+        char rid[32];
+        snprintf(rid, sizeof rid, "anvil-req-%d", (int)harness_num(r, "request_index"));
+        bool finished = false;
+        for (int i = 0; i < n && !finished; i++)
+            finished = !strcmp(str(lines[i], "request_id"), rid) && !strcmp(str(lines[i], "finish_reason"), "length") &&
+                       harness_num(lines[i], "completion_tokens") == harness_num(r, "output_tokens");
+        cr_assert(finished, "%s completed in the artifact, not in the server's trace", rid);
+        kept++;
+    }
+    cr_assert_geq(kept, 8, "only %d requests kept", kept);
+    cr_assert_eq(kept, harness_num(a, "completed"));
+    for (int i = 0; i < n; i++)
+        cJSON_Delete(lines[i]);
+    cJSON_Delete(a);
+    unlink(trace);
+    unlink(art);
 }
