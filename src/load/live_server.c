@@ -197,6 +197,8 @@ struct live_server *live_server_start(const char *spec, const struct live_metric
     evhttp_set_gencb(s->http, on_other, NULL);
     evhttp_set_allowed_methods(s->http, EVHTTP_REQ_GET);
     evhttp_set_timeout(s->http, 10);
+    evhttp_set_max_headers_size(s->http, 16384);   /* a scraper sends a few short lines */
+    evhttp_set_max_body_size(s->http, 0);
     if (start_thread(s) != 0) {
         snprintf(err, errlen, "cannot start the metrics thread for %s", spec);
         free_server(s);
