@@ -63,6 +63,7 @@ static void failure_of(struct builder *b, const struct req_record *r, struct ben
         .http_status = r->http_status ? r->http_status : ARTIFACT_NONE, .phase = copy(b, phase_of(r)),
         .message = copy(b, r->fail_msg),
         .elapsed_ms = r->t_end && r->t_start ? ns_to_ms(r->t_end - r->t_start) : NAN,
+        .trace_id = r->trace_id[0] ? copy(b, r->trace_id) : NULL,
     };
 }
 
@@ -282,6 +283,7 @@ static void timing_of(struct builder *b, const struct req_record *r, struct benc
         /* the raw start on the client's CLOCK_MONOTONIC, to join with server-side traces */
         .start_monotonic_ns = (double)r->t_start,
         .first_output_merged = r->first_output_merged,
+        .trace_id = r->trace_id[0] ? copy(b, r->trace_id) : NULL,
     };
 }
 
@@ -619,6 +621,7 @@ cJSON *artifact_request_timing(const struct req_record *r)
     cJSON *j = b.oom ? NULL : benchmark_timing_json(&t);
     free(t.output_token_source);
     free(t.finish_reason);
+    free(t.trace_id);
     return j;
 }
 
@@ -631,5 +634,6 @@ cJSON *artifact_failure(const struct req_record *r)
     free(f.category);
     free(f.phase);
     free(f.message);
+    free(f.trace_id);
     return j;
 }

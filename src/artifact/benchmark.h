@@ -371,6 +371,7 @@ struct bench_timing {
     long max_tokens;
     double start_monotonic_ns;          /* client CLOCK_MONOTONIC at request start */
     bool first_output_merged;           /* ttft_ms is an upper bound (record.h); false when absent */
+    char *trace_id;                     /* the traceparent's trace id sent (--traceparent); NULL = none */
 };
 
 /* One failures entry. */
@@ -381,6 +382,7 @@ struct bench_failure {
     char *phase;                        /* "response", "before_response", ... */
     char *message;
     double elapsed_ms;                  /* NaN = null */
+    char *trace_id;                     /* as bench_timing's */
 };
 
 struct benchmark {

@@ -627,6 +627,7 @@ static const struct field timing_rows[] = {
     WHOLE(output_chunks, OPT, "chunks"), WHOLE(tool_call_chunks, OPT, "chunks"), WHOLE(tool_calls, OPT, "calls"),
     NUM(cached_tokens, OPT, "tokens"), STR(finish_reason, OPT), WHOLE(max_tokens, OPT, "tokens"),
     NUM(start_monotonic_ns, OPT, "ns"), BOOL(first_output_merged, JR_OPTIONAL),
+    STR_K("trace_id", trace_id, OPT, FW_OMIT_NONE),
 };
 static const struct field_table timing_t = FIELD_TABLE_ALWAYS("request_timings", T, timing_rows);
 #undef T
@@ -634,7 +635,7 @@ static const struct field_table timing_t = FIELD_TABLE_ALWAYS("request_timings",
 #define T struct bench_failure
 static const struct field failure_rows[] = {
     WHOLE(request_index, 0, NULL), STR(category, 0), WHOLE(http_status, JR_NULLABLE, NULL), STR(phase, 0),
-    STR(message, 0), NUM(elapsed_ms, 0, "ms"),
+    STR(message, 0), NUM(elapsed_ms, 0, "ms"), STR_K("trace_id", trace_id, OPT, FW_OMIT_NONE),
 };
 static const struct field_table failure_t = FIELD_TABLE_ALWAYS("failures", T, failure_rows);
 #undef T

@@ -199,6 +199,7 @@ struct line_v {
     long content_chunks, reasoning_chunks, tool_call_chunks, tool_calls, events, unknown_lines;
     bool done_seen, cut, first_output_merged;
     char *finish_reason, *fail, *fail_msg;
+    char *trace_id;                     /* NULL: none sent (left out) */
     struct jchunks chunks;
 };
 #define TIME(m) F_CUSTOM_U(struct line_v, m, 0, "ns", &time_codec)
@@ -226,7 +227,8 @@ static const struct field line_rows[] = {
     F_STR(struct line_v, finish_reason, 0),
     F_STR(struct line_v, fail, 0),
     F_STR(struct line_v, fail_msg, 0),
-    F_CUSTOM(struct line_v, chunks, 0, &chunks_codec),
+    F_STR_W(struct line_v, trace_id, JR_OPTIONAL, FW_OMIT_NONE),
+    F_CUSTOM(struct line_v, chunks, 0, &chunks_codec),  /* last: journal_line checks it */
 };
 #undef TIME
 #undef COUNT
@@ -297,7 +299,8 @@ cJSON *journal_record(const struct req_record *r, int64_t t0_ns)
         .tool_calls = r->tool_calls, .events = r->events, .unknown_lines = r->unknown_lines,
         .done_seen = r->done_seen, .cut = r->cut, .first_output_merged = r->first_output_merged,
         .finish_reason = (char *)r->finish_reason, .fail = (char *)fail_kind_name(r->fail),
-        .fail_msg = (char *)r->fail_msg, .chunks = {r, t0_ns, NULL}};
+        .fail_msg = (char *)r->fail_msg, .chunks = {r, t0_ns, NULL},
+        .trace_id = r->trace_id[0] ? (char *)r->trace_id : NULL};
     int64_t *t[N_TIMES];
     times_of((struct req_record *)r, t);
     for (size_t i = 0; i < N_TIMES; i++)
@@ -416,6 +419,7 @@ static void line_to_record(struct jread *r, struct line_v *v, int64_t t0_ns, str
     if (!r->failed)
         read_fail_kind(r, v->fail, &rec->fail);
     snprintf(rec->fail_msg, sizeof rec->fail_msg, "%s", v->fail_msg);
+    snprintf(rec->trace_id, sizeof rec->trace_id, "%s", v->trace_id ? v->trace_id : "");
     if (!r->failed)
         read_chunks(r, v->chunks.item, t0_ns, rec);
 }

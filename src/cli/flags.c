@@ -9,6 +9,8 @@
 
 #include <curl/curl.h>
 
+#include "core/duration.h"
+
 int flag_long(const char *cmd, const char *flag, const char *s, long min, long max, long *out)
 {
     char *end;
@@ -30,6 +32,18 @@ int flag_double(const char *cmd, const char *flag, const char *s, double min, do
     double v = strtod(s, &end);
     if (errno || end == s || *end || !isfinite(v) || v < min) {
         fprintf(stderr, "anvil %s: --%s: expected a number ≥ %g, got '%s'\n", cmd, flag, min, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int flag_duration(const char *cmd, const char *flag, const char *s, double min, double *out)
+{
+    double v;
+    if (duration_parse(s, &v) != 0 || v < min) {
+        fprintf(stderr, "anvil %s: --%s: expected a duration ≥ %g s: seconds, or a number with a unit "
+                "(45s, 90m, 2h, 1h30m), got '%s'\n", cmd, flag, min, s);
         return -1;
     }
     *out = v;
@@ -100,7 +114,8 @@ static int set_flag(const char *cmd, const struct flag_spec *f, const char *name
     case FLAG_STRING: *(const char **)p = v; return 0;
     case FLAG_LONG: return flag_long(cmd, name, v, (long)f->min, (long)f->max, p);
     case FLAG_DOUBLE:
-        if (flag_double(cmd, name, v, f->min, p) != 0)
+    case FLAG_DURATION:
+        if ((f->kind == FLAG_DURATION ? flag_duration : flag_double)(cmd, name, v, f->min, p) != 0)
             return -1;
         if (f->max > f->min && *(double *)p > f->max) {   /* a row with an upper bound */
             fprintf(stderr, "anvil %s: --%s: expected a number from %g to %g, got '%s'\n", cmd, name, f->min,

@@ -13,6 +13,11 @@ int flag_long(const char *cmd, const char *flag, const char *s, long min, long m
 /* Parses a finite number ≥ min from the whole of s; errors as flag_long. */
 int flag_double(const char *cmd, const char *flag, const char *s, double min, double *out);
 
+/* Parses a duration (core/duration.h: "90" seconds, "90m", "2h", "1h30m")
+ * of at least min seconds from the whole of s, in seconds; errors as
+ * flag_long. */
+int flag_duration(const char *cmd, const char *flag, const char *s, double min, double *out);
+
 /* Parses a rate-like value > 0: a finite number or "inf" (INFINITY); errors
  * as flag_long. */
 int flag_rate(const char *cmd, const char *flag, const char *s, double *out);
@@ -33,6 +38,8 @@ enum flag_kind {
     FLAG_STRING,    /* const char * (the argv string itself, borrowed) */
     FLAG_LONG,      /* long in [min, max] */
     FLAG_DOUBLE,    /* finite double ≥ min */
+    FLAG_DURATION,  /* double, seconds ≥ min (and ≤ max when above min): "90", "90m", "2h", "1h30m"
+                       (core/duration.h) */
     FLAG_RATE,      /* double > 0 or "inf" */
     FLAG_ON,        /* bool set true; no value */
     FLAG_OFF,       /* bool set false; no value */

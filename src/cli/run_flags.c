@@ -202,6 +202,10 @@ static const struct flag_spec transport_flags[] = {
     {"header-env", NULL, FLAG_CUSTOM, 0, "NAME=VAR", NULL,
      "extra request header NAME whose value is read from environment variable VAR (repeatable); "
      "what anvil sweep saves in its plan instead of a header's value", .parse = set_header_env},
+    {"traceparent", NULL, FLAG_ON, AT(transport.traceparent), NULL, NULL,
+     "send a W3C traceparent header with each request (vLLM and SGLang export OpenTelemetry spans "
+     "under it) and record its trace id as the request's trace_id, to find a request in the "
+     "server's traces"},
 };
 
 /* The shape of the load. */
@@ -222,12 +226,12 @@ static const struct flag_spec load_flags[] = {
      .min = 0, .max = 1000000},
     {"ready-check-timeout-sec", NULL, FLAG_DOUBLE, AT(load.ready_timeout_s), "S", "0",
      "wait up to S seconds for the server to answer GET {base}/models before starting", .min = 0},
-    {"duration", NULL, FLAG_DOUBLE, AT(load.duration_s), "S", NULL,
-     "duration mode: keep the load on and measure for S seconds; output tokens are counted inside "
+    {"duration", NULL, FLAG_DURATION, AT(load.duration_s), "DUR", NULL,
+     "duration mode: keep the load on and measure for DUR (seconds, or 45s, 90m, 2h, 1h30m); output tokens are counted inside "
      "the window by their arrival time (aggregate_tps); requests running at its end are kept as "
      "incomplete", .min = 0.001},
-    {"warmup-s", NULL, FLAG_DOUBLE, AT(load.warmup_s), "S", "0",
-     "duration mode: seconds of load before the window opens", .min = 0},
+    {"warmup-s", NULL, FLAG_DURATION, AT(load.warmup_s), "DUR", "0",
+     "duration mode: load before the window opens (seconds, or 30s, 5m, ...)", .min = 0},
     {"threads", NULL, FLAG_LONG, AT(load.threads), "N", NULL,
      "measuring loops, one thread each, the load split over them (default: the online cores, at "
      "most one per 64 streams; never more than --concurrency)", .min = 1, .max = 1024},
@@ -426,6 +430,10 @@ static const struct flag_spec observe_flags[] = {
      "has none), off, or the URL of a /metrics", .section = "Server and hardware"},
     {"scrape-interval-ms", NULL, FLAG_DOUBLE, AT(observe.scrape_interval_ms), "MS", "1000",
      "milliseconds between /metrics scrapes", .min = 1},
+    {"metrics-listen", NULL, FLAG_STRING, AT(observe.metrics_listen), "HOST:PORT", NULL,
+     "serve anvil's own Prometheus metrics (anvil_*: requests, tokens, TTFT, ITL, loop lag) at "
+     "http://HOST:PORT/metrics while the run goes on, for a dashboard (docs/grafana-anvil.json); "
+     "not --server-metrics, which scrapes the server"},
     {"telemetry", NULL, FLAG_CHOICE, AT(observe.telemetry), "auto|on|off", "auto",
      "GPU telemetry (NVML, else nvidia-smi) and the host's CPU, memory and CPU temperature: auto = on "
      "when a GPU is found, on = the host even without one", .choices = telemetry_names},

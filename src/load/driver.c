@@ -8,6 +8,7 @@
  * eventfd; the woken loop reads the shared state and reacts. */
 #include "load/driver.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -17,12 +18,14 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <event2/event.h>
 
 #include "core/clock.h"
+#include "core/rand.h"
 #include "core/stop.h"
 #include "core/vec.h"
 #include "load/plan.h"
@@ -94,6 +97,7 @@ struct shared {
     int64_t first_measured_start;   /* t_start of the first measured send (0 = none yet) */
     int64_t last_measured_end;  /* when the last measured request to end ended */
     int64_t t0, t_measure;      /* run start; start of the measured phase */
+    uint64_t trace_key;         /* driver_cfg.traceparent: this run's key of the trace ids, from the kernel */
     /* the start: loops pre-warmed so far, and the go of thread 0 (t0 set) */
     pthread_cond_t cv;
     int n_ready;
@@ -228,7 +232,10 @@ static void on_body(void *ud, int64_t t, const char *p, size_t n)
     s->st.now_unknown = http_arrival_unknown(s->l->http);   /* not s->x: set once http_start returns */
     s->st.now_shared = http_arrival_shared(s->l->http);
     bool done = s->rec->done_seen;
+    size_t chunks = s->rec->n_chunks;
     stream_feed(&s->st, t, p, n);
+    if (s->l->sh->cfg->live && !s->rec->warmup && s->rec->n_chunks > chunks)
+        live_chunks(s->l->sh->cfg->live, s->rec, chunks);
     if (s->l->sh->cfg->progress)
         count_streamed(s);
     if (!done && s->rec->done_seen && s->idle)
@@ -428,6 +435,8 @@ static void finish_slot(struct loop *l, struct slot *s)
     lock(sh);
     ended_locked(sh, s, warm);
     unlock(sh);
+    if (sh->cfg->live && !s->rec->warmup)
+        live_request_ended(sh->cfg->live, s->rec);
     /* the caller's log line is built off the lock: no other loop waits for it */
     if (sh->cfg->on_record)
         sh->cfg->on_record(sh->cfg->ud, l->id, s->rec);
@@ -453,9 +462,28 @@ static char *take_body(struct shared *sh, long seq, long *planned, long *max_tok
     return b;
 }
 
-static struct curl_slist *request_headers(const struct driver_cfg *c, long seq, bool warm)
+/* W3C trace context (https://www.w3.org/TR/trace-context/): request seq's
+ * trace id into trace_id (32 hex) and its header line into header (cap
+ * bytes), "traceparent: 00-TRACE-SPAN-01". Each seq starts splitmix64 from
+ * its own state (the run's key and seq, mixed), and splitmix64's first
+ * output is a bijection of its state: no two seqs of a run share a trace id. */
+static void trace_context(const struct shared *sh, long seq, char trace_id[33], char *header, size_t cap)
+{
+    uint64_t st = sh->trace_key ^ ((uint64_t)seq * 0xd1342543de82ef95ull);
+    uint64_t hi = splitmix64_next(&st), lo = splitmix64_next(&st), span = splitmix64_next(&st);
+    if (!hi && !lo)     /* all zero is invalid */
+        lo = 1;
+    if (!span)
+        span = 1;
+    snprintf(trace_id, 33, "%016" PRIx64 "%016" PRIx64, hi, lo);
+    snprintf(header, cap, "traceparent: 00-%s-%016" PRIx64 "-01", trace_id, span);
+}
+
+static struct curl_slist *request_headers(const struct driver_cfg *c, long seq, bool warm, const char *extra)
 {
     struct curl_slist *h = NULL;
+    if (extra[0])
+        h = curl_slist_append(h, extra);
     for (const struct curl_slist *p = c->headers; p; p = p->next)
         h = curl_slist_append(h, p->data);
     char id[64];
@@ -490,7 +518,10 @@ static void launch(struct loop *l, struct slot *s, long seq, int64_t after)
     }
     stream_init(&s->st, s->rec);
     s->st.keep_text = c->keep_text;
-    s->headers = request_headers(c, seq, warm);
+    char tp[96] = "";
+    if (c->traceparent)
+        trace_context(sh, seq, s->rec->trace_id, tp, sizeof tp);
+    s->headers = request_headers(c, seq, warm, tp);
     struct http_request req = {
         .url = c->url, .headers = s->headers, .body = s->body,
         .body_len = s->body ? strlen(s->body) : 0, .connect_timeout_ms = c->connect_timeout_ms,
@@ -510,6 +541,11 @@ static void launch(struct loop *l, struct slot *s, long seq, int64_t after)
     /* a held turn was due no earlier than the end of the turn before it */
     int64_t due = scheduled ? sh->t_measure + sh->plan.entries[seq].send_ns : 0;
     s->rec->t_scheduled = scheduled ? (after > due ? after : due) : s->rec->t_start;
+    if (c->live && !s->rec->warmup) {
+        live_request_started(c->live);
+        if (scheduled)
+            live_observe(&c->live->send_lateness, s->rec->t_start - s->rec->t_scheduled);
+    }
     if (!warm && c->duration_s <= 0) {  /* no window: it opens with the first measured send */
         lock(sh);
         bool first = !sh->first_measured_start;
@@ -1126,6 +1162,8 @@ static void *lag_sample(void *ud, const struct sampler_tick *t)
     if (VEC_RESERVE(l->lag_ms, l->lag_cap, l->n_lag + 1, 1024) != 0)
         return NULL;        /* drop the sample rather than lose the run */
     l->lag_ms[l->n_lag++] = ns_to_ms(t->t_taken - t->t_due);
+    if (cfg_of(l)->live)
+        live_observe(&cfg_of(l)->live->loop_lag, t->t_taken - t->t_due);
     return NULL;
 }
 
@@ -1346,6 +1384,8 @@ static int setup_shared(struct shared *sh)
         return -1;
     }
     sh->out->threads = threads;
+    if (c->traceparent && getrandom(&sh->trace_key, sizeof sh->trace_key, 0) != (ssize_t)sizeof sh->trace_key)
+        sh->trace_key = (uint64_t)clock_now_ns() ^ ((uint64_t)getpid() << 32);
     if (sh->plan.any_follows && (!(sh->pending = calloc((size_t)n, sizeof *sh->pending)) ||
                                  !(sh->go_ns = calloc((size_t)n, sizeof *sh->go_ns)) ||
                                  !(sh->thinking = calloc((size_t)n, sizeof *sh->thinking)) ||

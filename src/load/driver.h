@@ -52,6 +52,7 @@
 
 #include <curl/curl.h>
 
+#include "load/live.h"
 #include "load/sampler.h"
 #include "stats/record.h"
 
@@ -158,6 +159,16 @@ struct driver_cfg {
      * no measured request is sent and open-loop send times count from it.
      * 0 = as soon as the warm-ups have ended (a single process). */
     int64_t measure_at_ns;
+    /* The run's live figures (load/live.h, --metrics-listen), updated by
+     * every measuring loop as measured requests start, stream and end and
+     * as the lag probes tick; not owned; NULL = none. */
+    struct live_metrics *live;
+    /* Send a W3C traceparent header (version 00, sampled) with every
+     * request: a random trace id and span id per request, never zero, the
+     * trace id written to its record (req_record.trace_id). Ids come from a
+     * key drawn from the kernel per run and the request's seq, so no two
+     * requests of a run share one and runs (or shards) do not collide. */
+    bool traceparent;
 };
 
 struct driver_result {

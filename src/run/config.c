@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "load/live_server.h"
 #include "net/url.h"
 #include "observe/metrics_url.h"
 #include "workload/image.h"
@@ -162,6 +163,10 @@ int run_observe_check(const struct run_observe *o, char *err, size_t errlen)
     if (o->gpu_metrics_url && !obs_metrics_url_ok(o->gpu_metrics_url))
         return fail(err, errlen, "--gpu-metrics-url %s: expected an http://, https:// or file:// URL",
                     public_url(o->gpu_metrics_url, shown, sizeof shown));
+    char host[256], why[200];
+    int port;
+    if (o->metrics_listen && live_listen_parse(o->metrics_listen, host, sizeof host, &port, why, sizeof why) != 0)
+        return fail(err, errlen, "--metrics-listen: %s", why);
     return 0;
 }
 

@@ -18,6 +18,7 @@
 #include "core/redact.h"
 #include "core/stop.h"
 #include "load/driver.h"
+#include "load/live_server.h"
 #include "load/plan.h"
 #include "observe/metrics_url.h"
 #include "openai/cache.h"
@@ -165,6 +166,7 @@ static int drive(struct run_ctx *x, struct driver_result *dr)
         .window_ready = c->load.window_ready, .gate_ud = c->load.gate_ud,
         .threads = plan_threads((int)c->load.threads, sysconf(_SC_NPROCESSORS_ONLN), (int)c->load.concurrency,
                                 c->load.warmup + c->load.num_prompts),
+        .live = c->observe.metrics_listen ? &x->live : NULL, .traceparent = c->transport.traceparent,
     };
     if (c->shard.count > 0 && run_shard_cfg(x, &cfg) != 0)
         return -1;
@@ -542,6 +544,17 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
         secrets_free(&x.secrets);
         return out->status;
     }
+    /* the endpoint first: a port in use is a usage error before any request */
+    struct live_server *live = NULL;
+    char why[512];
+    live_init(&x.live);
+    if (c->observe.metrics_listen && !c->prepare_only &&
+        !(live = live_server_start(c->observe.metrics_listen, &x.live, why, sizeof why))) {
+        snprintf(out->error, sizeof out->error, "--metrics-listen: %s", why);
+        out->refused = true;
+        secrets_free(&x.secrets);
+        return out->status;
+    }
     struct driver_result dr = {0};
     bool ready = plan(&x) == 0 && set_up(&x) == 0;
     out->calibrated = x.cal.n_steps > 0 && x.calibration_source;
@@ -578,6 +591,7 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
         out->log_errors++;
     if (out->log_errors && out->status == RUN_OK)
         out->status = RUN_INCOMPLETE;
+    live_server_stop(live);     /* after the artifact: a last scrape sees the final counts */
     run_observe_free(&x);
     curl_slist_free_all(x.headers);
     workload_free(x.wl);

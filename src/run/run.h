@@ -56,6 +56,8 @@ struct run_transport {
     const struct curl_slist *headers;   /* extra request headers; the API key is added from
                                            $api_key_env by run_execute and never written */
     double timeout_s, connect_timeout_s, idle_timeout_s, grace_s;
+    bool traceparent;                   /* send a W3C traceparent header per request, its trace id
+                                           in the request's record (load/driver.h) */
     double stall_timeout_s;             /* end the run when no byte arrived on any in-flight request
                                            for this long, s (driver_cfg.stall_timeout_s); 0 = never;
                                            < 0 = idle_timeout_s (run_stall_timeout_s) */
@@ -149,10 +151,12 @@ struct run_observe {
     const char *gpu_metrics_url;        /* a Prometheus GPU exporter (DCGM names); NULL = none */
     struct sampler *const *samplers;    /* run on the measuring loop (load/sampler.h); may be NULL */
     int n_samplers;
+    const char *metrics_listen;         /* --metrics-listen HOST:PORT: anvil's own live Prometheus
+                                           endpoint during the run (load/live_server.h); NULL = none */
 };
 
 /* The observe settings alone: --server-metrics is auto, off or a URL, the
- * URLs are http://, https:// or file://. Returns 0, or -1 with a one-line
+ * URLs are http://, https:// or file://, --metrics-listen is HOST:PORT. Returns 0, or -1 with a one-line
  * message in err naming the setting. */
 int run_observe_check(const struct run_observe *o, char *err, size_t errlen);
 

@@ -9,6 +9,7 @@
 #include "artifact/benchmark.h"
 #include "artifact/journal.h"
 #include "core/redact.h"
+#include "load/live.h"
 #include "load/plan.h"
 #include "openai/discover.h"
 #include "run/run.h"
@@ -27,6 +28,7 @@ struct run_ctx {
     struct curl_slist *headers;     /* c->transport.headers plus the API key; owned, never printed */
     struct secrets secrets;         /* every credential (run_secrets): scrubbed from all written or printed; owned */
     struct server_info srv;
+    struct live_metrics live;       /* --metrics-listen: what the endpoint serves */
     uint64_t salt;                  /* per run: prompts of different runs never share a prefix */
     FILE *requests_log;             /* --requests-out, or NULL */
     FILE *journal;                  /* <run_id>.requests.jsonl next to the artifact, or NULL */

@@ -66,6 +66,7 @@ struct sim_gen {
     int64_t created;                /* unix s */
     const char *path;               /* static route string */
     char *request_id;               /* X-Request-Id copy, or NULL */
+    char *traceparent;              /* traceparent header copy, or NULL */
     int64_t t0_ns;
     int64_t first_token_ns;         /* 0 until the first content chunk is written */
     bool first_queued;              /* the first content chunk is queued, not yet written */
@@ -129,6 +130,7 @@ static void gen_free(struct sim_gen *g)
     cJSON_free(g->model_json);
     free(g->block_hashes);
     free(g->request_id);
+    free(g->traceparent);
     free(g->chunks);
     free(g->gen_ns);
     free(g);
@@ -202,6 +204,7 @@ static void trace_gen(struct sim_gen *g, int status, const char *finish, bool cl
         .events = g->seq.events, .n_events = g->seq.n_events, .fault = g->fault_name,
         .seq = g->engine ? &g->seq : NULL, .late_ns = -1,
         .gen_ns = g->gen_ns, .n_gen = g->n_gen, .unsent_tokens = g->generated - g->in_chunks,
+        .traceparent = g->traceparent,
     };
     sim_trace_write(g->srv->trace, &r);
 }
@@ -708,9 +711,10 @@ static void reject(struct sim_server *s, struct evhttp_request *req, const char 
         s->metrics.rejected++;
     if (s->trace) {
         const char *rid = evhttp_find_header(evhttp_request_get_input_headers(req), "X-Request-Id");
+        const char *tp = evhttp_find_header(evhttp_request_get_input_headers(req), "traceparent");
         struct sim_trace_rec r = {.request_id = rid, .path = path, .status = err->status,
                                   .received_ns = t0, .finished_ns = clock_now_ns(),
-                                  .prompt_tokens = -1, .fault = fault, .late_ns = -1};
+                                  .prompt_tokens = -1, .fault = fault, .late_ns = -1, .traceparent = tp};
         sim_trace_write(s->trace, &r);
     }
     sim_server_reply_error(s, req, err);
@@ -854,13 +858,15 @@ static struct sim_gen *gen_new(struct sim_server *s, struct evhttp_request *req,
     g->reasoning = rq->ep == SIM_EP_CHAT ? s->cfg.reasoning_tokens : 0;
     const char *rid = evhttp_find_header(evhttp_request_get_input_headers(req), "X-Request-Id");
     g->request_id = rid ? strdup(rid) : NULL;
+    const char *tp = evhttp_find_header(evhttp_request_get_input_headers(req), "traceparent");
+    g->traceparent = tp ? strdup(tp) : NULL;
     g->fault = sim_faults_plan(&s->cfg.faults, sim_faults_key(s->cfg.seed, rid, s->arrivals++),
                                g->out.completion_tokens);
     g->timer = evtimer_new(s->base, gen_timer_cb, g);
     LIST_INSERT_HEAD(&s->live, g, link);    /* from here gen_free can undo everything */
     if (g->engine && s->cfg.engine.enable_prefix_caching)
         hash_prompt_blocks(g);
-    if (!g->timer || (rid && !g->request_id) || fmt_init(g) != 0) {
+    if (!g->timer || (rid && !g->request_id) || (tp && !g->traceparent) || fmt_init(g) != 0) {
         gen_free(g);
         return NULL;
     }

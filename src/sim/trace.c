@@ -139,6 +139,11 @@ int sim_trace_write(struct sim_trace *t, const struct sim_trace_rec *r)
         fprintf(f, ",\"late_ns\":%" PRId64, r->late_ns);
     else
         fputs(",\"late_ns\":null", f);
+    fputs(",\"traceparent\":", f);
+    if (r->traceparent)
+        put_string(f, r->traceparent);
+    else
+        fputs("null", f);
     fputs("}\n", f);
     if (fflush(f) != 0 || ferror(f)) {
         t->failed = 1;

@@ -58,6 +58,9 @@ struct sim_trace_rec {
     /* Tokens generated but in no chunk (held for a chunk never sent, or a
      * body never sent): printed as a last chunk with "t_ns":null. */
     int64_t unsent_tokens;
+    /* The request's W3C traceparent header (a client joining the server's
+     * traces), printed last as "traceparent"; NULL prints null. */
+    const char *traceparent;
 };
 
 /* Opens (truncates) path for writing. Returns the trace, or NULL with errno

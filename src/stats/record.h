@@ -84,6 +84,8 @@ struct req_record {
                                    own arrival is unknown, TTFT an upper bound (docs/METHODOLOGY.md,
                                    "Arrival timestamps") */
     char finish_reason[24];
+    char trace_id[33];          /* the W3C trace id sent in its traceparent header (32 lowercase hex),
+                                   "" = none sent (driver_cfg.traceparent) */
 
     struct out_chunk *chunks;   /* owned; output-carrying chunks in arrival order */
     size_t n_chunks, cap_chunks;

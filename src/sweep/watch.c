@@ -8,6 +8,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/duration.h"
+
 /* The value of flag in the job's arguments ("--num-prompts 400"), or NULL. */
 static const char *arg_of(const struct sweep_job *job, const char *flag)
 {
@@ -22,7 +24,8 @@ void round_watch_start(struct round_watch *w, const struct sweep_job *job)
     *w = (struct round_watch){.job = job, .since = time(NULL) - 1};
     const char *n = arg_of(job, "--num-prompts"), *d = arg_of(job, "--duration");
     w->planned = n ? strtol(n, NULL, 10) : 0;
-    w->duration_s = d ? strtod(d, NULL) : 0;
+    if (!d || duration_parse(d, &w->duration_s) != 0)   /* the round's anvil run checks it */
+        w->duration_s = 0;
 }
 
 /* Whether the journal at path is the round's: its header names the artifact. */

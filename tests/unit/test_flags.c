@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "cli/flags.h"
 #include "cli/run_cli.h"
+#include "core/duration.h"
 #include "run/run.h"
 #include "workload/agentic.h"
 
@@ -368,4 +369,52 @@ Test(flags, run_table_joins_each_features_rows_once)
     cr_assert_eq(r.c.observe.telemetry, OBS_MODE_OFF);
     cr_assert_str_eq(r.c.out.gpu_label, "H200");
     run_cli_free(&r);
+}
+
+/* Durations as a soak is typed: plain seconds, h/m/s units and their sums;
+ * anything else refused whole (no sign, no exponent, no "ms", no unit twice). */
+Test(flags, durations_take_hours_and_minutes)
+{
+    static const struct { const char *s; double v; } ok[] = {
+        {"90", 90}, {"0.5", 0.5}, {"45s", 45}, {"90m", 5400}, {"2h", 7200}, {"1.5h", 5400},
+        {"1h30m", 5400}, {"1h0m30s", 3630}, {"30m1h", 5400}, {".5m", 30}, {"3.", 3}, {"0", 0},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        double v = -1;
+        cr_assert_eq(duration_parse(ok[i].s, &v), 0, "'%s' refused", ok[i].s);
+        cr_assert_float_eq(v, ok[i].v, 1e-9, "'%s' = %g, not %g", ok[i].s, v, ok[i].v);
+    }
+    const char *bad[] = {"", "h", "2x", "2 h", " 2h", "-1", "+2h", "1e3", "inf", "nan", "0x10",
+                         "10ms", "1h1h", "2h30", "1..2h", ".", "2hm", "1h ", "1d"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        double v = 7;
+        cr_assert_eq(duration_parse(bad[i], &v), -1, "'%s' accepted", bad[i]);
+        cr_assert_eq(v, 7, "'%s' wrote the output", bad[i]);
+    }
+}
+
+/* anvil run --duration 2h and --warmup-s 90s land in seconds; garbage is a
+ * usage error of the parse that names the flag. */
+Test(flags, run_duration_takes_units_and_names_the_flag_on_garbage)
+{
+    char *ok[] = {"run", "--duration", "2h", "--warmup-s", "1m30s"};
+    struct run_cli r = {0};
+    cr_assert_eq(run_cli_parse(&r, 5, ok, NULL), 0);
+    cr_assert_float_eq(r.c.load.duration_s, 7200, 1e-9);
+    cr_assert_float_eq(r.c.load.warmup_s, 90, 1e-9);
+    run_cli_free(&r);
+    char *bad[] = {"run", "--duration", "2hours"};
+    struct run_cli b = {0};
+    char *err = NULL;
+    size_t n = 0;
+    FILE *mem = open_memstream(&err, &n);
+    FILE *saved = stderr;
+    stderr = mem;
+    int rc = run_cli_parse(&b, 3, bad, NULL);
+    stderr = saved;
+    fclose(mem);
+    cr_assert_eq(rc, -1);
+    cr_assert(strstr(err, "--duration") && strstr(err, "'2hours'"), "%s", err);
+    free(err);
+    run_cli_free(&b);
 }
