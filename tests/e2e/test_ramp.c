@@ -1,0 +1,196 @@
+/* test_ramp.c — staged ramps end to end against anvil sim: a linear rate
+ * ramp's sends (the simulator's trace as ground truth) follow vLLM's
+ * formula, recomputed here; a closed-loop ramp starts its streams in the
+ * stated steps; the artifact records the ramp; warm-ups run before it; bad
+ * combinations are usage errors before any request. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "harness.h"
+
+#define MAX_REQ 64
+
+/* The latest end of a warm-up in the simulator's trace (ns), or NAN. */
+static double last_warmup_end(const char *trace)
+{
+    static cJSON *lines[MAX_REQ + 8];
+    int n = harness_read_jsonl(trace, lines, MAX_REQ + 8);
+    double last = NAN;
+    for (int i = 0; i < n; i++) {
+        const cJSON *id = cJSON_GetObjectItem(lines[i], "request_id");
+        if (cJSON_IsString(id) && !strncmp(id->valuestring, "anvil-warmup-", 13)) {
+            double f = harness_num(lines[i], "finished_ns");
+            last = isnan(last) || f > last ? f : last;
+        }
+        cJSON_Delete(lines[i]);
+    }
+    return last;
+}
+
+/* Runs anvil against a traced simulator; the artifact and the trace. */
+static cJSON *run_traced(const char *const sim_args[], const char *const run_args[], struct harness_traced *tr,
+                         char *trace, size_t cap)
+{
+    char art[64];
+    cr_assert_eq(harness_tmpfile(trace, cap), 0);
+    cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
+    const char *sa[16] = {"--trace", trace};
+    for (int i = 0; sim_args[i]; i++)
+        sa[2 + i] = sim_args[i];
+    struct sim_proc sim;
+    cr_assert_eq(sim_start_reference(&sim, sa), 0);
+    const char *argv[40] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--out", art,
+                            "--calibration", "none"};
+    int n = 8;
+    for (int i = 0; run_args[i]; i++)
+        argv[n++] = run_args[i];
+    static char out[16384];
+    int status;
+    cr_assert_eq(run_cmd(argv, out, sizeof out, &status), 0);
+    cr_assert_eq(sim_stop(&sim), 0);
+    cr_assert_eq(status, 0, "%s", out);
+    harness_read_trace(trace, tr, MAX_REQ);
+    cJSON *a = harness_load_json(art);
+    unlink(art);
+    return a;
+}
+
+/* Request i's start in the artifact (CLOCK_MONOTONIC ns), by index. */
+static void starts_of(const cJSON *a, double *start, int n)
+{
+    for (int i = 0; i < n; i++)
+        start[i] = NAN;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItem(a, "request_timings")) {
+        int i = (int)harness_num(t, "request_index");
+        cr_assert(i >= 0 && i < n);
+        start[i] = harness_num(t, "start_monotonic_ns");
+    }
+}
+
+/* A linear ramp from 5 to 40 req/s over 40 requests with constant gaps:
+ * request i is due Σ_{j=1..i} 1/(5 + 35 j/39) s after the first (about
+ * 2.3 s in all). The simulator received each within 25 ms of that (a
+ * loaded machine), every request is measured, the artifact names the ramp
+ * and its end, and the two warm-ups ended before the ramp began. */
+Test(ramp, linear_ramp_sends_follow_the_ramp, .timeout = 120)
+{
+    enum { N = 40 };
+    const char *sim_args[] = {"--ttft-ms", "2", "--itl-ms", "2", NULL};
+    const char *run_args[] = {"--ramp-up-strategy", "linear", "--ramp-up-start-rps", "5", "--ramp-up-end-rps", "40",
+                              "--burstiness", "inf", "--num-prompts", "40", "--warmup", "2", "--input-len", "16",
+                              "--output-len", "4", "--threads", "2", NULL};
+    static struct harness_traced tr[MAX_REQ];
+    char trace[64];
+    cJSON *a = run_traced(sim_args, run_args, tr, trace, sizeof trace);
+    double want = 0;
+    for (int i = 0; i < N; i++) {
+        if (i)
+            want += 1 / (5 + 35.0 * i / (N - 1));
+        cr_assert(!isnan(tr[i].received), "request %d reached the server", i);
+        double got = (tr[i].received - tr[0].received) / 1e9;
+        cr_assert(fabs(got - want) < 0.025, "request %d received %.4f s after the first, the ramp says %.4f", i,
+                  got, want);
+    }
+    cr_assert_eq(harness_num(a, "completed"), N, "every ramp request is measured");
+    cr_assert_str_eq(cJSON_GetObjectItem(a, "load_mode")->valuestring, "open-loop");
+    const cJSON *r = cJSON_GetObjectItem(a, "ramp");
+    cr_assert(cJSON_IsObject(r), "the artifact records the ramp");
+    cr_assert_str_eq(cJSON_GetObjectItem(r, "strategy")->valuestring, "linear");
+    cr_assert_eq(harness_num(r, "start_rps"), 5);
+    cr_assert_eq(harness_num(r, "end_rps"), 40);
+    cr_assert(fabs(harness_num(r, "end_s") - want) < 1e-6, "end_s %.9f, the last send %.9f", harness_num(r, "end_s"),
+              want);
+    static double start[MAX_REQ];
+    starts_of(a, start, N);
+    cr_assert(fabs(harness_num(r, "end_ns") - start[N - 1]) < 25e6, "end_ns is the last send, give or take");
+    double warm_end = last_warmup_end(trace);
+    cr_assert(!isnan(warm_end), "the warm-ups were sent");
+    cr_assert_lt(warm_end, tr[0].received, "the warm-ups ended before the ramp began");
+    cJSON_Delete(a);
+    unlink(trace);
+}
+
+/* Closed loop, 5 streams started over 2 s on two threads: stream k starts
+ * k·0.5 s after the first. Each request lasts about 3 s (60 tokens, 50 ms
+ * apart), longer than the ramp, so requests 0..4 are the streams' first
+ * and their starts are the steps; the server never holds more requests
+ * than streams started. */
+Test(ramp, closed_loop_streams_start_in_the_stated_steps, .timeout = 120)
+{
+    enum { C = 5, N = 10 };
+    const char *sim_args[] = {"--ttft-ms", "5", "--itl-ms", "50", NULL};
+    const char *run_args[] = {"--concurrency", "5", "--ramp-up-s", "2", "--num-prompts", "10", "--warmup", "1",
+                              "--input-len", "16", "--output-len", "60", "--threads", "2", NULL};
+    static struct harness_traced tr[MAX_REQ];
+    char trace[64];
+    cJSON *a = run_traced(sim_args, run_args, tr, trace, sizeof trace);
+    for (int k = 0; k < C; k++) {
+        double got = (tr[k].received - tr[0].received) / 1e9, want = 2.0 * k / (C - 1);
+        cr_assert(fabs(got - want) < 0.03, "stream %d started %.4f s after the first, the step says %.4f", k, got,
+                  want);
+    }
+    for (int i = 0; i < N; i++) {     /* in flight at each arrival: never more than the streams started */
+        double t = (tr[i].received - tr[0].received) / 1e9;
+        int running = 0;
+        for (int j = 0; j < N; j++)
+            running += tr[j].received <= tr[i].received && tr[j].finished > tr[i].received;
+        int started = t >= 2 ? C : 1 + (int)floor(t / 0.5 + 1e-3);
+        cr_assert_leq(running, started, "at %.3f s: %d in flight, %d streams started", t, running, started);
+    }
+    cr_assert_eq(harness_num(a, "completed"), N);
+    cr_assert_str_eq(cJSON_GetObjectItem(a, "load_mode")->valuestring, "closed-loop");
+    const cJSON *r = cJSON_GetObjectItem(a, "ramp");
+    cr_assert(cJSON_IsObject(r));
+    cr_assert_str_eq(cJSON_GetObjectItem(r, "strategy")->valuestring, "streams");
+    cr_assert_eq(harness_num(r, "ramp_up_s"), 2);
+    cr_assert_eq(harness_num(r, "end_s"), 2);
+    cr_assert(cJSON_IsNull(cJSON_GetObjectItem(r, "start_rps")));
+    static double start[MAX_REQ];
+    starts_of(a, start, N);
+    cr_assert(fabs(harness_num(r, "end_ns") - start[C - 1]) < 30e6, "end_ns is the last stream's start");
+    cr_assert_lt(last_warmup_end(trace), tr[0].received, "the warm-up ended before the ramp began");
+    cJSON_Delete(a);
+    unlink(trace);
+}
+
+/* Every bad combination is a usage error naming the flags, before any
+ * request (nothing listens at the URL). */
+Test(ramp, bad_combinations_are_usage_errors)
+{
+    struct { const char *args[10]; const char *want; } cases[] = {
+        {{"--ramp-up-strategy", "linear", "--ramp-up-start-rps", "1", "--ramp-up-end-rps", "5", "--request-rate", "3"},
+         "without --request-rate"},
+        {{"--ramp-up-strategy", "linear", "--ramp-up-start-rps", "1"}, "needs both --ramp-up-start-rps and"},
+        {{"--ramp-up-start-rps", "1", "--ramp-up-end-rps", "5"}, "go with --ramp-up-strategy"},
+        {{"--ramp-up-strategy", "exponential", "--ramp-up-start-rps", "0", "--ramp-up-end-rps", "5"},
+         "exponential ramp needs --ramp-up-start-rps above 0"},
+        {{"--ramp-up-strategy", "linear", "--ramp-up-start-rps", "10", "--ramp-up-end-rps", "5"},
+         "must not be above --ramp-up-end-rps"},
+        {{"--ramp-up-strategy", "linear", "--ramp-up-start-rps", "0", "--ramp-up-end-rps", "0"},
+         "--ramp-up-end-rps must be above 0"},
+        {{"--ramp-up-strategy", "quadratic"}, "expected linear or exponential"},
+        {{"--ramp-up-strategy", "linear", "--ramp-up-start-rps", "1", "--ramp-up-end-rps", "5", "--duration", "5"},
+         "not with --duration"},
+        {{"--ramp-up-s", "2", "--request-rate", "5"}, "not with --request-rate"},
+        {{"--ramp-up-s", "2", "--ramp-up-strategy", "linear", "--ramp-up-start-rps", "1", "--ramp-up-end-rps", "5"},
+         "not with --request-rate or --ramp-up-strategy"},
+        {{"--ramp-up-s", "2", "--concurrency", "1"}, "at least 2"},
+        {{"--ramp-up-s", "0", "--concurrency", "4"}, "--ramp-up-s"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *argv[20] = {harness_anvil_bin(), "run", "--base-url", "http://127.0.0.1:9/v1"};
+        int n = 4;
+        for (int k = 0; cases[i].args[k]; k++)
+            argv[n++] = cases[i].args[k];
+        char err[2048];
+        int status;
+        cr_assert_eq(run_cmd_err(argv, NULL, 0, err, sizeof err, &status), 0);
+        cr_assert_eq(status, 2, "case %zu: exit %d (%s)", i, status, err);
+        cr_assert(strstr(err, cases[i].want), "case %zu: '%s' not in: %s", i, cases[i].want, err);
+    }
+}
