@@ -115,6 +115,52 @@ Test(ramp, linear_ramp_sends_follow_the_ramp, .timeout = 120)
     unlink(trace);
 }
 
+/* Each request's scheduled time (start less its lateness) after request
+ * 0's, ns, into off[0..n). */
+static void schedule_of(const cJSON *a, double *off, int n)
+{
+    static double at[MAX_REQ * 4];
+    const cJSON *t;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItem(a, "request_timings")) {
+        int i = (int)harness_num(t, "request_index");
+        cr_assert(i >= 0 && i < n);
+        at[i] = harness_num(t, "start_monotonic_ns") - harness_num(t, "send_lateness_ms") * 1e6;
+    }
+    for (int i = 0; i < n; i++)
+        off[i] = at[i] - at[0];
+}
+
+/* A Poisson ramp is one schedule, computed before sending: the same with
+ * one measuring thread and two, and its last send is the ramp's end_s. */
+Test(ramp, poisson_ramp_is_the_same_schedule_with_1_and_2_threads, .timeout = 120)
+{
+    enum { N = 200 };
+    static double off[2][N];
+    double end_s[2];
+    for (int k = 0; k < 2; k++) {
+        const char *sim_args[] = {"--ttft-ms", "1", "--itl-ms", "1", NULL};
+        const char *run_args[] = {"--ramp-up-strategy", "exponential", "--ramp-up-start-rps", "50",
+                                  "--ramp-up-end-rps", "800", "--num-prompts", "200", "--input-len", "16",
+                                  "--output-len", "2", "--seed", "9", "--threads", k ? "2" : "1", NULL};
+        static struct harness_traced tr[MAX_REQ];
+        char trace[64];
+        cJSON *a = run_traced(sim_args, run_args, tr, trace, sizeof trace);
+        unlink(trace);
+        cr_assert_eq(harness_num(a, "completed"), N);
+        schedule_of(a, off[k], N);
+        end_s[k] = harness_num(cJSON_GetObjectItem(a, "ramp"), "end_s");
+        cJSON_Delete(a);
+    }
+    for (int i = 1; i < N; i++) {
+        cr_assert_geq(off[0][i], off[0][i - 1] - 2, "the schedule never goes back");
+        cr_assert(fabs(off[0][i] - off[1][i]) <= 2, "request %d scheduled %.0f ns after request 0 with 1 thread, "
+                  "%.0f with 2", i, off[0][i], off[1][i]);
+    }
+    cr_assert_eq(end_s[0], end_s[1]);
+    cr_assert(fabs(off[0][N - 1] - end_s[0] * 1e9) <= 2, "the last send %.0f ns, end_s %.9f", off[0][N - 1],
+              end_s[0]);
+}
+
 /* Closed loop, 5 streams started over 2 s on two threads: stream k starts
  * k·0.5 s after the first. Each request lasts about 3 s (60 tokens, 50 ms
  * apart), longer than the ramp, so requests 0..4 are the streams' first
