@@ -6,11 +6,13 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
 
 #include "harness.h"
+#include "scaleout.h"
 
 #define MAX_REQ 64
 
@@ -202,6 +204,50 @@ Test(ramp, closed_loop_streams_start_in_the_stated_steps, .timeout = 120)
     cr_assert_lt(last_warmup_end(trace), tr[0].received, "the warm-up ended before the ramp began");
     cJSON_Delete(a);
     unlink(trace);
+}
+
+/* Two shards of one closed loop of 4 streams started over 1.5 s: shard 0
+ * holds streams 0 and 1 (at 0 and 0.5 s), shard 1 streams 2 and 3 (at 1
+ * and 1.5 s), all counted from the agreed start, so together they start
+ * in the single run's steps. Requests 0..3 are the streams' first (slot i
+ * mod 4; each lasts about 3 s, longer than the ramp). */
+Test(ramp, shards_start_their_streams_at_the_whole_runs_steps, .timeout = 120)
+{
+    enum { C = 4 };
+    struct sim_proc sim;
+    const char *sa[] = {"--ttft-ms", "5", "--itl-ms", "50", NULL};
+    cr_assert_eq(sim_start_reference(&sim, sa), 0);
+    char dir[] = "/tmp/anvil-ramp-XXXXXX", path[2][128];
+    cr_assert(mkdtemp(dir));
+    const char *tail[] = {"--base-url", sim.base_url, "--num-prompts", "8", "--concurrency", "4", "--ramp-up-s", "1.5",
+                          "--input-len", "16", "--output-len", "60", "--calibration", "none", NULL};
+    scaleout_run_shards(dir, 2, tail);
+    cr_assert_eq(sim_stop(&sim), 0);
+    double start[C] = {NAN, NAN, NAN, NAN}, end_ns[2];
+    for (int k = 0; k < 2; k++) {
+        snprintf(path[k], sizeof path[k], "%s/s%d.json", dir, k);
+        cJSON *a = harness_load_json(path[k]);
+        const cJSON *r = cJSON_GetObjectItem(a, "ramp"), *t;
+        cr_assert_eq(harness_num(r, "end_s"), 1.5, "shard %d: the whole run's ramp", k);
+        end_ns[k] = harness_num(r, "end_ns");
+        cJSON_ArrayForEach(t, cJSON_GetObjectItem(a, "request_timings")) {
+            int i = (int)harness_num(t, "request_index");
+            if (i < C) {
+                cr_assert_eq(i / 2, k, "request %d is a stream of shard %d", i, i / 2);
+                start[i] = harness_num(t, "start_monotonic_ns");
+            }
+        }
+        cJSON_Delete(a);
+        unlink(path[k]);
+    }
+    rmdir(dir);
+    cr_assert(fabs(end_ns[0] - end_ns[1]) < 5e6, "the shards' ramps end together (%.0f ns apart)",
+              end_ns[0] - end_ns[1]);
+    for (int i = 0; i < C; i++) {
+        double got = (start[i] - start[0]) / 1e9, want = 1.5 * i / (C - 1);
+        cr_assert(fabs(got - want) < 0.04, "stream %d started %.4f s after stream 0, the step says %.4f", i, got,
+                  want);
+    }
 }
 
 /* Every bad combination is a usage error naming the flags, before any
