@@ -224,8 +224,22 @@ Test(ramp, shards_start_their_streams_at_the_whole_runs_steps, .timeout = 120)
     scaleout_run_shards(dir, 2, tail);
     cr_assert_eq(sim_stop(&sim), 0);
     double start[C] = {NAN, NAN, NAN, NAN}, end_ns[2];
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 2; k++)
         snprintf(path[k], sizeof path[k], "%s/s%d.json", dir, k);
+    char merged[160], e[4096];
+    snprintf(merged, sizeof merged, "%s/merged.json", dir);
+    const char *margv[] = {harness_anvil_bin(), "merge", "--out", merged, path[0], path[1], NULL};
+    int status;
+    cr_assert_eq(run_cmd_err(margv, NULL, 0, e, sizeof e, &status), 0);
+    cr_assert_eq(status, 0, "%s", e);
+    cJSON *m = harness_load_json(merged);
+    const cJSON *mr = cJSON_GetObjectItem(m, "ramp");
+    cr_assert(cJSON_IsObject(mr), "the merged artifact keeps the ramp");
+    cr_assert_str_eq(cJSON_GetObjectItem(mr, "strategy")->valuestring, "streams");
+    cr_assert_eq(harness_num(mr, "end_s"), 1.5);
+    cJSON_Delete(m);
+    unlink(merged);
+    for (int k = 0; k < 2; k++) {
         cJSON *a = harness_load_json(path[k]);
         const cJSON *r = cJSON_GetObjectItem(a, "ramp"), *t;
         cr_assert_eq(harness_num(r, "end_s"), 1.5, "shard %d: the whole run's ramp", k);
