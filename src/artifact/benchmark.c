@@ -397,13 +397,19 @@ static void requests_of(struct builder *b, const struct req_record *recs, int n,
     }
 }
 
+/* A closed loop: no rate, and no rate ramp. */
+static bool closed_loop(const struct bench_meta *m)
+{
+    return isinf(m->request_rate) && !(m->ramp.present && !isnan(m->ramp.end_rps));
+}
+
 static void run_fields_of(struct builder *b, const struct bench_meta *m, const struct run_summary *s,
                           struct benchmark *out)
 {
     const struct server_info *srv = m->server;
     out->schema = copy(b, BENCHMARK_SCHEMA);
     out->measurement_protocol = copy(b, m->duration_s > 0 ? PROTOCOL_DURATION
-                                    : isinf(m->request_rate) ? PROTOCOL_CLOSED : PROTOCOL_OPEN);
+                                    : closed_loop(m) ? PROTOCOL_CLOSED : PROTOCOL_OPEN);
     out->run_id = copy(b, m->run_id);
     out->started_at = copy(b, m->started_at);
     out->finished_at = copy(b, m->finished_at);
@@ -502,9 +508,13 @@ static void anvil_fields_of(struct builder *b, const struct bench_meta *m, const
     out->engine_version = copy(b, m->server->engine_version);
     out->warmup_requests = m->warmup;
     out->request_rate = isinf(m->request_rate) ? NAN : m->request_rate;    /* null = closed loop */
-    out->burstiness = isinf(m->request_rate) ? NAN : m->burstiness;        /* closed loop: no arrivals */
+    out->burstiness = closed_loop(m) ? NAN : m->burstiness;                /* closed loop: no arrivals */
     out->achieved_request_rate = m->achieved_rate;
-    out->load_mode = copy(b, m->trace ? "trace-replay" : isinf(m->request_rate) ? "closed-loop" : "open-loop");
+    out->load_mode = copy(b, m->trace ? "trace-replay" : closed_loop(m) ? "closed-loop" : "open-loop");
+    if (m->ramp.present) {
+        out->ramp = m->ramp;
+        out->ramp.strategy = copy(b, m->ramp.strategy);
+    }
     out->slo = (struct bench_slo){true, m->slo.ttft_ms, m->slo.tpot_ms, m->slo.e2el_ms};
     out->good_requests = slo_any(&m->slo) ? s->good : ARTIFACT_NONE;
     out->good_request_share = s->completed ? (double)s->good / s->completed : NAN;

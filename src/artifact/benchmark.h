@@ -36,6 +36,19 @@ struct sweep_place {
     long round;             /* 1-based */
 };
 
+/* A staged ramp (docs/ARTIFACTS.md "ramp"): a rate ramp (open loop) or
+ * the closed loop's streams started in steps. */
+struct bench_ramp {
+    bool present;
+    char *strategy;             /* "linear", "exponential" (rate ramps) or "streams" (--ramp-up-s); owned in
+                                   struct benchmark, borrowed in bench_meta */
+    double start_rps, end_rps;  /* rate ramps: req/s at the first and last measured request; NaN = null */
+    double ramp_up_s;           /* streams: the last stream's start, s; NaN = null */
+    double end_s;               /* when the ramp is over, s after the measured phase starts (a rate ramp:
+                                   the last planned send, as it spans the run) */
+    double end_ns;              /* the same instant, CLOCK_MONOTONIC ns (request_timings' clock); NaN = null */
+};
+
 /* What the run was: everything in the artifact that is not measured. */
 struct bench_meta {
     const char *run_id, *started_at, *finished_at;  /* UTC ISO-8601 */
@@ -45,6 +58,7 @@ struct bench_meta {
     const char *endpoint;           /* "chat" or "completions" */
     int concurrency, num_prompts, warmup;    /* concurrency 0 = no cap (open loop) */
     double request_rate, burstiness;        /* requests/s (INFINITY = closed loop); gamma shape */
+    struct bench_ramp ramp;                 /* present false = none; a rate ramp makes the loop open */
     double achieved_rate;                   /* measured sends/s */
     struct slo slo;                         /* goodput bounds (NaN = unset) */
     long input_len, output_len;     /* planned tokens */
@@ -428,6 +442,7 @@ struct benchmark {
     struct bench_counts failed_by_category;
     struct bench_calibration calibration;
     struct bench_duration_mode duration_mode;
+    struct bench_ramp ramp;
     struct bench_workload workload;
     struct bench_sweep sweep;
     struct bench_client client;

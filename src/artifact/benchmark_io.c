@@ -422,6 +422,14 @@ static const struct field duration_rows[] = {
 static const struct field_table duration_t = FIELD_TABLE("duration_mode", T, duration_rows, present);
 #undef T
 
+#define T struct bench_ramp
+static const struct field ramp_rows[] = {
+    STR(strategy, 0), NUM(start_rps, OPT, "req/s"), NUM(end_rps, OPT, "req/s"), NUM(ramp_up_s, OPT, "s"),
+    NUM(end_s, 0, "s"), NUM(end_ns, OPT, "ns"),
+};
+static const struct field_table ramp_t = FIELD_TABLE("ramp", T, ramp_rows, present);
+#undef T
+
 #define T struct bench_images
 static const struct field images_rows[] = {
     WHOLE(per_request, 0, "images"), WHOLE(width, 0, "px"), WHOLE(height, 0, "px"), STR(format, 0),
@@ -670,6 +678,7 @@ static const struct field benchmark_rows[] = {
     NUM(shared_prefix_tokens, OPT, "tokens"), OBJ(server_gone, JR_OPTIONAL, 0, &server_gone_t),
     OBJ(server_stalled, JR_OPTIONAL, 0, &server_stalled_t), CUSTOM(failed_by_category, OPT, 0, &counts_codec),
     OBJ(calibration, JR_OPTIONAL, 0, &calibration_t), OBJ(duration_mode, OPT, FW_NULL, &duration_t),
+    OBJ(ramp, JR_OPTIONAL, 0, &ramp_t),
     OBJ(workload, JR_OPTIONAL, 0, &workload_t), OBJ(sweep, OPT, FW_NULL, &sweep_t),
     OBJ(client, JR_OPTIONAL, 0, &client_t), BOOL(client_bound, JR_OPTIONAL), STR(client_bound_reason, OPT),
     WHOLE(first_output_merged_requests, OPT, "requests"), CUSTOM(provenance, JR_OPTIONAL, 0, &provenance_codec),
@@ -686,7 +695,7 @@ const struct field_table *const *benchmark_field_tables(size_t *n)
 {
     static const struct field_table *const all[] = {
         &benchmark_fields, &serve_flags_t, &slo_t, &server_gone_t, &server_stalled_t, &calibration_t,
-        &calib_search_t, &calib_step_t, &duration_t, &workload_t, &images_t, &agentic_t, &agentic_turn_t,
+        &calib_search_t, &calib_step_t, &duration_t, &ramp_t, &workload_t, &images_t, &agentic_t, &agentic_turn_t,
         &prefix_cache_t, &trace_t, &sweep_t, &client_t, &loop_lag_t, &stamps_t, &thread_t, &thread_lag_t,
         &methodology_t, &metrics_t, &energy_t, &timing_t, &failure_t,
     };

@@ -41,13 +41,13 @@ static void settle(struct run_cli *r, const bool *seen)
     const struct flag_spec *t = run_flag_table();
     struct run_config *c = &r->c;
     bool trace = trace_spec_is_trace(c->workload.dataset);
-    bool cap_given = seen[flags_find(t, "concurrency") - t];
-    if (!cap_given && (!isinf(c->load.request_rate) || trace))
+    bool cap_given = seen[flags_find(t, "concurrency") - t], ramp = c->load.ramp.strategy != RAMP_NONE;
+    if (!cap_given && (!isinf(c->load.request_rate) || trace || ramp))
         c->load.concurrency = 0;
     /* vllm bench serve's default: no rate and no cap send every prompt at once (sessions: every
      * session); a duration window and an --agentic file keep one stream unless told */
     long all = c->workload.agentic_sessions > 0 ? c->workload.agentic_sessions : c->load.num_prompts;
-    if (!cap_given && !seen[flags_find(t, "request-rate") - t] && !trace && c->load.duration_s <= 0 &&
+    if (!cap_given && !seen[flags_find(t, "request-rate") - t] && !trace && !ramp && c->load.duration_s <= 0 &&
         !c->workload.agentic_file && all > 1) {
         c->load.concurrency = all;
         fprintf(c->log ? c->log : stderr, "anvil run: note: no --request-rate and no --concurrency: all %ld %s at "
@@ -80,6 +80,9 @@ static void load_settings(FILE *to, const struct run_config *c)
     if (trace_spec_is_trace(c->workload.dataset)) {
         snprintf(rate, sizeof rate, "trace times x%g", c->workload.trace_speed > 0 ? c->workload.trace_speed : 1);
         snprintf(burst, sizeof burst, "n/a (trace replay)");
+    } else if (c->load.ramp.strategy != RAMP_NONE) {
+        snprintf(rate, sizeof rate, "ramp %g to %g", c->load.ramp.start_rps, c->load.ramp.end_rps);
+        snprintf(burst, sizeof burst, "%g%s", c->load.burstiness, c->load.burstiness == 1 ? " (Poisson)" : "");
     } else if (!isinf(c->load.request_rate)) {
         snprintf(rate, sizeof rate, "%g", c->load.request_rate);
         snprintf(burst, sizeof burst, "%g%s", c->load.burstiness, c->load.burstiness == 1 ? " (Poisson)" : "");

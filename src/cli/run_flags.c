@@ -50,6 +50,18 @@ static int set_goodput(void *cfg, const char *cmd, const char *flag, const char 
     return -1;
 }
 
+/* --ramp-up-strategy linear|exponential (vLLM's names). */
+static int set_ramp_strategy(void *cfg, const char *cmd, const char *flag, const char *v)
+{
+    struct load_ramp *r = &((struct run_cli *)cfg)->c.load.ramp;
+    if (!strcmp(v, "linear") || !strcmp(v, "exponential")) {
+        r->strategy = !strcmp(v, "linear") ? RAMP_LINEAR : RAMP_EXPONENTIAL;
+        return 0;
+    }
+    fprintf(stderr, "anvil %s: --%s: expected linear or exponential, got '%s'\n", cmd, flag, v);
+    return -1;
+}
+
 /* --shard I/N: this process sends shard I (0-based) of N. */
 static int set_shard(void *cfg, const char *cmd, const char *flag, const char *v)
 {
@@ -156,7 +168,6 @@ static int set_agentic_range(void *cfg, const char *cmd, const char *flag, const
 #define TOKENS_BY_SERVER "anvil counts tokens with the server's own tokenizer (/tokenize, or probes)"
 #define IN_THE_ARTIFACT "every request is always in the artifact and the journal; --engine-label and " \
     "--gpu-label describe the run"
-#define RAMP_UP "not yet: anvil sweep --request-rate 1,2,4,8 measures each rate as its own round"
 
 /* A FLAG_NOTE row given: its one note, where the run's notes go. */
 static int note_vllm(void *cfg, const char *cmd, const char *flag, const char *v)
@@ -218,6 +229,17 @@ static const struct flag_spec load_flags[] = {
      "open loop: R requests/s; inf = the closed loop"},
     {"burstiness", NULL, FLAG_RATE, AT(load.burstiness), "B", "1",
      "gamma shape of the arrival gaps: 1 = Poisson, larger is smoother, inf = constant gaps"},
+    {"ramp-up-strategy", NULL, FLAG_CUSTOM, 0, "linear|exponential", NULL,
+     "open loop whose rate ramps, instead of --request-rate (vLLM's): request i of the N measured is "
+     "sent at rate R0 + (R1 - R0) i/(N-1) (linear) or R0 (R1/R0)^(i/(N-1)) (exponential), gaps drawn "
+     "as --burstiness says", .parse = set_ramp_strategy},
+    {"ramp-up-start-rps", NULL, FLAG_DOUBLE, AT(load.ramp.start_rps), "R0", NULL,
+     "the ramp's rate at the first measured request, req/s (exponential: above 0)", .min = 0},
+    {"ramp-up-end-rps", NULL, FLAG_DOUBLE, AT(load.ramp.end_rps), "R1", NULL,
+     "the ramp's rate at the last measured request, req/s (at least R0)", .min = 0},
+    {"ramp-up-s", NULL, FLAG_DOUBLE, AT(load.ramp.ramp_up_s), "S", NULL,
+     "closed loop: stream k of the C of --concurrency starts k S/(C-1) seconds after the warm-ups "
+     "(the first at once, the last at S) instead of all at once", .min = 0.001},
     {"num-prompts", NULL, FLAG_LONG, AT(load.num_prompts), "N", "100",
      "measured requests (with --duration: the most that may be sent, default 200000); at most "
      "10,000,000: every request's record is held in memory, about 0.5 KB each",
@@ -505,9 +527,6 @@ static const struct flag_spec vllm_refused_flags[] = {
     {"enable-multimodal-chat", NULL, FLAG_REFUSED, 0, NULL, NULL,
      "not applicable: a transformation of vLLM's Python datasets; anvil sends images with "
      "--images-per-request or a JSON Lines dataset's \"images\""},
-    {"ramp-up-strategy", NULL, FLAG_REFUSED, 0, "linear|exponential", NULL, RAMP_UP},
-    {"ramp-up-start-rps", NULL, FLAG_REFUSED, 0, "R", NULL, RAMP_UP},
-    {"ramp-up-end-rps", NULL, FLAG_REFUSED, 0, "R", NULL, RAMP_UP},
     {"hf-*", NULL, FLAG_REFUSED, 0, "V", NULL,
      "not applicable: Hugging Face datasets are loaded by vLLM's Python code; anvil reads local files "
      "(--dataset jsonl:FILE|sharegpt:FILE)"},

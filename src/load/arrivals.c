@@ -41,3 +41,36 @@ int arrivals_schedule(double rate, double burstiness, uint64_t seed, bool fixed_
     gsl_rng_free(rng);
     return 0;
 }
+
+double arrivals_ramp_rate(const struct load_ramp *r, size_t i, size_t n)
+{
+    double p = (double)i / (double)(n > 1 ? n - 1 : 1);
+    if (r->strategy == RAMP_EXPONENTIAL)
+        return r->start_rps * pow(r->end_rps / r->start_rps, p);
+    return r->start_rps + (r->end_rps - r->start_rps) * p;
+}
+
+int arrivals_ramp_schedule(const struct load_ramp *r, double burstiness, uint64_t seed, int64_t *offsets_ns,
+                           size_t n)
+{
+    if (r->strategy == RAMP_NONE || !(burstiness > 0) || !(r->end_rps > 0) || !(r->start_rps >= 0) ||
+        (r->strategy == RAMP_EXPONENTIAL && !(r->start_rps > 0)) || !isfinite(r->start_rps) ||
+        !isfinite(r->end_rps))
+        return -1;
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!rng)
+        return -1;
+    gsl_rng_set(rng, (unsigned long)seed);
+    double t = 0;
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        double rate = i ? arrivals_ramp_rate(r, i, n) : 0;
+        if (i && !(rate > 0))
+            rc = -1;
+        else if (i)     /* shape B, scale θ = mean / B */
+            t += isinf(burstiness) ? 1 / rate : gsl_ran_gamma(rng, burstiness, 1 / (rate * burstiness));
+        offsets_ns[i] = (int64_t)llround(t * 1e9);
+    }
+    gsl_rng_free(rng);
+    return rc;
+}

@@ -76,6 +76,7 @@ struct shared {
     bool client_limit;          /* a request failed on this machine's own limit (FAIL_CLIENT) */
     long failed, out_tokens;    /* of them failed; output tokens they carried (progress line) */
     long in_flight;             /* claimed and not yet ended, over every loop */
+    int streams_on;             /* closed loop with a ramp: streams started so far (plan.stream_start_ns) */
     /* With follows / waits_for (else all NULL): of the requests each (seq)
      * waits for, how many have not ended; when it may go (the last of them
      * ended, plus its think time); held requests that may go now, in the
@@ -624,6 +625,21 @@ static int64_t next_think_end(struct shared *sh)
     return t;
 }
 
+/* Under the lock: closed loop with a ramp, the streams started by now
+ * (each may hold one request; counted over every loop, so the steps are
+ * the plan's whatever the threads); -1 when every one has, or none ramps. */
+static int streams_on_locked(struct shared *sh, int64_t now)
+{
+    const struct load_plan *p = &sh->plan;
+    if (p->open_loop || !p->stream_start_ns || sh->streams_on >= p->concurrency)
+        return -1;
+    if (!sh->measuring)
+        return sh->next_seq < sh->cfg->warmup ? -1 : 0;     /* warm-ups run before the ramp */
+    while (sh->streams_on < p->concurrency && sh->t_measure + p->stream_start_ns[sh->streams_on] <= now)
+        sh->streams_on++;
+    return sh->streams_on >= p->concurrency ? -1 : sh->streams_on;
+}
+
 /* Claims the next sendable request if this loop has a free slot and the
  * global cap allows one more; -1 when none. */
 static long claim(struct loop *l, int64_t *after)
@@ -633,7 +649,9 @@ static long claim(struct loop *l, int64_t *after)
     long seq = -1;
     lock(sh);
     update_arrived_locked(sh);
+    int on = streams_on_locked(sh, clock_now_ns());
     if (sh->stop == STOP_NONE && l->n_free > 0 && (cap <= 0 || sh->in_flight < cap) &&
+        (on < 0 || sh->in_flight < on) &&
         (seq = next_sendable_locked(sh, after)) >= 0 && sh->in_flight++ == 0)
         sh->busy_since = clock_now_ns();    /* the stall clock runs again */
     unlock(sh);
@@ -733,9 +751,14 @@ static void schedule_next_arrival(struct loop *l)
     long arrived = sh->arrived;
     int64_t t_measure = sh->t_measure;
     unlock(sh);
-    if (!sh->plan.open_loop) {  /* closed loop: a timer only for an agreed start still to come */
-        int64_t wait = t_measure - clock_now_ns();
-        if (arrived < total(sh) && wait > 0) {
+    if (!sh->plan.open_loop) {  /* closed loop: a timer for an agreed start or a stream still to come */
+        int64_t now = clock_now_ns(), wait = t_measure - now;
+        lock(sh);
+        int on = streams_on_locked(sh, now);
+        unlock(sh);
+        if (on >= 0)
+            wait = t_measure + sh->plan.stream_start_ns[on] - now;
+        if ((arrived < total(sh) || on >= 0) && wait > 0) {
             struct timeval tv = ns_to_timeval(wait);
             evtimer_add(l->arrival, &tv);
         }
@@ -1367,10 +1390,13 @@ static int setup_shared(struct shared *sh)
         .request_rate = c->request_rate, .burstiness = c->burstiness, .seed = c->seed,
         .fixed_span = c->duration_s <= 0, .threads = threads, .follows = c->follows,
         .waits_for = c->waits_for, .think_ns = c->think_ns, .ud = c->ud,
+        .ramp = c->ramp, .stream_start_ns = c->stream_start_ns,
     };
     char err[256];
-    if (c->send_ns)     /* open loop; the drawn times are replaced below */
+    if (c->send_ns) {   /* open loop; the drawn times are replaced below */
         pc.request_rate = pc.burstiness = 1;
+        pc.ramp.strategy = RAMP_NONE;
+    }
     if (plan_build(&pc, &sh->plan, err, sizeof err) != 0) {
         fprintf(stderr, "anvil: the load plan: %s\n", err);
         return -1;

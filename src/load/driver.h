@@ -52,6 +52,7 @@
 
 #include <curl/curl.h>
 
+#include "load/arrivals.h"
 #include "load/live.h"
 #include "load/sampler.h"
 #include "stats/record.h"
@@ -73,6 +74,14 @@ struct driver_cfg {
     double request_rate;                /* requests/s; INFINITY = closed loop */
     double burstiness;                  /* gamma shape of the gaps (1 = Poisson; INFINITY = constant) */
     uint64_t seed;                      /* of the arrival schedule */
+    /* A staged ramp (load/plan.h): a rate ramp (strategy; open loop, with
+     * request_rate INFINITY) or the closed loop's streams started over
+     * ramp_up_s; all zero = none. */
+    struct load_ramp ramp;
+    /* Closed loop: each stream's start, ns after the measured phase starts
+     * (concurrency of them: a shard's share, plan_shard), instead of
+     * ramp.ramp_up_s's; NULL = none. Not owned. */
+    const int64_t *stream_start_ns;
     int num_prompts;                    /* measured requests (duration mode: the most that may be sent) */
     double duration_s;                  /* duration mode: measure for this long, 0 = off */
     double warmup_s;                    /* duration mode: load applied before the window opens */

@@ -127,10 +127,52 @@ static int set_slots(const struct plan_cfg *c, struct load_plan *p)
     return 0;
 }
 
+int64_t plan_stream_start_ns(double ramp_up_s, int k, int streams)
+{
+    return streams > 1 ? (int64_t)llround(ramp_up_s * 1e9 * k / (streams - 1)) : 0;
+}
+
+double plan_ramp_end_s(const struct load_ramp *r, double burstiness, uint64_t seed, int num_prompts)
+{
+    if (r->strategy == RAMP_NONE)
+        return r->ramp_up_s > 0 ? r->ramp_up_s : NAN;
+    int64_t *t = num_prompts > 0 ? malloc((size_t)num_prompts * sizeof *t) : NULL;
+    double end = t && arrivals_ramp_schedule(r, burstiness, seed, t, (size_t)num_prompts) == 0
+                 ? (double)t[num_prompts - 1] / 1e9 : NAN;
+    free(t);
+    return end;
+}
+
+/* Closed loop with a ramp: each stream's start, the caller's or
+ * plan_stream_start_ns's. Returns 0 or -1 (memory). */
+static int set_stream_starts(const struct plan_cfg *c, struct load_plan *p)
+{
+    if (p->open_loop || (!c->stream_start_ns && !(c->ramp.ramp_up_s > 0)))
+        return 0;
+    if (!(p->stream_start_ns = calloc((size_t)c->concurrency, sizeof *p->stream_start_ns)))
+        return -1;
+    for (int k = 0; k < c->concurrency; k++)
+        p->stream_start_ns[k] = c->stream_start_ns ? c->stream_start_ns[k]
+                                                   : plan_stream_start_ns(c->ramp.ramp_up_s, k, c->concurrency);
+    return 0;
+}
+
+/* The measured requests' send times into due (num_prompts of them): the
+ * rate ramp's, or request_rate's. Returns 0 or -1. */
+static int schedule(const struct plan_cfg *c, int64_t *due)
+{
+    if (c->ramp.strategy != RAMP_NONE)
+        return arrivals_ramp_schedule(&c->ramp, c->burstiness, c->seed, due, (size_t)c->num_prompts);
+    return arrivals_schedule(c->request_rate, c->burstiness, c->seed, c->fixed_span, due, (size_t)c->num_prompts);
+}
+
 int plan_build(const struct plan_cfg *c, struct load_plan *p, char *err, size_t errlen)
 {
     memset(p, 0, sizeof *p);
-    p->open_loop = !isinf(c->request_rate);
+    p->open_loop = !isinf(c->request_rate) || c->ramp.strategy != RAMP_NONE;
+    if (c->ramp.ramp_up_s < 0 || (p->open_loop && c->ramp.ramp_up_s > 0))
+        return fail(p, err, errlen, "a stream ramp (%g s) goes with the closed loop, for at least 0 s",
+                    c->ramp.ramp_up_s);
     if (c->threads < 1)
         return fail(p, err, errlen, "threads must be at least 1 (got %d)", c->threads);
     if (!p->open_loop && c->concurrency < c->threads)
@@ -144,14 +186,18 @@ int plan_build(const struct plan_cfg *c, struct load_plan *p, char *err, size_t 
     p->n = (long)c->warmup + c->num_prompts;
     p->threads = c->threads;
     p->concurrency = c->concurrency;
-    if (!(p->entries = calloc((size_t)(p->n ? p->n : 1), sizeof *p->entries)) || set_slots(c, p) != 0)
+    if (!(p->entries = calloc((size_t)(p->n ? p->n : 1), sizeof *p->entries)) || set_slots(c, p) != 0 ||
+        set_stream_starts(c, p) != 0)
         return fail(p, err, errlen, "out of memory for a plan of %ld requests", p->n);
     int64_t *due = p->entries && c->num_prompts ? calloc((size_t)c->num_prompts, sizeof *due) : NULL;
     if (p->open_loop && c->num_prompts && !due)
         return fail(p, err, errlen, "out of memory for %d arrival times", c->num_prompts);
-    if (p->open_loop && arrivals_schedule(c->request_rate, c->burstiness, c->seed, c->fixed_span, due,
-                                          (size_t)c->num_prompts) != 0) {
+    if (p->open_loop && schedule(c, due) != 0) {
         free(due);
+        if (c->ramp.strategy != RAMP_NONE)
+            return fail(p, err, errlen, "no ramp schedule: the ramp's rates (%g to %g req/s; exponential from "
+                        "above 0) and burstiness (%g) must be above 0", c->ramp.start_rps, c->ramp.end_rps,
+                        c->burstiness);
         return fail(p, err, errlen, "no arrival schedule: the rate (%g) and burstiness (%g) must be above 0",
                     c->request_rate, c->burstiness);
     }
@@ -177,6 +223,8 @@ int plan_set_send_times(struct load_plan *p, const int64_t *offsets_ns)
     }
     if (!p->open_loop) {    /* the closed loop's slots become a cap */
         p->open_loop = true;
+        free(p->stream_start_ns);
+        p->stream_start_ns = NULL;
         for (int t = 0; t < p->threads; t++)
             p->slots[t] = p->concurrency > 0 ? p->concurrency : (int)(p->n > 0 ? p->n : 1);
     }
@@ -249,11 +297,23 @@ static int take_shard(const struct load_plan *p, int index, int count, int conc,
     return 0;
 }
 
+/* Closed loop with a ramp: the starts of shard index's streams, its
+ * contiguous share of the whole run's (shard_of's). Returns 0 or -1. */
+static int take_stream_starts(const struct load_plan *p, int index, int count, struct plan_shard *s)
+{
+    int base = p->concurrency / count, extra = p->concurrency % count;
+    int lo = index < extra ? index * (base + 1) : extra * (base + 1) + (index - extra) * base;
+    if (!(s->stream_start_ns = calloc((size_t)(s->concurrency ? s->concurrency : 1), sizeof *s->stream_start_ns)))
+        return -1;
+    memcpy(s->stream_start_ns, p->stream_start_ns + lo, (size_t)s->concurrency * sizeof *s->stream_start_ns);
+    return 0;
+}
+
 int plan_shard(const struct plan_cfg *c, const int64_t *send_ns, int index, int count,
                struct plan_shard *s, char *err, size_t errlen)
 {
     memset(s, 0, sizeof *s);
-    bool open = send_ns || !isinf(c->request_rate);
+    bool open = send_ns || !isinf(c->request_rate) || c->ramp.strategy != RAMP_NONE;
     if (count < 1 || index < 0 || index >= count) {
         snprintf(err, errlen, "shard %d of %d: expected 0 ≤ I < N", index, count);
         return -1;
@@ -279,6 +339,8 @@ int plan_shard(const struct plan_cfg *c, const int64_t *send_ns, int index, int 
     s->n_total = p.n;
     if (c->concurrency > 0)
         s->concurrency = c->concurrency / count + (index < c->concurrency % count);
+    if (rc == 0 && p.stream_start_ns)
+        rc = take_stream_starts(&p, index, count, s);
     plan_free(&p);
     if (rc != 0) {
         plan_shard_free(s);
@@ -291,6 +353,7 @@ void plan_shard_free(struct plan_shard *s)
 {
     free(s->seqs);
     free(s->send_ns);
+    free(s->stream_start_ns);
     free(s->local);
     memset(s, 0, sizeof *s);
 }
@@ -301,6 +364,8 @@ void plan_free(struct load_plan *p)
     free(p->slots);
     free(p->waiters);
     free(p->waiters_at);
+    free(p->stream_start_ns);
+    p->stream_start_ns = NULL;
     p->entries = NULL;
     p->slots = NULL;
     p->waiters = p->waiters_at = NULL;

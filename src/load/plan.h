@@ -19,6 +19,13 @@
  *     (driver.c), so every thread can hold up to the whole cap.
  * A trace replay fills send_ns itself (plan_set_send_times).
  *
+ * A ramp is part of the plan too, so it is the same over threads, shards
+ * and ranks: an open-loop rate ramp (ramp.strategy) is the send times
+ * themselves (arrivals_ramp_schedule); a closed-loop ramp (ramp.ramp_up_s)
+ * gives stream k of C its start, k·S/(C − 1) after the measured phase
+ * starts (stream_start_ns): until then only the streams started may hold a
+ * request (driver.c counts them globally).
+ *
  * The same split serves processes (ranks of an MPI run, or shards started
  * apart; plan_shard): shard I of N takes
  *   - closed loop: its share of the concurrency (as threads get theirs) and
@@ -34,6 +41,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "load/arrivals.h"
 
 /* One request of the plan. */
 struct plan_entry {
@@ -53,6 +62,14 @@ struct plan_cfg {
     uint64_t seed;              /* of the arrival schedule */
     bool fixed_span;            /* scale the schedule to span exactly (n − 1)/rate (arrivals.h); off in duration mode */
     int threads;                /* loops to split over, ≥ 1 */
+    /* A rate ramp (strategy, open loop: instead of request_rate and
+     * fixed_span) or, in the closed loop, streams started over ramp_up_s;
+     * all zero = none. */
+    struct load_ramp ramp;
+    /* Closed loop: the caller's start of each of the concurrency streams,
+     * ns after the measured phase starts (a shard's share of the whole
+     * run's, plan_shard), instead of ramp.ramp_up_s's; NULL = none. */
+    const int64_t *stream_start_ns;
     /* The request (seq) that request seq follows, or -1; NULL = none follows any. */
     long (*follows)(void *ud, long seq);
     /* Instead of follows, when set: the requests (seqs, each before seq)
@@ -79,6 +96,10 @@ struct load_plan {
      * concurrency, none empty). Open loop: the cap, or every request when
      * there is none (capped by the global count in the driver). */
     int *slots;
+    /* Closed loop with a ramp: when each of the concurrency streams starts,
+     * ns after the measured phase starts, never decreasing; owned; NULL =
+     * all at once. */
+    int64_t *stream_start_ns;
     bool any_follows;           /* some entry waits for another */
     /* Who waits for whom: the requests waiting for request s are
      * waiters[waiters_at[s] .. waiters_at[s + 1]) (n + 1 offsets); owned,
@@ -89,8 +110,21 @@ struct load_plan {
 /* Most requests one request may wait for. */
 #define PLAN_MAX_WAITS 256
 
+/* The start of stream k of `streams`, ns after the measured phase starts,
+ * under a closed-loop ramp of ramp_up_s seconds: k·S/(streams − 1), the
+ * first at 0 and the last at S (one stream starts at 0). */
+int64_t plan_stream_start_ns(double ramp_up_s, int k, int streams);
+
+/* When the ramp is over, seconds after the measured phase starts: a
+ * closed-loop ramp's ramp_up_s (its last stream's start); a rate ramp's
+ * last send of num_prompts (it spans the run), drawn as plan_build draws
+ * it; NaN when there is no ramp or no schedule. */
+double plan_ramp_end_s(const struct load_ramp *r, double burstiness, uint64_t seed, int num_prompts);
+
 /* Builds the plan. Errors (message in err, errlen bytes): threads < 1, a
- * closed loop with concurrency < 1, rate or burstiness ≤ 0, a request that
+ * closed loop with concurrency < 1, rate or burstiness ≤ 0, a ramp the
+ * arrivals refuse (arrivals_ramp_schedule), a negative ramp_up_s or one
+ * in the open loop, a request that
  * follows (or waits for) itself, a later request or one outside the plan,
  * two requests following the same one (follows; waits_for allows it), a
  * request waiting for more than PLAN_MAX_WAITS, a negative think time, or
@@ -124,6 +158,9 @@ struct plan_shard {
     int concurrency;        /* closed loop: its slots; open loop: its share of the cap (0 = none) */
     int64_t *send_ns;       /* open loop: num_prompts send times from the whole schedule (never
                                decreasing), else NULL; owned */
+    int64_t *stream_start_ns;/* closed loop with a ramp: the start of each of its concurrency streams, ns
+                               after the measured phase starts (its slots of the whole run's); else
+                               NULL; owned */
     long *local;            /* for each seq of the whole plan, its place in seqs, or -1; owned */
     long n_total;           /* requests of the whole plan (local has this many) */
 };

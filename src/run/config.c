@@ -20,7 +20,8 @@ void run_config_defaults(struct run_config *c)
     *c = (struct run_config){
         .transport = {.api_key_env = "OPENAI_API_KEY", .endpoint = EP_CHAT, .timeout_s = 600,
                       .connect_timeout_s = 10, .idle_timeout_s = 120, .grace_s = 5, .stall_timeout_s = -1},
-        .load = {.concurrency = 1, .num_prompts = 100, .request_rate = INFINITY, .burstiness = 1},
+        .load = {.concurrency = 1, .num_prompts = 100, .request_rate = INFINITY, .burstiness = 1,
+                 .ramp = {.start_rps = NAN, .end_rps = NAN}},
         .workload = {.input_len = 1024, .output_len = 128, .ignore_eos = true, .calib = CALIB_AUTO,
                      .prefix_groups = 1, .tool_result_len = 200, .agentic_user_len = 100},
         .observe = {.server_metrics = "auto", .scrape_interval_ms = 1000, .telemetry = OBS_MODE_AUTO,
@@ -185,8 +186,42 @@ static double physical_memory(void)
     return pages > 0 && size > 0 ? (double)pages * (double)size : 0;
 }
 
+/* The ramps (load/plan.h): a rate ramp as vLLM takes it, or the closed
+ * loop's streams started over --ramp-up-s. */
+static int check_ramp(const struct run_load *l, char *err, size_t errlen)
+{
+    const struct load_ramp *r = &l->ramp;
+    bool rates = !isnan(r->start_rps) || !isnan(r->end_rps);
+    if (r->strategy == RAMP_NONE && rates)
+        return fail(err, errlen, "--ramp-up-start-rps and --ramp-up-end-rps go with --ramp-up-strategy");
+    if (r->strategy != RAMP_NONE && (isnan(r->start_rps) || isnan(r->end_rps)))
+        return fail(err, errlen, "--ramp-up-strategy needs both --ramp-up-start-rps and --ramp-up-end-rps");
+    if (r->strategy != RAMP_NONE && !isinf(l->request_rate))
+        return fail(err, errlen, "--ramp-up-strategy sets the rate from --ramp-up-start-rps to --ramp-up-end-rps: "
+                    "without --request-rate (as vLLM)");
+    if (r->strategy != RAMP_NONE && r->start_rps > r->end_rps)
+        return fail(err, errlen, "--ramp-up-start-rps (%g) must not be above --ramp-up-end-rps (%g)", r->start_rps,
+                    r->end_rps);
+    if (r->strategy != RAMP_NONE && !(r->end_rps > 0))
+        return fail(err, errlen, "--ramp-up-end-rps must be above 0");
+    if (r->strategy == RAMP_EXPONENTIAL && !(r->start_rps > 0))
+        return fail(err, errlen, "an exponential ramp needs --ramp-up-start-rps above 0");
+    if (r->strategy != RAMP_NONE && l->duration_s > 0)
+        return fail(err, errlen, "--ramp-up-strategy ramps over the --num-prompts measured requests (by request, as "
+                    "vLLM): not with --duration, whose count is not known before");
+    if (r->ramp_up_s > 0 && (r->strategy != RAMP_NONE || !isinf(l->request_rate)))
+        return fail(err, errlen, "--ramp-up-s starts the closed loop's streams in steps: not with --request-rate or "
+                    "--ramp-up-strategy (an open loop)");
+    if (r->ramp_up_s > 0 && l->concurrency < 2)
+        return fail(err, errlen, "--ramp-up-s starts --concurrency streams in steps: it needs at least 2 (got %ld)",
+                    l->concurrency);
+    return 0;
+}
+
 int run_load_check(const struct run_load *l, char *err, size_t errlen)
 {
+    if (check_ramp(l, err, errlen) != 0)
+        return -1;
     double mem = physical_memory(), need = (double)(l->num_prompts + l->warmup) * sizeof(struct req_record);
     if (mem > 0 && need > mem / 2)
         return fail(err, errlen, "--num-prompts %ld: the per-request records alone need %.1f GiB, more than "
@@ -209,13 +244,15 @@ static int check_across(const struct run_config *c, char *err, size_t errlen)
         return fail(err, errlen, "--tools goes with the chat endpoint (completions take no tools)");
     if (w->images_per_request > 0 && c->transport.endpoint != EP_CHAT)
         return fail(err, errlen, IMAGES_NEED_SYNTHETIC_CHAT);
-    if (trace && (w->multi_turn || l->duration_s > 0 || !isinf(l->request_rate)))
+    if (trace && (w->multi_turn || l->duration_s > 0 || !isinf(l->request_rate) || l->ramp.strategy != RAMP_NONE ||
+                  l->ramp.ramp_up_s > 0))
         return fail(err, errlen, "a trace (--dataset %.20s...) is sent at its recorded times: --multi-turn, "
-                    "--duration and --request-rate do not apply (--trace-speed scales its clock)", w->dataset);
-    if (isinf(l->request_rate) && l->concurrency < 1 && !trace)
+                    "--duration, --request-rate and the --ramp-up flags do not apply (--trace-speed scales its clock)",
+                    w->dataset);
+    bool closed = isinf(l->request_rate) && l->ramp.strategy == RAMP_NONE && !trace;
+    if (closed && l->concurrency < 1)
         return fail(err, errlen, "the closed loop needs --concurrency of at least 1");
-    if (c->shard.count > 1 && l->concurrency < c->shard.count &&
-        (l->concurrency > 0 || (isinf(l->request_rate) && !trace)))
+    if (c->shard.count > 1 && l->concurrency < c->shard.count && (l->concurrency > 0 || closed))
         return fail(err, errlen, "%d shards (ranks) each take a share of --concurrency %ld: it must be at least %d",
                     c->shard.count, l->concurrency, c->shard.count);
     if (c->shard.count > 1 && (w->agentic_file || w->agentic_sessions > 0))

@@ -9,6 +9,7 @@
 #include "artifact/journal.h"
 #include "core/clock.h"
 #include "load/driver.h"
+#include "load/plan.h"
 #include "run/stage.h"
 #include "stats/dist.h"
 
@@ -92,11 +93,29 @@ static int sent_first(struct req_record *r, int n)
     return k;
 }
 
+/* The artifact's ramp: what was asked for and when it is over, after the
+ * measured phase's start t_measure (0 = not known yet: end_ns null). */
+static struct bench_ramp ramp_of(const struct run_config *c, int64_t t_measure)
+{
+    const struct load_ramp *r = &c->load.ramp;
+    if (r->strategy == RAMP_NONE && !(r->ramp_up_s > 0))
+        return (struct bench_ramp){0};
+    bool rate = r->strategy != RAMP_NONE;
+    double end = plan_ramp_end_s(r, c->load.burstiness, (uint64_t)c->workload.seed, (int)c->load.num_prompts);
+    return (struct bench_ramp){
+        .present = true, .strategy = !rate ? "streams" : r->strategy == RAMP_LINEAR ? "linear" : "exponential",
+        .start_rps = rate ? r->start_rps : NAN, .end_rps = rate ? r->end_rps : NAN,
+        .ramp_up_s = rate ? NAN : r->ramp_up_s, .end_s = end,
+        .end_ns = t_measure > 0 && !isnan(end) ? (double)t_measure + round(end * 1e9) : NAN,
+    };
+}
+
 /* The settings half of the artifact: what was asked for. */
 static struct bench_meta settings_meta(const struct run_ctx *x)
 {
     const struct run_config *c = x->c;
     return (struct bench_meta){
+        .ramp = ramp_of(c, 0),
         .run_id = x->res->run_id, .started_at = x->started_at, .server = &x->srv,
         .engine_label = c->out.engine_label, .gpu_label = c->out.gpu_label,
         /* a shard's artifact tells its own share; its ranks block the whole run's */
@@ -206,6 +225,7 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
                               s->prompt_tokens > 0 && (double)s->cached_tokens > 0.05 * (double)s->prompt_tokens;
     meta.window_s = dr->window_end > dr->window_start ? (double)(dr->window_end - dr->window_start) / 1e9 : 0;
     meta.window_start_ns = dr->window_start;
+    meta.ramp = ramp_of(c, dr->t_measure);
     meta.window_end_ns = dr->window_end;
     meta.incomplete_reason = incomplete_reason(x, dr, meta.window_s);
     meta.incomplete = meta.incomplete_reason != NULL;

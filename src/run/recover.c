@@ -119,6 +119,7 @@ struct bench_meta run_settings_meta(const struct benchmark *b, const struct jour
         .warmup = (int)b->warmup_requests,
         .request_rate = isnan(b->request_rate) ? INFINITY : b->request_rate,
         .burstiness = isnan(b->burstiness) ? 1 : b->burstiness, .slo = o->slo,
+        .ramp = b->ramp,        /* end_ns null in the journal's header (the run had not begun) */
         .input_len = isnan(b->context_tokens) ? -1 : (long)b->context_tokens, .output_len = b->max_tokens,
         .ignore_eos = b->ignore_eos, .seed = (uint64_t)b->context_seed,
         .calibration_method = cal->method, .calibration = bench_calibration_search(cal, calib),

@@ -95,6 +95,12 @@ static void announce(const struct run_ctx *x, const struct driver_cfg *cfg)
         snprintf(cap, sizeof cap, "max concurrency %s", conc);
     if (x->trace.n)
         snprintf(load, sizeof load, "recorded times (%s)", cap);
+    else if (c->load.ramp.strategy != RAMP_NONE)
+        snprintf(load, sizeof load, "a %s ramp from %g to %g req/s (burstiness %g, %s)",
+                 c->load.ramp.strategy == RAMP_LINEAR ? "linear" : "exponential", c->load.ramp.start_rps,
+                 c->load.ramp.end_rps, c->load.burstiness, cap);
+    else if (isinf(c->load.request_rate) && c->load.ramp.ramp_up_s > 0)
+        snprintf(load, sizeof load, "concurrency %s, its streams started over %g s", conc, c->load.ramp.ramp_up_s);
     else if (isinf(c->load.request_rate))
         snprintf(load, sizeof load, "concurrency %s", conc);
     else
@@ -149,7 +155,7 @@ static int drive(struct run_ctx *x, struct driver_result *dr)
     struct driver_cfg cfg = {
         .url = url, .headers = x->headers, .concurrency = (int)c->load.concurrency,
         .request_rate = c->load.request_rate, .burstiness = c->load.burstiness, .seed = (uint64_t)c->workload.seed,
-        .num_prompts = (int)c->load.num_prompts, .warmup = (int)c->load.warmup,
+        .ramp = c->load.ramp, .num_prompts = (int)c->load.num_prompts, .warmup = (int)c->load.warmup,
         .duration_s = c->load.duration_s, .warmup_s = c->load.warmup_s,
         .connect_timeout_ms = (long)(c->transport.connect_timeout_s * 1000),
         .timeout_ms = (long)(c->transport.timeout_s * 1000), .idle_timeout_s = c->transport.idle_timeout_s,

@@ -75,6 +75,8 @@ struct run_load {
                                            this many of the window's (0 = all of them) */
     double request_rate, burstiness;    /* requests/s (INFINITY = closed loop); gamma shape */
     double duration_s, warmup_s;        /* duration mode (0 = off) */
+    struct load_ramp ramp;              /* --ramp-up-*: a rate ramp or streams started over ramp_up_s;
+                                           start_rps, end_rps NaN = not given */
     /* Duration mode: a readiness gate (load/driver.h, driver_cfg.window_ready):
      * the window opens when it says so, warmup_s at the latest; needs
      * threads 1. NULL = the window opens at warmup_s. */

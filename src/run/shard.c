@@ -35,6 +35,7 @@ int run_shard_cfg(struct run_ctx *x, struct driver_cfg *cfg)
         .warmup = cfg->warmup, .num_prompts = cfg->num_prompts, .concurrency = cfg->concurrency,
         .request_rate = cfg->request_rate, .burstiness = cfg->burstiness, .seed = cfg->seed,
         .fixed_span = cfg->duration_s <= 0, .threads = 1, .follows = cfg->follows, .ud = cfg->ud,
+        .ramp = cfg->ramp,
     };
     struct plan_shard sh;   /* run_follows maps through x->shard: empty until the split is done */
     char err[300];
@@ -48,6 +49,7 @@ int run_shard_cfg(struct run_ctx *x, struct driver_cfg *cfg)
     cfg->concurrency = sh.concurrency;
     if (sh.send_ns)     /* open loop: this shard's entries of the whole schedule */
         cfg->send_ns = sh.send_ns;
+    cfg->stream_start_ns = sh.stream_start_ns;  /* closed-loop ramp: its streams' starts of the whole run's */
     cfg->threads = plan_threads((int)c->load.threads, sysconf(_SC_NPROCESSORS_ONLN), sh.concurrency,
                                 (long)sh.warmup + sh.num_prompts);
     return 0;

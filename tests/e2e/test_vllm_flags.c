@@ -279,9 +279,6 @@ Test(vllm_flags, a_vllm_command_line_with_flags_that_do_not_apply_runs, .timeout
 Test(vllm_flags, vllm_flags_anvil_cannot_honour_are_refused_with_the_reason)
 {
     struct { const char *args[4]; const char *want; } cases[] = {
-        {{"--ramp-up-strategy", "linear"}, "--ramp-up-strategy: not yet: anvil sweep --request-rate 1,2,4,8 "
-                                           "measures each rate as its own round"},
-        {{"--ramp-up-end-rps=20"}, "--ramp-up-end-rps: not yet: anvil sweep"},
         {{"--logprobs", "5"}, "--logprobs: "},
         {{"--use-beam-search"}, "--use-beam-search: "},
         {{"--profile"}, "--profile: not applicable: anvil does not control the server's profiler"},
