@@ -76,6 +76,9 @@ static struct summary_opts settings_opts(const struct run_ctx *x)
         .method = c->out.pct, .ignore_eos = c->workload.ignore_eos, .lateness_is_client = c->load.concurrency == 0,
         /* in every mode: --calibration none plans --input-len tokens too */
         .check_prompt_tokens = x->ds.n == 0, .slo = c->out.slo,
+        /* a shard holds its own share of the concurrency and of the schedule */
+        .steady = steady_opts_of(x->shard.seqs ? x->shard.concurrency : c->load.concurrency,
+                                 c->load.request_rate / (c->shard.count > 0 ? c->shard.count : 1)),
     };
 }
 
