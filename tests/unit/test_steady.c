@@ -6,6 +6,7 @@
 
 #include <criterion/criterion.h>
 
+#include "report/table.h"
 #include "stats/steady.h"
 #include "stats/summary.h"
 
@@ -234,4 +235,42 @@ Test(steady, noise_is_five_percent_of_the_whole_run)
     cr_assert(steady_differs(100, 94.9));
     cr_assert_not(steady_differs(NAN, 1));
     cr_assert_not(steady_differs(1, NAN));
+}
+
+/* The end summary: one line that it was reached, and beside the whole run's
+ * only the figures that differ by over 5 %: TTFT p99 (400 vs 100), TPOT,
+ * ITL, the throughputs; not E2E (1000 ms throughout) nor median TTFT. */
+Test(steady, the_summary_sets_differing_figures_beside_the_whole_runs)
+{
+    int n;
+    struct req_record *r = two_streams(30, 5, 20, &n);
+    struct summary_opts so = {.method = PCT_NEAREST, .slo = {NAN, NAN, NAN}, .steady = steady_opts_of(2, INFINITY)};
+    struct run_summary s;
+    cr_assert_eq(summary_compute(r, n, &so, &s), 0);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    report_table(f, "t", &s, 0);
+    fclose(f);
+    const char *sec = strstr(text, " Steady state ");     /* the section, after the whole run's */
+    cr_assert(sec, "%s", text);
+    cr_assert(strstr(sec, "reached: 15.0 s from 5.0 s to 20.0 s after the first send (50 % of the run), "
+                           "in flight within 10 % of 2\n"), "%s", text);
+    cr_assert(strstr(sec, "P99 TTFT (ms):                           400.00       100.00\n"), "%s", text);
+    cr_assert(strstr(sec, "Output token throughput (tok/s):          15.00        20.00\n"), "%s", text);
+    cr_assert_null(strstr(sec, "Median TTFT (ms):  "), "%s", text);
+    cr_assert_null(strstr(sec, "E2EL (ms):  "), "%s", text);
+    free(text);
+    free_all(r, n);
+
+    r = two_streams(8, 0, 8, &n);
+    cr_assert_eq(summary_compute(r, n, &so, &s), 0);
+    f = open_memstream(&text, &len);
+    report_table(f, "t", &s, 0);
+    fclose(f);
+    cr_assert(strstr(text, "not reached: the longest stretch within 10 % of the target lasted under 10 s\n"),
+              "%s", text);
+    cr_assert_null(strstr(text, "whole run"), "%s", text);
+    free(text);
+    free_all(r, n);
 }
