@@ -14,11 +14,13 @@
 
 #define STEP_NS 500000000.0     /* the detector's grid: 0.5 s */
 
-/* Runs anvil against a fresh simulator; the artifact parsed, the summary
- * printed into out. */
-static cJSON *run_against(const char *const run_args[], char *art, size_t artcap, char *out, size_t outcap)
+static const char *const fast[] = {"--ttft-ms", "20", "--itl-ms", "5", NULL};
+
+/* Runs anvil against a fresh simulator started with sim_args; the artifact
+ * parsed, the summary printed into out. */
+static cJSON *run_against(const char *const sim_args[], const char *const run_args[], char *art, size_t artcap,
+                          char *out, size_t outcap)
 {
-    const char *sim_args[] = {"--ttft-ms", "20", "--itl-ms", "5", NULL};
     cr_assert_eq(harness_tmpfile(art, artcap), 0);
     struct sim_proc sim;
     cr_assert_eq(sim_start(&sim, sim_args), 0);
@@ -64,7 +66,7 @@ Test(steady_e2e, a_closed_loop_reaches_steady_state_as_the_timings_say, .timeout
                           "--ignore-eos", NULL};
     char art[64];
     static char out[32768];
-    cJSON *a = run_against(args, art, sizeof art, out, sizeof out);
+    cJSON *a = run_against(fast, args, art, sizeof art, out, sizeof out);
     cJSON *t = cJSON_GetObjectItem(a, "request_timings"), *st = cJSON_GetObjectItem(a, "steady_state");
     int n = cJSON_GetArraySize(t);
     cr_assert_eq(n, 240);
@@ -142,7 +144,7 @@ Test(steady_e2e, a_run_under_ten_seconds_is_too_short, .timeout = 60)
                           NULL};
     char art[64];
     static char out[32768];
-    cJSON *a = run_against(args, art, sizeof art, out, sizeof out);
+    cJSON *a = run_against(fast, args, art, sizeof art, out, sizeof out);
     cJSON *st = cJSON_GetObjectItem(a, "steady_state");
     cr_assert(cJSON_IsObject(st));
     cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(st, "reached")));
@@ -151,6 +153,52 @@ Test(steady_e2e, a_run_under_ten_seconds_is_too_short, .timeout = 60)
     cr_assert(cJSON_IsNull(cJSON_GetObjectItem(st, "ttft_p50_ms")));
     cr_assert_eq(harness_num(st, "requests"), 0);
     cr_assert(strstr(out, "not reached: the longest stretch within 10 % of the target lasted under 10 s"), "%s", out);
+    cJSON_Delete(a);
+    unlink(art);
+}
+
+/* Open loop at 15 req/s against a simulator that runs 2 sequences at a time
+ * (about 9 req/s): over every trailing 5 s window that ends before the last
+ * send, the completions recomputed from the timings fall short of the sends
+ * planned (start − send lateness) by over 10 %, and the artifact says never. */
+Test(steady_e2e, an_open_loop_the_server_cannot_sustain_never_reaches_it, .timeout = 120)
+{
+    const char *sim_args[] = {"--max-num-seqs", "2", NULL};
+    const char *args[] = {"--request-rate", "15", "--burstiness", "inf", "--num-prompts", "90", "--input-len", "16",
+                          "--output-len", "40", "--ignore-eos", NULL};
+    char art[64];
+    static char out[32768];
+    cJSON *a = run_against(sim_args, args, art, sizeof art, out, sizeof out);
+    cJSON *t = cJSON_GetObjectItem(a, "request_timings"), *st = cJSON_GetObjectItem(a, "steady_state");
+    int n = cJSON_GetArraySize(t);
+    cr_assert_eq(n, 90, "every request completes (queued, not failed)");
+    double *sched = calloc((size_t)n, sizeof *sched), *end = calloc((size_t)n, sizeof *end);
+    double t0 = INFINITY, last_sched = 0;
+    for (int i = 0; i < n; i++) {
+        cJSON *e = cJSON_GetArrayItem(t, i);
+        double start = harness_num(e, "start_monotonic_ns");
+        sched[i] = start - harness_num(e, "send_lateness_ms") * 1e6;
+        end[i] = start + harness_num(e, "e2e_ms") * 1e6;
+        t0 = fmin(t0, start);
+        last_sched = fmax(last_sched, sched[i]);
+    }
+    int judged = 0;     /* windows of 10 steps (5 s: max(5, 50 / 15)) ending by the last send */
+    for (int k = 9; t0 + (k + 1) * STEP_NS <= last_sched; k++, judged++) {
+        double lo = t0 + (k - 9) * STEP_NS, hi = t0 + (k + 1) * STEP_NS;
+        int sent = 0, done = 0;
+        for (int i = 0; i < n; i++) {
+            sent += sched[i] >= (k == 9 ? -INFINITY : lo) && sched[i] < hi;
+            done += end[i] >= lo && end[i] < hi;
+        }
+        cr_assert(abs(done - sent) > 0.1 * sent, "step %d: %d done of %d sent", k, done, sent);
+    }
+    cr_assert_geq(judged, 1);
+    cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(st, "reached")));
+    cr_assert_str_eq(cJSON_GetObjectItem(st, "basis")->valuestring, "completion_rate");
+    cr_assert_str_eq(cJSON_GetObjectItem(st, "reason")->valuestring, "never_at_target");
+    cr_assert(strstr(out, "not reached: the load never held within 10 % of its target"), "%s", out);
+    free(sched);
+    free(end);
     cJSON_Delete(a);
     unlink(art);
 }
