@@ -499,6 +499,21 @@ static char *client_bound_reason(struct builder *b, const struct run_summary *s)
     return copy(b, s->client_bound ? why : "");
 }
 
+/* steady_state from the summary's (stats/steady.h). */
+static void steady_of(struct builder *b, const struct steady_state *st, struct bench_steady *out)
+{
+    *out = (struct bench_steady){
+        .present = true, .reached = st->reached, .reason = copy(b, st->reason),
+        .basis = copy(b, steady_basis_name(st->basis)), .target = st->target, .band = st->band,
+        .not_before_s = st->not_before_s, .run_s = st->run_s, .start_s = st->start_s, .end_s = st->end_s,
+        .length_s = st->length_s, .share = st->share, .level = st->level, .requests = st->requests,
+        .ttft_p50_ms = st->ttft.p50, .ttft_p99_ms = st->ttft.p99, .tpot_p50_ms = st->tpot.p50,
+        .tpot_p99_ms = st->tpot.p99, .itl_p50_ms = st->itl.p50, .itl_p99_ms = st->itl.p99,
+        .e2e_p50_ms = st->e2e.p50, .e2e_p99_ms = st->e2e.p99,
+        .output_throughput = st->output_throughput, .request_throughput = st->request_throughput,
+    };
+}
+
 /* anvil's additions to the seed's top level. */
 static void anvil_fields_of(struct builder *b, const struct bench_meta *m, const struct run_summary *s,
                             struct benchmark *out)
@@ -552,6 +567,7 @@ static void anvil_fields_of(struct builder *b, const struct bench_meta *m, const
             .token_source = s->window.chunks ? copy(b, token_source_name(window_token_source(&s->window))) : NULL,
             .server_tokens_in_window = m->server_tokens_in_window,
         };
+    steady_of(b, &s->steady, &out->steady_state);
     out->workload = (struct bench_workload){true, copy(b, m->dataset), m->input_range, m->output_range,
                                             m->shared_prefix_len};
 

@@ -195,6 +195,27 @@ struct bench_duration_mode {
     double server_tokens_in_window;             /* Δ of the server's generation counter; NaN = null */
 };
 
+/* steady_state (stats/steady.h): the longest stretch where the load held
+ * its target, and the headline figures over it; absent in artifacts of
+ * anvil before it (present false). NaN = null. */
+struct bench_steady {
+    bool present;
+    bool reached;
+    char *reason;               /* a STEADY_* key; NULL = null (reached) */
+    char *basis;                /* "in_flight", "completion_rate" or "none" */
+    double target;              /* requests in flight or requests/s, as basis says */
+    double band;                /* ratio: ± this share of the target */
+    double not_before_s;        /* no step counted before this (a ramp's end), s from the first send */
+    double run_s;               /* the run: first measured send → last end */
+    double start_s, end_s, length_s;    /* the longest stretch in the band, s from the first send */
+    double share;               /* length_s / run_s */
+    double level;               /* mean in flight or completion rate over the stretch */
+    long requests;              /* completed requests whose start and end lie inside it */
+    double ttft_p50_ms, ttft_p99_ms, tpot_p50_ms, tpot_p99_ms, itl_p50_ms, itl_p99_ms, e2e_p50_ms,
+           e2e_p99_ms;
+    double output_throughput, request_throughput;  /* tokens/s, requests/s over the stretch */
+};
+
 /* A replayed trace (workload.trace; absent for other workloads). */
 struct bench_trace {
     bool present;
@@ -443,6 +464,7 @@ struct benchmark {
     struct bench_calibration calibration;
     struct bench_duration_mode duration_mode;
     struct bench_ramp ramp;
+    struct bench_steady steady_state;
     struct bench_workload workload;
     struct bench_sweep sweep;
     struct bench_client client;

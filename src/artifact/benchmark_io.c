@@ -430,6 +430,21 @@ static const struct field ramp_rows[] = {
 static const struct field_table ramp_t = FIELD_TABLE("ramp", T, ramp_rows, present);
 #undef T
 
+#define T struct bench_steady
+static const struct field steady_rows[] = {
+    BOOL(reached, 0), STR(reason, JR_NULLABLE), STR(basis, JR_NONEMPTY), NUM(target, JR_NULLABLE, NULL),
+    NUM(band, 0, "ratio"), NUM(not_before_s, 0, "s"), NUM(run_s, JR_NULLABLE, "s"),
+    NUM(start_s, JR_NULLABLE, "s"), NUM(end_s, JR_NULLABLE, "s"), NUM(length_s, JR_NULLABLE, "s"),
+    NUM(share, JR_NULLABLE, "ratio"), NUM(level, JR_NULLABLE, NULL), WHOLE(requests, 0, "requests"),
+    NUM(ttft_p50_ms, JR_NULLABLE, "ms"), NUM(ttft_p99_ms, JR_NULLABLE, "ms"),
+    NUM(tpot_p50_ms, JR_NULLABLE, "ms"), NUM(tpot_p99_ms, JR_NULLABLE, "ms"),
+    NUM(itl_p50_ms, JR_NULLABLE, "ms"), NUM(itl_p99_ms, JR_NULLABLE, "ms"),
+    NUM(e2e_p50_ms, JR_NULLABLE, "ms"), NUM(e2e_p99_ms, JR_NULLABLE, "ms"),
+    NUM(output_throughput, JR_NULLABLE, "tok/s"), NUM(request_throughput, JR_NULLABLE, "req/s"),
+};
+static const struct field_table steady_t = FIELD_TABLE("steady_state", T, steady_rows, present);
+#undef T
+
 #define T struct bench_images
 static const struct field images_rows[] = {
     WHOLE(per_request, 0, "images"), WHOLE(width, 0, "px"), WHOLE(height, 0, "px"), STR(format, 0),
@@ -679,6 +694,7 @@ static const struct field benchmark_rows[] = {
     OBJ(server_stalled, JR_OPTIONAL, 0, &server_stalled_t), CUSTOM(failed_by_category, OPT, 0, &counts_codec),
     OBJ(calibration, JR_OPTIONAL, 0, &calibration_t), OBJ(duration_mode, OPT, FW_NULL, &duration_t),
     OBJ(ramp, JR_OPTIONAL, 0, &ramp_t),
+    OBJ(steady_state, JR_OPTIONAL, 0, &steady_t),
     OBJ(workload, JR_OPTIONAL, 0, &workload_t), OBJ(sweep, OPT, FW_NULL, &sweep_t),
     OBJ(client, JR_OPTIONAL, 0, &client_t), BOOL(client_bound, JR_OPTIONAL), STR(client_bound_reason, OPT),
     WHOLE(first_output_merged_requests, OPT, "requests"), CUSTOM(provenance, JR_OPTIONAL, 0, &provenance_codec),
@@ -695,7 +711,8 @@ const struct field_table *const *benchmark_field_tables(size_t *n)
 {
     static const struct field_table *const all[] = {
         &benchmark_fields, &serve_flags_t, &slo_t, &server_gone_t, &server_stalled_t, &calibration_t,
-        &calib_search_t, &calib_step_t, &duration_t, &ramp_t, &workload_t, &images_t, &agentic_t, &agentic_turn_t,
+        &calib_search_t, &calib_step_t, &duration_t, &ramp_t, &steady_t, &workload_t, &images_t, &agentic_t,
+        &agentic_turn_t,
         &prefix_cache_t, &trace_t, &sweep_t, &client_t, &loop_lag_t, &stamps_t, &thread_t, &thread_lag_t,
         &methodology_t, &metrics_t, &energy_t, &timing_t, &failure_t,
     };

@@ -7,6 +7,7 @@
 #include "artifact/json.h"
 #include "artifact/matrix.h"
 #include "report/decode_table.h"
+#include "report/steady.h"
 
 double cost_per_mtok(const struct cost *c, double output_tps)
 {
@@ -165,6 +166,31 @@ static void bench_notes(struct rdoc *doc, const struct benchmark *b)
                   b->prompt_token_mismatches);
 }
 
+/* The steady state: one note whether it was reached, and a table of the
+ * figures that differ from the whole run's beyond noise (report/steady.h). */
+static void bench_steady(struct rdoc *doc, const struct benchmark *b)
+{
+    struct steady_view v;
+    char line[320];
+    steady_view_of_bench(b, &v);
+    if (!v.present)
+        return;
+    rdoc_note(doc, "steady state %s", steady_line(&v, line, sizeof line));
+    struct rtable *t = NULL;
+    for (int i = 0; i < STEADY_FIGURES; i++) {
+        if (!steady_figure_differs(&v, i))
+            continue;
+        if (!t && !(t = rdoc_table(doc, "Steady state beside the whole run (differing by over 5 %)", 3,
+                                   "figure", "whole run", "steady")))
+            return;
+        rtable_label(t, v.fig[i].label);
+        rtable_num(t, v.fig[i].whole, 2);
+        rtable_num(t, v.fig[i].steady, 2);
+    }
+    if (v.reached && !t)
+        rdoc_note(doc, "steady-state figures within 5%% of the whole run's");
+}
+
 static void show_bench(struct rdoc *doc, const struct artifact_any *a, const struct cost *cost)
 {
     const struct benchmark *b = &a->u.bench;
@@ -187,6 +213,7 @@ static void show_bench(struct rdoc *doc, const struct artifact_any *a, const str
         kv_num(t, "First output (any)", d->time_to_first_output.p50, 2);
         kv_num(t, "First content = TTFT", d->ttft.p50, 2);
     }
+    bench_steady(doc, b);
     bench_notes(doc, b);
 }
 

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "report/steady.h"
+
 static void rule(FILE *out, char c)
 {
     for (int i = 0; i < 60; i++)
@@ -37,6 +39,28 @@ static void latency(FILE *out, const char *title, const char *abbr, const struct
     row_num(out, k, d->p50, 2);
     snprintf(k, sizeof k, "P99 %s (ms):", abbr);
     row_num(out, k, d->p99, 2);
+}
+
+/* Whether the run reached a steady state, and its figures beside the whole
+ * run's where they differ beyond noise (report/steady.h). */
+static void steady_section(FILE *out, const struct run_summary *s)
+{
+    struct steady_view v;
+    char line[320];
+    steady_view_of_summary(s, &v);
+    header(out, "Steady state");
+    fprintf(out, "%s\n", steady_line(&v, line, sizeof line));
+    int shown = 0;
+    for (int i = 0; i < STEADY_FIGURES; i++) {
+        if (!steady_figure_differs(&v, i))
+            continue;
+        if (!shown++)
+            fprintf(out, "%-34s %12s %12s\n", "", "whole run", "steady");
+        snprintf(line, sizeof line, "%s:", v.fig[i].label);
+        fprintf(out, "%-34s %12.2f %12.2f\n", line, v.fig[i].whole, v.fig[i].steady);
+    }
+    if (v.reached && !shown)
+        fprintf(out, "Steady-state figures within 5 %% of the whole run's\n");
 }
 
 /* The first recorded example of invariant i, or a blank one. */
@@ -87,6 +111,7 @@ void report_table(FILE *out, const char *title, const struct run_summary *s, int
     row_num(out, "First SSE event:", s->d[D_FIRST_EVENT].p50, 2);
     row_num(out, "First output (any):", s->d[D_TTFO].p50, 2);
     row_num(out, "First content = TTFT:", s->d[D_TTFT].p50, 2);
+    steady_section(out, s);
     rule(out, '=');
     if (s->by_source[TOKENS_CHUNKS])
         fprintf(out, "warning: %d requests reported no usage and the server has no tokenize endpoint anvil "

@@ -267,6 +267,7 @@ static int build(const struct merge_part *p, struct part_doc *d, int count, int 
         .method = d[ref].j.opts.method, .ignore_eos = d[ref].j.opts.ignore_eos,
         .lateness_is_client = d[ref].j.opts.lateness_is_client,
         .check_prompt_tokens = d[ref].j.opts.check_prompt_tokens, .slo = d[ref].j.opts.slo,
+        .steady = steady_opts_of(d[ref].ranks.plan.concurrency, rb->request_rate),
     };
     for (int i = 0; duration && i < count; i++) {  /* the window: from the first rank's opening to the last's close */
         if (!d[i].present || !d[i].entry->window_start_ns || !d[i].entry->window_end_ns)

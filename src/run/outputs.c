@@ -73,11 +73,20 @@ int run_journal_open(struct run_ctx *x)
 static struct summary_opts settings_opts(const struct run_ctx *x)
 {
     const struct run_config *c = x->c;
-    return (struct summary_opts){
+    struct summary_opts so = {
         .method = c->out.pct, .ignore_eos = c->workload.ignore_eos, .lateness_is_client = c->load.concurrency == 0,
         /* in every mode: --calibration none plans --input-len tokens too */
         .check_prompt_tokens = x->ds.n == 0, .slo = c->out.slo,
+        /* a shard holds its own share of the concurrency and of the schedule */
+        .steady = steady_opts_of(x->shard.seqs ? x->shard.concurrency : c->load.concurrency,
+                                 c->load.request_rate / (c->shard.count > 0 ? c->shard.count : 1)),
     };
+    /* a ramp is not a steady state: no step before its end counts */
+    const struct load_ramp *r = &c->load.ramp;
+    if (r->strategy != RAMP_NONE || r->ramp_up_s > 0)
+        so.steady.not_before_s =
+            plan_ramp_end_s(r, c->load.burstiness, (uint64_t)c->workload.seed, (int)c->load.num_prompts);
+    return so;
 }
 
 /* Moves the records of requests that were sent to the front, keeping their

@@ -147,6 +147,7 @@ static cJSON *rebuild(struct journal_doc *d, int dropped, struct run_summary *s)
     struct server_info srv;
     struct calibration calib;
     struct bench_meta meta = run_settings_meta(&d->settings, &d->opts, &calib, &srv);
+    so.steady = steady_opts_of(meta.concurrency, meta.request_rate);
     char reason[160];
     if (dropped) {
         snprintf(reason, sizeof reason, "recovered from the journal: the run did not finish; %d damaged "

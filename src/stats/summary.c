@@ -262,5 +262,5 @@ int summary_compute(const struct req_record *recs, int n, const struct summary_o
     /* a first answer read with later output was dated by the later one: the loop was late */
     out->client_bound = out->sends_late || out->clock_stamps_lagged || out->first_output_merged > 0;
     free_columns(&c);
-    return 0;
+    return steady_detect(recs, n, &o->steady, m, &out->steady);
 }

@@ -8,6 +8,7 @@
 #include "stats/dist.h"
 #include "stats/invariants.h"
 #include "stats/record.h"
+#include "stats/steady.h"
 #include "stats/tokens.h"
 
 /* Indexes of the distributions a summary holds. */
@@ -59,6 +60,7 @@ struct run_summary {
     bool client_bound;          /* sends_late, clock_stamps_lagged or first_output_merged > 0: the
                                    client's own lateness changed numbers (a lagging loop alone,
                                    with kernel-stamped arrivals, is lag, not client-bound) */
+    struct steady_state steady; /* the steady-state window and its figures (stats/steady.h) */
 };
 
 /* Service-level objectives of a good request (vLLM's --goodput): each a
@@ -85,6 +87,7 @@ struct summary_opts {
     struct slo slo;             /* goodput bounds */
     int64_t window_start, window_end;   /* duration mode window (CLOCK_MONOTONIC ns); 0 = none */
     long stamps_kernel, stamps_clock;   /* arrival times dated by the kernel / the client's clock */
+    struct steady_opts steady;  /* the steady state's target (steady_opts_of) and ramp; zero: none */
 };
 
 /* Share of arrival times dated by the client's clock above which a lagging
@@ -98,7 +101,8 @@ struct summary_opts {
  * (every bound met; an undefined TPOT meets its bound). Records flagged
  * warmup are left out, and cut ones (duration mode) are counted apart; with
  * a window, aggregate_tps counts the output tokens of every record whose
- * chunks arrived inside it (docs/METHODOLOGY.md, duration mode). Returns 0, or -1
+ * chunks arrived inside it (docs/METHODOLOGY.md, duration mode); the steady
+ * state is judged under o->steady (stats/steady.h). Returns 0, or -1
  * when memory runs out. */
 int summary_compute(const struct req_record *recs, int n, const struct summary_opts *o,
                     struct run_summary *out);

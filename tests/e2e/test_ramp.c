@@ -207,6 +207,8 @@ Test(ramp, closed_loop_streams_start_in_the_stated_steps, .timeout = 120)
     cr_assert_eq(harness_num(r, "ramp_up_s"), 2);
     cr_assert_eq(harness_num(r, "end_s"), 2);
     cr_assert(cJSON_IsNull(cJSON_GetObjectItem(r, "start_rps")));
+    /* the steady state counts nothing before the ramp's end (it did: 0) */
+    cr_assert_eq(harness_num(cJSON_GetObjectItem(a, "steady_state"), "not_before_s"), 2);
     static double start[MAX_REQ];
     starts_of(a, start, N);
     double end_ns = harness_num(r, "end_ns");
