@@ -269,6 +269,8 @@ static int build(const struct merge_part *p, struct part_doc *d, int count, int 
         .check_prompt_tokens = d[ref].j.opts.check_prompt_tokens, .slo = d[ref].j.opts.slo,
         .steady = steady_opts_of(d[ref].ranks.plan.concurrency, rb->request_rate),
     };
+    if (rb->ramp.present)       /* the whole run's ramp, as every part records it */
+        so.steady.not_before_s = rb->ramp.end_s;
     for (int i = 0; duration && i < count; i++) {  /* the window: from the first rank's opening to the last's close */
         if (!d[i].present || !d[i].entry->window_start_ns || !d[i].entry->window_end_ns)
             continue;

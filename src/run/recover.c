@@ -148,6 +148,8 @@ static cJSON *rebuild(struct journal_doc *d, int dropped, struct run_summary *s)
     struct calibration calib;
     struct bench_meta meta = run_settings_meta(&d->settings, &d->opts, &calib, &srv);
     so.steady = steady_opts_of(meta.concurrency, meta.request_rate);
+    if (d->settings.ramp.present)
+        so.steady.not_before_s = d->settings.ramp.end_s;
     char reason[160];
     if (dropped) {
         snprintf(reason, sizeof reason, "recovered from the journal: the run did not finish; %d damaged "

@@ -250,6 +250,8 @@ Test(ramp, shards_start_their_streams_at_the_whole_runs_steps, .timeout = 120)
     cr_assert(cJSON_IsObject(mr), "the merged artifact keeps the ramp");
     cr_assert_str_eq(cJSON_GetObjectItem(mr, "strategy")->valuestring, "streams");
     cr_assert_eq(harness_num(mr, "end_s"), 1.5);
+    cr_assert_eq(harness_num(cJSON_GetObjectItem(m, "steady_state"), "not_before_s"), 1.5,
+                 "the merged steady state starts after the ramp");
     cJSON_Delete(m);
     unlink(merged);
     for (int k = 0; k < 2; k++) {
