@@ -92,7 +92,7 @@ char *bench_workload_line(const struct benchmark *b, char *buf, size_t cap)
     size_t len = 0;
     buf[0] = '\0';
     load_text(b, buf, cap, &len);
-    if (b->requests > 0)
+    if (b->requests > 0 && !b->duration_mode.present)     /* a window sends as many as fit */
         line_add(buf, cap, &len, "; %ld requests", b->requests);
     const char *dataset = b->workload.present ? b->workload.dataset : NULL;
     bool recorded = dataset || !isfinite(b->context_tokens) || b->workload.trace.present;

@@ -289,6 +289,30 @@ Test(report_run, a_duration_runs_throughput_card_is_its_windows, .timeout = 120)
     cr_assert_eq(system(cmd), 0);
 }
 
+/* A cell of `anvil decode` (its benchmark artifact, cells/c2-ctx0.bench.json:
+ * a duration window) shows the window's throughput on its card. */
+Test(report_run, a_decode_cells_card_is_its_windows_throughput, .timeout = 120)
+{
+    out_dir();
+    const char *sim_args[] = {"--flavor", "vllm", "--num-speculative-tokens", "3", "--kv-cache-tokens", "5120",
+                              "--max-model-len", "4096", NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start_reference(&sim, sim_args), 0);
+    char dir[64] = "/tmp/anvil-report-dec-XXXXXX", art[160];
+    cr_assert(mkdtemp(dir));
+    const char *argv[] = {harness_anvil_bin(), "decode", "--base-url", sim.base_url, "--concurrency", "2",
+                          "--contexts", "0", "--duration", "1", "--max-tokens", "256", "--ready-stable-s", "0.2",
+                          "--cell-warmup-timeout-s", "3", "--decode-warmup-s", "0", "--telemetry", "off",
+                          "--out-dir", dir, NULL};
+    run_ok(argv);
+    sim_stop(&sim);
+    snprintf(art, sizeof art, "%s/cells/c2-ctx0.bench.json", dir);
+    window_card(art, OUT_DIR "/decode-cell.html");
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
 /* A run of 16 requests (16 → 16 tokens, concurrency 2) against a simulator
  * of itl_ms per token, into art. */
 static void small_run(const char *itl_ms, const char *art)

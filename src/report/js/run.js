@@ -7,6 +7,8 @@
   "use strict";
   var el = A.el, plot = A.plot, line = A.line, color = A.color, fmt = A.fmt, sorted = A.sorted, root;
   /* tail axis ticks: -log10(1 - p) and the percentile's name */
+  /* values a run needs for a tail chart: with 10, the largest sits at p95 */
+  var TAIL_MIN = 10;
   var TAIL_TICKS = [[1, "p90"], [Math.log10(20), "p95"], [2, "p99"], [Math.log10(200), "p99.5"], [3, "p99.9"]];
   /* ---- runs ---- */
 
@@ -70,16 +72,18 @@
     var tails = [], tseries = [{ label: "percentile" }];
     runs.forEach(function (r, i) {
       var v = sorted(r.req[key]);
+      /* a tail needs a value past p90: under TAIL_MIN values there is none to draw */
+      if (v.length < TAIL_MIN) return;
       var xs = [], ys = [];
       v.forEach(function (x, k) {
         var q = (k + 0.5) / v.length;       /* Hazen plotting position */
         var t = -Math.log10(1 - q);
         if (t >= 1) { xs.push(t); ys.push(x); }
       });
-      if (!xs.length) { xs.push(1); ys.push(v.length ? v[v.length - 1] : null); }
       tails.push([xs, ys]);
       tseries.push(line(r.label, i, { points: { show: true, size: 5 } }));
     });
+    if (!tails.length) return;
     plot(root, title + " — tail p90–p99.9 (ms)" + suffix, "x: percentile on a log scale of 1 − p (1 = p90, 2 = p99, 3 = p99.9); " + def, {
       scales: { x: { time: false, range: [1, 3] } },
       axes: [{ label: "percentile", splits: function () { return TAIL_TICKS.map(function (t) { return t[0]; }); },
