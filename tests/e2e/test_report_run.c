@@ -313,14 +313,14 @@ Test(report_run, a_decode_cells_card_is_its_windows_throughput, .timeout = 120)
     cr_assert_eq(system(cmd), 0);
 }
 
-/* A run of 16 requests (16 → 16 tokens, concurrency 2) against a simulator
- * of itl_ms per token, into art. */
-static void small_run(const char *itl_ms, const char *art)
+/* A run of 16 requests (16 → 16 tokens) at concurrency conc against a
+ * simulator of itl_ms per token, into art. */
+static void small_run(const char *itl_ms, const char *conc, const char *art)
 {
     const char *sim_args[] = {"--ttft-ms", "5", "--itl-ms", itl_ms, NULL};
     struct sim_proc sim;
     cr_assert_eq(sim_start(&sim, sim_args), 0);
-    const char *run[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--concurrency", "2",
+    const char *run[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--concurrency", conc,
                          "--num-prompts", "16", "--input-len", "16", "--output-len", "16", "--ignore-eos",
                          "--out", art, NULL};
     run_ok(run);
@@ -334,8 +334,8 @@ Test(report_run, two_runs_open_with_the_comparisons_verdicts, .timeout = 180)
     cr_assert(mkdtemp(dir));
     snprintf(fast, sizeof fast, "%s/fast.json", dir);
     snprintf(slow, sizeof slow, "%s/slow.json", dir);
-    small_run("2", fast);
-    small_run("12", slow);
+    small_run("2", "2", fast);
+    small_run("12", "2", slow);
     const char *html = OUT_DIR "/compare.html";
     report(html, (const char *[]){fast, slow, NULL});
     struct browser_page page;
@@ -363,9 +363,9 @@ Test(report_run, two_runs_open_with_the_comparisons_verdicts, .timeout = 180)
     browser_open(html, &page);
     browser_assert_clean(&page);
     dom = page.dom;
-    cr_assert(strstr(dom, "B is the same as A in all"), "the same file twice");
-    cr_assert_null(strstr(dom, "verdict worse"));
-    cr_assert_null(strstr(dom, "verdict better"));
+    cr_assert(strstr(dom, "<ul class=\"summary\"><li>run-16-16-c2: B is the same as A in all"), "the same file twice");
+    cr_assert_null(strstr(dom, "class=\"verdict worse\""));
+    cr_assert_null(strstr(dom, "class=\"verdict better\""));
     browser_close(&page);
     char cmd[200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
@@ -392,4 +392,60 @@ Test(report_run, every_seed_opens_clean, .timeout = 180)
         }
         browser_close(&page);
     }
+}
+
+/* Copies the file at from to to. */
+static void copy_file(const char *from, const char *to)
+{
+    size_t len;
+    char *text = harness_read_file(from, &len);
+    cr_assert(text, "%s", from);
+    FILE *f = fopen(to, "w");
+    cr_assert(f, "%s", to);
+    cr_assert_eq(fwrite(text, 1, len, f), len);
+    cr_assert_eq(fclose(f), 0);
+    free(text);
+}
+
+/* Nine runs: every chart holds at most 8 (the page's check errs beyond),
+ * the ninth in a chart of its own; a run of another concurrency is not
+ * compared, and the page says why. */
+Test(report_run, nine_runs_are_small_multiples_and_another_workload_is_not_compared, .timeout = 180)
+{
+    out_dir();
+    char dir[64] = "/tmp/anvil-report-many-XXXXXX", one[128], other[128], many[128], path[192];
+    cr_assert(mkdtemp(dir));
+    snprintf(one, sizeof one, "%s/one.json", dir);
+    snprintf(other, sizeof other, "%s/c4.json", dir);
+    snprintf(many, sizeof many, "%s/many", dir);
+    small_run("2", "2", one);
+    small_run("2", "4", other);
+    cr_assert_eq(mkdir(many, 0755), 0);
+    for (int i = 1; i <= 9; i++) {
+        snprintf(path, sizeof path, "%s/r%d.json", many, i);
+        copy_file(one, path);
+    }
+    const char *html = OUT_DIR "/many.html";
+    report(html, (const char *[]){many, NULL});
+    struct browser_page page;
+    browser_open(html, &page);
+    browser_assert_clean(&page);
+    cr_assert_eq(browser_count(page.dom, "TTFT — CDF (ms, log scale) (runs 1–8 of 9)" DRAWN), 1);
+    cr_assert_eq(browser_count(page.dom, "TTFT — CDF (ms, log scale) (runs 9–9 of 9)" DRAWN), 1);
+    cr_assert_eq(browser_count(page.dom, "<h3>B"), 8, "each of the 8 others against the first");
+    cr_assert_eq(browser_count(page.dom, "<li>run-16-16-c2: B is the same as A in all"), 8,
+                 "copies of one run are the same");
+    browser_close(&page);
+    report(html, (const char *[]){one, other, NULL});
+    browser_open(html, &page);
+    browser_assert_clean(&page);
+    cr_assert(strstr(page.dom, "<div class=\"refused\">None of the 1 other input compares with the baseline"));
+    char *why = between(page.dom, "<div class=\"refused\">Not compared: refusing to compare", "</div>");
+    cr_assert(why && strstr(why, "concurrency differs (2 vs 4)"), "the reason: %s", why);
+    free(why);
+    cr_assert_null(strstr(page.dom, "<td class=\"verdict"), "no verdict for a pair not compared");
+    browser_close(&page);
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
 }

@@ -57,6 +57,15 @@
       el("div", "refused", "Not compared: " + c.refused, root);
       return;
     }
+    var refused = c.pairs.filter(function (p) { return p.refused; }).length;
+    if (refused && refused === c.pairs.length) {
+      /* nothing compares: one line, the reasons folded, so the evidence below stays near the top */
+      el("div", "refused", "None of the " + refused + " other input" + (refused === 1 ? "" : "s") +
+         " compares with the baseline (different cases or workloads).", root);
+      var f = A.fold(root, "Why each was not compared");
+      c.pairs.forEach(function (p, i) { pair(f, p, i); });
+      return;
+    }
     c.pairs.forEach(function (p, i) { pair(root, p, i); });
   };
 })(window.anvil);
