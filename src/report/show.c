@@ -77,8 +77,8 @@ static void load_text(const struct benchmark *b, char *buf, size_t cap, size_t *
                  w->trace.format ? w->trace.format : "trace", w->trace.requests, w->trace.speed);
     else if (isfinite(b->request_rate))
         line_add(buf, cap, len, "open loop at %g req/s (burstiness %g)", b->request_rate, b->burstiness);
-    else if (isinf(b->request_rate))
-        line_add(buf, cap, len, "every request at once");
+    else if (isinf(b->request_rate) || b->concurrency == 0)
+        line_add(buf, cap, len, "every request at once (no concurrency cap)");
     else if (b->concurrency > 0)
         line_add(buf, cap, len, "closed loop at concurrency %ld", b->concurrency);
     else
@@ -99,9 +99,14 @@ char *bench_workload_line(const struct benchmark *b, char *buf, size_t cap)
     if (recorded)
         line_add(buf, cap, &len, "; recorded lengths%s%s", dataset ? " of " : "", dataset ? dataset : "");
     else
-        line_add(buf, cap, &len, "; %.0f → %ld tokens (input → output max_tokens)", b->context_tokens, b->max_tokens);
-    line_add(buf, cap, &len, "; %s endpoint at %s, model %s", b->endpoint ? b->endpoint : "unknown",
-             b->base_url ? b->base_url : "unknown URL", b->model ? b->model : "unknown");
+        line_add(buf, cap, &len, "; %.0f → %ld tokens (input → output max_tokens)", b->context_tokens,
+                 b->max_tokens);
+    if (b->endpoint)
+        line_add(buf, cap, &len, "; %s endpoint", b->endpoint);
+    else
+        line_add(buf, cap, &len, "; server");
+    line_add(buf, cap, &len, " at %s, model %s", b->base_url ? b->base_url : "an unrecorded URL",
+             b->model ? b->model : "not recorded");
     return buf;
 }
 

@@ -6,6 +6,7 @@
  * run's and a decode cell's throughput card is the window's; two runs open
  * with the comparison's verdicts. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 
 #include "browser.h"
 #include "harness.h"
+#include "report/show.h"
 
 #define OUT_DIR "build/report-run"
 #define DRAWN BROWSER_DRAWN
@@ -227,7 +229,8 @@ Test(report_run, a_run_opens_with_its_workload_cards_failures_then_its_timeline,
     cr_assert_eq(browser_count(dom, " (s since the first send)" DRAWN), 1, "the timeline, drawn");
     snprintf(bars, sizeof bars, "(%zu requests drawn;", n);
     cr_assert(strstr(dom, bars), "the caption says %s", bars);
-    cr_assert_lt(at(dom, "TTFT — CDF (ms, log scale)\""), at(dom, "data-chart=\"Timeline of requests: "), "distributions, then the timeline");
+    cr_assert_lt(at(dom, "TTFT — CDF (ms, log scale)\""), at(dom, "data-chart=\"Timeline of requests: "),
+                 "distributions, then the timeline");
     /* the server's and the GPUs' series over time, after the timeline */
     cr_assert_eq(browser_count(dom, "vs client" DRAWN), 1, "server vs client output tokens/s");
     cr_assert_eq(browser_count(dom, "KV cache usage (%)" DRAWN), 1);
@@ -448,4 +451,52 @@ Test(report_run, nine_runs_are_small_multiples_and_another_workload_is_not_compa
     char cmd[200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_assert_eq(system(cmd), 0);
+}
+
+/* Whether s starts with prefix. */
+static bool starts(const char *s, const char *prefix)
+{
+    return !strncmp(s, prefix, strlen(prefix));
+}
+
+/* The workload line of each load shape, from the artifact's fields. */
+Test(report_run, the_workload_line_names_each_load_shape)
+{
+    char line[512];
+    struct benchmark b = {.concurrency = 4, .request_rate = NAN, .burstiness = NAN, .context_tokens = 16,
+                          .max_tokens = 32, .requests = 40, .endpoint = "chat", .base_url = "http://h:1/v1",
+                          .model = "m"};
+    cr_assert_str_eq(bench_workload_line(&b, line, sizeof line), "closed loop at concurrency 4; 40 requests; "
+                     "16 → 32 tokens (input → output max_tokens); chat endpoint at http://h:1/v1, model m");
+    b.request_rate = 8;
+    b.burstiness = 0.5;
+    cr_assert(strstr(bench_workload_line(&b, line, sizeof line), "open loop at 8 req/s (burstiness 0.5), "
+                     "concurrency cap 4; 40 requests;"), "%s", line);
+    b.request_rate = NAN;
+    b.concurrency = 0;
+    cr_assert(starts(bench_workload_line(&b, line, sizeof line), "every request at once (no concurrency cap);"),
+              "%s", line);
+    b.concurrency = 4;
+    b.duration_mode = (struct bench_duration_mode){.present = true, .duration_s = 30, .warmup_s = 5};
+    cr_assert(starts(bench_workload_line(&b, line, sizeof line),
+                     "duration 30 s (warm-up 5 s), closed loop at concurrency 4; 16 → 32"), "%s", line);
+    b.duration_mode.present = false;
+    b.context_tokens = NAN;
+    b.workload = (struct bench_workload){.present = true, .dataset = "sharegpt:conv.json"};
+    cr_assert(strstr(bench_workload_line(&b, line, sizeof line), "; recorded lengths of sharegpt:conv.json; "),
+              "%s", line);
+    b.workload = (struct bench_workload){.present = true,
+                                         .trace = {.present = true, .format = "mooncake", .requests = 100, .speed = 2}};
+    b.load_mode = "trace-replay";
+    cr_assert(starts(bench_workload_line(&b, line, sizeof line), "trace replay (mooncake, 100 requests, "
+                       "speed 2×); 40 requests; recorded lengths;"), "%s", line);
+    b.workload = (struct bench_workload){.present = true, .agentic = {.present = true, .sessions = 3, .turns = 12}};
+    b.load_mode = "closed-loop";
+    cr_assert(starts(bench_workload_line(&b, line, sizeof line), "agentic: 3 sessions, 12 turns;"), "%s", line);
+    b.endpoint = NULL;
+    b.base_url = NULL;
+    cr_assert(strstr(bench_workload_line(&b, line, sizeof line), "; server at an unrecorded URL, model m"), "%s", line);
+    char small[24];
+    bench_workload_line(&b, small, sizeof small);
+    cr_assert_eq(strlen(small), sizeof small - 1, "cut to fit: %s", small);
 }

@@ -158,10 +158,13 @@
       if (u.root.parentNode) u.root.parentNode.parentNode.setAttribute("data-bars", String(drawn));
     };
     var key = function (label, c) {
-      return { label: label, stroke: BAR[c], fill: BAR[c], width: 8, paths: function () { return null; }, points: { show: false } };
+      return { label: label, stroke: BAR[c], fill: BAR[c], width: 8, paths: function () { return null; },
+               points: { show: false } };
     };
-    var ttftRule = th.ttft_ms != null ? "red when TTFT is over " + fmt(th.ttft_ms, 1) + " ms (" + th.ttft_rule + ")" : "";
-    var tpotRule = th.tpot_ms != null ? "orange when TPOT is over " + fmt(th.tpot_ms, 2) + " ms (" + th.tpot_rule + ")" : "";
+    var ttftRule = th.ttft_ms == null ? "" :
+      "red when TTFT is over " + fmt(th.ttft_ms, 1) + " ms (" + th.ttft_rule + ")";
+    var tpotRule = th.tpot_ms == null ? "" :
+      "orange when TPOT is over " + fmt(th.tpot_ms, 2) + " ms (" + th.tpot_rule + ")";
     var caption = "One bar per completed request in order of sending (" + (m < n ? "first " + m + " of " + n : n) +
       " requests drawn; failed requests are counted above): from its send to its first token (TTFT, blue" +
       (ttftRule ? "; " + ttftRule : "") + "), then from the first token to its last (decode, green" +
