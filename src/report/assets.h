@@ -2,8 +2,8 @@
  * the binary by scripts/embed-report-assets (build/gen/report_assets.c):
  * uPlot's minified bundle and style from node_modules (pinned in
  * package.json / package-lock.json, installed by scripts/install-report-deps)
- * and the report's own script and style (src/report/report.js,
- * report.css). Each array ends with a NUL not counted in its _len. */
+ * and the report's own script (the files of src/report/js/, concatenated)
+ * and style (src/report/report.css). Each array ends with a NUL not counted in its _len. */
 #ifndef ANVIL_REPORT_ASSETS_H
 #define ANVIL_REPORT_ASSETS_H
 

@@ -144,7 +144,7 @@ static cJSON *column_json(const struct obs_column *c, size_t n)
     return a;
 }
 
-/* A timeline for report.js: t_s (s since t0, the client's first send) and
+/* A timeline for run.js: t_s (s since t0, the client's first send) and
  * the columns, by device for the hardware ("host" and "devices"). */
 static cJSON *timeline_json(const struct obs_timeline *t, bool hardware, double t0)
 {
