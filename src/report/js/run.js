@@ -170,10 +170,10 @@
       (ttftRule ? "; " + ttftRule : "") + "), then from the first token to its last (decode, green" +
       (tpotRule ? "; " + tpotRule : "") + ").";
     var u = plot(root, "Timeline of requests: " + r.label + " (s since the first send)", caption, {
-      height: Math.max(200, Math.min(600, m * 6)),
+      height: Math.max(300, Math.min(700, 140 + m * 8)), legend: { show: true, live: false },
       scales: { x: { time: false, range: function () { return [0, wall]; } },
                 y: { dir: -1, range: function () { return [-0.5, m - 0.5]; } } },
-      axes: [{ label: "s since the first send" }, { label: "request (in order of sending)" }],
+      axes: [{ label: "s since the first send" }, { label: "request # (sending order)" }],
       series: [{ label: "s" }, key("TTFT", 0), key("TTFT over", 1), key("decode", 2), key("decode over", 3)],
       hooks: { draw: [draw] }
     }, [[0, wall], [null, null], [null, null], [null, null], [null, null]]);
