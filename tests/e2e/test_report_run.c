@@ -226,6 +226,21 @@ Test(report_run, a_run_opens_with_its_workload_cards_failures_then_its_timeline,
     char bars[160];
     snprintf(bars, sizeof bars, "data-bars=\"%zu\"", n);
     cr_assert_eq(browser_count(dom, bars), 1, "%s", bars);
+    /* marked as the caption says: no SLO, so TTFT (TPOT) over the run's p90, recomputed */
+    const char *keys[] = {"ttft_ms", "tpot_ms"}, *attrs[] = {"data-ttft-over", "data-tpot-over"};
+    for (int k = 0; k < 2; k++) {
+        size_t m = timings(a, keys[k], v, 4096), over = 0;
+        double p90 = nearest_rank(v, m, 90);
+        for (size_t i = 0; i < m; i++)
+            over += v[i] > p90;
+        snprintf(bars, sizeof bars, "%s=\"%zu\"", attrs[k], over);
+        cr_assert(strstr(dom, bars), "%s (p90 %.3f ms)", bars, p90);
+        if (k == 0)
+            snprintf(bars, sizeof bars, "red when TTFT is over %.1f ms (the run's TTFT p90)", p90);
+        else
+            snprintf(bars, sizeof bars, "orange when TPOT is over %.2f ms (the run's TPOT p90)", p90);
+        cr_assert(strstr(dom, bars), "the caption says the rule: %s", bars);
+    }
     cr_assert_eq(browser_count(dom, " (s since the first send)" DRAWN), 1, "the timeline, drawn");
     snprintf(bars, sizeof bars, "(%zu requests drawn;", n);
     cr_assert(strstr(dom, bars), "the caption says %s", bars);

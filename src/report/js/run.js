@@ -130,7 +130,8 @@
    * in order of sending, x: s since the first send), from send to first
    * token (TTFT) then to its last token (decode), coloured by thresholds;
    * drawn on the chart's canvas (its series are the legend); the chart's
-   * box (div.chart) has data-bars: how many bars were drawn. */
+   * box (div.chart) has data-bars (how many were drawn), data-ttft-over and
+   * data-tpot-over (how many of them are marked). */
   function timeline(r) {
     var n = r.req.start_s.length;
     if (!n) return;
@@ -155,7 +156,13 @@
         drawn++;
       });
       ctx.restore();
-      if (u.root.parentNode) u.root.parentNode.parentNode.setAttribute("data-bars", String(drawn));
+      if (u.root.parentNode) mark(u.root.parentNode.parentNode);
+    };
+    /* what was drawn, for a reader's check: bars, and of them over each threshold */
+    var mark = function (box) {
+      box.setAttribute("data-bars", String(drawn));
+      box.setAttribute("data-ttft-over", String(b.filter(function (x) { return x[4]; }).length));
+      box.setAttribute("data-tpot-over", String(b.filter(function (x) { return x[5]; }).length));
     };
     var key = function (label, c) {
       return { label: label, stroke: BAR[c], fill: BAR[c], width: 8, paths: function () { return null; },
@@ -177,7 +184,7 @@
       series: [{ label: "s" }, key("TTFT", 0), key("TTFT over", 1), key("decode", 2), key("decode over", 3)],
       hooks: { draw: [draw] }
     }, [[0, wall], [null, null], [null, null], [null, null], [null, null]]);
-    u.root.parentNode.parentNode.setAttribute("data-bars", String(drawn));
+    mark(u.root.parentNode.parentNode);
   }
 
   /* The end of the run's last request, s since its first send (0 when none). */
