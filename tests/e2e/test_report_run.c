@@ -515,3 +515,45 @@ Test(report_run, the_workload_line_names_each_load_shape)
     bench_workload_line(&b, small, sizeof small);
     cr_assert_eq(strlen(small), sizeof small - 1, "cut to fit: %s", small);
 }
+
+/* A run of 2,100 requests (one run's 16 repeated, each copy later by its
+ * index): the timeline draws the first 2,000 by sending and says so. */
+Test(report_run, a_huge_runs_timeline_draws_the_first_2000_bars, .timeout = 120)
+{
+    out_dir();
+    char dir[64] = "/tmp/anvil-report-huge-XXXXXX", one[128], huge[128];
+    cr_assert(mkdtemp(dir));
+    snprintf(one, sizeof one, "%s/one.json", dir);
+    snprintf(huge, sizeof huge, "%s/huge.json", dir);
+    small_run("2", "2", one);
+    cJSON *a = harness_load_json(one);
+    cr_assert(a);
+    cJSON *t = cJSON_GetObjectItem(a, "request_timings");
+    int n = cJSON_GetArraySize(t);
+    for (int i = n; i < 2100; i++) {
+        cJSON *c = cJSON_Duplicate(cJSON_GetArrayItem(t, i % n), 1);
+        cJSON *s = cJSON_GetObjectItem(c, "start_monotonic_ns");
+        cJSON_SetNumberValue(s, s->valuedouble + 1e6 * i);
+        cJSON_ReplaceItemInObject(c, "request_index", cJSON_CreateNumber(i));
+        cJSON_AddItemToArray(t, c);
+    }
+    cJSON_ReplaceItemInObject(a, "completed", cJSON_CreateNumber(2100));
+    char *text = cJSON_PrintUnformatted(a);
+    FILE *f = fopen(huge, "w");
+    cr_assert(f && text);
+    fputs(text, f);
+    cr_assert_eq(fclose(f), 0);
+    free(text);
+    cJSON_Delete(a);
+    const char *html = OUT_DIR "/huge.html";
+    report(html, (const char *[]){huge, NULL});
+    struct browser_page page;
+    browser_open(html, &page);
+    browser_assert_clean(&page);
+    cr_assert(strstr(page.dom, "data-bars=\"2000\""), "2000 bars drawn");
+    cr_assert(strstr(page.dom, "(first 2000 of 2100 requests drawn;"), "the caption says so");
+    browser_close(&page);
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
