@@ -59,8 +59,9 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: anvil report FILE|DIR... -o report.html [flags]\n"
             "Writes one self-contained HTML file (no network needed to open it) for any mix of artifacts:\n"
-            "runs (cards, TTFT/TPOT/ITL/E2E CDFs and their p90-p99.9 tails, per-request timelines with\n"
-            "send lateness, throughput over time; several runs overlaid), load curves (SLO lines, the\n"
+            "runs (workload line, cards, failures by status, TTFT/TPOT/ITL/E2E CDFs and their p90-p99.9\n"
+            "tails, the timeline of requests, throughput over time; several runs overlaid; two or more\n"
+            "runs or matrices open with compare's verdicts against the first), load curves (SLO lines, the\n"
             "goodput knee), matrices and decode matrices (heat tables), graph data (grouped bars).\n"
             "A directory is searched for artifacts (*.json of a kind anvil reads; others are skipped).\n\n");
     flags_help(out, flags);

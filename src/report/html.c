@@ -104,6 +104,9 @@ static cJSON *data_json(const struct artifact_any *a, size_t n, const struct cos
         case AK_UNKNOWN: break;
         }
     }
+    cJSON *comparison = html_compare(a, n, cost);
+    if (comparison)
+        cJSON_AddItemToObject(o, "comparison", comparison);
     return o;
 }
 

@@ -43,4 +43,18 @@ cJSON *html_decode(const struct artifact_any *a, const struct cost *cost);
 /* Graph data for graph.js: its charts, series and points. */
 cJSON *html_graph(const struct artifact_any *a);
 
+/* The smallest difference the page's comparison calls better or worse, a
+ * share of A: `anvil compare`'s --min-effect default (1 %). */
+#define HTML_COMPARE_MIN_EFFECT 0.01
+
+/* The comparison for compare.js: when the inputs hold two or more runs or
+ * matrices to compare (a sweep's rounds are left to its matrix when the
+ * page holds one), the first is the baseline (A) and each other one (B) is
+ * compared with it by cmp_compare (report/compare.h; --min-effect 1 %, not
+ * forced): per pair its tables as printed, its summary lines, its notes and
+ * its tally, or "refused" with the reason (different workloads, unreadable).
+ * cost may be NULL. Returns a new object, or NULL when fewer than two
+ * inputs compare. */
+cJSON *html_compare(const struct artifact_any *a, size_t n, const struct cost *cost);
+
 #endif

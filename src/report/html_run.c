@@ -2,6 +2,8 @@
 #include "report/html_parts.h"
 
 #include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,6 +56,82 @@ static int cmp_start(const void *a, const void *b)
     if (x->start != y->start)
         return x->start < y->start ? -1 : 1;
     return (x->i > y->i) - (x->i < y->i);
+}
+
+/* ---- failures by status ---- */
+
+/* Groups of failures at most; the rest are summed into one last group. */
+#define MAX_FAIL_GROUPS 16
+
+/* A message on one line (control characters as spaces), cut at about 160
+ * characters, as the terminal's failure lines (report/failures.h) print it. */
+static cJSON *one_line(const char *m)
+{
+    char v[164];
+    size_t i = 0;
+    for (; m && m[i] && i < 160; i++)
+        v[i] = (unsigned char)m[i] < 0x20 ? ' ' : m[i];
+    v[i] = '\0';
+    if (m && m[i])
+        memcpy(v + 157, "...", 4);
+    return cJSON_CreateString(v);
+}
+
+/* The failed requests of b grouped by HTTP status and category, in order of
+ * first appearance: [{count, status ("HTTP 503" or "no response"),
+ * category, message (the first's)}]. */
+static cJSON *failures_json(const struct benchmark *b)
+{
+    cJSON *g = cJSON_CreateArray();
+    long other = 0;
+    for (size_t i = 0; i < b->n_failures; i++) {
+        const struct bench_failure *f = &b->failures[i];
+        char status[32] = "no response";
+        if (f->http_status != ARTIFACT_NONE && f->http_status > 0)
+            snprintf(status, sizeof status, "HTTP %ld", f->http_status);
+        const char *cat = f->category ? f->category : "unknown";
+        cJSON *it, *hit = NULL;
+        cJSON_ArrayForEach(it, g)
+            if (!strcmp(cJSON_GetObjectItem(it, "status")->valuestring, status) &&
+                !strcmp(cJSON_GetObjectItem(it, "category")->valuestring, cat))
+                hit = it;
+        if (!hit && cJSON_GetArraySize(g) == MAX_FAIL_GROUPS) {
+            other++;
+            continue;
+        }
+        if (!hit) {
+            hit = cJSON_CreateObject();
+            cJSON_AddNumberToObject(hit, "count", 0);
+            cJSON_AddStringToObject(hit, "status", status);
+            cJSON_AddStringToObject(hit, "category", cat);
+            cJSON_AddItemToObject(hit, "message", one_line(f->message));
+            cJSON_AddItemToArray(g, hit);
+        }
+        cJSON *c = cJSON_GetObjectItem(hit, "count");
+        cJSON_SetNumberValue(c, c->valuedouble + 1);
+    }
+    if (other) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "count", (double)other);
+        cJSON_AddStringToObject(o, "status", "other");
+        cJSON_AddStringToObject(o, "category", "in other groups");
+        cJSON_AddStringToObject(o, "message", "");
+        cJSON_AddItemToArray(g, o);
+    }
+    return g;
+}
+
+/* The timeline's colouring rule: a request's TTFT (its TPOT) is marked when
+ * over the run's SLO for it, else over the run's own p90. */
+static void thresholds_json(cJSON *r, const struct benchmark *b)
+{
+    const struct bench_dists *d = &b->metrics.dist;
+    cJSON *t = cJSON_AddObjectToObject(r, "thresholds");
+    bool slo_ttft = b->slo.present && isfinite(b->slo.ttft_ms), slo_tpot = b->slo.present && isfinite(b->slo.tpot_ms);
+    html_add_num(t, "ttft_ms", slo_ttft ? b->slo.ttft_ms : d->ttft.p90);
+    cJSON_AddStringToObject(t, "ttft_rule", slo_ttft ? "the run's TTFT SLO" : "the run's TTFT p90");
+    html_add_num(t, "tpot_ms", slo_tpot ? b->slo.tpot_ms : d->tpot.p90);
+    cJSON_AddStringToObject(t, "tpot_rule", slo_tpot ? "the run's TPOT SLO" : "the run's TPOT p90");
 }
 
 /* ---- server metrics and telemetry over time ---- */
@@ -138,6 +216,10 @@ cJSON *html_run(const struct artifact_any *a, const struct cost *cost, char *err
         cJSON_AddStringToObject(sw, "case", b->sweep.case_id);
         cJSON_AddNumberToObject(sw, "round", (double)b->sweep.round);
     }
+    char line[1024];
+    cJSON_AddStringToObject(r, "workload", bench_workload_line(b, line, sizeof line));
+    cJSON_AddItemToObject(r, "failures", failures_json(b));
+    thresholds_json(r, b);
     cJSON *cards = cJSON_AddArrayToObject(r, "cards");
     card(cards, "requests completed / failed", "%.0f / %.0f", (double)b->completed, (double)b->failed);
     /* the mode's headline (stats/registry.h): a duration run's window, whose

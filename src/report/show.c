@@ -2,6 +2,8 @@
 #include "report/show.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "artifact/json.h"
@@ -46,6 +48,68 @@ static bool cost_on(const struct cost *c)
 }
 
 /* ---- benchmark ---- */
+
+/* Appends printf text at *len of buf (cap bytes), cutting at the end. */
+static void line_add(char *buf, size_t cap, size_t *len, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void line_add(char *buf, size_t cap, size_t *len, const char *fmt, ...)
+{
+    if (*len >= cap)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *len, cap - *len, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *len = *len + (size_t)n < cap ? *len + (size_t)n : cap;
+}
+
+/* The load: how requests were sent. */
+static void load_text(const struct benchmark *b, char *buf, size_t cap, size_t *len)
+{
+    const struct bench_workload *w = &b->workload;
+    if (b->duration_mode.present)
+        line_add(buf, cap, len, "duration %g s (warm-up %g s), ", b->duration_mode.duration_s,
+                 b->duration_mode.warmup_s);
+    if (w->present && w->agentic.present)
+        line_add(buf, cap, len, "agentic: %ld sessions, %ld turns", w->agentic.sessions, w->agentic.turns);
+    else if ((w->present && w->trace.present) || (b->load_mode && !strcmp(b->load_mode, "trace-replay")))
+        line_add(buf, cap, len, "trace replay (%s, %ld requests, speed %g×)",
+                 w->trace.format ? w->trace.format : "trace", w->trace.requests, w->trace.speed);
+    else if (isfinite(b->request_rate))
+        line_add(buf, cap, len, "open loop at %g req/s (burstiness %g)", b->request_rate, b->burstiness);
+    else if (isinf(b->request_rate) || b->concurrency == 0)
+        line_add(buf, cap, len, "every request at once (no concurrency cap)");
+    else if (b->concurrency > 0)
+        line_add(buf, cap, len, "closed loop at concurrency %ld", b->concurrency);
+    else
+        line_add(buf, cap, len, "closed loop");
+    if (isfinite(b->request_rate) && b->concurrency > 0)
+        line_add(buf, cap, len, ", concurrency cap %ld", b->concurrency);
+}
+
+char *bench_workload_line(const struct benchmark *b, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    load_text(b, buf, cap, &len);
+    if (b->requests > 0 && !b->duration_mode.present)     /* a window sends as many as fit */
+        line_add(buf, cap, &len, "; %ld requests", b->requests);
+    const char *dataset = b->workload.present ? b->workload.dataset : NULL;
+    bool recorded = dataset || !isfinite(b->context_tokens) || b->workload.trace.present;
+    if (recorded)
+        line_add(buf, cap, &len, "; recorded lengths%s%s", dataset ? " of " : "", dataset ? dataset : "");
+    else
+        line_add(buf, cap, &len, "; %.0f → %ld tokens (input → output max_tokens)", b->context_tokens,
+                 b->max_tokens);
+    if (b->endpoint)
+        line_add(buf, cap, &len, "; %s endpoint", b->endpoint);
+    else
+        line_add(buf, cap, &len, "; server");
+    line_add(buf, cap, &len, " at %s, model %s", b->base_url ? b->base_url : "an unrecorded URL",
+             b->model ? b->model : "not recorded");
+    return buf;
+}
 
 /* A field's row: its name as a label (k without the colon), then its value. */
 static void kv_text(struct rtable *t, const char *k, const char *v)

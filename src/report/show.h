@@ -41,6 +41,14 @@ double bench_headline_tps(const struct benchmark *b, const struct metric_def **d
  * (matrix_round_output_tps). */
 double bench_cost_tps(const struct benchmark *b);
 
+/* The run's workload in one line, as the report's run section opens with
+ * it: the load (closed loop at concurrency C, open loop at R req/s with its
+ * burstiness, a duration window of S s, trace replay, agentic sessions),
+ * the lengths (planned input → max_tokens output tokens, or "recorded
+ * lengths" for a dataset's or a trace's prompts), the endpoint, base URL and
+ * model. Written into buf (cut to cap bytes); returns buf. */
+char *bench_workload_line(const struct benchmark *b, char *buf, size_t cap);
+
 /* Adds a's summary tables (and notes) to doc; the first table's title names
  * the file and its kind. cost may be NULL. Out of memory is recorded in doc
  * (rdoc_print then fails). */

@@ -1,25 +1,61 @@
-/* run.js — runs: summary cards, latency distributions, per-request timelines, throughput, the server's metrics and GPU telemetry over time on the run's clock. */
+/* run.js — runs, answer first: per run its workload in one line, headline
+ * cards and failures by status; then the latency distributions (small
+ * multiples of at most A.MAX_SERIES runs), throughput over time, and per run
+ * the timeline of its requests (vLLM's --plot-timeline: one bar per request,
+ * TTFT then decode) with the server's metrics and GPU telemetry on its clock. */
 (function (A) {
   "use strict";
   var el = A.el, plot = A.plot, line = A.line, color = A.color, fmt = A.fmt, sorted = A.sorted, root;
   /* tail axis ticks: -log10(1 - p) and the percentile's name */
+  /* values a run needs for a tail chart: with 10, the largest sits at p95 */
+  var TAIL_MIN = 10;
   var TAIL_TICKS = [[1, "p90"], [Math.log10(20), "p95"], [2, "p99"], [Math.log10(200), "p99.5"], [3, "p99.9"]];
   /* ---- runs ---- */
 
-  function cards(runs) {
-    var wrap = el("div", "cards", null, root);
-    runs.forEach(function (r, i) {
+  /* A run's answer: its name, workload line, headline cards, failures by status. */
+  function head(r, i) {
+    var box = el("div", "run-head", null, root);
+    box.style.borderLeft = "4px solid " + color(i);
+    el("h3", null, r.label, box);
+    var w = el("div", "workload", null, box);
+    el("span", "k", "Workload: ", w);
+    el("span", null, r.workload, w);
+    var wrap = el("div", "cards", null, box);
+    r.cards.forEach(function (kv) {
       var c = el("div", "card", null, wrap);
-      c.style.borderTop = "4px solid " + color(i);
-      el("div", "run", r.label, c);
-      r.cards.forEach(function (kv) {
-        el("div", "k", kv[0], c);
-        el("div", "v", kv[1], c);
-      });
+      el("div", "k", kv[0], c);
+      el("div", "v", kv[1], c);
+    });
+    if (!r.failures || !r.failures.length) return;
+    var total = r.failures.reduce(function (s, g) { return s + g.count; }, 0);
+    el("div", "title", "Failures by status: " + total + " request" + (total === 1 ? "" : "s") +
+       " (the server's first message of each group)", box);
+    var t = el("table", "failures", null, box), tr = el("tr", null, null, t);
+    ["requests", "status", "category", "first message"].forEach(function (h) { el("th", null, h, tr); });
+    r.failures.forEach(function (g) {
+      var row = el("tr", null, null, t);
+      el("td", "n", String(g.count), row);
+      el("td", "l", g.status, row);
+      el("td", "l", g.category, row);
+      el("td", "l msg", g.message, row);
     });
   }
 
-  function cdfChart(runs, key, title, def) {
+  /* runs in groups of at most A.MAX_SERIES (one chart each: small multiples) */
+  function groups(runs) {
+    var g = [];
+    for (var k = 0; k < runs.length; k += A.MAX_SERIES) g.push(runs.slice(k, k + A.MAX_SERIES));
+    return g;
+  }
+
+  /* " (runs 9–16 of 20)" for a group of several, "" for one */
+  function groupName(g, k, total) {
+    if (total <= A.MAX_SERIES) return "";
+    var lo = k * A.MAX_SERIES + 1;
+    return " (runs " + lo + "–" + (lo + g.length - 1) + " of " + total + ")";
+  }
+
+  function cdfChart(runs, key, title, def, suffix, noTail) {
     var sets = [], series = [{ label: "ms" }];
     runs.forEach(function (r, i) {
       var v = sorted(r.req[key]).filter(function (x) { return x > 0; });
@@ -28,24 +64,27 @@
       series.push(line(r.label, i));
     });
     if (!sets.length) return;
-    plot(root, title + " — CDF (ms, log scale)", def, {
+    plot(root, title + " — CDF (ms, log scale)" + suffix, def, {
       scales: { x: { time: false, distr: 3 }, y: { range: [0, 1] } },
       axes: [{ label: "ms" }, { label: "share of requests" }], series: series
     }, uPlot.join(sets));
+    if (noTail) return;
     var tails = [], tseries = [{ label: "percentile" }];
     runs.forEach(function (r, i) {
       var v = sorted(r.req[key]);
+      /* a tail needs a value past p90: under TAIL_MIN values there is none to draw */
+      if (v.length < TAIL_MIN) return;
       var xs = [], ys = [];
       v.forEach(function (x, k) {
         var q = (k + 0.5) / v.length;       /* Hazen plotting position */
         var t = -Math.log10(1 - q);
         if (t >= 1) { xs.push(t); ys.push(x); }
       });
-      if (!xs.length) { xs.push(1); ys.push(v.length ? v[v.length - 1] : null); }
       tails.push([xs, ys]);
       tseries.push(line(r.label, i, { points: { show: true, size: 5 } }));
     });
-    plot(root, title + " — tail p90–p99.9 (ms)", "x: percentile on a log scale of 1 − p (1 = p90, 2 = p99, 3 = p99.9); " + def, {
+    if (!tails.length) return;
+    plot(root, title + " — tail p90–p99.9 (ms)" + suffix, "x: percentile on a log scale of 1 − p (1 = p90, 2 = p99, 3 = p99.9); " + def, {
       scales: { x: { time: false, range: [1, 3] } },
       axes: [{ label: "percentile", splits: function () { return TAIL_TICKS.map(function (t) { return t[0]; }); },
                values: function () { return TAIL_TICKS.map(function (t) { return t[1]; }); } },
@@ -53,7 +92,7 @@
     }, uPlot.join(tails));
   }
 
-  function itlChart(runs, def) {
+  function itlChart(runs, def, suffix) {
     var sets = [], series = [{ label: "ms" }];
     runs.forEach(function (r, i) {
       var p = r.itl.filter(function (q) { return q[1] != null && q[1] > 0; });
@@ -62,33 +101,90 @@
       series.push(line(r.label, i, { points: { show: true, size: 5 } }));
     });
     if (!sets.length) return;
-    plot(root, "ITL (per chunk) — CDF from the artifact's percentiles (ms, log scale)", def, {
+    plot(root, "ITL (per chunk) — CDF from the artifact's percentiles (ms, log scale)" + suffix, def, {
       scales: { x: { time: false, distr: 3 }, y: { range: [0, 1] } },
       axes: [{ label: "ms" }, { label: "share of gaps" }], series: series
     }, uPlot.join(sets));
   }
 
-  function timeline(r, i, def) {
+  /* Bars drawn at most per timeline: beyond, the first MAX_BARS by sending. */
+  var MAX_BARS = 2000;
+  /* TTFT, TTFT over its threshold, decode, decode over its threshold */
+  var BAR = [A.color(0), A.color(1), A.color(2), A.color(3)];
+
+  /* The run's requests as bars in order of sending: [send, first token,
+   * end, TTFT over, TPOT over] in s since the first send. */
+  function bars(r, m) {
+    var b = [], th = r.thresholds || {};
+    for (var k = 0; k < m; k++) {
+      var s = r.req.start_s[k], t = r.req.ttft[k], e = r.req.e2e[k], p = r.req.tpot[k];
+      if (s == null || e == null) continue;
+      var f = t == null ? s + e / 1000 : s + t / 1000;
+      b.push([k, s, f, s + e / 1000, t != null && th.ttft_ms != null && t > th.ttft_ms,
+              p != null && th.tpot_ms != null && p > th.tpot_ms]);
+    }
+    return b;
+  }
+
+  /* vLLM's --plot-timeline: one horizontal bar per request (y: the request
+   * in order of sending, x: s since the first send), from send to first
+   * token (TTFT) then to its last token (decode), coloured by thresholds;
+   * drawn on the chart's canvas (its series are the legend); the chart's
+   * box (div.chart) has data-bars (how many were drawn), data-ttft-over and
+   * data-tpot-over (how many of them are marked). */
+  function timeline(r) {
     var n = r.req.start_s.length;
     if (!n) return;
-    var idx = [], send = [], first = [], end = [], late = [];
-    for (var k = 0; k < n; k++) {
-      idx.push(k);
-      send.push(r.req.start_s[k]);
-      first.push(r.req.ttft[k] == null ? null : r.req.start_s[k] + r.req.ttft[k] / 1000);
-      end.push(r.req.e2e[k] == null ? null : r.req.start_s[k] + r.req.e2e[k] / 1000);
-      late.push(r.req.lateness[k]);
-    }
-    var pts = function (label, c, scale) {
-      return { label: label, stroke: color(c), fill: color(c), scale: scale || "s", paths: function () { return null; },
-               points: { show: true, size: 5, fill: color(c) } };
+    var m = Math.min(n, MAX_BARS), b = bars(r, m), th = r.thresholds || {}, wall = 0, drawn = 0;
+    b.forEach(function (x) { wall = Math.max(wall, x[3]); });
+    if (!b.length || !(wall > 0)) return;
+    var draw = function (u) {
+      var ctx = u.ctx, bb = u.bbox, h = Math.max(1, Math.floor(bb.height / m * 0.8));
+      ctx.save();
+      ctx.beginPath();
+      ctx.rect(bb.left, bb.top, bb.width, bb.height);
+      ctx.clip();
+      drawn = 0;
+      b.forEach(function (x) {
+        var y = Math.round(u.valToPos(x[0], "y", true) - h / 2);
+        var x0 = Math.round(u.valToPos(x[1], "x", true)), x1 = Math.round(u.valToPos(x[2], "x", true)),
+            x2 = Math.round(u.valToPos(x[3], "x", true));
+        ctx.fillStyle = BAR[x[4] ? 1 : 0];
+        ctx.fillRect(x0, y, Math.max(1, x1 - x0), h);
+        ctx.fillStyle = BAR[x[5] ? 3 : 2];
+        if (x2 > x1) ctx.fillRect(x1, y, x2 - x1, h);
+        drawn++;
+      });
+      ctx.restore();
+      if (u.root.parentNode) mark(u.root.parentNode.parentNode);
     };
-    plot(root, "Per-request timeline: " + r.label + " (s since the first send; lateness ms)", def, {
-      scales: { x: { time: false }, s: {}, ms: {} },
-      axes: [{ label: "request (in order of sending)" }, { scale: "s", label: "s" },
-             { scale: "ms", side: 1, label: "send lateness, ms", grid: { show: false } }],
-      series: [{ label: "request" }, pts("send", 0), pts("first token", 2), pts("end", 1), pts("send lateness", 4, "ms")]
-    }, [idx, send, first, end, late]);
+    /* what was drawn, for a reader's check: bars, and of them over each threshold */
+    var mark = function (box) {
+      box.setAttribute("data-bars", String(drawn));
+      box.setAttribute("data-ttft-over", String(b.filter(function (x) { return x[4]; }).length));
+      box.setAttribute("data-tpot-over", String(b.filter(function (x) { return x[5]; }).length));
+    };
+    var key = function (label, c) {
+      return { label: label, stroke: BAR[c], fill: BAR[c], width: 8, paths: function () { return null; },
+               points: { show: false } };
+    };
+    var ttftRule = th.ttft_ms == null ? "" :
+      "red when TTFT is over " + fmt(th.ttft_ms, 1) + " ms (" + th.ttft_rule + ")";
+    var tpotRule = th.tpot_ms == null ? "" :
+      "orange when TPOT is over " + fmt(th.tpot_ms, 2) + " ms (" + th.tpot_rule + ")";
+    var caption = "One bar per completed request in order of sending (" + (m < n ? "first " + m + " of " + n : n) +
+      " requests drawn; failed requests are counted above): from its send to its first token (TTFT, blue" +
+      (ttftRule ? "; " + ttftRule : "") + "), then from the first token to its last (decode, green" +
+      (tpotRule ? "; " + tpotRule : "") + ").";
+    var u = plot(root, "Timeline of requests: " + r.label + " (s since the first send)", caption, {
+      height: Math.max(300, Math.min(700, 140 + m * 8)), legend: { show: true, live: false },
+      scales: { x: { time: false, range: function () { return [0, wall]; } },
+                y: { dir: -1, range: function () { return [-0.5, m - 0.5]; } } },
+      axes: [{ label: "s since the first send" }, { label: "request # (sending order)" }],
+      series: [{ label: "s" }, key("TTFT", 0), key("TTFT over", 1), key("decode", 2), key("decode over", 3)],
+      hooks: { draw: [draw] }
+    }, [[0, wall], [null, null], [null, null], [null, null], [null, null]]);
+    mark(u.root.parentNode.parentNode);
   }
 
   /* The end of the run's last request, s since its first send (0 when none). */
@@ -115,7 +211,7 @@
     return t.map(function (x) { return x / bin; });
   }
 
-  function throughput(runs, def) {
+  function throughput(runs, def, suffix) {
     var wall = 0;
     runs.forEach(function (r) { wall = Math.max(wall, wallOf(r)); });
     if (!(wall > 0)) return;
@@ -126,7 +222,7 @@
       cols.push(binned(r, 0, bin, nb));
       series.push(line(r.label, i));
     });
-    plot(root, "Output throughput over time (tokens/s, " + fmt(bin, 2) + " s bins)",
+    plot(root, "Output throughput over time (tokens/s, " + fmt(bin, 2) + " s bins)" + suffix,
          "each request's output tokens spread evenly over its generation (first token → end); " + def, {
       scales: { x: { time: false } }, axes: [{ label: "s since the first send" }, { label: "tokens/s" }], series: series
     }, [xs].concat(cols));
@@ -218,17 +314,28 @@
     var runs = data.runs.filter(function (r) { return !(r.sweep && data.curves.length); }), d = data.definitions;
     if (!runs.length) return;
     root = parent;
-    A.section(root, "Runs (" + runs.length + ")");
-    cards(runs);
-    cdfChart(runs, "ttft", "TTFT", d.ttft);
-    cdfChart(runs, "tpot", "TPOT", d.tpot);
-    itlChart(runs, d.itl);
-    cdfChart(runs, "e2e", "E2E latency", d.e2e);
-    throughput(runs, d.throughput);
-    runs.slice(0, 8).forEach(function (r, i) {
-      timeline(r, i, d.lateness);
+    A.section(root, "Runs (" + runs.length + ")").id = "anvil-runs";
+    runs.forEach(head);
+    var g = groups(runs);
+    el("h3", null, "Latency distributions (ms)", root);
+    g.forEach(function (rs, k) {
+      var sfx = groupName(rs, k, runs.length);
+      cdfChart(rs, "ttft", "TTFT", d.ttft, sfx);
+      cdfChart(rs, "tpot", "TPOT", d.tpot, sfx);
+      itlChart(rs, d.itl, sfx);
+      cdfChart(rs, "e2e", "E2E latency", d.e2e, sfx);
+      cdfChart(rs, "lateness", "Send lateness", d.lateness, sfx, true);
+      throughput(rs, d.throughput, sfx);
+    });
+    runs.forEach(function (r, i) {
+      var box = root;
+      if (i >= A.MAX_SERIES) box = A.fold(parent, r.label + ": timeline of requests, server metrics, GPU telemetry");
+      else el("h3", null, r.label + ": requests over time", root);
+      root = box;
+      timeline(r);
       serverCharts(r, d);
       gpuCharts(r, d);
+      root = parent;
     });
   };
 })(window.anvil);
