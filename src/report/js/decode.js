@@ -173,16 +173,17 @@
       return;
     }
     var aligned = [p.map(function (e) { return e.ctx; }), p.map(function (e) { return e.tok_s; })];
-    var series = [{ label: "context (tokens)" }, A.line("client: prompt tokens / TTFT", 0, { points: { show: true, size: 10 } })];
+    var series = [{ label: "context (tokens)" }, A.line("client: prompt tokens / TTFT", 0, { points: { show: true, size: 10, fill: A.color(0) } })];
     if (p.some(function (e) { return e.server_tok_s != null; })) {
       aligned.push(p.map(function (e) { return e.server_tok_s; }));
-      series.push(A.line("server: prompt tokens / its prefill time", 1, { points: { show: true, size: 10 } }));
+      series.push(A.line("server: prompt tokens / its prefill time", 1, { points: { show: true, size: 10, fill: A.color(1) } }));
     }
     A.plot(root, "Prefill: prompt tokens/s against context (tokens)",
            "each prefill entry's prompt tokens / its time to first token (" +
            p.map(function (e) { return tokens(e.ctx) + ": " + (e.method || "n/a") + ", " + (e.samples || 0) + " samples"; }).join("; ") +
            "); the server's from its prefill-time histogram where it validated the entry", {
-      scales: { x: { time: false }, y: { range: function (u, lo, hi) { return [0, (hi || 1) * 1.15]; } } },
+      /* from 0, past the largest context: one entry alone is a point inside the chart, not on its edge */
+      scales: { x: { time: false, range: function (u, lo, hi) { return [0, (hi || 1) * 1.1]; } }, y: { range: function (u, lo, hi) { return [0, (hi || 1) * 1.15]; } } },
       axes: [{ label: "context (tokens)" }, { label: "prompt tokens/s" }], series: series
     }, aligned);
   }
