@@ -54,7 +54,7 @@
        (ok ? "" : " " + marks(c)), h);
     var more = [];
     if (c.per_req_tps != null) more.push(fmt(c.per_req_tps, 1) + " tok/s per stream");
-    if (c.ttft_p50 != null) more.push("TTFT p50 " + fmt(c.ttft_p50, c.ttft_p50 < 1 ? 3 : 2) + " s");
+    if (c.ttft_p50 != null) more.push("TTFT p50 " + (c.ttft_p50 < 1 ? fmt(ms(c.ttft_p50), 1) + " ms" : fmt(c.ttft_p50, 2) + " s"));
     if (c.itl_p50 != null) more.push("ITL p50 " + fmt(ms(c.itl_p50), 2) + " ms");
     if (c.accept_len != null) more.push("acceptance length " + fmt(c.accept_len, 2));
     if (more.length) el("div", "sub", more.join(" · "), box);
@@ -113,11 +113,12 @@
   }
 
   /* A context × concurrency heat table of key (value(c) → number), prec(v) decimals. */
-  function grid(parent, m, cells, key, title, def, value, prec) {
+  function grid(parent, m, cells, key, title, def, value, prec, unit) {
     var box = el("div", "grid", null, parent);
     el("div", "title", title, box);
     var t = el("table", "heat decode-heat", null, box);
     t.setAttribute("data-metric", key);
+    if (unit) t.setAttribute("data-unit", unit);
     var tr = el("tr", null, null, t);
     el("th", null, "context \\ concurrency", tr);
     m.concurrency.forEach(function (c) { el("th", null, String(c), tr); });
@@ -148,8 +149,11 @@
     var two = function () { return 2; }, one = function () { return 1; };
     grid(wrap, m, m.cells, "tps", "Aggregate output tok/s (darker = more)",
          "output tokens that arrived inside the cell's window / the window", function (c) { return c.tps; }, one);
-    grid(wrap, m, m.cells, "ttft_p50", "TTFT p50 (s)", d.ttft,
-         function (c) { return c.ttft_p50; }, function (v) { return v < 1 ? 3 : 2; });
+    /* TTFT in ms while every cell's is under a second, else in s (long contexts: tens of seconds) */
+    var sec = m.cells.some(function (c) { return c.ttft_p50 != null && c.ttft_p50 >= 1; });
+    grid(wrap, m, m.cells, "ttft_p50", "TTFT p50 (" + (sec ? "s" : "ms") + ")", d.ttft,
+         function (c) { return sec ? c.ttft_p50 : ms(c.ttft_p50); }, function (v) { return v < 1 ? 3 : v < 100 ? 2 : 1; },
+         sec ? "s" : "ms");
     grid(wrap, m, m.cells, "itl_p50", "ITL p50 (ms)", d.itl, function (c) { return ms(c.itl_p50); }, two);
     grid(wrap, m, m.cells, "itl_p99", "ITL p99 (ms)", null, function (c) { return ms(c.itl_p99); }, two);
     if (m.cells.some(function (c) { return c.accept_len != null; }))
@@ -184,7 +188,7 @@
            "); the server's from its prefill-time histogram where it validated the entry", {
       /* from 0, past the largest context: one entry alone is a point inside the chart, not on its edge */
       scales: { x: { time: false, range: function (u, lo, hi) { return [0, (hi || 1) * 1.1]; } }, y: { range: function (u, lo, hi) { return [0, (hi || 1) * 1.15]; } } },
-      axes: [{ label: "context (tokens)" }, { label: "prompt tokens/s" }], series: series
+      axes: [{ label: "context (tokens)" }, { label: "prompt tokens/s", size: 70 }], series: series
     }, aligned);
   }
 
