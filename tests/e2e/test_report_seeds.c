@@ -40,7 +40,7 @@ static void at_most_8_series(const char *dom)
  * spans rendered, no backtick left. */
 static void captions_as_text(const char *dom)
 {
-    for (const char *d = strstr(dom, "class=\"def\""); d; d = strstr(d + 1, "class=\"def\"")) {
+    for (const char *d = strstr(dom, "class=\"def"); d; d = strstr(d + 1, "class=\"def")) {
         const char *end = strstr(d, "</div>");
         cr_assert(end);
         const char *tick = memchr(d, '`', (size_t)(end - d));
@@ -82,7 +82,7 @@ static void check_seed(const char *seed, const char *answer, long min_charts)
 
 Test(report_seeds, seed_000_graph_data, .timeout = 60)
 {
-    check_seed("seed-000", "class=\"answer graph-answer\"", 13);
+    check_seed("seed-000", "class=\"graph-answer\"", 13);
 }
 
 Test(report_seeds, seed_001_a_run, .timeout = 60)
@@ -102,5 +102,5 @@ Test(report_seeds, seed_003_a_matrix, .timeout = 60)
 
 Test(report_seeds, seed_004_a_decode_matrix, .timeout = 60)
 {
-    check_seed("seed-004", "class=\"answer decode-answer\"", 1);
+    check_seed("seed-004", "class=\"decode-answer\"", 1);
 }

@@ -12,8 +12,12 @@
                 "this context and their output (capacity_reason)"],
                ["underfilled", "†", "underfilled: the server ran fewer requests than asked (effective concurrency " +
                 "in the cell's tooltip)"],
-               ["timed_out", "‡", "the readiness gate never opened: measured anyway (timeout_reason)"]];
+               ["timed_out", "‡", "warm-up timed out: the readiness gate never opened, measured anyway (timeout_reason)"]];
 
+  /* the marks in words: "capacity-limited, underfilled" */
+  function why(c) {
+    return MARKS.filter(function (m) { return c[m[0]]; }).map(function (m) { return m[2].split(":")[0]; }).join(", ");
+  }
   function marks(c) {
     return MARKS.filter(function (m) { return c[m[0]]; }).map(function (m) { return m[1]; }).join("");
   }
@@ -77,12 +81,12 @@
       el("td", null, top ? fmt(top.tps, 1) : "n/a", r);
       el("td", null, top ? fmt(top.per_req_tps, 1) : "n/a", r);
       el("td", null, top ? fmt(ms(top.itl_p50), 2) : "n/a", r);
-      el("td", null, bad ? bad.conc + " " + marks(bad) : "none", r);
+      el("td", "l", bad ? bad.conc + " (" + why(bad) + ")" : "none", r);
     });
   }
 
   function answer(root, m) {
-    var box = el("div", "answer decode-answer", null, root);
+    var box = el("div", "decode-answer", null, root);
     var facts = [m.engine, m.model, m.server].filter(Boolean).join(" · ");
     var run = [];
     if (m.window_s != null) run.push(fmt(m.window_s, 1) + " s window per cell");
@@ -141,7 +145,7 @@
       });
     });
     /* the registry's "name (unit): definition" without its name and unit: the title has them */
-    if (def) A.caption(box, "def", def.replace(/^[^:(]+\([^)]*\): /, ""));
+    if (def) A.caption(box, "def grid-def", def.replace(/^[^:(]+\([^)]*\): /, ""));
   }
 
   function heats(root, m, d) {
@@ -198,7 +202,8 @@
     el("th", null, "time", tr);
     el("th", null, "event", tr);
     m.events.forEach(function (e) {
-      var k = /^(\d\d:\d\d:\d\d) (.*)$/.exec(e), r = el("tr", null, null, t);
+      /* what went other than planned stands out: timeouts, failures, cells not measured */
+      var k = /^(\d\d:\d\d:\d\d) (.*)$/.exec(e), r = el("tr", /timeout|timed out|fail|incomplete|skip|retry|refus|error/i.test(e) ? "warn" : null, null, t);
       el("td", "l", k ? k[1] : "", r);
       el("td", "l", k ? k[2] : e, r);
     });

@@ -18,7 +18,7 @@
   }
 
   function answer(g) {
-    var box = el("div", "answer graph-answer", null, root);
+    var box = el("div", "graph-answer", null, root);
     el("div", "title", "Per chart: the best and the worst point", box);
     var t = el("table", "heat", null, box), tr = el("tr", null, null, t);
     ["chart", "metric", "better", "best (series, x)", "value", "worst (series, x)", "value"].forEach(function (h) {
