@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 
 #include "browser.h"
@@ -103,4 +104,44 @@ Test(report_seeds, seed_003_a_matrix, .timeout = 60)
 Test(report_seeds, seed_004_a_decode_matrix, .timeout = 60)
 {
     check_seed("seed-004", "class=\"decode-answer\"", 1);
+}
+
+/* Graph data whose first chart has 10 series (seed 000's, copied under
+ * other labels) draws it as small multiples: series 1–8, then 9–10. */
+Test(report_seeds, a_graph_of_10_series_splits_into_small_multiples, .timeout = 60)
+{
+    cJSON *g = harness_load_json("tests/data/seed-000.json");
+    cr_assert(g);
+    cJSON *series = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(g, "charts"), 0), "series");
+    const cJSON *model = cJSON_GetArrayItem(series, 0);
+    for (int i = cJSON_GetArraySize(series); i < 10; i++) {
+        cJSON *s = cJSON_Duplicate(model, 1);
+        char label[32];
+        snprintf(label, sizeof label, "copy %d", i);
+        cJSON_ReplaceItemInObject(s, "label", cJSON_CreateString(label));
+        cJSON_AddItemToArray(series, s);
+    }
+    mkdir("build", 0755);
+    mkdir(OUT_DIR, 0755);
+    const char *json = OUT_DIR "/graph-10-series.json", *html = OUT_DIR "/graph-10-series.html";
+    char *text = cJSON_Print(g);
+    FILE *f = fopen(json, "w");
+    cr_assert(f && text);
+    fputs(text, f);
+    fclose(f);
+    free(text);
+    cJSON_Delete(g);
+    const char *argv[] = {harness_anvil_bin(), "report", json, "-o", html, NULL};
+    static char out[8192], err[8192];
+    int status;
+    cr_assert_eq(run_cmd_err(argv, out, sizeof out, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 0, "%s", err);
+    struct browser_page page;
+    browser_open(html, &page);
+    browser_assert_clean(&page);
+    cr_expect_eq(page.charts, 14, "13 charts, the first in two: %ld", page.charts);
+    cr_expect(strstr(page.dom, "series 1–8 of 10" BROWSER_DRAWN), "the first eight");
+    cr_expect(strstr(page.dom, "series 9–10 of 10" BROWSER_DRAWN), "the last two");
+    at_most_8_series(page.dom);
+    browser_close(&page);
 }
