@@ -108,6 +108,34 @@ static double check_cells(const char *dom, const cJSON *doc)
     return best;
 }
 
+/* Per context, the answer's row: the largest concurrency that ran in full
+ * and its aggregate tok/s (one decimal), or "none". */
+static void check_fit(const char *dom, const cJSON *doc)
+{
+    const cJSON *r, *q;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(doc, "results")) {
+        long ctx = (long)harness_num(r, "context_tokens"), top = -1;
+        double tps = NAN;
+        cJSON_ArrayForEach(q, cJSON_GetObjectItem(doc, "results")) {
+            if ((long)harness_num(q, "context_tokens") != ctx || !runs_in_full(q) || harness_num(q, "concurrency") < top)
+                continue;
+            top = (long)harness_num(q, "concurrency");
+            tps = window_tps(q);
+        }
+        char key[64], want[96];
+        snprintf(key, sizeof key, "<tr data-ctx=\"%ld\">", ctx);
+        const char *row = strstr(dom, key);
+        cr_assert(row, "no answer row for context %ld", ctx);
+        const char *second = strstr(row, "</td><td>");
+        cr_assert(second);
+        if (top < 0)
+            snprintf(want, sizeof want, "</td><td>none</td><td>n/a</td>");
+        else
+            snprintf(want, sizeof want, "</td><td>%ld</td><td>%.1f</td>", top, tps);
+        cr_expect(!strncmp(second, want, strlen(want)), "context %ld: want %s, the page: %.80s", ctx, want, second);
+    }
+}
+
 /* The rows of the event log's table (less its head). */
 static int event_rows(const char *dom)
 {
@@ -217,6 +245,7 @@ Test(report_decode, a_real_matrix_reads_answer_first_and_its_cells_everywhere, .
     double best = check_cells(page.dom, doc);
     cr_assert(isfinite(best), "a cell ran in full");
     check_answer(page.dom, best);
+    check_fit(page.dom, doc);
     int limited = 0;
     const cJSON *r;
     cJSON_ArrayForEach(r, cJSON_GetObjectItem(doc, "results")) limited += is_true(r, "capacity_limited");
@@ -250,6 +279,7 @@ Test(report_decode, seed_004_a_real_vllm_matrix, .timeout = 60)
     /* seed 004: only concurrency 1 ran in full, at both contexts; 129.5 tok/s at context 0 */
     cr_expect(fabs(best - 129.45) < 0.01, "%g", best);
     check_answer(page.dom, best);
+    check_fit(page.dom, doc);
     cr_expect_eq(event_rows(page.dom), cJSON_GetArraySize(cJSON_GetObjectItem(doc, "event_log")));
     cr_expect(strstr(page.dom, "data-chart=\"Prefill: prompt tokens/s against context (tokens)" BROWSER_DRAWN));
     /* per context, the largest concurrency that ran in full: 1, then 2 is the first limited */

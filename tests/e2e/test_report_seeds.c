@@ -4,6 +4,8 @@
  * hidden; the kind's answer before its evidence (charts, folds); no chart
  * of over 8 series (counted in uPlot's legend); captions as text (no
  * Markdown backtick left in a definition). */
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +51,46 @@ static void captions_as_text(const char *dom)
     }
 }
 
+/* Seed 000's answer: per chart its better direction (a metric in ms:
+ * lower; in tokens/s: higher) and the best and worst value of its points,
+ * as the page's table reads them. */
+static void check_graph_answer(const char *dom)
+{
+    cJSON *g = harness_load_json("tests/data/seed-000.json");
+    const cJSON *ch, *s, *p;
+    int rows = 0;
+    cJSON_ArrayForEach(ch, cJSON_GetObjectItem(g, "charts")) {
+        const char *metric = cJSON_GetStringValue(cJSON_GetObjectItem(ch, "metric"));
+        bool lower = strstr(metric, "_ms") != NULL;
+        cr_assert(lower || strstr(metric, "tok_s"), "%s", metric);
+        double lo = INFINITY, hi = -INFINITY;
+        cJSON_ArrayForEach(s, cJSON_GetObjectItem(ch, "series")) cJSON_ArrayForEach(p, cJSON_GetObjectItem(s, "points")) {
+            lo = fmin(lo, harness_num(p, "value"));
+            hi = fmax(hi, harness_num(p, "value"));
+        }
+        double best = lower ? lo : hi, worst = lower ? hi : lo;
+        char want[512];
+        snprintf(want, sizeof want, "<tr><td class=\"l\">%s</td><td class=\"l\">%s</td><td class=\"l\">%s</td>",
+                 cJSON_GetStringValue(cJSON_GetObjectItem(ch, "title")),
+                 cJSON_GetStringValue(cJSON_GetObjectItem(ch, "y_label")), lower ? "lower" : "higher");
+        const char *row = strstr(dom, want);
+        cr_expect(row, "no answer row %s", want);
+        if (!row)
+            continue;
+        rows++;
+        const char *end = strstr(row, "</tr>");
+        char v[64];
+        snprintf(v, sizeof v, "<td>%.*f</td>", fabs(best) >= 100 ? 1 : 2, best);
+        const char *b = strstr(row, v);
+        cr_expect(b && b < end, "%s: best %s", want, v);
+        snprintf(v, sizeof v, "<td>%.*f</td>", fabs(worst) >= 100 ? 1 : 2, worst);
+        const char *w = strstr(b ? b + 1 : row, v);
+        cr_expect(w && w < end, "%s: worst %s", want, v);
+    }
+    cr_expect_eq(rows, cJSON_GetArraySize(cJSON_GetObjectItem(g, "charts")));
+    cJSON_Delete(g);
+}
+
 /* Reports seed alone and checks its page; answer is the attribute text
  * that starts the kind's answer. */
 static void check_seed(const char *seed, const char *answer, long min_charts)
@@ -77,6 +119,8 @@ static void check_seed(const char *seed, const char *answer, long min_charts)
     cr_expect_lt(ans, first_or_end(report, "<details"), "%s: the answer comes before the folds", seed);
     at_most_8_series(report);
     captions_as_text(report);
+    if (!strcmp(seed, "seed-000"))
+        check_graph_answer(report);
     browser_close(&page);
     browser_screenshot(html, png, 1280, 1200);
 }
