@@ -69,7 +69,7 @@
     el("div", "title", "Per context: the largest concurrency that ran in full", box);
     var t = el("table", "heat decode-fit", null, box), tr = el("tr", null, null, t);
     ["context (tokens)", "largest full concurrency", "aggregate tok/s", "tok/s per stream", "ITL p50 (ms)",
-     "first limited concurrency"].forEach(function (h) { el("th", null, h, tr); });
+     "first limited concurrency"].forEach(function (h, i) { el("th", i === 5 ? "l" : null, h, tr); });
     m.contexts.forEach(function (ctx) {
       var row = m.cells.filter(function (c) { return c.ctx === ctx; }).sort(function (a, b) { return a.conc - b.conc; });
       var ok = row.filter(full), top = ok.length ? ok[ok.length - 1] : null;

@@ -22,7 +22,7 @@
     el("div", "title", "Per chart: the best and the worst point", box);
     var t = el("table", "heat", null, box), tr = el("tr", null, null, t);
     ["chart", "metric", "better", "best (series, x)", "value", "worst (series, x)", "value"].forEach(function (h) {
-      el("th", null, h, tr);
+      el("th", h === "value" ? null : "l", h, tr);
     });
     g.charts.forEach(function (ch) {
       var p = points(ch).sort(function (a, b) { return a.value - b.value; });
@@ -69,7 +69,7 @@
     plot(root, ch.title + " (" + ch.y_label + ")" + part, ch.metric + (ch.def ? ": " + ch.def : ""), {
       scales: { x: { time: false, range: [-0.5, xs.length - 0.5] }, y: { range: function (u, lo, hi) { return [0, hi * 1.1]; } } },
       axes: [{ label: ch.x_label, splits: function () { return aligned[0]; }, values: function (u, sp) { return sp.map(function (j) { return xs[j] || ""; }); } },
-             { label: ch.y_label }], series: series
+             { label: ch.y_label, size: 70 }], series: series
     }, aligned);
   }
 
