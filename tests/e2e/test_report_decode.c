@@ -222,7 +222,7 @@ Test(report_decode, a_real_matrix_reads_answer_first_and_its_cells_everywhere, .
     const char *argv[] = {harness_anvil_bin(), "decode", "--base-url", sim.base_url, "--concurrency", "1,4",
                           "--contexts", "0,2k", "--duration", "1", "--max-tokens", "256", "--ready-stable-s", "0.3",
                           "--cell-warmup-timeout-s", "2", "--decode-warmup-s", "0", "--telemetry", "off",
-                          "--out-dir", dir, NULL};
+                          "--run-burst", "--burst-requests-per-concurrency", "1", "--out-dir", dir, NULL};
     static char out[65536];
     int status;
     cr_assert_eq(run_cmd(argv, out, sizeof out, &status), 0);
@@ -244,10 +244,18 @@ Test(report_decode, a_real_matrix_reads_answer_first_and_its_cells_everywhere, .
               "the prefill chart is drawn");
     double best = check_cells(page.dom, doc);
     cr_assert(isfinite(best), "a cell ran in full");
+    const cJSON *r;
     check_answer(page.dom, best);
     check_fit(page.dom, doc);
+    /* the bursts' map: each burst's aggregate tok/s, as the artifact has it */
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "burst_results")), 4);
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(doc, "burst_results")) {
+        char text[256];
+        cell_text(page.dom, "burst_tps", (long)harness_num(r, "context_tokens"), (long)harness_num(r, "concurrency"),
+                  text, sizeof text);
+        expect_reads(text, harness_num(r, "aggregate_tps"), "burst");
+    }
     int limited = 0;
-    const cJSON *r;
     cJSON_ArrayForEach(r, cJSON_GetObjectItem(doc, "results")) limited += is_true(r, "capacity_limited");
     cr_expect_geq(limited, 1, "the 4 × 2k cell does not fit 5120 tokens");
     cr_expect(strstr(page.dom, "capacity-limited: the server's KV pool"), "the legend says what * means");
@@ -270,12 +278,20 @@ Test(report_decode, a_real_matrix_reads_answer_first_and_its_cells_everywhere, .
 Test(report_decode, seed_004_a_real_vllm_matrix, .timeout = 60)
 {
     const char *html = OUT_DIR "/decode-seed004.html";
-    report((const char *[]){"tests/data/seed-004.json", NULL}, html);
+    report((const char *[]){"tests/data/seed-004.json", "--gpu-hour-cost", "2.5", NULL}, html);
     cJSON *doc = harness_load_json("tests/data/seed-004.json");
     struct browser_page page;
     browser_open(html, &page);
     browser_assert_clean(&page);
     double best = check_cells(page.dom, doc);
+    /* the cost map: USD per million output tokens = 2.5 USD/h / (tok/s × 3600 s/h) × 1e6, one GPU */
+    const cJSON *r;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(doc, "results")) {
+        char text[256];
+        cell_text(page.dom, "cost", (long)harness_num(r, "context_tokens"), (long)harness_num(r, "concurrency"), text,
+                  sizeof text);
+        expect_reads(text, 2.5 / (harness_num(r, "aggregate_tps") * 3600) * 1e6, "cost");
+    }
     /* seed 004: only concurrency 1 ran in full, at both contexts; 129.5 tok/s at context 0 */
     cr_expect(fabs(best - 129.45) < 0.01, "%g", best);
     check_answer(page.dom, best);
