@@ -1,4 +1,6 @@
-/* html_graph.c — graph data for the report (see html_parts.h). */
+/* html_graph.c — graph data for the report (see html_parts.h): its charts,
+ * each with which way its metric is better (stats/registry.h), series and
+ * points. */
 #include "report/html_parts.h"
 
 #include <math.h>
@@ -8,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "artifact/graph.h"
+#include "stats/registry.h"
 
 static const char *semantic(const struct graph_data *g, const char *metric)
 {
@@ -38,6 +41,9 @@ cJSON *html_graph(const struct artifact_any *a)
         const char *def = semantic(g, ch->metric);
         if (def)
             cJSON_AddStringToObject(co, "def", def);
+        /* which way is better: the metric registry's, "neither" for a metric anvil does not define */
+        const struct metric_def *md = metric_of_key(ch->metric);
+        cJSON_AddStringToObject(co, "better", md ? metric_better_name(md->better) : "neither");
         cJSON *series = cJSON_AddArrayToObject(co, "series");
         for (size_t s = 0; s < ch->n_series; s++) {
             cJSON *so = cJSON_CreateObject(), *pts = cJSON_AddArrayToObject(so, "points");

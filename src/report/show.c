@@ -167,6 +167,22 @@ static void latency_row(struct rtable *t, const char *metric, const struct dist 
     rtable_whole(t, (long)d->samples, false);
 }
 
+/* A duration-mode run's (a decode cell's) figures, before the request
+ * counts: its window's throughput is the run's answer, and a window
+ * shorter than a request completes none of them (0 successful requests,
+ * 0 tok/s over completed requests) while it counted every token. */
+static void window_rows(struct rtable *t, const struct benchmark *b)
+{
+    const struct bench_duration_mode *w = &b->duration_mode;
+    if (!w->present)
+        return;
+    kv_num(t, "Measurement window (s)", w->window_s, 2);
+    kv_num(t, "Output tok/s inside the window (aggregate)", w->aggregate_tps, 2);
+    kv_num(t, "Output tokens inside the window", w->tokens_in_window, 0);
+    kv_whole(t, "Requests started in the window", w->requests_started_in_window);
+    kv_whole(t, "Requests still running when it closed", w->incomplete_requests);
+}
+
 static void bench_run_table(struct rdoc *doc, const struct artifact_any *a, const struct cost *cost)
 {
     const struct benchmark *b = &a->u.bench;
@@ -188,6 +204,7 @@ static void bench_run_table(struct rdoc *doc, const struct artifact_any *a, cons
         kv_num(t, "Request rate (req/s)", b->request_rate, 2);
     kv_num(t, "Input tokens per request (planned)", b->context_tokens, 0);
     max_tokens_row(t, b);
+    window_rows(t, b);
     kv_whole(t, "Successful requests", b->completed);
     kv_whole(t, "Failed requests", b->failed);
     if (b->not_sent > 0)
@@ -199,7 +216,7 @@ static void bench_run_table(struct rdoc *doc, const struct artifact_any *a, cons
     kv_num(t, "Output token throughput (tok/s)", bench_output_tps(b), 2);
     kv_num(t, "Total token throughput (tok/s)", m->total_token_throughput, 2);
     kv_num(t, "Peak output token throughput (tok/s, 1 s)", m->peak_output_tps_1s, 2);
-    if (!isnan(m->aggregate_tps))
+    if (!isnan(m->aggregate_tps) && !b->duration_mode.present)
         kv_num(t, "Output tok/s inside the window (aggregate)", m->aggregate_tps, 2);
     if (!isnan(m->goodput_rps))
         kv_num(t, "Request goodput (req/s)", m->goodput_rps, 2);
