@@ -168,6 +168,8 @@ struct run_outputs {
     int argc;                           /* the command line as given, for the artifact's */
     char *const *argv;                  /* provenance (secrets redacted there); may be 0/NULL */
     bool progress;                      /* draw a progress line on stderr */
+    double timeseries_interval_s;       /* the artifact's timeseries rows, s (> 0; default 1;
+                                           stats/timeseries.h merges them in long runs) */
 };
 
 /* One run spread over processes (docs/ARTIFACTS.md, "ranks"): this process
