@@ -202,3 +202,85 @@ Test(timeseries_e2e, interval_must_be_positive, .timeout = 30)
         cr_assert_eq(status, 2, "--timeseries-interval-s %s: exit %d", bad[i], status);
     }
 }
+
+/* The mean of column col of the series' points (t0_monotonic_ns + t_ms)
+ * whose times fall in [lo, hi) ns, NaN when none; *n gets how many. */
+static double series_mean(const cJSON *series, const cJSON *col, double lo, double hi, int *n)
+{
+    double t0 = num(series, "t0_monotonic_ns"), sum = 0;
+    const cJSON *t_ms = cJSON_GetObjectItem(series, "t_ms");
+    *n = 0;
+    for (int i = 0; i < cJSON_GetArraySize(t_ms); i++) {
+        double t = t0 + cJSON_GetArrayItem(t_ms, i)->valuedouble * 1e6;
+        const cJSON *v = cJSON_GetArrayItem(col, i);
+        if (t >= lo && t < hi && cJSON_IsNumber(v)) {
+            sum += v->valuedouble;
+            (*n)++;
+        }
+    }
+    return *n ? sum / *n : NAN;
+}
+
+/* The gauges of each row: the server's from server_metrics.series, two
+ * GPUs' from a DCGM exporter's scrape (constant: util averaged, power and
+ * memory summed, the hottest temperature). */
+Test(timeseries_e2e, rows_carry_the_server_and_gpu_gauges_of_their_interval, .timeout = 120)
+{
+    char file[64], url[128], path[64];
+    cr_assert_eq(harness_tmpfile(file, sizeof file), 0);
+    FILE *f = fopen(file, "w");
+    fputs("# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n"
+          "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-d0\",modelName=\"NVIDIA A100-SXM4-80GB\"} 91\n"
+          "DCGM_FI_DEV_GPU_UTIL{gpu=\"1\",UUID=\"GPU-d1\",modelName=\"NVIDIA A100-SXM4-80GB\"} 51\n"
+          "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"GPU-d0\"} 310.5\nDCGM_FI_DEV_POWER_USAGE{gpu=\"1\",UUID=\"GPU-d1\"} 100\n"
+          "DCGM_FI_DEV_GPU_TEMP{gpu=\"0\",UUID=\"GPU-d0\"} 61\nDCGM_FI_DEV_GPU_TEMP{gpu=\"1\",UUID=\"GPU-d1\"} 70\n"
+          "DCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"GPU-d0\"} 70000\nDCGM_FI_DEV_FB_FREE{gpu=\"0\",UUID=\"GPU-d0\"} 11920\n"
+          "DCGM_FI_DEV_FB_USED{gpu=\"1\",UUID=\"GPU-d1\"} 1000\nDCGM_FI_DEV_FB_FREE{gpu=\"1\",UUID=\"GPU-d1\"} 80920\n", f);
+    fclose(f);
+    snprintf(url, sizeof url, "file://%s", file);
+    cr_assert_eq(harness_tmpfile(path, sizeof path), 0);
+    const char *sim_args[] = {"--ttft-ms", "10", "--itl-ms", "5", NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start_reference(&sim, sim_args), 0);
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--concurrency", "2",
+                          "--num-prompts", "20", "--input-len", "32", "--output-len", "40",
+                          "--timeseries-interval-s", "0.5", "--scrape-interval-ms", "100",
+                          "--telemetry-interval-ms", "100", "--gpu-metrics-url", url, "--out", path, NULL};
+    static char out[65536];
+    int status;
+    cr_assert_eq(run_cmd(argv, out, sizeof out, &status), 0);
+    sim_stop(&sim);
+    unlink(file);
+    cr_assert_eq(status, 0, "%s", out);
+    cJSON *art = harness_load_json(path);
+    unlink(path);
+    const cJSON *ts = cJSON_GetObjectItem(art, "timeseries"), *rows = cJSON_GetObjectItem(ts, "rows");
+    const cJSON *srv = harness_json_path(art, "server_metrics.series");
+    cr_assert(cJSON_IsObject(srv), "the server was scraped");
+    double t0 = harness_num(ts, "t0_monotonic_ns"), w = harness_num(ts, "interval_s") * 1e9;
+    cr_assert_eq(w, 0.5e9);
+    int with_gpu = 0;
+    for (int k = 0; k < cJSON_GetArraySize(rows); k++) {
+        const cJSON *r = cJSON_GetArrayItem(rows, k), *s = cJSON_GetObjectItem(r, "server");
+        double lo = t0 + num(r, "t_s") * 1e9;
+        int n;
+        double running = series_mean(srv, cJSON_GetObjectItem(srv, "running_requests"), lo, lo + w, &n);
+        if (!n) {
+            cr_assert(cJSON_IsNull(s), "row %d: no scrape in it, yet server gauges", k);
+        } else {
+            cr_assert_float_eq(num(s, "running_requests"), running, 1e-9, "row %d", k);
+            double kv = series_mean(srv, cJSON_GetObjectItem(srv, "kv_cache_usage"), lo, lo + w, &n);
+            cr_assert_float_eq(num(s, "kv_cache_usage"), kv, 1e-9, "row %d", k);
+        }
+        const cJSON *g = cJSON_GetObjectItem(r, "gpu");
+        if (cJSON_IsNull(g))
+            continue;
+        with_gpu++;
+        cr_assert_float_eq(num(g, "util_pct"), 71, 1e-9, "row %d: the mean of 91 and 51", k);
+        cr_assert_float_eq(num(g, "power_w"), 410.5, 1e-9, "row %d: the GPUs' sum", k);
+        cr_assert_float_eq(num(g, "temp_c"), 70, 1e-9, "row %d: the hottest", k);
+        cr_assert_float_eq(num(g, "mem_used_mb"), 71000, 1e-9, "row %d", k);
+    }
+    cr_assert_geq(with_gpu, 2, "the GPU exporter was read every 100 ms");
+    cJSON_Delete(art);
+}
