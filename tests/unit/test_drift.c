@@ -1,11 +1,16 @@
 /* test_drift.c — drift between the first and the last quarter of a time
  * series, from hand-built rows whose medians and spreads are known. */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
 
+#include "artifact/any.h"
 #include "report/drift.h"
+#include "report/rtable.h"
+#include "report/show.h"
 
 /* n rows of 1 s; TTFT p50 of row i from f(i); no gauges. */
 static struct bench_timeseries series(size_t n, double (*f)(size_t i, size_t n))
@@ -83,4 +88,40 @@ Test(drift, short_or_absent_series_are_not_judged)
     cr_assert_gt(drift_compare(&t, d, DRIFT_MAX, NULL), 0);
     struct bench_timeseries none = {0};
     cr_assert_eq(drift_compare(&none, d, DRIFT_MAX, NULL), -1);
+}
+
+/* What `anvil show` prints for seed 001 given the rows f makes. */
+static char *shown(double (*f)(size_t i, size_t n))
+{
+    struct artifact_any a;
+    char err[512];
+    cr_assert_eq(artifact_any_read("tests/data/seed-001.json", &a, err, sizeof err), 0, "%s", err);
+    struct bench_timeseries t = series(13, f);
+    struct bench_ts_row *rows = malloc(t.n_rows * sizeof *rows);     /* the artifact owns them */
+    memcpy(rows, t.rows, t.n_rows * sizeof *rows);
+    t.rows = rows;
+    a.u.bench.timeseries = t;
+    struct rdoc d = {0};
+    show_artifact(&d, &a, NULL);
+    char *text = NULL;
+    size_t len;
+    FILE *out = open_memstream(&text, &len);
+    cr_assert_eq(rdoc_print(&d, RF_TABLE, out), 0);
+    fclose(out);
+    rdoc_free(&d);
+    artifact_any_free(&a);
+    return text;
+}
+
+Test(drift, show_prints_a_line_per_drifting_metric_or_none)
+{
+    char *text = shown(rises);
+    cr_assert(strstr(text, "note: drift: TTFT p50 went from 10 to 20 ms between the first and the last 3 s of "
+                           "the run (+100%; noise 2 ms)"), "%s", text);
+    cr_assert_null(strstr(text, "no drift"), "%s", text);
+    free(text);
+    text = shown(flat);
+    cr_assert(strstr(text, "note: no drift beyond noise:"), "%s", text);
+    cr_assert_null(strstr(text, "drift:"), "%s", text);
+    free(text);
 }
