@@ -121,6 +121,46 @@ int bench_timeseries_build(const struct ts_series *s, const cJSON *server_metric
     return 0;
 }
 
+/* Records by their end, for qsort. */
+static int by_end(const void *a, const void *b)
+{
+    int64_t x = (*(const struct req_record *const *)a)->t_end, y = (*(const struct req_record *const *)b)->t_end;
+    return (x > y) - (x < y);
+}
+
+int bench_timeseries_of_records(const struct req_record *recs, int n, double interval_s, enum pct_method method,
+                                const cJSON *server_metrics, const cJSON *hardware, struct bench_timeseries *out)
+{
+    memset(out, 0, sizeof *out);
+    struct ts_acc a;
+    if (ts_init(&a, interval_s, method) != 0)
+        return -1;
+    const struct req_record **by = malloc((size_t)(n > 0 ? n : 1) * sizeof *by);
+    int k = 0;
+    int64_t origin = 0;
+    for (int i = 0; by && i < n; i++)
+        if (!recs[i].warmup && recs[i].t_start) {
+            by[k++] = &recs[i];
+            origin = !origin || recs[i].t_start < origin ? recs[i].t_start : origin;
+        }
+    if (by) {
+        qsort(by, (size_t)k, sizeof *by, by_end);
+        if (origin)
+            ts_begin(&a, origin);
+        for (int i = 0; i < k; i++)
+            ts_add(&a, by[i]);
+    }
+    struct ts_series s;
+    int rc = by && ts_finish(&a, &s) == 0 ? 0 : -1;
+    if (rc == 0) {
+        rc = bench_timeseries_build(&s, server_metrics, hardware, out);
+        ts_series_free(&s);
+    }
+    free(by);
+    ts_free(&a);
+    return rc;
+}
+
 void bench_timeseries_free(struct bench_timeseries *t)
 {
     free(t->rows);

@@ -19,6 +19,14 @@
 int bench_timeseries_build(const struct ts_series *s, const cJSON *server_metrics, const cJSON *hardware,
                            struct bench_timeseries *out);
 
+/* The same from a run's n records after the fact, for artifacts rebuilt
+ * from records (`anvil merge`, `anvil recover`): the records are added in
+ * the order they ended, from the origin of the first measured send, with
+ * rows of interval_s and percentiles by method. Returns 0, or -1 when
+ * memory runs out or interval_s is out of range (*out then empty). */
+int bench_timeseries_of_records(const struct req_record *recs, int n, double interval_s, enum pct_method method,
+                                const cJSON *server_metrics, const cJSON *hardware, struct bench_timeseries *out);
+
 /* Frees the rows of t and empties it. */
 void bench_timeseries_free(struct bench_timeseries *t);
 

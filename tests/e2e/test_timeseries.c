@@ -13,6 +13,7 @@
 #include <criterion/criterion.h>
 
 #include "harness.h"
+#include "scaleout.h"
 
 #define MAX_ROWS 64
 #define MAX_LINES 4096
@@ -283,4 +284,74 @@ Test(timeseries_e2e, rows_carry_the_server_and_gpu_gauges_of_their_interval, .ti
     }
     cr_assert_geq(with_gpu, 2, "the GPU exporter was read every 100 ms");
     cJSON_Delete(art);
+}
+
+/* Column col summed over the rows of art's timeseries. */
+static long column_sum(const cJSON *art, const char *col)
+{
+    long sum = 0;
+    const cJSON *r;
+    cJSON_ArrayForEach(r, harness_json_path(art, "timeseries.rows"))
+        sum += (long)harness_num(r, col);
+    return sum;
+}
+
+/* An artifact rebuilt from records after the fact has the series too:
+ * `anvil recover` from the journal (the same rows as the run's), `anvil
+ * merge` of two shards (the whole run's, summing to its totals). */
+Test(timeseries_e2e, recovered_and_merged_artifacts_have_the_series, .timeout = 120)
+{
+    const char *sim_args[] = {"--ttft-ms", "15", "--itl-ms", "2", "--fail-rate", "0.3", "--seed", "9", NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start_reference(&sim, sim_args), 0);
+    char dir[] = "/tmp/anvil-ts-XXXXXX", run[128], rec[128], merged[128], s0[128], s1[128], journal[300];
+    cr_assert(mkdtemp(dir));
+    snprintf(run, sizeof run, "%s/run.json", dir);
+    snprintf(rec, sizeof rec, "%s/recovered.json", dir);
+    snprintf(merged, sizeof merged, "%s/merged.json", dir);
+    snprintf(s0, sizeof s0, "%s/s0.json", dir);
+    snprintf(s1, sizeof s1, "%s/s1.json", dir);
+    const char *tail[] = {"--base-url", sim.base_url, "--num-prompts", "40", "--concurrency", "4",
+                          "--input-len", "32", "--output-len", "8", "--calibration", "none",
+                          "--max-failure-rate", "1", "--timeseries-interval-s", "0.25", NULL};
+    const char *argv[32] = {harness_anvil_bin(), "run", "--out", run};
+    int k = 4, status;
+    for (int i = 0; tail[i]; i++)
+        argv[k++] = tail[i];
+    argv[k] = NULL;
+    static char o[65536];
+    cr_assert_eq(run_cmd(argv, o, sizeof o, &status), 0);
+    cr_assert_eq(status, 0, "%s", o);
+    cJSON *a = harness_load_json(run);
+    snprintf(journal, sizeof journal, "%s/%s.requests.jsonl", dir, cJSON_GetObjectItem(a, "run_id")->valuestring);
+    const char *rargv[] = {harness_anvil_bin(), "recover", journal, "--out", rec, NULL};
+    cr_assert_eq(run_cmd(rargv, o, sizeof o, &status), 0);
+    cr_assert_eq(status, 0, "%s", o);
+    cJSON *r = harness_load_json(rec);
+    /* recovered at the default interval (the journal does not keep the flag) */
+    cr_assert_eq(harness_num(harness_json_path(r, "timeseries"), "interval_s"), 1);
+    const char *cols[] = {"started", "completed", "failed", "output_tokens"};
+    for (int c = 0; c < 4; c++)
+        cr_assert_eq(column_sum(r, cols[c]), column_sum(a, cols[c]), "%s", cols[c]);
+    cr_assert_eq(column_sum(r, "completed"), (long)harness_num(r, "completed"));
+    cr_assert_eq(column_sum(r, "failed"), (long)harness_num(r, "failed"));
+    cr_assert_gt(column_sum(r, "failed"), 0);
+    cJSON_Delete(r);
+    cJSON_Delete(a);
+
+    scaleout_run_shards(dir, 2, tail);
+    const char *margv[] = {harness_anvil_bin(), "merge", "--max-failure-rate", "1", "--out", merged, s0, s1, NULL};
+    cr_assert_eq(run_cmd(margv, o, sizeof o, &status), 0);
+    sim_stop(&sim);
+    cr_assert_eq(status, 0, "%s", o);
+    cJSON *m = harness_load_json(merged);
+    cr_assert_eq(harness_num(harness_json_path(m, "timeseries"), "interval_s"), 0.25, "the shards' interval");
+    cr_assert_eq(column_sum(m, "started"), 40);
+    cr_assert_eq(column_sum(m, "completed"), (long)harness_num(m, "completed"));
+    cr_assert_eq(column_sum(m, "failed"), (long)harness_num(m, "failed"));
+    cr_assert_eq(column_sum(m, "output_tokens"), (long)harness_num(harness_json_path(m, "metrics"), "output_tokens"));
+    cJSON_Delete(m);
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
 }
