@@ -420,6 +420,43 @@ struct bench_failure {
     char *trace_id;                     /* as bench_timing's */
 };
 
+/* timeseries.rows[].server: the server's gauges in the row, the mean of
+ * the server_metrics.series points whose midpoints fall in it (NaN: the
+ * server has no such gauge); absent (null) when no point falls in it. */
+struct bench_ts_server {
+    bool present;
+    double running_requests, waiting_requests, kv_cache_usage;
+};
+
+/* timeseries.rows[].gpu: every GPU at each hardware.series point in the
+ * row — util_pct their mean, power_w and mem_used_mb their sum, temp_c the
+ * hottest — then the mean over the row's points; null as above. */
+struct bench_ts_gpu {
+    bool present;
+    double util_pct, power_w, temp_c, mem_used_mb;
+};
+
+/* One timeseries row (stats/timeseries.h, struct ts_point). */
+struct bench_ts_row {
+    double t_s;
+    long started, completed, failed, cut, output_tokens, in_flight;
+    double ttft_p50_ms, ttft_p99_ms, itl_p50_ms, itl_p99_ms;    /* NaN = null */
+    long ttft_samples, itl_samples;
+    struct bench_ts_server server;
+    struct bench_ts_gpu gpu;
+};
+
+/* timeseries: the run over time (docs/ARTIFACTS.md; absent in artifacts of
+ * older runs, merged shards and recovered journals). */
+struct bench_timeseries {
+    bool present;
+    double interval_s, requested_interval_s, exact_from_s;
+    double t0_monotonic_ns;             /* t_s = 0: the first measured send, CLOCK_MONOTONIC */
+    long late_requests;
+    struct bench_ts_row *rows;          /* owned */
+    size_t n_rows;
+};
+
 struct benchmark {
     char *schema, *measurement_protocol, *run_id, *started_at, *finished_at;
     char *base_url, *model, *engine;
@@ -485,6 +522,7 @@ struct benchmark {
      * before anvil observed them). observe_figures_of (artifact/observe.h)
      * reads the figures a sweep uses from them. */
     cJSON *server_metrics, *hardware, *hardware_run_summary;
+    struct bench_timeseries timeseries; /* written after them by the run (artifact/timeseries.h) */
     /* A run spread over processes (MPI ranks or shards; docs/ARTIFACTS.md,
      * "ranks"), written last: kept as found once its shape is checked
      * (count, alignment, plan, missing and per_rank entries with rank,
@@ -529,6 +567,11 @@ int benchmark_read_file(const char *path, struct benchmark *out, char *sha_out, 
  * writes it. Caller deletes; NULL when memory runs out. */
 cJSON *benchmark_timing_json(const struct bench_timing *t);
 cJSON *benchmark_failure_json(const struct bench_failure *f);
+
+/* The `timeseries` object as benchmark_to_json writes it (after
+ * hardware_run_summary, before ranks). Caller deletes; NULL when memory
+ * runs out. */
+cJSON *benchmark_timeseries_json(const struct bench_timeseries *t);
 
 /* The calibration search c records (benchmark_from_run's inverse) in *out,
  * at most CALIB_MAX_STEPS steps. Returns out, or NULL when c has no search. */

@@ -663,6 +663,40 @@ static const struct field failure_rows[] = {
 static const struct field_table failure_t = FIELD_TABLE_ALWAYS("failures", T, failure_rows);
 #undef T
 
+#define T struct bench_ts_server
+static const struct field ts_server_rows[] = {
+    NUM(running_requests, OPT, "requests"), NUM(waiting_requests, OPT, "requests"),
+    NUM(kv_cache_usage, OPT, "ratio"),
+};
+static const struct field_table ts_server_t = FIELD_TABLE("timeseries.rows.server", T, ts_server_rows, present);
+#undef T
+
+#define T struct bench_ts_gpu
+static const struct field ts_gpu_rows[] = {
+    NUM(util_pct, OPT, "%"), NUM(power_w, OPT, "W"), NUM(temp_c, OPT, "C"), NUM(mem_used_mb, OPT, "MiB"),
+};
+static const struct field_table ts_gpu_t = FIELD_TABLE("timeseries.rows.gpu", T, ts_gpu_rows, present);
+#undef T
+
+#define T struct bench_ts_row
+static const struct field ts_row_rows[] = {
+    NUM(t_s, 0, "s"), WHOLE(started, 0, "requests"), WHOLE(completed, 0, "requests"),
+    WHOLE(failed, 0, "requests"), WHOLE(cut, 0, "requests"), WHOLE(output_tokens, 0, "tokens"),
+    WHOLE(in_flight, 0, "requests"), NUM(ttft_p50_ms, 0, "ms"), NUM(ttft_p99_ms, 0, "ms"),
+    NUM(itl_p50_ms, 0, "ms"), NUM(itl_p99_ms, 0, "ms"), WHOLE(ttft_samples, 0, "samples"),
+    WHOLE(itl_samples, 0, "samples"), OBJ(server, OPT, FW_NULL, &ts_server_t), OBJ(gpu, OPT, FW_NULL, &ts_gpu_t),
+};
+static const struct field_table ts_row_t = FIELD_TABLE_ALWAYS("timeseries.rows", T, ts_row_rows);
+#undef T
+
+#define T struct bench_timeseries
+static const struct field timeseries_rows[] = {
+    NUM(interval_s, 0, "s"), NUM(requested_interval_s, 0, "s"), NUM(exact_from_s, 0, "s"),
+    NUM(t0_monotonic_ns, 0, "ns"), WHOLE(late_requests, 0, "requests"), ARR(rows, n_rows, 0, 0, &ts_row_t),
+};
+static const struct field_table timeseries_t = FIELD_TABLE("timeseries", T, timeseries_rows, present);
+#undef T
+
 /* The document: seed 001's top level in anvil's order of writing, then
  * anvil's additions. */
 #define T struct benchmark
@@ -702,7 +736,8 @@ static const struct field benchmark_rows[] = {
     ARR(request_timings, n_request_timings, OPT, 0, &timing_t), ARR(failures, n_failures, OPT, 0, &failure_t),
     /* what the server and the hardware said, and the ranks: kept as found */
     CUSTOM(server_metrics, JR_OPTIONAL, 0, &observed_codec), CUSTOM(hardware, JR_OPTIONAL, 0, &observed_codec),
-    CUSTOM(hardware_run_summary, OPT, 0, &observed_codec), CUSTOM(ranks, JR_OPTIONAL, 0, &ranks_codec),
+    CUSTOM(hardware_run_summary, OPT, 0, &observed_codec), OBJ(timeseries, JR_OPTIONAL, 0, &timeseries_t),
+    CUSTOM(ranks, JR_OPTIONAL, 0, &ranks_codec),
 };
 const struct field_table benchmark_fields = FIELD_TABLE_ALWAYS("benchmark", T, benchmark_rows);
 #undef T
@@ -715,6 +750,7 @@ const struct field_table *const *benchmark_field_tables(size_t *n)
         &agentic_turn_t,
         &prefix_cache_t, &trace_t, &sweep_t, &client_t, &loop_lag_t, &stamps_t, &thread_t, &thread_lag_t,
         &methodology_t, &metrics_t, &energy_t, &timing_t, &failure_t,
+        &timeseries_t, &ts_row_t, &ts_server_t, &ts_gpu_t,
     };
     *n = sizeof all / sizeof *all;
     return all;
@@ -755,6 +791,11 @@ cJSON *benchmark_timing_json(const struct bench_timing *t)
 cJSON *benchmark_failure_json(const struct bench_failure *f)
 {
     return fields_to_json(&failure_t, f);
+}
+
+cJSON *benchmark_timeseries_json(const struct bench_timeseries *t)
+{
+    return fields_to_json(&timeseries_t, t);
 }
 
 cJSON *benchmark_to_json(const struct benchmark *b)

@@ -432,6 +432,10 @@ static const struct flag_spec output_flags[] = {
     {"result-format", NULL, FLAG_CHOICE, offsetof(struct run_cli, result_format), "anvil|vllm", "anvil",
      "vllm: also write vLLM's result JSON (mean_ttft_ms, p99_itl_ms, ...) beside the artifact, as "
      "the artifact's path with .vllm.json for .json", .choices = result_format_names},
+    {"timeseries-interval-s", NULL, FLAG_DOUBLE, AT(out.timeseries_interval_s), "S", "1",
+     "the artifact's time series: one row per S seconds since the first measured send (requests, tokens, "
+     "TTFT and ITL p50/p99, gauges); merged to 10 s rows past 10 min and 60 s past 10 h", .min = 0.001,
+     .max = 86400},
     {"percentile-method", NULL, FLAG_CHOICE, AT(out.pct), "nearest|linear", "nearest",
      "nearest rank, or linear interpolation", .choices = pct_names},
     {"percentile-metrics", NULL, FLAG_CUSTOM, 0, "LIST", "ttft,tpot,itl",

@@ -96,6 +96,8 @@ struct shared {
      * summed (a byte after it voids the sum). */
     int64_t busy_since, silent_before, silent_mark;
     int64_t first_measured_start;   /* t_start of the first measured send (0 = none yet) */
+    _Atomic int64_t first_counted_start;   /* the one given to cfg->on_first_send (0 = none yet):
+                                               read without the lock once set */
     int64_t last_measured_end;  /* when the last measured request to end ended */
     int64_t t0, t_measure;      /* run start; start of the measured phase */
     uint64_t trace_key;         /* driver_cfg.traceparent: this run's key of the trace ids, from the kernel */
@@ -447,6 +449,22 @@ static void finish_slot(struct loop *l, struct slot *s)
 }
 
 static const struct http_handlers handlers;
+
+/* The caller's on_first_send, once: the first request counted as measured
+ * (duration mode: the first sent inside the window), before it can end.
+ * Later sends see it set without taking the lock. */
+static void note_first_send(struct shared *sh, int64_t t)
+{
+    if (atomic_load_explicit(&sh->first_counted_start, memory_order_acquire))
+        return;
+    lock(sh);
+    if (!atomic_load_explicit(&sh->first_counted_start, memory_order_relaxed)) {
+        sh->cfg->on_first_send(sh->cfg->ud, t);
+        atomic_store_explicit(&sh->first_counted_start, t, memory_order_release);
+    }
+    unlock(sh);
+}
+
 static void on_idle(evutil_socket_t fd, short what, void *arg);
 
 /* The request's body, planned prompt tokens and max_tokens: prebuilt, or
@@ -558,6 +576,8 @@ static void launch(struct loop *l, struct slot *s, long seq, int64_t after)
         else if (first)
             wake(&sh->loops[0]);
     }
+    if (!warm && !s->rec->warmup && c->on_first_send)
+        note_first_send(sh, s->rec->t_start);
     if (!s->x)
         finish_slot(l, s);
 }

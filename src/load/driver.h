@@ -126,6 +126,12 @@ struct driver_cfg {
      * carried it, outside the driver's lock: calls for one loop come one at
      * a time, calls for different loops may run at once. */
     void (*on_record)(void *ud, int loop, const struct req_record *r);
+    /* Called once, under the driver's lock and before any measured request
+     * has ended, with the t_start of the first request counted as measured
+     * (duration mode: the first sent inside the window), e.g. the origin of
+     * a time series; it must return at once and not call the driver. NULL =
+     * none. */
+    void (*on_first_send)(void *ud, int64_t t_start_ns);
     void *ud;
     /* Samplers to run on the measuring loop after the lag probe (not owned;
      * each must outlive driver_run); NULL / 0 = none. */

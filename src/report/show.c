@@ -9,6 +9,7 @@
 #include "artifact/json.h"
 #include "artifact/matrix.h"
 #include "report/decode_table.h"
+#include "report/drift.h"
 #include "report/steady.h"
 
 double cost_per_mtok(const struct cost *c, double output_tps)
@@ -275,6 +276,27 @@ static void bench_steady(struct rdoc *doc, const struct benchmark *b)
         rdoc_note(doc, "steady-state figures within 5%% of the whole run's");
 }
 
+/* Drift over the run: a note per metric whose last quarter moved beyond
+ * its noise from the first (report/drift.h), or one saying none did. */
+static void drift_notes(struct rdoc *doc, const struct benchmark *b)
+{
+    struct drift d[DRIFT_MAX];
+    double q_s;
+    int n = drift_compare(&b->timeseries, d, DRIFT_MAX, &q_s), drifted = 0;
+    for (int i = 0; i < n; i++) {
+        if (!d[i].drifted)
+            continue;
+        drifted++;
+        rdoc_note(doc, "drift: %s went from %.4g to %.4g %s between the first and the last %.0f s of the run "
+                  "(%+.0f%%; noise %.3g %s)", d[i].label, d[i].first, d[i].last, d[i].unit, q_s,
+                  d[i].first != 0 ? 100 * (d[i].last - d[i].first) / fabs(d[i].first) : INFINITY, d[i].noise,
+                  d[i].unit);
+    }
+    if (n > 0 && !drifted)
+        rdoc_note(doc, "no drift beyond noise: %d metrics compared between the first and the last %.0f s of "
+                  "the run", n, q_s);
+}
+
 static void show_bench(struct rdoc *doc, const struct artifact_any *a, const struct cost *cost)
 {
     const struct benchmark *b = &a->u.bench;
@@ -299,6 +321,7 @@ static void show_bench(struct rdoc *doc, const struct artifact_any *a, const str
     }
     bench_steady(doc, b);
     bench_notes(doc, b);
+    drift_notes(doc, b);
 }
 
 /* ---- matrix ---- */

@@ -26,7 +26,7 @@ void run_config_defaults(struct run_config *c)
                      .prefix_groups = 1, .tool_result_len = 200, .agentic_user_len = 100},
         .observe = {.server_metrics = "auto", .scrape_interval_ms = 1000, .telemetry = OBS_MODE_AUTO,
                     .telemetry_interval_ms = 1000},
-        .out = {.pct = PCT_NEAREST, .slo = {NAN, NAN, NAN}},
+        .out = {.pct = PCT_NEAREST, .slo = {NAN, NAN, NAN}, .timeseries_interval_s = RUN_TIMESERIES_DEFAULT_S},
         .shard = {.rank_timeout_s = 60},
         .name = "anvil run",
     };
@@ -271,5 +271,8 @@ int run_config_check(const struct run_config *c, char *err, size_t errlen)
         return -1;
     if (run_load_check(&c->load, err, errlen) != 0)
         return -1;
+    if (!(c->out.timeseries_interval_s >= 0.001) || c->out.timeseries_interval_s > 86400)
+        return fail(err, errlen, "--timeseries-interval-s must be from 0.001 to 86400 seconds, got %g",
+                    c->out.timeseries_interval_s);
     return check_across(c, err, errlen);
 }

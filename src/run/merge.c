@@ -10,6 +10,7 @@
 #include "artifact/benchmark.h"
 #include "artifact/journal.h"
 #include "artifact/ranks.h"
+#include "artifact/timeseries.h"
 #include "run/stage.h"
 
 /* One part, read. */
@@ -318,6 +319,13 @@ static int build(const struct merge_part *p, struct part_doc *d, int count, int 
     b.hardware = d[ref].b.hardware;
     b.hardware_run_summary = d[ref].b.hardware_run_summary;
     d[ref].b.server_metrics = d[ref].b.hardware = d[ref].b.hardware_run_summary = NULL;
+    /* the whole run's time series, from every rank's records on the reference clock, at the ranks' interval */
+    if (d[ref].b.timeseries.present &&
+        bench_timeseries_of_records(recs, n, d[ref].b.timeseries.requested_interval_s, so.method, b.server_metrics,
+                                    b.hardware, &b.timeseries) != 0) {
+        fail(res, "out of memory building the time series");
+        goto done;
+    }
     b.ranks = ranks_block(p, d, count, ref, alignment);
     if (!b.ranks || !(j = benchmark_to_json(&b))) {
         fail(res, "out of memory building the artifact");

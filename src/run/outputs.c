@@ -7,11 +7,13 @@
 #include <sys/stat.h>
 
 #include "artifact/journal.h"
+#include "artifact/timeseries.h"
 #include "core/clock.h"
 #include "load/driver.h"
 #include "load/plan.h"
 #include "run/stage.h"
 #include "stats/dist.h"
+#include "stats/tokens.h"
 
 char *run_make_body(void *ud, long seq, long *planned, long *max_tokens)
 {
@@ -201,6 +203,41 @@ static const char *incomplete_reason(const struct run_ctx *x, const struct drive
     return NULL;
 }
 
+/* The time series into art, after the observed blocks whose gauges it
+ * joins. Output tokens counted after the load (the engine's tokenizer over
+ * a stream without usage: run/count.c) move to the rows where their
+ * requests ended, replacing the chunk counts the rows had. Returns 0 (also
+ * with no series), or -1 when memory runs out. */
+static int add_timeseries(struct run_ctx *x, cJSON *art)
+{
+    if (!x->ts_on)
+        return 0;
+    struct ts_series s;
+    if (ts_finish(&x->ts, &s) != 0)
+        return -1;
+    for (int i = 0; i < x->res->n_records; i++) {
+        const struct req_record *r = &x->res->records[i];
+        if (r->warmup || !r->t_start || r->cut || r->fail != FAIL_NONE || r->text_tokens < 0)
+            continue;
+        struct req_record then = *r;    /* as it was when it ended (a shallow copy, never freed) */
+        then.text_tokens = -1;
+        ts_series_add_tokens(&s, r->t_end, tokens_of(r, NULL) - tokens_of(&then, NULL));
+    }
+    struct bench_timeseries b;
+    int rc = -1;
+    if (bench_timeseries_build(&s, cJSON_GetObjectItemCaseSensitive(art, "server_metrics"),
+                               cJSON_GetObjectItemCaseSensitive(art, "hardware"), &b) == 0) {
+        cJSON *j = benchmark_timeseries_json(&b);
+        if (j) {
+            cJSON_AddItemToObject(art, "timeseries", j);
+            rc = 0;
+        }
+        bench_timeseries_free(&b);
+    }
+    ts_series_free(&s);
+    return rc;
+}
+
 int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
 {
     const struct run_config *c = x->c;
@@ -282,6 +319,10 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
     cJSON *art = artifact_benchmark(&meta, res->records, res->n_records, s);
     free(per_thread);
     if (art && run_observe_attach(x, dr, art) != 0) {
+        cJSON_Delete(art);
+        art = NULL;
+    }
+    if (art && add_timeseries(x, art) != 0) {
         cJSON_Delete(art);
         art = NULL;
     }

@@ -69,6 +69,8 @@ static int keep(struct buf *b, const char *s)
 void run_log_record(void *ud, int loop, const struct req_record *rec)
 {
     struct run_ctx *x = ud;
+    if (x->ts_on)
+        ts_add(&x->ts, rec);
     /* a shard logs the whole plan's request_index (a copy: the driver places its records by its own) */
     struct req_record shown = *rec;
     const struct req_record *r = &shown;

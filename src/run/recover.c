@@ -9,6 +9,7 @@
 
 #include "artifact/benchmark.h"
 #include "artifact/journal.h"
+#include "artifact/timeseries.h"
 #include "core/file.h"
 #include "run/run.h"
 #include "run/stage.h"
@@ -175,6 +176,13 @@ static cJSON *rebuild(struct journal_doc *d, int dropped, struct run_summary *s)
     struct benchmark b;
     if (benchmark_from_run(&meta, d->recs, d->n, s, &b) != 0)
         return NULL;
+    /* the time series from the journal's records: at the default interval, which the journal does not
+     * record, and without gauges (the server's and GPUs' readings are not journaled) */
+    if (bench_timeseries_of_records(d->recs, d->n, RUN_TIMESERIES_DEFAULT_S, so.method, NULL, NULL,
+                                    &b.timeseries) != 0) {
+        benchmark_free(&b);
+        return NULL;
+    }
     /* the command line and host of the run, not of the recovery */
     struct provenance p = b.provenance;
     b.provenance = d->settings.provenance;

@@ -145,6 +145,14 @@ static int stopped(struct run_ctx *x, const char *during)
     return -1;
 }
 
+/* The driver's first measured send: the time series' origin. */
+static void first_send(void *ud, int64_t t_start_ns)
+{
+    struct run_ctx *x = ud;
+    if (x->ts_on)
+        ts_begin(&x->ts, t_start_ns);
+}
+
 /* Sends the load. Returns 0, or -1 when the loop could not be set up. */
 static int drive(struct run_ctx *x, struct driver_result *dr)
 {
@@ -162,7 +170,7 @@ static int drive(struct run_ctx *x, struct driver_result *dr)
         .stall_timeout_s = run_stall_timeout_s(c),
         .keep_text = x->srv.engine_id != ENGINE_UNKNOWN,
         .grace_s = c->transport.grace_s, .secrets = &x->secrets, .progress = c->out.progress,
-        .make_body = run_make_body, .on_record = run_log_record, .ud = x,
+        .make_body = run_make_body, .on_record = run_log_record, .on_first_send = first_send, .ud = x,
         .follows = c->workload.multi_turn && !x->agentic.n ? run_follows : NULL, .prewarm_url = models_url,
         .waits_for = x->agentic.n ? run_waits : NULL, .think_ns = x->agentic.n ? run_think_ns : NULL,
         .samplers = x->samplers ? x->samplers : c->observe.samplers,
@@ -562,6 +570,7 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
         return out->status;
     }
     struct driver_result dr = {0};
+    x.ts_on = ts_init(&x.ts, c->out.timeseries_interval_s, c->out.pct) == 0;
     bool ready = plan(&x) == 0 && set_up(&x) == 0;
     out->calibrated = x.cal.n_steps > 0 && x.calibration_source;
     out->calibration_source = x.calibration_source;
@@ -599,6 +608,8 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
         out->status = RUN_INCOMPLETE;
     live_server_stop(live);     /* after the artifact: a last scrape sees the final counts */
     run_observe_free(&x);
+    if (x.ts_on)
+        ts_free(&x.ts);
     curl_slist_free_all(x.headers);
     workload_free(x.wl);
     dataset_free(&x.ds);

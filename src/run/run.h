@@ -162,6 +162,9 @@ struct run_observe {
  * message in err naming the setting. */
 int run_observe_check(const struct run_observe *o, char *err, size_t errlen);
 
+/* The default interval of the artifact's timeseries rows, s. */
+#define RUN_TIMESERIES_DEFAULT_S 1.0
+
 /* Where the results go and what the artifact says of the run. */
 struct run_outputs {
     const char *path;                   /* artifact path; NULL = <dir>/<run_id>.json */
@@ -174,6 +177,9 @@ struct run_outputs {
     int argc;                           /* the command line as given, for the artifact's */
     char *const *argv;                  /* provenance (secrets redacted there); may be 0/NULL */
     bool progress;                      /* draw a progress line on stderr */
+    double timeseries_interval_s;       /* the artifact's timeseries rows, s (> 0; default
+                                           RUN_TIMESERIES_DEFAULT_S; stats/timeseries.h merges them
+                                           in long runs) */
 };
 
 /* One run spread over processes (docs/ARTIFACTS.md, "ranks"): this process

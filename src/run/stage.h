@@ -13,6 +13,7 @@
 #include "load/plan.h"
 #include "openai/discover.h"
 #include "run/run.h"
+#include "stats/timeseries.h"
 #include "workload/calibrate.h"
 #include "workload/dataset.h"
 #include "workload/trace.h"
@@ -66,6 +67,8 @@ struct run_ctx {
     struct plan_shard shard;        /* c->shard.count > 0: this process's part of the plan; owned */
     int64_t measure_at;             /* CLOCK_MONOTONIC agreed start of the measured phase; 0 = none */
     int64_t unix_minus_mono;        /* CLOCK_REALTIME − CLOCK_MONOTONIC (ns) when the load began */
+    struct ts_acc ts;               /* the artifact's timeseries, fed as requests end; owned */
+    bool ts_on;                     /* ts was set up */
 };
 
 /* Prints "NAME: message" to the run's log, with every credential scrubbed. */
