@@ -97,7 +97,15 @@ static cJSON *data_json(const struct artifact_any *a, size_t n, const struct cos
             cJSON_AddItemToArray(runs, r);
             break;
         }
-        case AK_LOAD_CURVE: cJSON_AddItemToArray(curves, html_curve(&a[i], cost)); break;
+        case AK_LOAD_CURVE: {
+            cJSON *c = html_curve(&a[i], cost, err, errlen);
+            if (!c) {
+                cJSON_Delete(o);
+                return NULL;
+            }
+            cJSON_AddItemToArray(curves, c);
+            break;
+        }
         case AK_MATRIX: cJSON_AddItemToArray(matrices, html_matrix(&a[i], cost)); break;
         case AK_DECODE_MATRIX: cJSON_AddItemToArray(decode, html_decode(&a[i], cost)); break;
         case AK_GRAPH: cJSON_AddItemToArray(graphs, html_graph(&a[i])); break;

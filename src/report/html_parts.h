@@ -29,9 +29,18 @@ cJSON *html_strings(const char *const *v, size_t n);
  * set (a series is malformed, out of memory). */
 cJSON *html_run(const struct artifact_any *a, const struct cost *cost, char *err, size_t errlen);
 
-/* A load curve for curve.js: per target its load points and their medians
- * across repeats. cost may be NULL. Returns a new object. */
-cJSON *html_curve(const struct artifact_any *a, const struct cost *cost);
+/* A load curve for curve.js: per target its load points in order of load
+ * and their medians across repeats, and its answer (`answers`, one per
+ * target, first on the page): {target, kind, source, x, tps, ttft_p99,
+ * tpot_p99, goodput, cost, repeats, why}. With an SLO (kind "slo") x is
+ * the largest load meeting it: the last point before the first whose p99
+ * TTFT or p99 TPOT, median across repeats, exceeds its bound (null when
+ * the lowest load does); without one (kind "knee") the lowest load whose
+ * output throughput is within 5% of the curve's highest. why names the
+ * point and the SLO that ended it. Another source of a best load (a search)
+ * can hand curve.js objects of the same shape. cost may be NULL. Returns a
+ * new object, or NULL with err set (out of memory). */
+cJSON *html_curve(const struct artifact_any *a, const struct cost *cost, char *err, size_t errlen);
 
 /* A matrix for matrix.js: head and one row per engine and case. */
 cJSON *html_matrix(const struct artifact_any *a, const struct cost *cost);

@@ -137,6 +137,8 @@ cJSON *html_run(const struct artifact_any *a, const struct cost *cost, char *err
         cJSON_AddStringToObject(sw, "target", b->sweep.target ? b->sweep.target : b->engine);
         cJSON_AddStringToObject(sw, "case", b->sweep.case_id);
         cJSON_AddNumberToObject(sw, "round", (double)b->sweep.round);
+        /* its load point: concurrency, or requests/s for an open loop (curve.js orders the points by it) */
+        html_add_num(sw, "x", isnan(b->request_rate) ? (double)b->concurrency : b->request_rate);
     }
     cJSON *cards = cJSON_AddArrayToObject(r, "cards");
     card(cards, "requests completed / failed", "%.0f / %.0f", (double)b->completed, (double)b->failed);
