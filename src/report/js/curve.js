@@ -63,7 +63,8 @@
     data.matrices.forEach(function (m) {
       var p = el("div", "sub", null, root);
       A.verdict(p, m.status);
-      el("span", null, " requests (" + m.name + ")" + (m.reasons && m.reasons.length ? ": " + m.reasons[0] : ""), p);
+      el("span", null, (m.status === "PASS" ? " every request of every round completed" : " requests") + " (" + m.name + ")" +
+                       (m.reasons && m.reasons.length ? ": " + m.reasons[0] : ""), p);
     });
   }
 
