@@ -112,6 +112,14 @@ static cJSON *data_json(const struct artifact_any *a, size_t n, const struct cos
         case AK_UNKNOWN: break;
         }
     }
+    /* a sweep without SLOs writes no load curve: its rounds make one */
+    cJSON *from_rounds = NULL;
+    if (cJSON_GetArraySize(curves) == 0 && html_curve_of_rounds(a, n, cost, &from_rounds, err, errlen) != 0) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    if (from_rounds)
+        cJSON_AddItemToArray(curves, from_rounds);
     return o;
 }
 

@@ -114,7 +114,7 @@ static long knee_answer(const struct load_curve_target *lt, const size_t *order,
     for (size_t k = 0; k < lt->n_points; k++) {
         double v = lt->points[order[k]].metric[LC_OUTPUT_THROUGHPUT].median;
         if (isfinite(v) && v >= KNEE_SHARE * most) {
-            snprintf(why, cap, "no SLO given: the knee, the lowest load within %.0f%% of the highest output "
+            snprintf(why, cap, "no SLO given: the knee, the lowest load reaching %.0f%% of the highest output "
                      "throughput (%.1f tokens/s at load %g)", 100 * KNEE_SHARE, most, lt->points[top].x);
             return (long)order[k];
         }
@@ -175,11 +175,12 @@ static cJSON *curve_json(const struct load_curve_target *lt, const size_t *order
     return o;
 }
 
-cJSON *html_curve(const struct artifact_any *a, const struct cost *cost, char *err, size_t errlen)
+/* The curve c, named name, for curve.js. */
+static cJSON *curve_doc(const struct load_curve *c, const char *name, const struct cost *cost, char *err,
+                        size_t errlen)
 {
-    const struct load_curve *c = &a->u.curve;
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "name", html_base_name(a->path));
+    cJSON_AddStringToObject(o, "name", name);
     cJSON_AddStringToObject(o, "load_label", "load point: concurrency, or requests/s for open-loop cases");
     html_add_num(o, "slo_ttft_ms", c->slo_ttft_ms);
     html_add_num(o, "slo_tpot_ms", c->slo_tpot_ms);
@@ -197,6 +198,128 @@ cJSON *html_curve(const struct artifact_any *a, const struct cost *cost, char *e
     }
     cJSON_AddBoolToObject(o, "priced", cost && isfinite(cost->gpu_hour_usd));
     return o;
+}
+
+cJSON *html_curve(const struct artifact_any *a, const struct cost *cost, char *err, size_t errlen)
+{
+    return curve_doc(&a->u.curve, html_base_name(a->path), cost, err, errlen);
+}
+
+/* ---- the curve of a sweep's rounds that came without one ---- */
+
+/* A case id without its load suffix ("-c8", "-r2"), as the sweep's load
+ * curve groups points (sweep/report.c), into out (cap bytes). */
+static void shape_of(const char *case_id, char *out, size_t cap)
+{
+    const char *dash = strrchr(case_id, '-');
+    bool load = dash && (dash[1] == 'c' || dash[1] == 'r') && dash[2] >= '0' && dash[2] <= '9';
+    snprintf(out, cap, "%.*s", (int)(load ? (size_t)(dash - case_id) : strlen(case_id)), case_id);
+}
+
+/* Whether a is a complete round of a sweep. */
+static bool sweep_round(const struct artifact_any *a)
+{
+    return a->kind == AK_BENCHMARK && a->u.bench.sweep.present && a->u.bench.sweep.case_id && !a->u.bench.incomplete;
+}
+
+/* The curve and load point of round b: its target, its case's shape when
+ * the rounds have several, its load kind when they mix closed and open
+ * loops (one axis, one unit), as the sweep's load curve does. */
+static void key_of(const struct benchmark *b, bool shapes, bool mixed, char *group, size_t cap, double *x)
+{
+    bool open = !isnan(b->request_rate);
+    char shape[128] = "";
+    *x = open ? b->request_rate : (double)b->concurrency;
+    if (shapes) {
+        shape[0] = '/';
+        shape_of(b->sweep.case_id, shape + 1, sizeof shape - 1);
+    }
+    snprintf(group, cap, "%s%s%s", b->sweep.target ? b->sweep.target : b->engine, shape,
+             !mixed ? "" : open ? "/request_rate" : "/concurrency");
+}
+
+/* Adds the point (group, x) of the rounds r[0..n) to c unless it is there. */
+static int add_point(struct load_curve *c, const struct benchmark *const *r, size_t n, bool shapes, bool mixed,
+                     const char *group, double x, const struct benchmark **same)
+{
+    struct load_curve_target *t = NULL;
+    for (size_t i = 0; i < c->n_load && !t; i++)
+        if (!strcmp(c->load[i].name, group))
+            t = &c->load[i];
+    if (!t) {
+        t = &c->load[c->n_load];
+        *t = (struct load_curve_target){.name = strdup(group), .kv_pool_tokens = NAN,
+                                        .points = calloc(n, sizeof *t->points)};
+        c->n_load++;
+        if (!t->name || !t->points)
+            return -1;
+    }
+    for (size_t i = 0; i < t->n_points; i++)
+        if (t->points[i].x == x)
+            return 0;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        char g[300];
+        double xi;
+        key_of(r[i], shapes, mixed, g, sizeof g, &xi);
+        if (xi == x && !strcmp(g, group))
+            same[m++] = r[i];
+    }
+    if (load_curve_point_of(same, m, x, &t->points[t->n_points]) != 0)
+        return -1;
+    t->n_points++;
+    return 0;
+}
+
+/* The load curve (no SLO) of the rounds r[0..n) into *c. */
+static int curve_of_rounds(const struct benchmark *const *r, size_t n, struct load_curve *c)
+{
+    bool shapes = false, open = false, closed = false;
+    char first[128], shape[128];
+    shape_of(r[0]->sweep.case_id, first, sizeof first);
+    for (size_t i = 0; i < n; i++) {
+        shape_of(r[i]->sweep.case_id, shape, sizeof shape);
+        shapes |= strcmp(shape, first) != 0;
+        *(isnan(r[i]->request_rate) ? &closed : &open) = true;
+    }
+    *c = (struct load_curve){.slo_ttft_ms = NAN, .slo_tpot_ms = NAN, .load = calloc(n, sizeof *c->load)};
+    const struct benchmark **same = calloc(n, sizeof *same);
+    int rc = c->load && same ? 0 : -1;
+    for (size_t i = 0; !rc && i < n; i++) {
+        char g[300];
+        double x;
+        key_of(r[i], shapes, open && closed, g, sizeof g, &x);
+        rc = add_point(c, r, n, shapes, open && closed, g, x, same);
+    }
+    free(same);
+    return rc;
+}
+
+int html_curve_of_rounds(const struct artifact_any *a, size_t n, const struct cost *cost, cJSON **out, char *err,
+                         size_t errlen)
+{
+    const struct benchmark **r = calloc(n ? n : 1, sizeof *r);
+    size_t k = 0;
+    *out = NULL;
+    if (!r) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (sweep_round(&a[i]))
+            r[k++] = &a[i].u.bench;
+    struct load_curve c = {0};
+    int rc = 0;
+    if (k && curve_of_rounds(r, k, &c) != 0) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+    } else if (k) {
+        *out = curve_doc(&c, "the sweep's rounds (no load curve among the inputs)", cost, err, errlen);
+        rc = *out ? 0 : -1;
+    }
+    load_curve_free(&c);
+    free(r);
+    return rc;
 }
 
 /* ---- matrices ---- */

@@ -57,7 +57,7 @@
     A.caption(root, "sub", c.name + " — " + c.load_label + ". " + (slo
       ? "A load point meets the SLOs when its p99 (the median across its rounds) is within each bound; " +
         "the answer is the last point before the first that does not."
-      : "No SLO was given: the knee is the lowest load whose output throughput is within 5% of the highest."));
+      : "No SLO was given: the knee is the lowest load whose output throughput reaches 95% of the highest."));
     A.answerCards(root, c.answers);
     /* a sweep's matrix says whether every request completed: the answer holds only if so */
     data.matrices.forEach(function (m) {
