@@ -334,6 +334,44 @@ Test(report_sweep, opens_with_the_largest_load_meeting_the_slos, .timeout = 300)
     cr_assert_eq(system(cmd), 0);
 }
 
+/* A sweep run without --slo (one target, 3 loads × 2 rounds): no load
+ * curve and no goodput; the page opens with the knee recomputed from the
+ * rounds, and draws no chart of a figure no round has. */
+Test(report_sweep, a_sweep_without_slos_opens_with_its_knee, .timeout = 180)
+{
+    mkdir("build", 0755);
+    mkdir(OUT_DIR, 0755);
+    const char *args[] = {"--max-num-seqs", "2", NULL};
+    struct sim_proc sim;
+    cr_assert_eq(sim_start_reference(&sim, args), 0);
+    char dir[64] = "/tmp/anvil-report-knee-XXXXXX", targets[200];
+    cr_assert(mkdtemp(dir));
+    snprintf(targets, sizeof targets, "sim=%s", sim.base_url);
+    const char *argv[] = {harness_anvil_bin(), "sweep", "--targets", targets, "--concurrency", "1,2,4",
+                          "--input-len", "16", "--output-len", "32", "--rounds", "2", "--num-prompts", "8",
+                          "--out-dir", dir, NULL};
+    static char out[65536];
+    int status;
+    cr_assert_eq(run_cmd(argv, out, sizeof out, &status), 0);
+    sim_stop(&sim);
+    cr_assert_eq(status, 0, "%s", out);
+    const char *html = OUT_DIR "/sweep-no-slo.html", *in[] = {dir, NULL};
+    report(in, html);
+    struct browser_page page;
+    browser_open(html, &page);
+    browser_assert_clean(&page);
+    cr_assert_eq(at(page.dom, "<h2>The knee of each load curve</h2>"), at(page.dom, "<h2>"));
+    const char *card = card_of(page.dom, "sim");
+    cr_assert_eq(card_x(card), knee_of_rounds(dir, "sim"));
+    /* throughput, TTFT p99, TPOT p99 (no goodput without an SLO); per load TTFT, TPOT, E2E */
+    cr_assert_eq(page.charts, 3 + 3 * 3, "%ld charts", page.charts);
+    cr_assert_eq(browser_count(page.dom, "<div class=\"title\">Goodput"), 0);
+    browser_close(&page);
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
 /* The README shows the first screen of a sweep's report; the picture is
  * this suite's (build/report-sweep-test/first-screen.png, copied). */
 Test(report_sweep, the_readme_picture_is_a_first_screen)

@@ -94,7 +94,11 @@
 
   function curveChart(c, key, title, unit, slo, def) {
     var extra = slo != null && isFinite(slo) ? 1 : 0;
-    var parts = chunks(c.targets.map(function (t, i) { return { t: t, i: i }; }), A.MAX_SERIES - extra);
+    /* a target without the figure (goodput without an SLO) has no line to draw */
+    var have = c.targets.map(function (t, i) { return { t: t, i: i }; })
+                        .filter(function (p) { return p.t[key].some(function (v) { return v != null; }); });
+    if (!have.length) return;
+    var parts = chunks(have, A.MAX_SERIES - extra);
     parts.forEach(function (part, pi) {
       var sets = [], series = [{ label: "load" }], ts = [];
       part.forEach(function (p) {
@@ -107,7 +111,8 @@
         aligned.push(aligned[0].map(function () { return slo; }));
         series.push({ label: "SLO " + slo + " " + unit, stroke: "#000000", dash: [6, 4], width: 1, points: { show: false } });
       }
-      var of = parts.length > 1 ? " — targets " + (part[0].i + 1) + "–" + (part[part.length - 1].i + 1) + " of " + c.targets.length : "";
+      var of = parts.length > 1 ? " — targets " + (pi * (A.MAX_SERIES - extra) + 1) + "–" + (pi * (A.MAX_SERIES - extra) + part.length) +
+                                  " of " + have.length : "";
       plot(root, title + " (" + unit + ")" + of, String(def).replace(/\.?$/, ". ") + "Ring: the target's answer above.", {
         scales: { x: { time: false } }, axes: [{ label: c.load_label }, { label: unit }], series: series,
         hooks: { draw: [rings(ts, c, key)] }
@@ -198,7 +203,8 @@
         bands.push(s);
         series.push(line(t.name + " (" + s.rounds + " round" + (s.rounds === 1 ? "" : "s") + ")", t.i));
       });
-      var of = parts.length > 1 ? " — targets " + (pi * A.MAX_SERIES + 1) + "–" + (pi * A.MAX_SERIES + part.length) : "";
+      var of = parts.length > 1 ? " — targets " + (pi * A.MAX_SERIES + 1) + "–" + (pi * A.MAX_SERIES + part.length) +
+                                  " of " + have.length : "";
       plot(parent, title + " by percentile, load " + name + " (ms)" + of,
            "Line: the median across rounds of each round's percentile; band: their min–max. " + def, {
         width: A.W_SMALL, scales: { x: { time: false, range: [0, 100] } },
