@@ -97,13 +97,29 @@ static cJSON *data_json(const struct artifact_any *a, size_t n, const struct cos
             cJSON_AddItemToArray(runs, r);
             break;
         }
-        case AK_LOAD_CURVE: cJSON_AddItemToArray(curves, html_curve(&a[i], cost)); break;
+        case AK_LOAD_CURVE: {
+            cJSON *c = html_curve(&a[i], cost, err, errlen);
+            if (!c) {
+                cJSON_Delete(o);
+                return NULL;
+            }
+            cJSON_AddItemToArray(curves, c);
+            break;
+        }
         case AK_MATRIX: cJSON_AddItemToArray(matrices, html_matrix(&a[i], cost)); break;
         case AK_DECODE_MATRIX: cJSON_AddItemToArray(decode, html_decode(&a[i], cost)); break;
         case AK_GRAPH: cJSON_AddItemToArray(graphs, html_graph(&a[i])); break;
         case AK_UNKNOWN: break;
         }
     }
+    /* a sweep without SLOs writes no load curve: its rounds make one */
+    cJSON *from_rounds = NULL;
+    if (cJSON_GetArraySize(curves) == 0 && html_curve_of_rounds(a, n, cost, &from_rounds, err, errlen) != 0) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    if (from_rounds)
+        cJSON_AddItemToArray(curves, from_rounds);
     cJSON *comparison = html_compare(a, n, cost);
     if (comparison)
         cJSON_AddItemToObject(o, "comparison", comparison);

@@ -29,9 +29,27 @@ cJSON *html_strings(const char *const *v, size_t n);
  * set (a series is malformed, out of memory). */
 cJSON *html_run(const struct artifact_any *a, const struct cost *cost, char *err, size_t errlen);
 
-/* A load curve for curve.js: per target its load points and their medians
- * across repeats. cost may be NULL. Returns a new object. */
-cJSON *html_curve(const struct artifact_any *a, const struct cost *cost);
+/* A load curve for curve.js: per target its load points in order of load
+ * and their medians across repeats, and its answer (`answers`, one per
+ * target, first on the page): {target, kind, source, x, tps, ttft_p99,
+ * tpot_p99, goodput, cost, repeats, why}. With an SLO (kind "slo") x is
+ * the largest load meeting it: the last point before the first whose p99
+ * TTFT or p99 TPOT, median across repeats, exceeds its bound (null when
+ * the lowest load does); without one (kind "knee") the lowest load whose
+ * output throughput reaches 95% of the curve's highest. why names the
+ * point and the SLO that ended it. Another source of a best load (a search)
+ * can hand curve.js objects of the same shape. cost may be NULL. Returns a
+ * new object, or NULL with err set (out of memory). */
+cJSON *html_curve(const struct artifact_any *a, const struct cost *cost, char *err, size_t errlen);
+
+/* The load curve of the complete sweep rounds among a[0..n) (a sweep run
+ * without SLOs writes none), grouped as the sweep's own (sweep/report.c:
+ * per target, case shape when several, load kind when mixed; a point per
+ * load over its rounds), with no SLO: each answer is the knee. *out: the
+ * curve as html_curve's, or NULL when no input is such a round. Returns
+ * 0, or -1 with err set (out of memory). */
+int html_curve_of_rounds(const struct artifact_any *a, size_t n, const struct cost *cost, cJSON **out, char *err,
+                         size_t errlen);
 
 /* A matrix for matrix.js: head and one row per engine and case. */
 cJSON *html_matrix(const struct artifact_any *a, const struct cost *cost);

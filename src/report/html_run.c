@@ -215,6 +215,8 @@ cJSON *html_run(const struct artifact_any *a, const struct cost *cost, char *err
         cJSON_AddStringToObject(sw, "target", b->sweep.target ? b->sweep.target : b->engine);
         cJSON_AddStringToObject(sw, "case", b->sweep.case_id);
         cJSON_AddNumberToObject(sw, "round", (double)b->sweep.round);
+        /* its load point: concurrency, or requests/s for an open loop (curve.js orders the points by it) */
+        html_add_num(sw, "x", isnan(b->request_rate) ? (double)b->concurrency : b->request_rate);
     }
     char line[1024];
     cJSON_AddStringToObject(r, "workload", bench_workload_line(b, line, sizeof line));

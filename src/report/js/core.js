@@ -110,6 +110,12 @@
   }
 
 
+  /* A verdict badge (PASS green, FAIL red, anything else orange) in parent. */
+  A.verdict = function (parent, status) {
+    var s = String(status);
+    return el("span", "verdict " + (s === "PASS" ? "pass" : s === "FAIL" ? "fail" : "other"), s, parent);
+  };
+
   /* Whether each chart's canvas holds pixels of its series' colours; the
    * result goes to #anvil-status's data attributes (data-charts,
    * data-drawn, data-errors), which stays hidden unless something failed. */
