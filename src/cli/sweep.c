@@ -113,7 +113,8 @@ static void usage(FILE *out)
 "Runs every case against every target, --rounds times, rounds interleaved across\n"
 "cases so drift hits all alike; each round is one `anvil run` with its own\n"
 "artifact. Writes DIR/matrix.json (median, min, max across rounds) and, with\n"
-"--slo, DIR/load-curve.json.\n\n");
+"--slo, DIR/load-curve.json. With --search, the rounds are the probes of an SLO\n"
+"search and DIR/search.json holds the answer.\n\n");
     flags_help(out, flags);
     fprintf(out,
 "  %-28s everything after -- goes to every anvil run (e.g. --endpoint\n"
@@ -430,10 +431,14 @@ static int parse_range(const char *flag, const char *s, bool rate, double *lo, d
         return -1;
     }
     snprintf(a, sizeof a, "%.*s", (int)(dots - s), s);
-    if (rate ? flag_rate("sweep", flag, a, lo) || flag_rate("sweep", flag, dots + 2, hi)
-             : flag_long("sweep", flag, a, 1, 100000000, &l) || (*lo = (double)l, 0) ||
-               flag_long("sweep", flag, dots + 2, 1, 100000000, &l) || (*hi = (double)l, 0))
-        return -1;
+    const char *end[2] = {a, dots + 2};
+    double *v[2] = {lo, hi};
+    for (int i = 0; i < 2; i++) {
+        if (rate ? flag_rate("sweep", flag, end[i], v[i]) : flag_long("sweep", flag, end[i], 1, 100000000, &l))
+            return -1;
+        if (!rate)
+            *v[i] = (double)l;
+    }
     if (!(*lo > 0 && *lo <= *hi && isfinite(*hi))) {
         fprintf(stderr, "anvil sweep: --%s: expected 0 < LO ≤ HI (finite), got '%s'\n", flag, s);
         return -1;
