@@ -96,7 +96,7 @@ static const struct flag_spec flags[] = {
     {"search-repeats", NULL, FLAG_LONG, AT(repeats), "N", "2",
      "extra rounds for a probe whose 95 % interval of attainment holds A", .min = 0, .max = 100},
     {"search-tolerance", NULL, FLAG_DOUBLE, AT(tolerance), "SHARE", "0.05",
-     "request rate: stop when (fail − pass)/pass is at most this", .min = 0},
+     "request rate: stop when (fail − pass)/pass is at most this (≥ 0.01)", .min = 0},
     {"search-max-probes", NULL, FLAG_LONG, AT(max_probes), "N", "20", "load points one target's search may take",
      .min = 1, .max = 1000},
     {"launcher", NULL, FLAG_STRING, AT(launcher), "'CMD ARGS'", NULL,
@@ -467,8 +467,8 @@ static int search_settings(struct sweep_opts *o)
                    : "--search concurrency: give the range as --concurrency LO..HI, not --request-rate";
     else if (!(o->attainment > 0 && o->attainment <= 1))
         why = "--slo-attainment: expected a share above 0, at most 1";
-    else if (!(o->tolerance >= 0.001))
-        why = "--search-tolerance: expected a share of at least 0.001";
+    else if (!(o->tolerance >= 0.01))     /* rates are probed to 4 digits: a finer bracket would repeat one */
+        why = "--search-tolerance: expected a share of at least 0.01";
     if (why) {
         fprintf(stderr, "anvil sweep: %s\n", why);
         return -1;

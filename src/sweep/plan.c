@@ -186,8 +186,8 @@ static void search_read(struct jread *r, const cJSON *j, struct sweep_search *s,
         jread_fail(r, "hi", "expected 0 < lo ≤ hi, got %g..%g", s->lo, s->hi);
     if (!r->failed && !(s->attainment > 0 && s->attainment <= 1))
         jread_fail(r, "attainment", "expected a share between 0 and 1, got %g", s->attainment);
-    if (!r->failed && !(s->tolerance > 0))
-        jread_fail(r, "tolerance", "expected a share > 0, got %g", s->tolerance);
+    if (!r->failed && !(s->tolerance >= 0.01))
+        jread_fail(r, "tolerance", "expected a share ≥ 0.01, got %g", s->tolerance);
     if (!r->failed && !slo)
         jread_fail(r, "kind", "a search needs the plan's slo");
     jread_leave(r, mark);
