@@ -1,8 +1,10 @@
 /* test_sweep_search.c — `anvil sweep --search` end to end against `anvil
- * sim` with a known limit: --max-num-seqs 8 and requests of about 200 ms,
- * so a 9th request in flight queues a whole request and its TTFT passes
- * the 100 ms SLO. Verdicts are checked against the round artifacts' own
- * request timings and the simulator's trace, not against the search. */
+ * sim` with a known limit: --max-num-seqs 8 and requests of about 420 ms
+ * (40 tokens, 10 ms steps), so a 9th request in flight queues a whole
+ * request and its TTFT (≈ 25 ms unqueued) passes the 200 ms SLO by far,
+ * with room for a loaded machine's delays on both sides. Verdicts are
+ * checked against the round artifacts' own request timings and the
+ * simulator's trace, not against the search. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,11 +145,11 @@ Test(sweep_search, concurrency_finds_the_engine_limit_of_8, .timeout = 180)
 {
     struct sim_proc sim;
     char trace[64], dir[64];
-    start_sim(&sim, "8", "20", trace, sizeof trace);
+    start_sim(&sim, "8", "10", trace, sizeof trace);
     tmpdir(dir, sizeof dir);
     const char *argv[] = {harness_anvil_bin(), "sweep", "--base-url", sim.base_url, "--search", "concurrency",
-                          "--concurrency", "4..32", "--input-len", "16", "--output-len", "10",
-                          "--num-prompts", "18", "--slo", "ttft:100", "--out-dir", dir, NULL};
+                          "--concurrency", "4..32", "--input-len", "16", "--output-len", "40",
+                          "--num-prompts", "18", "--slo", "ttft:200", "--out-dir", dir, NULL};
     static char out[32768];
     int status = run_search(argv, out, sizeof out);
     cr_assert_eq(status, 0, "%s", out);
@@ -158,7 +160,7 @@ Test(sweep_search, concurrency_finds_the_engine_limit_of_8, .timeout = 180)
     cr_assert_str_eq(cJSON_GetObjectItem(s, "stopped")->valuestring, "converged");
     const cJSON *best = cJSON_GetObjectItem(s, "best");
     cr_assert_eq(load_of(best, "concurrency"), 8);
-    cr_assert(harness_num(best, "ttft_p99_ms") <= 100);
+    cr_assert(harness_num(best, "ttft_p99_ms") <= 200);
     cr_assert(harness_num(best, "goodput_rps") > 0);
     const cJSON *probes = cJSON_GetObjectItem(s, "probes");
     /* 4, 8, 16, 12, 10, 9: doubling, then bisection */
@@ -169,9 +171,9 @@ Test(sweep_search, concurrency_finds_the_engine_limit_of_8, .timeout = 180)
         cr_assert_eq(load_of(p, "concurrency"), order[i]);
         cr_assert_str_eq(cJSON_GetObjectItem(p, "verdict")->valuestring, order[i] <= 8 ? "pass" : "fail");
     }
-    check_probes(probes, 100, 0.99, 2);
+    check_probes(probes, 200, 0.99, 2);
     /* the limit is the server's: with 9 in flight a request waited a whole one */
-    cr_assert(trace_max_queue_ms(trace) >= 150, "%g", trace_max_queue_ms(trace));
+    cr_assert(trace_max_queue_ms(trace) >= 300, "%g", trace_max_queue_ms(trace));
     /* every probe is a round of the sweep: the load curve has its 6 points */
     cJSON *curve = load(dir, "load-curve.json");
     const cJSON *load_obj = cJSON_GetObjectItem(curve, "load");
@@ -181,7 +183,7 @@ Test(sweep_search, concurrency_finds_the_engine_limit_of_8, .timeout = 180)
 
     /* resume: the last probe's round is lost; only it runs again */
     char lost[256];
-    snprintf(lost, sizeof lost, "%s/rounds/target/short-16-10-c9/round-1.json", dir);
+    snprintf(lost, sizeof lost, "%s/rounds/target/decode-16-40-c9/round-1.json", dir);
     cr_assert_eq(unlink(lost), 0);
     int before = trace_lines(trace);
     const char *again[] = {harness_anvil_bin(), "sweep", "--resume", dir, NULL};
@@ -204,9 +206,9 @@ Test(sweep_search, request_rate_finds_the_capacity_within_10_percent, .timeout =
     start_sim(&sim, "8", "10", trace, sizeof trace);
     tmpdir(dir, sizeof dir);
     const char *argv[] = {harness_anvil_bin(), "sweep", "--base-url", sim.base_url, "--search", "request-rate",
-                          "--request-rate", "16..256", "--input-len", "16", "--output-len", "20",
-                          "--num-prompts", "40", "--slo", "ttft:100", "--out-dir", dir, "--", "--burstiness",
-                          "inf", NULL};
+                          "--request-rate", "12..96", "--input-len", "16", "--output-len", "40",
+                          "--num-prompts", "80", "--slo", "ttft:250", "--search-repeats", "0", "--out-dir",
+                          dir, "--", "--burstiness", "inf", NULL};
     static char out[32768];
     int status = run_search(argv, out, sizeof out);
     cr_assert_eq(status, 0, "%s", out);
@@ -215,7 +217,7 @@ Test(sweep_search, request_rate_finds_the_capacity_within_10_percent, .timeout =
     cr_assert_str_eq(cJSON_GetObjectItem(s, "stopped")->valuestring, "converged");
     const cJSON *probes = cJSON_GetObjectItem(s, "probes");
     cr_assert(cJSON_GetArraySize(probes) <= 10, "%d probes", cJSON_GetArraySize(probes));
-    check_probes(probes, 100, 0.99, 2);
+    check_probes(probes, 250, 0.99, 0);
     /* the capacity: 8 slots over the time a request holds one (admitted → finished, trace) */
     static cJSON *lines[8192];
     int n = harness_read_jsonl(trace, lines, 8192);
@@ -234,6 +236,8 @@ Test(sweep_search, request_rate_finds_the_capacity_within_10_percent, .timeout =
     free(held);
     double best = load_of(cJSON_GetObjectItem(s, "best"), "request_rate");
     cr_assert(fabs(best - capacity) / capacity <= 0.10, "found %g req/s, capacity %g req/s", best, capacity);
+    printf("request-rate search: found %g req/s, capacity %g req/s, %d probes\n", best, capacity,
+           cJSON_GetArraySize(probes));
     cJSON_Delete(s);
     sim_stop(&sim);
     unlink(trace);
@@ -244,14 +248,14 @@ Test(sweep_search, one_answer_per_target_through_a_launcher, .timeout = 180)
 {
     struct sim_proc four, eight;
     char t4[64], t8[64], dir[64];
-    start_sim(&four, "4", "20", t4, sizeof t4);
-    start_sim(&eight, "8", "20", t8, sizeof t8);
+    start_sim(&four, "4", "10", t4, sizeof t4);
+    start_sim(&eight, "8", "10", t8, sizeof t8);
     tmpdir(dir, sizeof dir);
     char targets[400];
     snprintf(targets, sizeof targets, "four=%s,eight=%s", four.base_url, eight.base_url);
     const char *argv[] = {harness_anvil_bin(), "sweep", "--targets", targets, "--search", "concurrency",
-                          "--concurrency", "3..12", "--input-len", "16", "--output-len", "10",
-                          "--num-prompts", "12", "--slo", "ttft:100", "--search-repeats", "1",
+                          "--concurrency", "3..12", "--input-len", "16", "--output-len", "40",
+                          "--num-prompts", "12", "--slo", "ttft:200", "--search-repeats", "1",
                           "--launcher", "env", "--out-dir", dir, NULL};
     static char out[32768];
     int status = run_search(argv, out, sizeof out);
@@ -268,7 +272,7 @@ Test(sweep_search, one_answer_per_target_through_a_launcher, .timeout = 180)
         const cJSON *t = cJSON_GetArrayItem(ts, i);
         cr_assert_str_eq(cJSON_GetObjectItem(t, "target")->valuestring, label[i]);
         cr_assert_eq(load_of(cJSON_GetObjectItem(t, "best"), "concurrency"), want[i]);
-        check_probes(cJSON_GetObjectItem(t, "probes"), 100, 0.99, 1);
+        check_probes(cJSON_GetObjectItem(t, "probes"), 200, 0.99, 1);
     }
     cJSON_Delete(s);
     sim_stop(&four);
@@ -319,11 +323,11 @@ Test(sweep_search, interrupted_search_resumes_without_measuring_a_probe_again, .
 {
     struct sim_proc sim;
     char trace[64], dir[64];
-    start_sim(&sim, "8", "20", trace, sizeof trace);
+    start_sim(&sim, "8", "10", trace, sizeof trace);
     tmpdir(dir, sizeof dir);
     const char *argv[] = {harness_anvil_bin(), "sweep", "--base-url", sim.base_url, "--search", "concurrency",
-                          "--concurrency", "4..16", "--input-len", "16", "--output-len", "10",
-                          "--num-prompts", "18", "--slo", "ttft:100", "--out-dir", dir, NULL};
+                          "--concurrency", "4..16", "--input-len", "16", "--output-len", "40",
+                          "--num-prompts", "18", "--slo", "ttft:200", "--out-dir", dir, NULL};
     pid_t pid = harness_spawn(argv, 1);
     cr_assert_gt(pid, 0);
     for (int i = 0; i < 600 && probes_now(dir) < 1; i++)
@@ -337,7 +341,7 @@ Test(sweep_search, interrupted_search_resumes_without_measuring_a_probe_again, .
     cr_assert_str_eq(cJSON_GetObjectItem(s, "stopped")->valuestring, "interrupted");
     cJSON_Delete(s);
     char first[256];
-    snprintf(first, sizeof first, "%s/rounds/target/short-16-10-c4/round-1.json", dir);
+    snprintf(first, sizeof first, "%s/rounds/target/decode-16-40-c4/round-1.json", dir);
     size_t len;
     char *before = harness_read_file(first, &len);
     cr_assert(before);
