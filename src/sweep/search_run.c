@@ -391,6 +391,7 @@ int sweep_search_run(struct sweep_plan *plan, const char *anvil_bin, const char 
                      size_t errlen)
 {
     *interrupted = false;
+    *doc = (struct search_doc){0};
     size_t *tmpl = calloc(plan->n_jobs ? plan->n_jobs : 1, sizeof *tmpl), n_t = 0;
     for (size_t i = 0; tmpl && i < plan->n_jobs; i++) {
         bool seen = false;
