@@ -290,7 +290,10 @@ Test(sweep_search, concurrency_finds_the_engine_limit_of_8, .timeout = 180)
     rmtree(dir);
 }
 
-Test(sweep_search, request_rate_finds_the_capacity_within_10_percent, .timeout = 240)
+/* One request-rate search against a fresh simulator. Returns the first
+ * failing rate when the server stalled there (its capacity then not
+ * measurable), else 0 once the answer is checked within 10 % of it. */
+static double rate_attempt(void)
 {
     struct sim_proc sim;
     char trace[64], dir[64];
@@ -331,19 +334,26 @@ Test(sweep_search, request_rate_finds_the_capacity_within_10_percent, .timeout =
         k++;
     }
     unlink(trace);
-    if (first_fail_stalled) {
-        cJSON_Delete(s);
-        rmtree(dir);
-        cr_skip_test("the simulator stalled at %g req/s, the first failing rate (a loaded machine): its "
-                     "capacity was not measurable", first_fail);
+    if (!first_fail_stalled) {
+        cr_assert_str_eq(cJSON_GetObjectItem(s, "stopped")->valuestring, "converged");
+        double best = load_of(cJSON_GetObjectItem(s, "best"), "request_rate");
+        cr_assert(fabs(best - capacity) / capacity <= 0.10, "found %g req/s, capacity %g req/s", best, capacity);
+        printf("request-rate search: found %g req/s, capacity %g req/s, %d probes\n", best, capacity,
+               cJSON_GetArraySize(probes));
     }
-    cr_assert_str_eq(cJSON_GetObjectItem(s, "stopped")->valuestring, "converged");
-    double best = load_of(cJSON_GetObjectItem(s, "best"), "request_rate");
-    cr_assert(fabs(best - capacity) / capacity <= 0.10, "found %g req/s, capacity %g req/s", best, capacity);
-    printf("request-rate search: found %g req/s, capacity %g req/s, %d probes\n", best, capacity,
-           cJSON_GetArraySize(probes));
     cJSON_Delete(s);
     rmtree(dir);
+    return first_fail_stalled ? first_fail : 0;
+}
+
+Test(sweep_search, request_rate_finds_the_capacity_within_10_percent, .timeout = 300)
+{
+    double stalled_at = rate_attempt();
+    if (stalled_at > 0)         /* the machine, not the search: once more */
+        stalled_at = rate_attempt();
+    if (stalled_at > 0)
+        cr_skip_test("the simulator stalled at %g req/s, the first failing rate, twice (a loaded machine): "
+                     "its capacity was not measurable", stalled_at);
 }
 
 Test(sweep_search, one_answer_per_target_through_a_launcher, .timeout = 180)
