@@ -32,6 +32,7 @@
 #include "sweep/plan.h"
 #include "sweep/report.h"
 #include "sweep/runner.h"
+#include "sweep/search_run.h"
 #include "core/yamljson.h"
 #include "net/url.h"
 
@@ -46,6 +47,11 @@ struct sweep_opts {
     bool force;             /* replace an earlier sweep in --out-dir */
     struct cost cost;       /* --gpu-hour-cost, --gpus: the end table's cost column */
     char **run_args;        /* after "--": passed to every anvil run (points into argv) */
+    const char *search;     /* --search concurrency|request-rate */
+    double attainment, tolerance;       /* --slo-attainment, --search-tolerance */
+    long repeats, max_probes;           /* --search-repeats, --search-max-probes */
+    struct sweep_search search_cfg;     /* from the flags above (on when --search) */
+    char search_lo[64];     /* the one load point of a search's first plan: LO */
 };
 
 #define AT(field) offsetof(struct sweep_opts, field)
@@ -81,6 +87,18 @@ static const struct flag_spec flags[] = {
      "price of one GPU-hour: the results table gets cost per million output tokens", .min = 0},
     {"gpus", NULL, FLAG_LONG, AT(cost.gpus), "N", "1", "GPUs each target ran on, for --gpu-hour-cost",
      .min = 1, .max = 1000000},
+    {"search", NULL, FLAG_STRING, AT(search), "concurrency|request-rate", NULL,
+     "find the largest load whose SLO attainment is at least --slo-attainment, within --concurrency "
+     "LO..HI or --request-rate LO..HI: doubling from LO, then bisecting; needs --slo; the answer goes "
+     "to DIR/search.json (docs/METHODOLOGY.md, \"SLO search\")", .section = "SLO search"},
+    {"slo-attainment", NULL, FLAG_DOUBLE, AT(attainment), "A", "0.99",
+     "share of a probe's requests that must meet every SLO", .min = 0},
+    {"search-repeats", NULL, FLAG_LONG, AT(repeats), "N", "2",
+     "extra rounds for a probe whose 95 % interval of attainment holds A", .min = 0, .max = 100},
+    {"search-tolerance", NULL, FLAG_DOUBLE, AT(tolerance), "SHARE", "0.05",
+     "request rate: stop when (fail − pass)/pass is at most this (≥ 0.01)", .min = 0},
+    {"search-max-probes", NULL, FLAG_LONG, AT(max_probes), "N", "20", "load points one target's search may take",
+     .min = 1, .max = 1000},
     {"launcher", NULL, FLAG_STRING, AT(launcher), "'CMD ARGS'", NULL,
      "start every round through this command, e.g. 'mpirun -np 4 --hostfile hosts' or 'srun -N 4': "
      "each round is then one run over the ranks, merged into the round's artifact (docs/SCALEOUT.md)",
@@ -95,7 +113,8 @@ static void usage(FILE *out)
 "Runs every case against every target, --rounds times, rounds interleaved across\n"
 "cases so drift hits all alike; each round is one `anvil run` with its own\n"
 "artifact. Writes DIR/matrix.json (median, min, max across rounds) and, with\n"
-"--slo, DIR/load-curve.json.\n\n");
+"--slo, DIR/load-curve.json. With --search, the rounds are the probes of an SLO\n"
+"search and DIR/search.json holds the answer.\n\n");
     flags_help(out, flags);
     fprintf(out,
 "  %-28s everything after -- goes to every anvil run (e.g. --endpoint\n"
@@ -381,6 +400,8 @@ static int new_plan(struct sweep_opts *o, const char *dir, struct sweep_plan *pl
         snprintf(path, sizeof path, "%s/sweep-plan.json", dir);
         cJSON *json = NULL;
         bool built = sweep_plan_build(cases, nc, targets, nt, o->rounds, dir, base, o->slo, plan) == 0;
+        if (built)
+            plan->search = o->search_cfg;
         if (built && (sweep_hide_headers(plan) != 0 || check_rounds(plan) != 0))
             rc = -1;
         else if (built && check_targets(plan) != 0)
@@ -396,6 +417,72 @@ static int new_plan(struct sweep_opts *o, const char *dir, struct sweep_plan *pl
     if (rc)
         sweep_plan_free(plan);
     return rc;
+}
+
+/* "LO..HI" of --flag into lo, hi (whole numbers ≥ 1 unless rate). Returns 0 or -1 (printed). */
+static int parse_range(const char *flag, const char *s, bool rate, double *lo, double *hi)
+{
+    const char *dots = s ? strstr(s, "..") : NULL;
+    char a[64];
+    long l;
+    if (!dots || (size_t)(dots - s) >= sizeof a) {
+        fprintf(stderr, "anvil sweep: --search needs --%s LO..HI (the range searched), got '%s'\n", flag,
+                s ? s : "nothing");
+        return -1;
+    }
+    snprintf(a, sizeof a, "%.*s", (int)(dots - s), s);
+    const char *end[2] = {a, dots + 2};
+    double *v[2] = {lo, hi};
+    for (int i = 0; i < 2; i++) {
+        if (rate ? flag_rate("sweep", flag, end[i], v[i]) : flag_long("sweep", flag, end[i], 1, 100000000, &l))
+            return -1;
+        if (!rate)
+            *v[i] = (double)l;
+    }
+    if (!(*lo > 0 && *lo <= *hi && isfinite(*hi))) {
+        fprintf(stderr, "anvil sweep: --%s: expected 0 < LO ≤ HI (finite), got '%s'\n", flag, s);
+        return -1;
+    }
+    return 0;
+}
+
+/* The search's settings from the flags into o->search_cfg; its first plan
+ * gets the one load point LO and one round. Returns 0, or -1 (printed). */
+static int search_settings(struct sweep_opts *o)
+{
+    if (!o->search)
+        return 0;
+    bool rate = !strcmp(o->search, "request-rate") || !strcmp(o->search, "request_rate");
+    const char *why = NULL;
+    if (!rate && strcmp(o->search, "concurrency") != 0)
+        why = "--search: expected concurrency or request-rate";
+    else if (!o->slo)
+        why = "--search needs --slo (the SLOs a probe's requests must meet)";
+    else if (o->plan_file)
+        why = "--search takes its one case from the flags, not --plan";
+    else if ((o->in_list && strchr(o->in_list, ',')) || (o->out_list && strchr(o->out_list, ',')))
+        why = "--search takes one --input-len and one --output-len";
+    else if (rate ? o->conc_list != NULL : o->rate_list != NULL)
+        why = rate ? "--search request-rate: give the range as --request-rate LO..HI, not --concurrency"
+                   : "--search concurrency: give the range as --concurrency LO..HI, not --request-rate";
+    else if (!(o->attainment > 0 && o->attainment <= 1))
+        why = "--slo-attainment: expected a share above 0, at most 1";
+    else if (!(o->tolerance >= 0.01))     /* rates are probed to 4 digits: a finer bracket would repeat one */
+        why = "--search-tolerance: expected a share of at least 0.01";
+    if (why) {
+        fprintf(stderr, "anvil sweep: %s\n", why);
+        return -1;
+    }
+    struct sweep_search *s = &o->search_cfg;
+    *s = (struct sweep_search){.on = true, .rate = rate, .attainment = o->attainment, .repeats = o->repeats,
+                               .tolerance = o->tolerance, .max_probes = o->max_probes};
+    if (parse_range(rate ? "request-rate" : "concurrency", rate ? o->rate_list : o->conc_list, rate, &s->lo,
+                    &s->hi) != 0)
+        return -1;
+    snprintf(o->search_lo, sizeof o->search_lo, "%.17g", s->lo);
+    *(rate ? &o->rate_list : &o->conc_list) = o->search_lo;
+    o->rounds = 1;      /* a probe's repeats are its later rounds */
+    return 0;
 }
 
 /* Reads DIR/sweep-plan.json into *plan. Returns 0, or -1 (reported). */
@@ -445,9 +532,29 @@ static int write_results(const struct sweep_plan *plan, const char *dir, bool in
     return outcome_exit_status(&out, NULL, 0);
 }
 
+/* Runs a search's probes (sweep/search_run.h), then the matrix and load
+ * curve of every probe's rounds. Returns the exit status. */
+static int execute_search(struct sweep_plan *plan, const char *self, const char *dir, const char *launcher,
+                          int lock_fd, const struct provenance *prov, const struct cost *cost)
+{
+    char err[1600];
+    bool interrupted = false;
+    struct search_doc doc;
+    int rc = sweep_search_run(plan, self, launcher, dir, lock_fd, stdout, &interrupted, &doc, err, sizeof err);
+    search_doc_free(&doc);
+    if (rc != 0) {
+        fprintf(stderr, "anvil sweep: %s\n", err);
+        return 1;
+    }
+    printf("search: %s/search.json\n", dir);
+    if (interrupted)
+        fprintf(stderr, "anvil sweep: interrupted; finished probes kept; continue with --resume %s\n", dir);
+    return write_results(plan, dir, interrupted, prov, cost);
+}
+
 /* Runs the plan's rounds not yet done and writes the results. Returns the
  * exit status. */
-static int execute(const struct sweep_plan *plan, const char *dir, const char *launcher, int lock_fd,
+static int execute(struct sweep_plan *plan, const char *dir, const char *launcher, int lock_fd,
                    const struct provenance *prov, const struct cost *cost)
 {
     char self[PATH_MAX], err[512];
@@ -458,6 +565,8 @@ static int execute(const struct sweep_plan *plan, const char *dir, const char *l
     }
     self[n] = '\0';
     bool interrupted = false;
+    if (plan->search.on)
+        return execute_search(plan, self, dir, launcher, lock_fd, prov, cost);
     int failed = sweep_execute_launched(plan, self, launcher, dir, lock_fd, &interrupted, err, sizeof err);
     if (failed < 0) {
         fprintf(stderr, "anvil sweep: %s\n", err);
@@ -512,6 +621,8 @@ int sweep_main(int argc, char **argv)
         fprintf(stderr, "anvil sweep: --slo: expected ttft:MS,tpot:MS (ms > 0), got '%s'\n", o.slo);
         return 2;
     }
+    if (search_settings(&o) != 0)
+        return 2;
     char dir[900];
     if (o.resume)
         snprintf(dir, sizeof dir, "%s", o.resume);

@@ -123,6 +123,16 @@ cJSON *sweep_plan_to_json(const struct sweep_plan *p)
     cJSON_AddStringToObject(o, "schema", PLAN_SCHEMA);
     cJSON_AddNumberToObject(o, "rounds", (double)p->rounds);
     artifact_add_string(o, "slo", p->slo);
+    if (p->search.on) {
+        cJSON *s = cJSON_AddObjectToObject(o, "search");
+        cJSON_AddStringToObject(s, "kind", p->search.rate ? "request_rate" : "concurrency");
+        cJSON_AddNumberToObject(s, "lo", p->search.lo);
+        cJSON_AddNumberToObject(s, "hi", p->search.hi);
+        cJSON_AddNumberToObject(s, "attainment", p->search.attainment);
+        cJSON_AddNumberToObject(s, "repeats", (double)p->search.repeats);
+        cJSON_AddNumberToObject(s, "tolerance", p->search.tolerance);
+        cJSON_AddNumberToObject(s, "max_probes", (double)p->search.max_probes);
+    }
     cJSON *jobs = cJSON_AddArrayToObject(o, "jobs");
     for (size_t i = 0; jobs && i < p->n_jobs; i++) {
         const struct sweep_job *j = &p->jobs[i];
@@ -152,6 +162,37 @@ static void job_read(struct jread *r, const cJSON *e, struct sweep_job *j)
     jread_strings(r, e, "args", 0, &j->args, &j->n_args);
 }
 
+/* The plan's search settings, when it has them. */
+static void search_read(struct jread *r, const cJSON *j, struct sweep_search *s, bool slo)
+{
+    const cJSON *o = jread_object(r, j, "search", JR_OPTIONAL);
+    if (!o)
+        return;
+    size_t mark = jread_enter(r, "search");
+    char *kind = NULL;
+    s->on = true;
+    jread_string(r, o, "kind", 0, &kind);
+    if (kind && strcmp(kind, "concurrency") != 0 && strcmp(kind, "request_rate") != 0)
+        jread_fail(r, "kind", "expected \"concurrency\" or \"request_rate\", got \"%s\"", kind);
+    s->rate = kind && !strcmp(kind, "request_rate");
+    free(kind);
+    jread_number(r, o, "lo", 0, &s->lo);
+    jread_number(r, o, "hi", 0, &s->hi);
+    jread_number(r, o, "attainment", 0, &s->attainment);
+    jread_whole(r, o, "repeats", 0, 0, &s->repeats);
+    jread_number(r, o, "tolerance", 0, &s->tolerance);
+    jread_whole(r, o, "max_probes", 0, 1, &s->max_probes);
+    if (!r->failed && !(s->lo > 0 && s->lo <= s->hi && isfinite(s->hi)))
+        jread_fail(r, "hi", "expected 0 < lo ≤ hi, got %g..%g", s->lo, s->hi);
+    if (!r->failed && !(s->attainment > 0 && s->attainment <= 1))
+        jread_fail(r, "attainment", "expected a share between 0 and 1, got %g", s->attainment);
+    if (!r->failed && !(s->tolerance >= 0.01))
+        jread_fail(r, "tolerance", "expected a share ≥ 0.01, got %g", s->tolerance);
+    if (!r->failed && !slo)
+        jread_fail(r, "kind", "a search needs the plan's slo");
+    jread_leave(r, mark);
+}
+
 int sweep_plan_from_json(const cJSON *j, const char *name, struct sweep_plan *out, char *err,
                          size_t errlen)
 {
@@ -168,6 +209,7 @@ int sweep_plan_from_json(const cJSON *j, const char *name, struct sweep_plan *ou
     struct slo probe = {NAN, NAN, NAN};
     if (out->slo && slo_parse(out->slo, &probe) != 0)
         jread_fail(&r, "slo", "expected ttft:MS,tpot:MS (ms > 0), got \"%s\"", out->slo);
+    search_read(&r, j, &out->search, out->slo != NULL);
     const cJSON *jobs = jread_array(&r, j, "jobs", 0), *e;
     if (jobs && cJSON_GetArraySize(jobs) == 0)
         jread_fail(&r, "jobs", "expected a non-empty array");

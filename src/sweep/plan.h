@@ -45,11 +45,26 @@ struct sweep_job {
     size_t n_args;
 };
 
+/* An SLO search's settings (`anvil sweep --search`, sweep/search_run.h):
+ * absent (on false) for a sweep of fixed load points. */
+struct sweep_search {
+    bool on;
+    bool rate;              /* request rate (open loop), else concurrency */
+    double lo, hi;          /* the range searched */
+    double attainment;      /* the SLO attainment a probe must reach (ratio) */
+    long repeats;           /* extra rounds an uncertain probe may get */
+    double tolerance;       /* rates: stop when (fail − pass)/pass ≤ it */
+    long max_probes;        /* probes per target at most */
+};
+
 /* The plan of a sweep (DIR/sweep-plan.json, schema PLAN_SCHEMA). Strings
- * and arrays are owned; release with sweep_plan_free. */
+ * and arrays are owned; release with sweep_plan_free. A search's plan
+ * holds the jobs made so far: each target's first is its probe at lo,
+ * round 1, the template of the rest. */
 struct sweep_plan {
     long rounds;
     char *slo;              /* the --slo text ("ttft:MS,tpot:MS"); NULL = none */
+    struct sweep_search search;
     struct sweep_job *jobs; /* in the order they run: round → case → target */
     size_t n_jobs;
 };
@@ -66,13 +81,16 @@ int sweep_plan_build(const struct sweep_case *cases, size_t n_cases, const struc
                      size_t n_targets, long rounds, const char *dir, const char *const *base_args,
                      const char *slo, struct sweep_plan *out);
 
-/* The plan document: {"schema", "rounds", "slo", "jobs": [{"target",
- * "base_url", "case_id", "round", "artifact", "args"}]}. Returns a new tree
+/* The plan document: {"schema", "rounds", "slo", "search" (only for a
+ * search: {"kind": "concurrency"|"request_rate", "lo", "hi", "attainment",
+ * "repeats", "tolerance", "max_probes"}), "jobs": [{"target", "base_url",
+ * "case_id", "round", "artifact", "args"}]}. Returns a new tree
  * (caller deletes) or NULL when memory runs out. */
 cJSON *sweep_plan_to_json(const struct sweep_plan *p);
 
 /* Reads a plan document into *out, checking every key: schema PLAN_SCHEMA;
- * rounds a whole number ≥ 1; slo null or SLOs as --slo takes them; jobs a
+ * rounds a whole number ≥ 1; slo null or SLOs as --slo takes them; search
+ * absent or its keys (0 < lo ≤ hi, 0 < attainment ≤ 1; slo then set); jobs a
  * non-empty array of jobs with target a string, base_url, case_id and
  * artifact non-empty strings, round a whole number ≥ 1 and args an array
  * of strings. Returns 0, or -1 with "NAME: key.path: what" in err (one

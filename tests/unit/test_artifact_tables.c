@@ -16,6 +16,7 @@
 #include "artifact/matrix.h"
 #include "artifact/observe.h"
 #include "artifact/provenance.h"
+#include "artifact/search.h"
 #include "fields_sample.h"
 #include "testutil.h"
 
@@ -25,6 +26,7 @@ static const struct field_table *const tables[] = {
     &matrix_table, &matrix_row_table, &matrix_aggregate_table,
     &load_curve_table, &load_curve_target_table, &load_curve_point_table,
     &journal_header_table, &journal_line_table,
+    &search_doc_table, &search_result_table, &search_probe_table,
 };
 
 
