@@ -270,8 +270,6 @@ static int build(const struct merge_part *p, struct part_doc *d, int count, int 
         .check_prompt_tokens = d[ref].j.opts.check_prompt_tokens, .slo = d[ref].j.opts.slo,
         .steady = steady_opts_of(d[ref].ranks.plan.concurrency, rb->request_rate),
     };
-    if (rb->ramp.present)       /* the whole run's ramp, as every part records it */
-        so.steady.not_before_s = rb->ramp.end_s;
     for (int i = 0; duration && i < count; i++) {  /* the window: from the first rank's opening to the last's close */
         if (!d[i].present || !d[i].entry->window_start_ns || !d[i].entry->window_end_ns)
             continue;
@@ -283,6 +281,8 @@ static int build(const struct merge_part *p, struct part_doc *d, int count, int 
     }
     if (gather(d, count, total, duration, &recs, &n, res) != 0)
         goto done;
+    if (rb->ramp.present && isfinite(rb->ramp.end_ns))  /* the whole run's ramp, as every part records it */
+        so.steady.not_before_s = steady_not_before_s(recs, n, (int64_t)rb->ramp.end_ns + d[ref].shift_ns);
     struct server_info srv;
     struct calibration calib;
     struct bench_meta meta = run_settings_meta(rb, &d[ref].j.opts, &calib, &srv);

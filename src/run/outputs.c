@@ -83,11 +83,6 @@ static struct summary_opts settings_opts(const struct run_ctx *x)
         .steady = steady_opts_of(x->shard.seqs ? x->shard.concurrency : c->load.concurrency,
                                  c->load.request_rate / (c->shard.count > 0 ? c->shard.count : 1)),
     };
-    /* a ramp is not a steady state: no step before its end counts */
-    const struct load_ramp *r = &c->load.ramp;
-    if (r->strategy != RAMP_NONE || r->ramp_up_s > 0)
-        so.steady.not_before_s =
-            plan_ramp_end_s(r, c->load.burstiness, (uint64_t)c->workload.seed, (int)c->load.num_prompts);
     return so;
 }
 
@@ -258,6 +253,10 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
     res->warmup_failed = dr->warmup_failed;
     res->server_gone = dr->server_gone;
     res->server_stalled = dr->server_stalled;
+    /* a ramp is not a steady state: no step before its end counts */
+    struct bench_ramp ramp = ramp_of(c, dr->t_measure);
+    if (ramp.present && isfinite(ramp.end_ns))
+        so.steady.not_before_s = steady_not_before_s(res->records, res->n_records, (int64_t)ramp.end_ns);
     if (summary_compute(res->records, res->n_records, &so, s) != 0) {
         snprintf(res->error, sizeof res->error, "out of memory summarizing");
         return -1;

@@ -149,8 +149,12 @@ static cJSON *rebuild(struct journal_doc *d, int dropped, struct run_summary *s)
     struct calibration calib;
     struct bench_meta meta = run_settings_meta(&d->settings, &d->opts, &calib, &srv);
     so.steady = steady_opts_of(meta.concurrency, meta.request_rate);
-    if (d->settings.ramp.present)
-        so.steady.not_before_s = d->settings.ramp.end_s;
+    /* the journal's header was written before the run began: the ramp's end
+       is known after the measured phase's start, which in duration mode the
+       warm-up precedes */
+    if (d->settings.ramp.present && isfinite(d->settings.ramp.end_s))
+        so.steady.not_before_s = fmax(0, d->settings.ramp.end_s - (d->settings.duration_mode.present
+                                                                  ? d->settings.duration_mode.warmup_s : 0));
     char reason[160];
     if (dropped) {
         snprintf(reason, sizeof reason, "recovered from the journal: the run did not finish; %d damaged "

@@ -215,6 +215,13 @@ static void span_of(const struct req_record *recs, int n, int64_t *first, int64_
     }
 }
 
+double steady_not_before_s(const struct req_record *recs, int n, int64_t end_ns)
+{
+    int64_t first, last;
+    span_of(recs, n, &first, &last);
+    return first && end_ns > first ? (double)(end_ns - first) / 1e9 : 0;
+}
+
 int steady_detect(const struct req_record *recs, int n, const struct steady_opts *o, enum pct_method m,
                   struct steady_state *out)
 {

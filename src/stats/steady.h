@@ -49,6 +49,13 @@ struct steady_opts {
  * completion rate; anything else has no target. */
 struct steady_opts steady_opts_of(long concurrency, double request_rate);
 
+/* A ramp's end as steady_opts.not_before_s: seconds from the first measured
+ * send of recs[0..n) (the steady state's origin) to end_ns (CLOCK_MONOTONIC
+ * ns, the requests' clock), 0 when the ramp ended before it. In duration
+ * mode the ramp starts with the warm-up, so its end_s (after the measured
+ * phase began) is not on this origin. */
+double steady_not_before_s(const struct req_record *recs, int n, int64_t end_ns);
+
 /* Why no steady state was reached (static keys, as the artifact writes them). */
 #define STEADY_NO_TARGET "no_target"              /* nothing to hold: no cap and no rate */
 #define STEADY_NO_REQUESTS "no_requests"          /* no measured request was sent */

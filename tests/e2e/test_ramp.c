@@ -61,6 +61,17 @@ static cJSON *run_traced(const char *const sim_args[], const char *const run_arg
     return a;
 }
 
+/* The ramp's end after the artifact's first measured send, s: where its
+ * steady state may begin (recomputed from request_timings). */
+static double ramp_end_after_first_send(const cJSON *a)
+{
+    const cJSON *t;
+    double first = INFINITY;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItem(a, "request_timings"))
+        first = fmin(first, harness_num(t, "start_monotonic_ns"));
+    return (harness_num(cJSON_GetObjectItem(a, "ramp"), "end_ns") - first) / 1e9;
+}
+
 /* Request i's start in the artifact (CLOCK_MONOTONIC ns), by index. */
 static void starts_of(const cJSON *a, double *start, int n)
 {
@@ -208,7 +219,8 @@ Test(ramp, closed_loop_streams_start_in_the_stated_steps, .timeout = 120)
     cr_assert_eq(harness_num(r, "end_s"), 2);
     cr_assert(cJSON_IsNull(cJSON_GetObjectItem(r, "start_rps")));
     /* the steady state counts nothing before the ramp's end (it did: 0) */
-    cr_assert_eq(harness_num(cJSON_GetObjectItem(a, "steady_state"), "not_before_s"), 2);
+    cr_assert_float_eq(harness_num(cJSON_GetObjectItem(a, "steady_state"), "not_before_s"),
+                       ramp_end_after_first_send(a), 1e-6);
     static double start[MAX_REQ];
     starts_of(a, start, N);
     double end_ns = harness_num(r, "end_ns");
@@ -217,6 +229,27 @@ Test(ramp, closed_loop_streams_start_in_the_stated_steps, .timeout = 120)
     cr_assert_lt(last_warmup_end(trace), tr[0].received, "the warm-up ended before the ramp began");
     cJSON_Delete(a);
     unlink(trace);
+}
+
+/* Duration mode: the stream ramp starts with the warm-up, the steady
+ * state's origin is the first measured send (the window's): the ramp's end
+ * lands --warmup-s earlier on it. It was the ramp's end_s (4 s), so a run
+ * whose ramp ended in the warm-up lost the window's first seconds. */
+Test(ramp, a_ramp_in_the_warmup_is_not_held_against_the_window, .timeout = 120)
+{
+    const char *sim_args[] = {"--ttft-ms", "5", "--itl-ms", "10", NULL};
+    const char *run_args[] = {"--concurrency", "4", "--ramp-up-s", "3", "--warmup-s", "2", "--duration", "2",
+                              "--input-len", "16", "--output-len", "20", NULL};
+    static struct harness_traced tr[MAX_REQ];
+    char trace[64];
+    cJSON *a = run_traced(sim_args, run_args, tr, trace, sizeof trace);
+    unlink(trace);
+    double want = ramp_end_after_first_send(a);
+    double got = harness_num(cJSON_GetObjectItem(a, "steady_state"), "not_before_s");
+    cr_assert(want > 0.5 && want < 1.2, "the ramp ends %.3f s into the window (3 s ramp, 2 s warm-up)", want);
+    cr_assert(fabs(got - want) < 1e-6, "not_before_s %.6f, the ramp's end after the first measured send %.6f", got,
+              want);
+    cJSON_Delete(a);
 }
 
 /* Two shards of one closed loop of 4 streams started over 1.5 s: shard 0
@@ -250,8 +283,9 @@ Test(ramp, shards_start_their_streams_at_the_whole_runs_steps, .timeout = 120)
     cr_assert(cJSON_IsObject(mr), "the merged artifact keeps the ramp");
     cr_assert_str_eq(cJSON_GetObjectItem(mr, "strategy")->valuestring, "streams");
     cr_assert_eq(harness_num(mr, "end_s"), 1.5);
-    cr_assert_eq(harness_num(cJSON_GetObjectItem(m, "steady_state"), "not_before_s"), 1.5,
-                 "the merged steady state starts after the ramp");
+    cr_assert_float_eq(harness_num(cJSON_GetObjectItem(m, "steady_state"), "not_before_s"),
+                       ramp_end_after_first_send(m), 1e-6, "the merged steady state starts after the ramp");
+    cr_assert_gt(harness_num(cJSON_GetObjectItem(m, "steady_state"), "not_before_s"), 1.4);
     cJSON_Delete(m);
     unlink(merged);
     for (int k = 0; k < 2; k++) {
