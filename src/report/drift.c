@@ -8,6 +8,7 @@
 struct drift_metric {
     const char *label, *unit;
     double (*of)(const struct bench_ts_row *r, double interval_s);
+    bool bound;     /* a merged row holds an upper bound, not the value (p99: the largest of its rows') */
 };
 
 static double ttft_p50(const struct bench_ts_row *r, double w) { (void)w; return r->ttft_p50_ms; }
@@ -27,8 +28,8 @@ static double gpu_temp(const struct bench_ts_row *r, double w) { (void)w; return
 static double gpu_mem(const struct bench_ts_row *r, double w) { (void)w; return r->gpu.present ? r->gpu.mem_used_mb : NAN; }
 
 static const struct drift_metric metrics[] = {
-    {"TTFT p50", "ms", ttft_p50}, {"TTFT p99", "ms", ttft_p99}, {"ITL p50", "ms", itl_p50},
-    {"ITL p99", "ms", itl_p99}, {"output tokens/s", "tok/s", out_tps}, {"completed requests/s", "req/s", done_rps},
+    {"TTFT p50", "ms", ttft_p50}, {"TTFT p99", "ms", ttft_p99, true}, {"ITL p50", "ms", itl_p50},
+    {"ITL p99", "ms", itl_p99, true}, {"output tokens/s", "tok/s", out_tps}, {"completed requests/s", "req/s", done_rps},
     {"failed requests/s", "req/s", failed_rps}, {"requests in flight", "requests", in_flight},
     {"server running requests", "requests", running}, {"server waiting requests", "requests", waiting},
     {"server KV cache usage", "ratio", kv}, {"GPU utilization", "%", gpu_util}, {"GPU power", "W", gpu_power},
@@ -63,11 +64,16 @@ static size_t quarter(const struct bench_timeseries *t, const struct drift_metri
     return k;
 }
 
-int drift_compare(const struct bench_timeseries *t, struct drift *out, int cap, double *quarter_s)
+int drift_compare(const struct bench_timeseries *t, double from_s, struct drift *out, int cap, double *quarter_s)
 {
-    if (!t->present || t->n_rows < DRIFT_MIN_ROWS + 1 || !(t->interval_s > 0))
+    if (!t->present || !(t->interval_s > 0))
         return -1;
-    size_t full = t->n_rows - 1, q = full / 4;
+    size_t lo = 0;      /* the first full row from from_s on */
+    while (lo < t->n_rows && t->rows[lo].t_s < from_s - 1e-9)
+        lo++;
+    if (t->n_rows < lo + DRIFT_MIN_ROWS + 1)
+        return -1;
+    size_t full = t->n_rows - 1 - lo, q = full / 4;
     double *a = malloc(q * sizeof *a), *b = malloc(q * sizeof *b);
     int n = 0;
     if (!a || !b) {
@@ -76,7 +82,10 @@ int drift_compare(const struct bench_timeseries *t, struct drift *out, int cap, 
         return -1;
     }
     for (size_t i = 0; i < sizeof metrics / sizeof *metrics && n < cap; i++) {
-        size_t na = quarter(t, &metrics[i], 0, q, a), nb = quarter(t, &metrics[i], full - q, q, b);
+        /* an upper bound against a value would be drift that is not there */
+        if (metrics[i].bound && t->rows[lo].t_s < t->exact_from_s - 1e-9)
+            continue;
+        size_t na = quarter(t, &metrics[i], lo, q, a), nb = quarter(t, &metrics[i], lo + full - q, q, b);
         if (na < 2 || nb < 2)
             continue;
         struct drift *d = &out[n++];

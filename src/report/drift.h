@@ -27,10 +27,15 @@ struct drift {
 };
 
 /* Compares the first and the last quarter (⌊full rows / 4⌋ rows each) of
- * t's full rows for every metric with at least two values in each quarter,
- * into out (at most cap). Returns how many were compared; -1 when t is
- * absent or has fewer than DRIFT_MIN_ROWS full rows (not judged). *quarter_s,
- * when not NULL, gets a quarter's length in seconds. */
-int drift_compare(const struct bench_timeseries *t, struct drift *out, int cap, double *quarter_s);
+ * t's full rows that start at or after from_s (s on the series' clock: a
+ * ramp's end, whose rows rise by design; 0 = all) for every metric with at
+ * least two values in each quarter, into out (at most cap). A p99 is
+ * compared only when the first quarter starts at or after exact_from_s (a
+ * merged row's p99 is an upper bound). Returns how many were compared; -1
+ * when t is absent or has fewer than DRIFT_MIN_ROWS full rows from from_s
+ * (not judged). *quarter_s, when not NULL, gets a quarter's length in
+ * seconds. */
+int drift_compare(const struct bench_timeseries *t, double from_s, struct drift *out, int cap,
+                  double *quarter_s);
 
 #endif

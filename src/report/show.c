@@ -282,18 +282,20 @@ static void drift_notes(struct rdoc *doc, const struct benchmark *b)
 {
     struct drift d[DRIFT_MAX];
     double q_s;
-    int n = drift_compare(&b->timeseries, d, DRIFT_MAX, &q_s), drifted = 0;
+    /* a ramp's rows rise by design: judged from its end */
+    double from = b->steady_state.present ? b->steady_state.not_before_s : 0;
+    int n = drift_compare(&b->timeseries, from, d, DRIFT_MAX, &q_s), drifted = 0;
     for (int i = 0; i < n; i++) {
         if (!d[i].drifted)
             continue;
         drifted++;
-        rdoc_note(doc, "drift: %s went from %.4g to %.4g %s between the first and the last %.0f s of the run "
+        rdoc_note(doc, "drift: %s went from %.4g to %.4g %s between the first and the last %.3g s of the run "
                   "(%+.0f%%; noise %.3g %s)", d[i].label, d[i].first, d[i].last, d[i].unit, q_s,
                   d[i].first != 0 ? 100 * (d[i].last - d[i].first) / fabs(d[i].first) : INFINITY, d[i].noise,
                   d[i].unit);
     }
     if (n > 0 && !drifted)
-        rdoc_note(doc, "no drift beyond noise: %d metrics compared between the first and the last %.0f s of "
+        rdoc_note(doc, "no drift beyond noise: %d metrics compared between the first and the last %.3g s of "
                   "the run", n, q_s);
 }
 

@@ -44,7 +44,7 @@ Test(drift, a_flat_run_has_none)
     struct bench_timeseries t = series(13, flat);
     struct drift d[DRIFT_MAX];
     double q;
-    int n = drift_compare(&t, d, DRIFT_MAX, &q);
+    int n = drift_compare(&t, 0, d, DRIFT_MAX, &q);
     cr_assert_gt(n, 0);
     cr_assert_eq(q, 3.0, "12 full rows: quarters of 3 s");
     for (int i = 0; i < n; i++)
@@ -59,7 +59,7 @@ Test(drift, a_rise_beyond_noise_is_drift)
 {
     struct bench_timeseries t = series(13, rises);
     struct drift d[DRIFT_MAX];
-    int n = drift_compare(&t, d, DRIFT_MAX, NULL);
+    int n = drift_compare(&t, 0, d, DRIFT_MAX, NULL);
     const struct drift *tt = find(d, n, "TTFT p50");
     cr_assert(tt->drifted);
     cr_assert_eq(tt->first, 10);
@@ -71,7 +71,7 @@ Test(drift, a_change_inside_the_rows_spread_is_noise)
 {
     struct bench_timeseries t = series(17, wobbles);
     struct drift d[DRIFT_MAX];
-    int n = drift_compare(&t, d, DRIFT_MAX, NULL);
+    int n = drift_compare(&t, 0, d, DRIFT_MAX, NULL);
     const struct drift *tt = find(d, n, "TTFT p50");
     cr_assert_eq(tt->first, 5);
     cr_assert_eq(tt->last, 7);
@@ -83,11 +83,48 @@ Test(drift, short_or_absent_series_are_not_judged)
 {
     struct bench_timeseries t = series(8, flat);    /* 7 full rows */
     struct drift d[DRIFT_MAX];
-    cr_assert_eq(drift_compare(&t, d, DRIFT_MAX, NULL), -1);
+    cr_assert_eq(drift_compare(&t, 0, d, DRIFT_MAX, NULL), -1);
     t = series(9, flat);
-    cr_assert_gt(drift_compare(&t, d, DRIFT_MAX, NULL), 0);
+    cr_assert_gt(drift_compare(&t, 0, d, DRIFT_MAX, NULL), 0);
     struct bench_timeseries none = {0};
-    cr_assert_eq(drift_compare(&none, d, DRIFT_MAX, NULL), -1);
+    cr_assert_eq(drift_compare(&none, 0, d, DRIFT_MAX, NULL), -1);
+}
+
+/* A ramp's rows rise by design: from its end on, a flat run has no drift
+ * (from row 0 the ramp's 1..4 requests in flight read as a rise of TTFT). */
+static double ramped(size_t i, size_t n) { (void)n; return i < 4 ? 2.0 + (double)i : 10; }
+
+Test(drift, a_ramp_is_not_drift_once_judged_from_its_end)
+{
+    struct bench_timeseries t = series(17, ramped);
+    struct drift d[DRIFT_MAX];
+    int n = drift_compare(&t, 0, d, DRIFT_MAX, NULL);
+    cr_assert(find(d, n, "TTFT p50")->drifted, "from row 0: 2..5 ms against 10");
+    n = drift_compare(&t, 4, d, DRIFT_MAX, NULL);
+    cr_assert_eq(find(d, n, "TTFT p50")->first, 10, "rows 4..6: the first quarter after the ramp");
+    cr_assert_not(find(d, n, "TTFT p50")->drifted);
+    cr_assert_eq(drift_compare(&t, 9, d, DRIFT_MAX, NULL), -1, "7 full rows from 9 s: not judged");
+}
+
+/* Rows merged before exact_from_s hold the largest of their rows' p99s:
+ * against exact rows that is a fall that is not there; the p99 is left out
+ * while the first quarter is merged, the p50 kept. */
+static double steady10(size_t i, size_t n) { (void)i; (void)n; return 10; }
+
+Test(drift, merged_p99s_are_not_compared_with_exact_ones)
+{
+    struct bench_timeseries t = series(13, steady10);
+    for (size_t i = 0; i < t.n_rows; i++)
+        t.rows[i].ttft_p99_ms = i < 6 ? 30 : 20;      /* merged rows: the bound */
+    t.exact_from_s = 6;
+    struct drift d[DRIFT_MAX];
+    int n = drift_compare(&t, 0, d, DRIFT_MAX, NULL);
+    for (int i = 0; i < n; i++)
+        cr_assert(strcmp(d[i].label, "TTFT p99"), "TTFT p99 compared across merged rows");
+    cr_assert_not(find(d, n, "TTFT p50")->drifted);
+    t.exact_from_s = 0;
+    n = drift_compare(&t, 0, d, DRIFT_MAX, NULL);
+    cr_assert(find(d, n, "TTFT p99")->drifted, "all rows exact: 30 -> 20 is drift");
 }
 
 /* What `anvil show` prints for seed 001 given the rows f makes. */
