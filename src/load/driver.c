@@ -235,10 +235,7 @@ static void on_body(void *ud, int64_t t, const char *p, size_t n)
     s->st.now_unknown = http_arrival_unknown(s->l->http);   /* not s->x: set once http_start returns */
     s->st.now_shared = http_arrival_shared(s->l->http);
     bool done = s->rec->done_seen;
-    size_t chunks = s->rec->n_chunks;
     stream_feed(&s->st, t, p, n);
-    if (s->l->sh->cfg->live && !s->rec->warmup && s->rec->n_chunks > chunks)
-        live_chunks(s->l->sh->cfg->live, s->rec, chunks);
     if (s->l->sh->cfg->progress)
         count_streamed(s);
     if (!done && s->rec->done_seen && s->idle)

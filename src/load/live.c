@@ -47,14 +47,11 @@ void live_request_ended(struct live_metrics *m, const struct req_record *r)
     atomic_fetch_add_explicit(&m->output_tokens, (uint64_t)tokens_of(r, NULL), RELAXED);
     if (r->t_first_content && r->t_start)
         live_observe(&m->ttft, r->t_first_content - r->t_start);
+    /* the artifact's ITL is the completed requests' gaps: observed at the end */
+    for (size_t i = 1; i < r->n_chunks; i++)
+        live_observe(&m->itl, r->chunks[i].t_ns - r->chunks[i - 1].t_ns);
     /* last: a scrape that sees it completed sees its tokens and TTFT too */
     atomic_fetch_add_explicit(&m->completed, 1, memory_order_release);
-}
-
-void live_chunks(struct live_metrics *m, const struct req_record *r, size_t from)
-{
-    for (size_t i = from ? from : 1; i < r->n_chunks; i++)
-        live_observe(&m->itl, r->chunks[i].t_ns - r->chunks[i - 1].t_ns);
 }
 
 static int counter(struct buf *o, const char *name, const char *help, uint64_t v)

@@ -1,6 +1,6 @@
 /* live.h — a run's own figures as it goes, for `--metrics-listen`: counters
  * and fixed-bucket histograms that the measuring loops update with relaxed
- * atomics (a few adds per request end, one per output chunk), rendered as
+ * atomics (a few adds per request, one per output chunk at its end), rendered as
  * Prometheus text (anvil_ prefix) by the endpoint's thread (live_server.h),
  * never by a measuring loop.
  *
@@ -53,13 +53,9 @@ void live_observe(struct live_hist *h, int64_t ns);
 void live_request_started(struct live_metrics *m);
 
 /* A measured request ended: completed, failed or cut by r's state; its
- * output tokens and TTFT when completed. */
+ * output tokens, TTFT and the gaps between its output chunks (ITL) when
+ * completed, as the artifact counts them. */
 void live_request_ended(struct live_metrics *m, const struct req_record *r);
-
-/* Output chunks [from, r->n_chunks) of measured request r just arrived:
- * the gap before each (the first chunk has none) goes into the ITL
- * histogram. */
-void live_chunks(struct live_metrics *m, const struct req_record *r, size_t from);
 
 /* Appends m as Prometheus text (exposition format 0.0.4) to out:
  * anvil_requests_started_total, anvil_requests_completed_total,

@@ -53,7 +53,7 @@ Test(live, counts_follow_the_summarys_rules_and_buckets_are_at_or_under)
     struct live_metrics m;
     live_init(&m);
     struct req_record r;
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 7; i++)
         live_request_started(&m);
     record(&r, FAIL_NONE, false, 7, 500000);        /* 0.5 ms: in le=0.0005 exactly */
     live_request_ended(&m, &r);
@@ -63,21 +63,23 @@ Test(live, counts_follow_the_summarys_rules_and_buckets_are_at_or_under)
     live_request_ended(&m, &r);
     record(&r, FAIL_NONE, true, 4, 0);              /* cut: neither */
     live_request_ended(&m, &r);
-    /* chunks at 0, 2, 5 ms: gaps of 2 and 3 ms; from 1 (the first arrived earlier) */
+    /* chunks at 0, 2, 5 ms: gaps of 2 and 3 ms, counted when it completes */
     record(&r, FAIL_NONE, false, 3, 0);
     cr_assert_eq(record_add_chunk(&r, 0, 1, 1, true), 0);
     cr_assert_eq(record_add_chunk(&r, 2000000, 1, 1, true), 0);
     cr_assert_eq(record_add_chunk(&r, 5000000, 1, 1, true), 0);
-    live_chunks(&m, &r, 0);
+    live_request_ended(&m, &r);
+    r.fail = FAIL_TRUNCATED;    /* a failed stream's gaps: not the artifact's ITL (they were counted) */
+    live_request_ended(&m, &r);
     record_free(&r);
     live_observe(&m.loop_lag, -5);                  /* negative: counted as 0 */
     struct prom_snapshot s = {0};
     parse(&m, &s);
-    cr_assert_eq(value(&s, "anvil_requests_started_total", NULL), 5);
-    cr_assert_eq(value(&s, "anvil_requests_completed_total", NULL), 2);
-    cr_assert_eq(value(&s, "anvil_requests_failed_total", NULL), 1);
+    cr_assert_eq(value(&s, "anvil_requests_started_total", NULL), 7);
+    cr_assert_eq(value(&s, "anvil_requests_completed_total", NULL), 3);
+    cr_assert_eq(value(&s, "anvil_requests_failed_total", NULL), 2);
     cr_assert_eq(value(&s, "anvil_requests_cut_total", NULL), 1);
-    cr_assert_eq(value(&s, "anvil_output_tokens_total", NULL), 10);
+    cr_assert_eq(value(&s, "anvil_output_tokens_total", NULL), 13);
     cr_assert_eq(value(&s, "anvil_requests_in_flight", NULL), 1);
     cr_assert_eq(value(&s, "anvil_ttft_seconds_bucket", "0.0005"), 1);
     cr_assert_eq(value(&s, "anvil_ttft_seconds_bucket", "120"), 1);
