@@ -89,7 +89,7 @@ static const struct flag_spec flags[] = {
     {"contexts", NULL, FLAG_CUSTOM, 0, "LIST", "0,8k,64k",
      "context of each cell in tokens (prompt + --max-tokens; k = 1024; 0 = a minimal prompt)", .parse = set_ctx},
     {"duration", NULL, FLAG_DURATION, AT(duration_s), "DUR", "10",
-     "each cell's measured window (seconds, or 90s, 5m, 1h)", .min = 0.01},
+     "each cell's measured window (seconds, or 90s, 5m, 1h)", .min = 0.01, .max = FLAG_YEAR_S},
     {"max-tokens", NULL, FLAG_LONG, AT(max_tokens), "N", "1024", "output tokens of every request (ignore_eos)",
      .min = 2, .max = 10000000},
     {"temperature", NULL, FLAG_CUSTOM, 0, "T", NULL, "sampling temperature (default: not sent)",

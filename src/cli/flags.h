@@ -101,4 +101,9 @@ size_t flags_count(const struct flag_spec *t);
 /* The row named name (without "--"), or NULL. */
 const struct flag_spec *flags_find(const struct flag_spec *t, const char *name);
 
+/* The longest time a duration flag takes, s (366 days): a soak of any
+ * sensible length, and far below where its nanoseconds overflow int64
+ * (292 years). */
+#define FLAG_YEAR_S 31622400.0
+
 #endif

@@ -239,7 +239,7 @@ static const struct flag_spec load_flags[] = {
      "the ramp's rate at the last measured request, req/s (at least R0)", .min = 0},
     {"ramp-up-s", NULL, FLAG_DOUBLE, AT(load.ramp.ramp_up_s), "S", NULL,
      "closed loop: stream k of the C of --concurrency starts k S/(C-1) seconds after the warm-ups "
-     "(the first at once, the last at S) instead of all at once", .min = 0.001},
+     "(the first at once, the last at S) instead of all at once", .min = 0.001, .max = FLAG_YEAR_S},
     {"num-prompts", NULL, FLAG_LONG, AT(load.num_prompts), "N", "100",
      "measured requests (with --duration: the most that may be sent, default 200000); at most "
      "10,000,000: every request's record is held in memory, about 0.5 KB each",
@@ -251,9 +251,9 @@ static const struct flag_spec load_flags[] = {
     {"duration", NULL, FLAG_DURATION, AT(load.duration_s), "DUR", NULL,
      "duration mode: keep the load on and measure for DUR (seconds, or 45s, 90m, 2h, 1h30m); output tokens are counted inside "
      "the window by their arrival time (aggregate_tps); requests running at its end are kept as "
-     "incomplete", .min = 0.001},
+     "incomplete; at most a year", .min = 0.001, .max = FLAG_YEAR_S},
     {"warmup-s", NULL, FLAG_DURATION, AT(load.warmup_s), "DUR", "0",
-     "duration mode: load before the window opens (seconds, or 30s, 5m, ...)", .min = 0},
+     "duration mode: load before the window opens (seconds, or 30s, 5m, ...)", .min = 0, .max = FLAG_YEAR_S},
     {"threads", NULL, FLAG_LONG, AT(load.threads), "N", NULL,
      "measuring loops, one thread each, the load split over them (default: the online cores, at "
      "most one per 64 streams; never more than --concurrency)", .min = 1, .max = 1024},

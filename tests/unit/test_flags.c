@@ -417,4 +417,19 @@ Test(flags, run_duration_takes_units_and_names_the_flag_on_garbage)
     cr_assert(strstr(err, "--duration") && strstr(err, "'2hours'"), "%s", err);
     free(err);
     run_cli_free(&b);
+    /* past a year: refused (it overflowed the window's nanoseconds: a window closed at once, exit 1) */
+    const char *flag[] = {"--duration", "--warmup-s", "--ramp-up-s"};
+    for (int i = 0; i < 3; i++) {
+        char *huge[] = {"run", (char *)flag[i], "3000000000h"};
+        struct run_cli h = {0};
+        mem = open_memstream(&err, &n);
+        stderr = mem;
+        rc = run_cli_parse(&h, 3, huge, NULL);
+        stderr = saved;
+        fclose(mem);
+        cr_assert_eq(rc, -1, "%s 3000000000h taken", flag[i]);
+        cr_assert(strstr(err, flag[i]), "%s", err);
+        free(err);
+        run_cli_free(&h);
+    }
 }
