@@ -161,6 +161,45 @@ static void check_ramp(const char *dom, const cJSON *a)
     cr_assert_eq(browser_count(dom, want), N_CHARTS, "%s", want);
 }
 
+/* Writes a to path. */
+static void write_json(const cJSON *a, const char *path)
+{
+    char *text = cJSON_Print(a);
+    FILE *f = fopen(path, "w");
+    cr_assert(f && text);
+    fputs(text, f);
+    fclose(f);
+    free(text);
+}
+
+/* A copy of a whose rows are 12 of its second row, TTFT p50 5 ms in the
+ * first half and 10 ms in the second: by docs/METHODOLOGY.md's rule (11
+ * full rows, quarters of 2, medians 5 and 10, noise max(10 % of 10, spread
+ * 0) = 1 ms) TTFT p50 drifted and no other metric did (each is constant). */
+static void drift_copy(cJSON *a, const char *copy, const char *html)
+{
+    cJSON *ts = cJSON_GetObjectItem(a, "timeseries"), *rows = cJSON_CreateArray();
+    double w = harness_num(ts, "interval_s");
+    for (int k = 0; k < 12; k++) {
+        cJSON *r = cJSON_Duplicate(cJSON_GetArrayItem(cJSON_GetObjectItem(ts, "rows"), 1), true);
+        cJSON_ReplaceItemInObject(r, "t_s", cJSON_CreateNumber(k * w));
+        cJSON_ReplaceItemInObject(r, "ttft_p50_ms", cJSON_CreateNumber(k < 6 ? 5 : 10));
+        cJSON_AddItemToArray(rows, r);
+    }
+    cJSON_ReplaceItemInObject(ts, "rows", rows);
+    write_json(a, copy);
+    report(copy, html);
+    struct browser_page page;
+    browser_open(html, &page);
+    browser_assert_clean(&page);
+    cr_assert_eq(browser_count(page.dom, "data-rows=\"12\""), N_CHARTS);
+    cr_assert(strstr(page.dom, "): TTFT p50.</div>"), "the group names TTFT p50 alone as drifted");
+    cr_assert_eq(browser_count(page.dom, "TTFT p50 5.00 → 10.00 ms."), 1, "the TTFT chart's caption says it");
+    cr_assert_eq(browser_count(page.dom, "within noise of the first's. shaded: the steady state, 1.5"),
+                 N_CHARTS - 1, "the other charts none");
+    browser_close(&page);
+}
+
 Test(report_timeseries, a_short_run_draws_its_rows_and_says_steady_state_not_reached, .timeout = 240)
 {
     mkdir("build", 0755);
@@ -208,12 +247,7 @@ Test(report_timeseries, a_short_run_draws_its_rows_and_says_steady_state_not_rea
     const double vals[] = {1.5, 4.0, 2.5, 2.5 / run_s, 3.96};
     for (int i = 0; i < 5; i++)
         cJSON_ReplaceItemInObject(s, keys[i], cJSON_CreateNumber(vals[i]));
-    char *text = cJSON_Print(a);
-    FILE *f = fopen(copy, "w");
-    cr_assert(f && text);
-    fputs(text, f);
-    fclose(f);
-    free(text);
+    write_json(a, copy);
     report(copy, html);
     browser_open(html, &page);
     browser_assert_clean(&page);
@@ -227,6 +261,7 @@ Test(report_timeseries, a_short_run_draws_its_rows_and_says_steady_state_not_rea
                  "the window named on every chart");
     browser_close(&page);
     browser_screenshot(html, OUT_DIR "/reached.png", 1280, 2400);
+    drift_copy(a, copy, html);
     cJSON_Delete(a);
     char cmd[200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
