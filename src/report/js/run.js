@@ -380,6 +380,11 @@
    * data-KEY (the values, comma-separated) of each key in expose. */
   function tsChart(r, tu, title, def, unit, keys, names, colors, driftLabels, expose) {
     var rows = r.ts.rows, n = rows.t_s.length, div = tu[0];
+    /* nothing to draw (no request completed in any row): said, not drawn empty */
+    if (!keys.some(function (k) { return rows[k].some(function (v) { return v != null; }); })) {
+      A.caption(root, "def none", r.label + ": " + title + ": no row has a value (no request completed in any row).");
+      return;
+    }
     var xs = rows.t_s.map(function (t) { return t / div; });
     xs.push((rows.t_s[n - 1] + rows.len_s[n - 1]) / div);
     var cols = keys.map(function (k) { var c = rows[k].slice(); c.push(c[n - 1]); return c; });
