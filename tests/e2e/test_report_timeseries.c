@@ -118,6 +118,7 @@ static void check_rows(const char *dom, const cJSON *a)
     char attr[64];
     snprintf(attr, sizeof attr, "data-rows=\"%d\"", rows);
     cr_assert_eq(browser_count(dom, attr), N_CHARTS, "every chart holds the artifact's %d rows", rows);
+    cr_assert_eq(browser_count(dom, "data-x-axis=\"s since the first send\""), N_CHARTS, "a short run's axis in s");
     long lo[256] = {0}, near[256] = {0}, sum = 0;
     cr_assert_leq(rows, 256);
     completed_per_row(a, lo, near, rows);
@@ -175,11 +176,15 @@ static void write_json(const cJSON *a, const char *path)
 /* A copy of a whose rows are 12 of its second row, TTFT p50 5 ms in the
  * first half and 10 ms in the second: by docs/METHODOLOGY.md's rule (11
  * full rows, quarters of 2, medians 5 and 10, noise max(10 % of 10, spread
- * 0) = 1 ms) TTFT p50 drifted and no other metric did (each is constant). */
+ * 0) = 1 ms) TTFT p50 drifted and no other metric did (each is constant).
+ * The rows are made 120 s wide, merged before 960 s: a 24 min run, whose
+ * time axis is in minutes. */
 static void drift_copy(cJSON *a, const char *copy, const char *html)
 {
     cJSON *ts = cJSON_GetObjectItem(a, "timeseries"), *rows = cJSON_CreateArray();
-    double w = harness_num(ts, "interval_s");
+    double w = 120;
+    cJSON_ReplaceItemInObject(ts, "interval_s", cJSON_CreateNumber(w));
+    cJSON_ReplaceItemInObject(ts, "exact_from_s", cJSON_CreateNumber(960));
     for (int k = 0; k < 12; k++) {
         cJSON *r = cJSON_Duplicate(cJSON_GetArrayItem(cJSON_GetObjectItem(ts, "rows"), 1), true);
         cJSON_ReplaceItemInObject(r, "t_s", cJSON_CreateNumber(k * w));
@@ -193,9 +198,12 @@ static void drift_copy(cJSON *a, const char *copy, const char *html)
     browser_open(html, &page);
     browser_assert_clean(&page);
     cr_assert_eq(browser_count(page.dom, "data-rows=\"12\""), N_CHARTS);
+    cr_assert_eq(browser_count(page.dom, "data-x-axis=\"min since the first send\""), N_CHARTS, "the axis in minutes");
+    cr_assert_eq(browser_count(page.dom, "row of 120.000 s (12 rows, merged from 1.000 s rows)"), N_CHARTS);
+    cr_assert_eq(browser_count(page.dom, "Rows before 16.0 min were merged"), 2, "TTFT and ITL say so");
     cr_assert(strstr(page.dom, "): TTFT p50.</div>"), "the group names TTFT p50 alone as drifted");
     cr_assert_eq(browser_count(page.dom, "TTFT p50 5.00 → 10.00 ms."), 1, "the TTFT chart's caption says it");
-    cr_assert_eq(browser_count(page.dom, "within noise of the first's. shaded: the steady state, 1.5"),
+    cr_assert_eq(browser_count(page.dom, "within noise of the first's. shaded: the steady state, 0.0–0.1 min"),
                  N_CHARTS - 1, "the other charts none");
     browser_close(&page);
 }

@@ -376,8 +376,9 @@
   }
 
   /* One chart of per-row columns (keys of r.ts.rows) drawn as steps, each
-   * row over its own width; the box gets data-rows (rows drawn) and
-   * data-KEY (the values, comma-separated) of each key in expose. */
+   * row over its own width; the box gets data-rows (rows drawn), data-x-axis
+   * (the time axis's label) and data-KEY (the values, comma-separated) of
+   * each key in expose. */
   function tsChart(r, tu, title, def, unit, keys, names, colors, driftLabels, expose) {
     var rows = r.ts.rows, n = rows.t_s.length, div = tu[0];
     /* nothing to draw (no request completed in any row): said, not drawn empty */
@@ -398,6 +399,7 @@
     }, [xs].concat(cols));
     var box = u.root.parentNode.parentNode;
     box.setAttribute("data-rows", String(u.data[0].length - 1));
+    box.setAttribute("data-x-axis", tu[1] + " since the first send");   /* the axis is drawn on the canvas */
     (expose || []).forEach(function (k) { box.setAttribute("data-" + k, rows[k].join(",")); });
   }
 
