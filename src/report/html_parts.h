@@ -29,6 +29,18 @@ cJSON *html_strings(const char *const *v, size_t n);
  * set (a series is malformed, out of memory). */
 cJSON *html_run(const struct artifact_any *a, const struct cost *cost, char *err, size_t errlen);
 
+/* Adds b's run over time to r (html_run_time.c): "steady" {present,
+ * reached, reason, line (the steady state in one line), start_s, end_s,
+ * length_s}, "ramp" {strategy, end_s} when b has one, and, when b has a
+ * timeseries, "ts" {interval_s, requested_interval_s, exact_from_s, rows
+ * (columns: t_s, len_s (the row's own length, the last one cut at the
+ * run's end), started, completed, failed, cut, in_flight, output_tps
+ * (output_tokens / len_s), ttft_p50, ttft_p99, itl_p50, itl_p99 (ms),
+ * running, waiting (the server's gauges); null = none), drift (report/drift.h's
+ * verdicts: judged, quarter_s, metrics [{label, unit, first, last, noise,
+ * drifted}])}. Seconds are after the run's first measured send. */
+void html_run_time(cJSON *r, const struct benchmark *b);
+
 /* A load curve for curve.js: per target its load points in order of load
  * and their medians across repeats, and its answer (`answers`, one per
  * target, first on the page): {target, kind, source, x, tps, ttft_p99,

@@ -277,6 +277,7 @@ cJSON *html_run(const struct artifact_any *a, const struct cost *cost, char *err
         cJSON_Delete(r);
         return NULL;
     }
+    html_run_time(r, b);
     cJSON *itl = cJSON_AddArrayToObject(r, "itl");
     const double q[] = {0, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 1};
     const double v[] = {d->itl.min, d->itl.p25, d->itl.p50, d->itl.p75, d->itl.p90, d->itl.p95, d->itl.p99,

@@ -1,6 +1,8 @@
 /* run.js — runs, answer first: per run its workload in one line, headline
- * cards and failures by status; then the latency distributions (small
- * multiples of at most A.MAX_SERIES runs), throughput over time, and per run
+ * cards, its steady state and failures by status; then the latency
+ * distributions (small multiples of at most A.MAX_SERIES runs), throughput
+ * over time, per run the run over time (its timeseries rows, the steady
+ * window shaded, drift named), and per run
  * the timeline of its requests (vLLM's --plot-timeline: one bar per request,
  * TTFT then decode) with the server's metrics and GPU telemetry on its clock. */
 (function (A) {
@@ -26,6 +28,10 @@
       el("div", "k", kv[0], c);
       el("div", "v", kv[1], c);
     });
+    if (r.steady) {
+      var st = el("div", "steady " + (r.steady.reached ? "reached" : "not-reached"), r.steady.line, box);
+      st.setAttribute("data-reached", r.steady.reached ? "1" : "0");
+    }
     if (!r.failures || !r.failures.length) return;
     var total = r.failures.reduce(function (s, g) { return s + g.count; }, 0);
     el("div", "title", "Failures by status: " + total + " request" + (total === 1 ? "" : "s") +
@@ -309,6 +315,134 @@
   }
 
 
+  /* ---- the run over time: the artifact's timeseries rows ---- */
+
+  /* The time unit for a span of s seconds: [seconds per unit, name]. */
+  function timeUnit(s) { return s > 36000 ? [3600, "h"] : s > 600 ? [60, "min"] : [1, "s"]; }
+
+  var SHADE = "rgba(44,160,44,0.13)", RAMP = "#7f7f7f";
+
+  /* Draws the steady window (shaded, under the series) and the ramp's end
+   * (a dashed grey line) on a time chart whose x is s / div. */
+  function windowHooks(r, div) {
+    var s = r.steady, ramp = r.ramp;
+    var under = function (u) {
+      if (!s || !s.reached || s.start_s == null || s.end_s == null) return;
+      var bb = u.bbox, x0 = Math.max(bb.left, u.valToPos(s.start_s / div, "x", true)),
+          x1 = Math.min(bb.left + bb.width, u.valToPos(s.end_s / div, "x", true));
+      if (!(x1 > x0)) return;
+      u.ctx.save();
+      u.ctx.fillStyle = SHADE;
+      u.ctx.fillRect(x0, bb.top, x1 - x0, bb.height);
+      u.ctx.restore();
+    };
+    var over = function (u) {
+      if (!ramp || ramp.end_s == null) return;
+      var bb = u.bbox, x = Math.round(u.valToPos(ramp.end_s / div, "x", true));
+      if (x < bb.left || x > bb.left + bb.width) return;
+      u.ctx.save();
+      u.ctx.strokeStyle = RAMP;
+      u.ctx.lineWidth = 2;
+      u.ctx.setLineDash([6, 4]);
+      u.ctx.beginPath();
+      u.ctx.moveTo(x, bb.top);
+      u.ctx.lineTo(x, bb.top + bb.height);
+      u.ctx.stroke();
+      u.ctx.restore();
+    };
+    return { drawClear: [under], draw: [over] };
+  }
+
+  /* What the shading and the dashed line mean, for a caption. */
+  function windowNote(r, div, unit) {
+    var parts = [], s = r.steady;
+    if (s && s.reached && s.start_s != null)
+      parts.push("shaded: the steady state, " + fmt(s.start_s / div, 1) + "–" + fmt(s.end_s / div, 1) + " " + unit);
+    if (r.ramp && r.ramp.end_s != null)
+      parts.push("dashed grey line: the " + r.ramp.strategy + " ramp's end, " + fmt(r.ramp.end_s / div, 1) + " " + unit);
+    return parts.length ? " " + parts.join("; ") + "." : "";
+  }
+
+  /* The drift verdicts (report/drift.h, computed by anvil) of the metrics
+   * labels, in words: "drifted (first → last quarter, medians): ..." */
+  function driftNote(r, labels) {
+    var d = r.ts.drift;
+    if (!d.judged) return "";
+    var hit = d.metrics.filter(function (m) { return m.drifted && labels.indexOf(m.label) >= 0; });
+    if (!hit.length) return " No drift: the last quarter's median within noise of the first's.";
+    return " Drifted (median of the first → the last quarter of the run): " + hit.map(function (m) {
+      return m.label + " " + fmt(m.first, 2) + " → " + fmt(m.last, 2) + " " + m.unit;
+    }).join("; ") + ".";
+  }
+
+  /* One chart of per-row columns (keys of r.ts.rows) drawn as steps, each
+   * row over its own width; the box gets data-rows (rows drawn), data-x-axis
+   * (the time axis's label) and data-KEY (the values, comma-separated) of
+   * each key in expose. */
+  function tsChart(r, tu, title, def, unit, keys, names, colors, driftLabels, expose) {
+    var rows = r.ts.rows, n = rows.t_s.length, div = tu[0];
+    /* nothing to draw (no request completed in any row): said, not drawn empty */
+    if (!keys.some(function (k) { return rows[k].some(function (v) { return v != null; }); })) {
+      A.caption(root, "def none", r.label + ": " + title + ": no row has a value (no request completed in any row).");
+      return;
+    }
+    var xs = rows.t_s.map(function (t) { return t / div; });
+    xs.push((rows.t_s[n - 1] + rows.len_s[n - 1]) / div);
+    var cols = keys.map(function (k) { var c = rows[k].slice(); c.push(c[n - 1]); return c; });
+    var series = [{ label: tu[1] }].concat(names.map(function (nm, i) {
+      return line(nm, colors[i], { spanGaps: false, paths: uPlot.paths.stepped({ align: 1 }) });
+    }));
+    var u = plot(root, r.label + ": " + title, def + driftNote(r, driftLabels) + windowNote(r, div, tu[1]), {
+      scales: { x: { time: false, range: function () { return [0, xs[n]]; } } },
+      axes: [{ label: tu[1] + " since the first send" }, { label: unit }], series: series,
+      hooks: windowHooks(r, div)
+    }, [xs].concat(cols));
+    var box = u.root.parentNode.parentNode;
+    box.setAttribute("data-rows", String(u.data[0].length - 1));
+    box.setAttribute("data-x-axis", tu[1] + " since the first send");   /* the axis is drawn on the canvas */
+    (expose || []).forEach(function (k) { box.setAttribute("data-" + k, rows[k].join(",")); });
+  }
+
+  /* The run over time: output tokens/s, requests per row, in flight, TTFT
+   * and ITL per row, from the artifact's timeseries. */
+  function overTime(r) {
+    var ts = r.ts;
+    if (!ts || !ts.rows.t_s.length) return;
+    var rows = ts.rows, n = rows.t_s.length, tu = timeUnit(rows.t_s[n - 1] + rows.len_s[n - 1]);
+    var any = function (k) { return rows[k].some(function (v) { return v != null && v !== 0; }); };
+    var rowDef = "one step per `timeseries` row of " + fmt(ts.interval_s, 3) + " s (" + n + " rows" +
+      (ts.interval_s > ts.requested_interval_s ? ", merged from " + fmt(ts.requested_interval_s, 3) + " s rows" : "") +
+      "), each drawn over its own width; the last row ends at the run's last end.";
+    var d = ts.drift, drifted = d.judged ? d.metrics.filter(function (m) { return m.drifted; }) : [];
+    A.caption(root, "def drift", d.judged ?
+      (drifted.length ? "Drifted over the run (first vs last quarter of " + fmt(d.quarter_s, 1) + " s): " +
+        drifted.map(function (m) { return m.label; }).join(", ") + "." :
+        "No drift: every metric's last quarter (" + fmt(d.quarter_s, 1) + " s) within noise of its first.") :
+      "Drift not judged: it needs " + d.min_rows + " rows or more (" + n + " here).");
+    tsChart(r, tu, "output tokens/s per row (tokens/s)",
+            "the output tokens of the requests that completed in the row / the row's length; " + rowDef,
+            "tokens/s", ["output_tps"], ["output tokens/s"], [0], ["output tokens/s"]);
+    var keys = ["completed", "failed", "started"], names = ["completed", "failed", "started"], colors = [2, 1, 0];
+    if (any("cut")) { keys.push("cut"); names.push("cut at the window's end"); colors.push(3); }
+    tsChart(r, tu, "requests per row: completed, failed, started (requests)",
+            "requests that ended in the row, completed or failed, and those sent in it; " + rowDef, "requests",
+            keys, names, colors, ["completed requests/s", "failed requests/s"], ["completed", "failed"]);
+    keys = ["in_flight"]; names = ["in flight (client)"]; colors = [0];
+    if (rows.running.some(function (v) { return v != null; })) { keys.push("running"); names.push("server running"); colors.push(2); }
+    if (rows.waiting.some(function (v) { return v != null; })) { keys.push("waiting"); names.push("server waiting"); colors.push(3); }
+    tsChart(r, tu, "requests in flight at each row's end (requests)",
+            "requests sent by the row's end and not ended by then; the server's gauges are the mean of its readings in the row; " + rowDef,
+            "requests", keys, names, colors, ["requests in flight", "server running requests", "server waiting requests"]);
+    var merged = ts.exact_from_s > 0 ? " Rows before " + fmt(ts.exact_from_s / tu[0], 1) + " " + tu[1] +
+      " were merged: their p50 is the median of the merged rows' p50s, their p99 the largest p99 (an upper bound)." : "";
+    tsChart(r, tu, "TTFT per row, p50 and p99 (ms)",
+            "TTFT of the requests that completed in the row; a gap: none did; " + rowDef + merged, "ms",
+            ["ttft_p50", "ttft_p99"], ["TTFT p50", "TTFT p99"], [0, 1], ["TTFT p50", "TTFT p99"]);
+    tsChart(r, tu, "ITL per row, p50 and p99 (ms)",
+            "the inter-chunk gaps of the requests that completed in the row; " + rowDef + merged, "ms",
+            ["itl_p50", "itl_p99"], ["ITL p50", "ITL p99"], [0, 1], ["ITL p50", "ITL p99"]);
+  }
+
   A.sections.runs = function (parent, data) {
     /* a sweep's rounds are drawn by curve.js, folded by load point */
     var runs = data.runs.filter(function (r) { return !(r.sweep && data.curves.length); }), d = data.definitions;
@@ -326,6 +460,13 @@
       cdfChart(rs, "e2e", "E2E latency", d.e2e, sfx);
       cdfChart(rs, "lateness", "Send lateness", d.lateness, sfx, true);
       throughput(rs, d.throughput, sfx);
+    });
+    runs.forEach(function (r, i) {
+      if (!r.ts) return;
+      if (i >= A.MAX_SERIES) root = A.fold(parent, r.label + ": the run over time");
+      else el("h3", null, r.label + ": the run over time", root);
+      overTime(r);
+      root = parent;
     });
     runs.forEach(function (r, i) {
       var box = root;
