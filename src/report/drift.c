@@ -101,3 +101,10 @@ int drift_compare(const struct bench_timeseries *t, double from_s, struct drift 
         *quarter_s = (double)q * t->interval_s;
     return n;
 }
+
+int drift_of_run(const struct benchmark *b, struct drift *out, int cap, double *quarter_s)
+{
+    /* a ramp's rows rise by design: judged from its end */
+    double from = b->steady_state.present ? b->steady_state.not_before_s : 0;
+    return drift_compare(&b->timeseries, from, out, cap, quarter_s);
+}

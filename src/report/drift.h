@@ -38,4 +38,8 @@ struct drift {
 int drift_compare(const struct bench_timeseries *t, double from_s, struct drift *out, int cap,
                   double *quarter_s);
 
+/* drift_compare of b's time series from its ramp's end (the steady
+ * state's not_before_s; 0 without one): what show and report judge. */
+int drift_of_run(const struct benchmark *b, struct drift *out, int cap, double *quarter_s);
+
 #endif

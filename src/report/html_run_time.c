@@ -36,11 +36,11 @@ static double row_len(const struct bench_timeseries *t, size_t i, double run_s)
 
 /* The drift verdicts: {judged, quarter_s, metrics: [{label, unit, first,
  * last, noise, drifted}]}. */
-static cJSON *drift_json(const struct bench_timeseries *t)
+static cJSON *drift_json(const struct benchmark *b)
 {
     struct drift d[DRIFT_MAX];
     double quarter_s = NAN;
-    int n = drift_compare(t, d, DRIFT_MAX, &quarter_s);
+    int n = drift_of_run(b, d, DRIFT_MAX, &quarter_s);
     cJSON *o = cJSON_CreateObject();
     cJSON_AddBoolToObject(o, "judged", n >= 0);
     html_add_num(o, "quarter_s", n >= 0 ? quarter_s : NAN);
@@ -122,7 +122,9 @@ void html_run_time(cJSON *r, const struct benchmark *b)
     if (b->ramp.present) {
         cJSON *ramp = cJSON_AddObjectToObject(r, "ramp");
         cJSON_AddStringToObject(ramp, "strategy", b->ramp.strategy ? b->ramp.strategy : "");
-        html_add_num(ramp, "end_s", b->ramp.end_s);
+        /* on the series' clock (the first measured send), as the steady state holds it: in
+           duration mode the ramp began with the warm-up, before it */
+        html_add_num(ramp, "end_s", b->steady_state.present ? b->steady_state.not_before_s : b->ramp.end_s);
     }
     const struct bench_timeseries *t = &b->timeseries;
     if (!t->present || !t->n_rows)
@@ -133,5 +135,5 @@ void html_run_time(cJSON *r, const struct benchmark *b)
     html_add_num(o, "requested_interval_s", t->requested_interval_s);
     html_add_num(o, "exact_from_s", t->exact_from_s);
     cJSON_AddItemToObject(o, "rows", rows_json(t, run_s));
-    cJSON_AddItemToObject(o, "drift", drift_json(t));
+    cJSON_AddItemToObject(o, "drift", drift_json(b));
 }

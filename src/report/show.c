@@ -282,9 +282,7 @@ static void drift_notes(struct rdoc *doc, const struct benchmark *b)
 {
     struct drift d[DRIFT_MAX];
     double q_s;
-    /* a ramp's rows rise by design: judged from its end */
-    double from = b->steady_state.present ? b->steady_state.not_before_s : 0;
-    int n = drift_compare(&b->timeseries, from, d, DRIFT_MAX, &q_s), drifted = 0;
+    int n = drift_of_run(b, d, DRIFT_MAX, &q_s), drifted = 0;
     for (int i = 0; i < n; i++) {
         if (!d[i].drifted)
             continue;
