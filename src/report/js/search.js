@@ -21,6 +21,7 @@
     return function (u) {
       var ctx = u.ctx, r = devicePixelRatio;
       ctx.save();
+      ctx.setLineDash([]);
       ctx.font = (11 * r) + "px sans-serif";
       probes.forEach(function (p, i) {
         if (p.attainment == null) return;
@@ -64,7 +65,7 @@
            "Each probe's attainment (good / measured requests) at its load, numbered in the order the search ran " +
            "them; bar: its 95% Wilson interval; green passed, red failed; dashed: the target " + s.slo_attainment +
            "; ring: the answer.", {
-      scales: { x: { time: false }, y: { range: [lo, 1.02] } },
+      scales: { x: { time: false }, y: { range: [lo, 1.05] } },
       axes: [{ label: s.load_label }, { label: "SLO attainment" }],
       series: [{ label: s.load_label }, dots("pass", PASS), dots("fail", FAIL),
                { label: "target " + s.slo_attainment, stroke: "#000000", dash: [6, 4], width: 1, points: { show: false } }],
@@ -94,7 +95,13 @@
                 " (SLO " + s.slo + ")");
       A.caption(root, "sub", s.name + " — the search probes a load, counts the requests that met every SLO, and " +
                 "moves up on a pass and down on a fail until the bracket closes.");
-      if (!data.curves.length) A.answerCards(root, s.answers);
+      if (!data.curves.length)
+        A.answerCards(root, s.answers.map(function (a) {
+          var b = {};
+          for (var k in a) b[k] = a[k];
+          b.target = a.target || s.load_label + " search";
+          return b;
+        }));
       s.results.forEach(function (res) {
         chart(root, s, res);
         table(root, s, res);
