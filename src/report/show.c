@@ -487,7 +487,8 @@ static void show_search_result(struct rdoc *doc, const struct search_doc *d, con
         kv_num(t, "TPOT p99 (ms)", b->tpot_p99_ms, 2);
     }
     kv_text(t, "Stopped", r->stopped);
-    snprintf(title, sizeof title, "%s%sprobes in the order they ran", r->target ? r->target : "", r->target ? ": " : "");
+    snprintf(title, sizeof title, "%s%sprobes in the order they ran", r->target ? r->target : "",
+             r->target ? ": " : "");
     t = rdoc_table(doc, title, 7, load, "rounds", "good/n", "attainment", "95% interval", "verdict", "decided_by");
     for (size_t i = 0; i < r->n_probes; i++) {
         const struct search_probe *p = &r->probes[i];

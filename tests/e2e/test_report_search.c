@@ -123,7 +123,8 @@ static void check_show(const char *path, const cJSON *s, double best)
     cr_assert_eq(strtod(b + strlen("concurrency:"), NULL), best, "%s", out);
     const cJSON *bj = cJSON_GetObjectItem(s, "best");
     char want[200];
-    snprintf(want, sizeof want, "%.4f (%.4f..%.4f), %ld of %ld good", harness_num(bj, "good") / harness_num(bj, "requests"),
+    snprintf(want, sizeof want, "%.4f (%.4f..%.4f), %ld of %ld good",
+             harness_num(bj, "good") / harness_num(bj, "requests"),
              iv(bj, 0), iv(bj, 1), (long)harness_num(bj, "good"), (long)harness_num(bj, "requests"));
     cr_assert(strstr(out, want), "want %s in %s", want, out);
     const char *ttft = strstr(out, "TTFT p99 (ms):");

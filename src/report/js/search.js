@@ -52,7 +52,8 @@
     var xs = [];
     res.probes.forEach(function (p) { if (xs.indexOf(p.x) < 0) xs.push(p.x); });
     xs.sort(function (a, b) { return a - b; });
-    var pass = xs.map(function () { return null; }), fail = pass.slice(), goal = xs.map(function () { return s.slo_attainment; });
+    var pass = xs.map(function () { return null; }), fail = pass.slice();
+    var goal = xs.map(function () { return s.slo_attainment; });
     var lo = s.slo_attainment;
     res.probes.forEach(function (p) {
       (p.verdict === "pass" ? pass : fail)[xs.indexOf(p.x)] = p.attainment;
@@ -68,7 +69,8 @@
       scales: { x: { time: false }, y: { range: [lo, 1.05] } },
       axes: [{ label: s.load_label }, { label: "SLO attainment" }],
       series: [{ label: s.load_label }, dots("pass", PASS), dots("fail", FAIL),
-               { label: "target " + s.slo_attainment, stroke: "#000000", dash: [6, 4], width: 1, points: { show: false } }],
+               { label: "target " + s.slo_attainment, stroke: "#000000", dash: [6, 4], width: 1,
+                 points: { show: false } }],
       hooks: { draw: [marks(res.probes, res.best)] }
     }, [xs, pass, fail, goal]);
   }
