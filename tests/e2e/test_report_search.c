@@ -7,7 +7,8 @@
  * alone draws the card itself; `anvil show search.json` prints the best and
  * every probe with the file's numbers. The search runs against `anvil sim`
  * of 2 slots and requests of about 420 ms (40 tokens, 10 ms steps), so
- * concurrency 3 queues a whole request past the 200 ms TTFT SLO. */
+ * concurrency 3 queues a whole request past the 200 ms TTFT SLO. With
+ * --targets each target's card is its own search's answer. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,6 +179,62 @@ Test(report_search, the_answer_card_is_the_search_best_and_the_probes_are_shown,
     report(path, OUT_DIR "/search.html");
     check_page(OUT_DIR "/search.html", probes, best, 1);
     check_show(path, s, best);
+    cJSON_Delete(s);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+Test(report_search, with_targets_each_card_is_its_own_search, .timeout = 240)
+{
+    mkdir("build", 0755);
+    mkdir(OUT_DIR, 0755);
+    struct sim_proc one, two;
+    const char *one_args[] = {"--max-num-seqs", "1", "--decode-base-ms", "10", NULL};
+    const char *two_args[] = {"--max-num-seqs", "2", "--decode-base-ms", "10", NULL};
+    cr_assert_eq(sim_start(&one, one_args), 0);
+    cr_assert_eq(sim_start(&two, two_args), 0);
+    char dir[64] = "/tmp/anvil-report-search-XXXXXX", targets[300];
+    cr_assert(mkdtemp(dir));
+    snprintf(targets, sizeof targets, "one=%s,two=%s", one.base_url, two.base_url);
+    const char *argv[] = {harness_anvil_bin(), "sweep", "--targets", targets, "--search", "concurrency",
+                          "--concurrency", "1..3", "--input-len", "16", "--output-len", "40", "--num-prompts", "6",
+                          "--slo", "ttft:200", "--search-repeats", "1", "--launcher", "env", "--out-dir", dir, NULL};
+    static char out[32768];
+    int status;
+    cr_assert_eq(run_cmd(argv, out, sizeof out, &status), 0);
+    sim_stop(&one);
+    sim_stop(&two);
+    cr_assert_eq(status, 0, "%s", out);
+    char path[512];
+    snprintf(path, sizeof path, "%s/search.json", dir);
+    cJSON *s = harness_load_json(path);
+    cr_assert(s, "%s", path);
+    report(dir, OUT_DIR "/targets.html");
+    struct browser_page page;
+    browser_open(OUT_DIR "/targets.html", &page);
+    browser_assert_clean(&page);
+    const cJSON *t;
+    size_t probes = 0;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItem(s, "targets")) {
+        const char *name = cJSON_GetObjectItem(t, "target")->valuestring;
+        double best = largest_pass(cJSON_GetObjectItem(t, "probes"));
+        probes += (size_t)cJSON_GetArraySize(cJSON_GetObjectItem(t, "probes"));
+        char key[200];
+        snprintf(key, sizeof key, "<div class=\"run\">%s</div><div class=\"k\">by SLO search: attainment ≥ 0.99</div>",
+                 name);
+        const char *card = strstr(page.dom, key);
+        cr_assert(card, "no search card for %s", name);
+        const char *x = strchr(strstr(card, "class=\"answer-x"), '>') + 1;
+        cr_assert(isnan(best) ? !strncmp(x, "none", 4) : strtod(x, NULL) == best, "%s: card %.10s, probes %g", name,
+                  x, best);
+        snprintf(key, sizeof key, "SLO attainment per probe (ratio of requests good)");
+        char title[300];
+        snprintf(title, sizeof title, "%s: %s" BROWSER_DRAWN, name, key);
+        cr_assert_eq(browser_count(page.dom, title), 1, "%s's probes chart", name);
+    }
+    cr_assert_eq(browser_count(page.dom, "<tr class=\"probe "), (int)probes);
+    browser_close(&page);
     cJSON_Delete(s);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

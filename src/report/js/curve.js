@@ -111,6 +111,7 @@
         if (y == null) return;
         var px = u.valToPos(a.x, "x", true), py = u.valToPos(y, u.series[k + 1].scale || "y", true);
         ctx.save();
+        ctx.setLineDash([]);    /* an SLO line's dash is not the ring's */
         ctx.strokeStyle = u.series[k + 1].stroke();
         ctx.lineWidth = 2 * devicePixelRatio;
         ctx.beginPath();
