@@ -19,6 +19,7 @@ const char *artifact_kind_name(enum artifact_kind k)
     case AK_LOAD_CURVE: return "load curve";
     case AK_DECODE_MATRIX: return "decode matrix";
     case AK_GRAPH: return "graph data";
+    case AK_SEARCH: return "search";
     case AK_UNKNOWN: break;
     }
     return "unknown";
@@ -40,6 +41,7 @@ enum artifact_kind artifact_kind_of(const cJSON *j)
         if (!strcmp(s, MATRIX_SCHEMA)) return AK_MATRIX;
         if (!strcmp(s, LOAD_CURVE_SCHEMA)) return AK_LOAD_CURVE;
         if (!strcmp(s, GRAPH_SCHEMA)) return AK_GRAPH;
+        if (!strcmp(s, SEARCH_SCHEMA)) return AK_SEARCH;
         return AK_UNKNOWN;
     }
     if (decode_matrix_is(j))
@@ -60,14 +62,15 @@ static int read_kind(const cJSON *j, struct artifact_any *a, char *err, size_t e
     case AK_LOAD_CURVE: return load_curve_from_json(j, name, &a->u.curve, err, errlen);
     case AK_DECODE_MATRIX: return decode_matrix_from_json(j, name, &a->u.decode, err, errlen);
     case AK_GRAPH: return graph_from_json(j, name, &a->u.graph, err, errlen);
+    case AK_SEARCH: return search_from_json(j, name, &a->u.search, err, errlen);
     case AK_UNKNOWN: break;
     }
     const cJSON *schema = cJSON_GetObjectItemCaseSensitive(j, "schema");
-    snprintf(err, errlen, "%s: not an artifact anvil reads (schema %s%s%s; known: %s, %s, %s, %s, "
+    snprintf(err, errlen, "%s: not an artifact anvil reads (schema %s%s%s; known: %s, %s, %s, %s, %s, "
              "or a seed-shaped matrix, load curve or decode matrix)", name,
              cJSON_IsString(schema) ? "\"" : "", cJSON_IsString(schema) ? schema->valuestring : "absent",
              cJSON_IsString(schema) ? "\"" : "", BENCHMARK_SCHEMA, MATRIX_SCHEMA, LOAD_CURVE_SCHEMA,
-             GRAPH_SCHEMA);
+             GRAPH_SCHEMA, SEARCH_SCHEMA);
     for (char *c = err; *c; c++)
         if ((unsigned char)*c < 0x20)
             *c = '?';
@@ -113,6 +116,7 @@ void artifact_any_free(struct artifact_any *a)
     case AK_LOAD_CURVE: load_curve_free(&a->u.curve); break;
     case AK_DECODE_MATRIX: decode_matrix_free(&a->u.decode); break;
     case AK_GRAPH: graph_free(&a->u.graph); break;
+    case AK_SEARCH: search_doc_free(&a->u.search); break;
     case AK_UNKNOWN: break;
     }
     free(a->path);

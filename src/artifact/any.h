@@ -13,6 +13,7 @@
 #include "artifact/graph.h"
 #include "artifact/load_curve.h"
 #include "artifact/matrix.h"
+#include "artifact/search.h"
 #include "core/sha256.h"
 
 enum artifact_kind {
@@ -22,10 +23,11 @@ enum artifact_kind {
     AK_LOAD_CURVE,      /* anvil-serving.load-curve/v1, or seed 002's load + quantiles */
     AK_DECODE_MATRIX,   /* seed 004's metadata.decode_mode + results */
     AK_GRAPH,           /* anvil-serving.benchmark-graph-data/v1 (seed 000) */
+    AK_SEARCH,          /* anvil-serving.search/v1 (a sweep's search.json) */
 };
 
 /* "benchmark", "matrix", "load curve", "decode matrix", "graph data",
- * "unknown". */
+ * "search", "unknown". */
 const char *artifact_kind_name(enum artifact_kind k);
 
 /* The kind of a parsed document: by `schema` when it has one, else by
@@ -43,6 +45,7 @@ struct artifact_any {
         struct load_curve curve;
         struct decode_matrix decode;
         struct graph_data graph;
+        struct search_doc search;
     } u;
 };
 

@@ -62,7 +62,8 @@ static void usage(FILE *out)
             "runs (workload line, cards, failures by status, TTFT/TPOT/ITL/E2E CDFs and their p90-p99.9\n"
             "tails, the timeline of requests, throughput over time; several runs overlaid; two or more\n"
             "runs or matrices open with compare's verdicts against the first), load curves (SLO lines, the\n"
-            "goodput knee), matrices and decode matrices (heat tables), graph data (grouped bars).\n"
+            "goodput knee), SLO searches (the answer and its probes), matrices and decode matrices (heat\n"
+            "tables), graph data (grouped bars).\n"
             "A directory is searched for artifacts (*.json of a kind anvil reads; others are skipped).\n\n");
     flags_help(out, flags);
     fprintf(out, "  %-28s this text\n\nExit status: 0 written, 1 the build has no chart bundle or the file "

@@ -44,7 +44,8 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: anvil show FILE... [flags]\n"
             "Prints artifacts as the summary their command prints: a run (benchmark/v1), a matrix,\n"
-            "a load curve, a decode matrix or graph data; the kind is told from the file.\n\n");
+            "a load curve, a decode matrix, graph data or an SLO search (search.json); the kind is\n"
+            "told from the file.\n\n");
     flags_help(out, flags);
     fprintf(out, "  %-28s this text\n\nExit status: 0 every file shown, 1 the output could not be written, 2 usage "
             "error, or a file could not be read or is not a valid artifact (named on stderr).\n", "-h, --help");

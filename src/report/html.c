@@ -85,7 +85,7 @@ static cJSON *data_json(const struct artifact_any *a, size_t n, const struct cos
     cJSON_AddItemToObject(o, "definitions", definitions());
     cJSON *runs = cJSON_AddArrayToObject(o, "runs"), *curves = cJSON_AddArrayToObject(o, "curves"),
           *matrices = cJSON_AddArrayToObject(o, "matrices"), *decode = cJSON_AddArrayToObject(o, "decode"),
-          *graphs = cJSON_AddArrayToObject(o, "graphs");
+          *graphs = cJSON_AddArrayToObject(o, "graphs"), *searches = cJSON_AddArrayToObject(o, "searches");
     for (size_t i = 0; i < n; i++) {
         switch (a[i].kind) {
         case AK_BENCHMARK: {
@@ -109,6 +109,7 @@ static cJSON *data_json(const struct artifact_any *a, size_t n, const struct cos
         case AK_MATRIX: cJSON_AddItemToArray(matrices, html_matrix(&a[i], cost)); break;
         case AK_DECODE_MATRIX: cJSON_AddItemToArray(decode, html_decode(&a[i], cost)); break;
         case AK_GRAPH: cJSON_AddItemToArray(graphs, html_graph(&a[i])); break;
+        case AK_SEARCH: cJSON_AddItemToArray(searches, html_search(&a[i])); break;
         case AK_UNKNOWN: break;
         }
     }

@@ -73,6 +73,16 @@ cJSON *html_decode(const struct artifact_any *a, const struct cost *cost);
 /* Graph data for graph.js: its charts, series and points. */
 cJSON *html_graph(const struct artifact_any *a);
 
+/* An SLO search (search.json) for search.js and curve.js: name, search
+ * ("concurrency" or "request_rate"), load_label, slo, slo_attainment (the
+ * target A); per target (`results`, "" for an unlabelled one) stopped,
+ * best (its load, null when no probe passed) and the probes in the order
+ * they ran {x, rounds, good, n, attainment, interval, verdict,
+ * decided_by}; and `answers`, one per target in html_curve's answer shape
+ * with kind "search", plus attainment, interval and slo_attainment (tps
+ * and cost null: the search keeps neither). Returns a new object. */
+cJSON *html_search(const struct artifact_any *a);
+
 /* The smallest difference the page's comparison calls better or worse, a
  * share of A: `anvil compare`'s --min-effect default (1 %). */
 #define HTML_COMPARE_MIN_EFFECT 0.01

@@ -453,6 +453,73 @@ static void show_graph(struct rdoc *doc, const struct artifact_any *a)
         rdoc_note(doc, "%s: %s", g->semantics[i].key, g->semantics[i].text);
 }
 
+/* ---- SLO search ---- */
+
+/* The load of probe p: concurrency, or requests/s in a request-rate search. */
+static double probe_load(const struct search_probe *p)
+{
+    return isnan(p->request_rate) ? (double)p->concurrency : p->request_rate;
+}
+
+/* One target's answer (its best probe and why the search stopped), then
+ * its probes in the order they ran. */
+static void show_search_result(struct rdoc *doc, const struct search_doc *d, const struct search_result *r)
+{
+    const char *load = !strcmp(d->search, "concurrency") ? "concurrency" : "request rate (req/s)";
+    const struct search_probe *b = &r->best;
+    char title[512];
+    snprintf(title, sizeof title, "%s%sthe largest load with SLO attainment >= %g", r->target ? r->target : "",
+             r->target ? ": " : "", d->slo_attainment);
+    struct rtable *t = rdoc_table(doc, title, 2, "field", "value");
+    rtable_label(t, load);
+    if (b->present)
+        rtable_num(t, probe_load(b), isnan(b->request_rate) ? 0 : 3);
+    else
+        rtable_text(t, "none (no probe passed)");
+    if (b->present) {
+        rtable_label(t, "SLO attainment (95% interval)");
+        rtable_textf(t, "%.4f (%.4f..%.4f), %ld of %ld good", b->attainment, b->interval[0], b->interval[1], b->good,
+                     b->requests);
+        kv_num(t, "Goodput (req/s)", b->goodput_rps, 3);
+        kv_num(t, "TTFT p50 (ms)", b->ttft_p50_ms, 1);
+        kv_num(t, "TTFT p99 (ms)", b->ttft_p99_ms, 1);
+        kv_num(t, "TPOT p50 (ms)", b->tpot_p50_ms, 2);
+        kv_num(t, "TPOT p99 (ms)", b->tpot_p99_ms, 2);
+    }
+    kv_text(t, "Stopped", r->stopped);
+    snprintf(title, sizeof title, "%s%sprobes in the order they ran", r->target ? r->target : "",
+             r->target ? ": " : "");
+    t = rdoc_table(doc, title, 7, load, "rounds", "good/n", "attainment", "95% interval", "verdict", "decided_by");
+    for (size_t i = 0; i < r->n_probes; i++) {
+        const struct search_probe *p = &r->probes[i];
+        rtable_num(t, probe_load(p), isnan(p->request_rate) ? 0 : 3);
+        rtable_whole(t, p->rounds, false);
+        rtable_textf(t, "%ld/%ld", p->good, p->requests);
+        rtable_num(t, p->attainment, 4);
+        rtable_textf(t, "%.4f..%.4f", p->interval[0], p->interval[1]);
+        rtable_text(t, p->verdict);
+        rtable_text(t, p->decided_by);
+    }
+}
+
+static void show_search(struct rdoc *doc, const struct artifact_any *a)
+{
+    const struct search_doc *d = &a->u.search;
+    char title[512];
+    snprintf(title, sizeof title, "%s (SLO search by %s)", a->path, d->search);
+    struct rtable *t = rdoc_table(doc, title, 2, "field", "value");
+    kv_text(t, "SLO", d->slo);
+    kv_num(t, "Target attainment", d->slo_attainment, 4);
+    rtable_label(t, "Range");
+    rtable_textf(t, "%g..%g", d->range[0], d->range[1]);
+    if (d->one.present)
+        show_search_result(doc, d, &d->one);
+    for (size_t i = 0; i < d->n_targets; i++)
+        show_search_result(doc, d, &d->targets[i]);
+    rdoc_note(doc, "a probe passes when its attainment (good / measured requests) is >= the target: decided by "
+              "its 95%% Wilson interval excluding the target, or after every repeat by the attainment itself");
+}
+
 void show_artifact(struct rdoc *doc, const struct artifact_any *a, const struct cost *cost)
 {
     switch (a->kind) {
@@ -461,6 +528,7 @@ void show_artifact(struct rdoc *doc, const struct artifact_any *a, const struct 
     case AK_LOAD_CURVE: show_curve(doc, a, cost); break;
     case AK_DECODE_MATRIX: decode_table(doc, a->path, &a->u.decode, cost); break;
     case AK_GRAPH: show_graph(doc, a); break;
+    case AK_SEARCH: show_search(doc, a); break;
     case AK_UNKNOWN: break;
     }
 }

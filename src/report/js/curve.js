@@ -40,9 +40,14 @@
       var c = el("div", "card answer-card", null, wrap);
       c.style.borderTop = "4px solid " + (colorOf ? colorOf(a, i) : color(i));
       el("div", "run", a.target, c);
-      el("div", "k", a.kind === "slo" ? "largest load meeting the SLOs" : "the knee (no SLO given)", c);
+      el("div", "k", a.kind === "search" ? "by SLO search: attainment ≥ " + a.slo_attainment
+                     : a.kind === "slo" ? "largest load meeting the SLOs" : "the knee (no SLO given)", c);
       el("div", "answer-x" + (a.x == null ? " none" : ""), a.x == null ? "none" : String(a.x), c);
-      if (a.x != null)
+      if (a.x != null && a.kind === "search")
+        el("div", "answer-at", "attainment " + fmt(a.attainment, 4) + " (95% interval " + fmt(a.interval[0], 4) + "–" +
+           fmt(a.interval[1], 4) + ") · goodput " + num(a.goodput) + " req/s · TTFT p99 " + num(a.ttft_p99) +
+           " ms · TPOT p99 " + num(a.tpot_p99) + " ms", c);
+      else if (a.x != null)
         el("div", "answer-at", num(a.tps) + " output tokens/s · TTFT p99 " + num(a.ttft_p99) + " ms · TPOT p99 " +
            num(a.tpot_p99) + " ms" + (a.goodput != null ? " · goodput " + num(a.goodput) + " req/s" : "") +
            (a.cost != null ? " · " + fmt(a.cost, 4) + " USD / M out tok" : ""), c);
@@ -51,13 +56,37 @@
     return wrap;
   };
 
+  /* The search's answer for curve answer a (of a curve of n targets): the
+   * same target, or a search's one unlabelled target on a one-target curve. */
+  function searchAnswer(data, a, n) {
+    var found = null;
+    (data.searches || []).forEach(function (s) {
+      s.answers.forEach(function (b) {
+        if (!found && (b.target === a.target || (b.target === "" && s.answers.length === 1 && n === 1))) found = b;
+      });
+    });
+    if (!found) return a;
+    var out = {};
+    for (var k in found) out[k] = found[k];
+    out.target = a.target;
+    return out;
+  }
+
   function answer(c, data) {
-    var slo = sloText(c);
-    A.section(root, slo ? "Largest load meeting the SLOs (" + slo + ")" : "The knee of each load curve");
-    A.caption(root, "sub", c.name + " — " + c.load_label + ". " + (slo
-      ? "A load point meets the SLOs when its p99 (the median across its rounds) is within each bound; " +
-        "the answer is the last point before the first that does not."
-      : "No SLO was given: the knee is the lowest load whose output throughput reaches 95% of the highest."));
+    c.answers = c.answers.map(function (a) { return searchAnswer(data, a, c.answers.length); });
+    if (c.answers.some(function (a) { return a.kind === "search"; })) {
+      A.section(root, "Largest load meeting the SLO search's target");
+      A.caption(root, "sub", c.name + " — " + c.load_label + ". A target searched for its SLO (search.json) " +
+        "answers with the largest load whose share of requests meeting every SLO passed the target; the probes are " +
+        "below the load curves.");
+    } else {
+      var slo = sloText(c);
+      A.section(root, slo ? "Largest load meeting the SLOs (" + slo + ")" : "The knee of each load curve");
+      A.caption(root, "sub", c.name + " — " + c.load_label + ". " + (slo
+        ? "A load point meets the SLOs when its p99 (the median across its rounds) is within each bound; " +
+          "the answer is the last point before the first that does not."
+        : "No SLO was given: the knee is the lowest load whose output throughput reaches 95% of the highest."));
+    }
     A.answerCards(root, c.answers);
     /* a sweep's matrix says whether every request completed: the answer holds only if so */
     data.matrices.forEach(function (m) {
@@ -82,6 +111,7 @@
         if (y == null) return;
         var px = u.valToPos(a.x, "x", true), py = u.valToPos(y, u.series[k + 1].scale || "y", true);
         ctx.save();
+        ctx.setLineDash([]);    /* an SLO line's dash is not the ring's */
         ctx.strokeStyle = u.series[k + 1].stroke();
         ctx.lineWidth = 2 * devicePixelRatio;
         ctx.beginPath();

@@ -1,9 +1,9 @@
 /* page.js — lays the report out, answer first: comparisons, load curves,
- * decode matrices and matrices before the runs they summarize, graph data
+ * SLO searches' probes, decode matrices and matrices before the runs they summarize, graph data
  * last; then checks what was drawn. */
 (function (A) {
   "use strict";
-  var ORDER = ["compare", "curves", "decode", "matrices", "runs", "graphs"];
+  var ORDER = ["compare", "curves", "search", "decode", "matrices", "runs", "graphs"];
   var data = JSON.parse(document.getElementById("anvil-data").textContent);
   var root = document.getElementById("anvil-report");
   ORDER.forEach(function (name) {
