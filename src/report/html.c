@@ -37,6 +37,25 @@ const char *html_base_name(const char *p)
     return s ? s + 1 : p;
 }
 
+bool html_decode_part(const struct artifact_any *a, size_t n, size_t i)
+{
+    static const char *const parts[] = {"cells/", "burst/", "prefill/"};
+    if (a[i].kind != AK_BENCHMARK)
+        return false;
+    for (size_t k = 0; k < n; k++) {
+        if (a[k].kind != AK_DECODE_MATRIX)
+            continue;
+        const char *slash = strrchr(a[k].path, '/');
+        size_t dir = slash ? (size_t)(slash - a[k].path) + 1 : 0;
+        if (strncmp(a[i].path, a[k].path, dir))
+            continue;
+        for (size_t p = 0; p < sizeof parts / sizeof *parts; p++)
+            if (!strncmp(a[i].path + dir, parts[p], strlen(parts[p])))
+                return true;
+    }
+    return false;
+}
+
 cJSON *html_strings(const char *const *v, size_t n)
 {
     cJSON *a = cJSON_CreateArray();
@@ -94,6 +113,8 @@ static cJSON *data_json(const struct artifact_any *a, size_t n, const struct cos
                 cJSON_Delete(o);
                 return NULL;
             }
+            if (html_decode_part(a, n, i))  /* decode.js stands for it */
+                cJSON_AddBoolToObject(r, "decode_part", true);
             cJSON_AddItemToArray(runs, r);
             break;
         }

@@ -13,12 +13,14 @@
 
 /* Whether a[i] is an input of its own to compare: a run, or a matrix (a
  * sweep's). A sweep's rounds are left to their matrix when the page holds
- * one (or a load curve), as the runs section leaves them to curve.js. */
-static bool comparable(const struct artifact_any *a, bool summaries)
+ * one (or a load curve), as the runs section leaves them to curve.js, and
+ * a decode matrix's runs to it (html_decode_part). */
+static bool comparable(const struct artifact_any *a, size_t n, size_t i, bool summaries)
 {
-    if (a->kind == AK_MATRIX)
+    if (a[i].kind == AK_MATRIX)
         return true;
-    return a->kind == AK_BENCHMARK && !(summaries && a->u.bench.sweep.present && a->u.bench.sweep.case_id);
+    return a[i].kind == AK_BENCHMARK && !html_decode_part(a, n, i) &&
+           !(summaries && a[i].u.bench.sweep.present && a[i].u.bench.sweep.case_id);
 }
 
 /* The doc's tables and notes as JSON: tables [{title, columns, rows}] with
@@ -94,7 +96,7 @@ cJSON *html_compare(const struct artifact_any *a, size_t n, const struct cost *c
         summaries |= a[i].kind == AK_MATRIX || a[i].kind == AK_LOAD_CURVE;
     size_t base = n, count = 0;
     for (size_t i = 0; i < n; i++)
-        if (comparable(&a[i], summaries)) {
+        if (comparable(a, n, i, summaries)) {
             base = base == n ? i : base;
             count++;
         }
@@ -113,7 +115,7 @@ cJSON *html_compare(const struct artifact_any *a, size_t n, const struct cost *c
     const struct cmp_opts o = {.cost = cost, .min_effect = HTML_COMPARE_MIN_EFFECT};
     size_t done = 0, left = 0;
     for (size_t i = base + 1; i < n; i++) {
-        if (!comparable(&a[i], summaries))
+        if (!comparable(a, n, i, summaries))
             continue;
         if (done == MAX_COMPARED) {
             left++;

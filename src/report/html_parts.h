@@ -4,6 +4,7 @@
 #ifndef ANVIL_REPORT_HTML_PARTS_H
 #define ANVIL_REPORT_HTML_PARTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <cjson/cJSON.h>
@@ -19,6 +20,13 @@ void html_add_num(cJSON *o, const char *k, double v);
 
 /* The last component of path p (a pointer into p). */
 const char *html_base_name(const char *p);
+
+/* Whether a[i] is one of a decode matrix's own runs among a[0..n): a
+ * benchmark under the cells/, burst/ or prefill/ folder of a decode
+ * matrix's directory (anvil decode's layout). The decode section stands
+ * for them, as a sweep's matrix for its rounds: neither the runs section
+ * nor the comparison takes them. */
+bool html_decode_part(const struct artifact_any *a, size_t n, size_t i);
 
 /* A JSON array of the n strings v[0..n). */
 cJSON *html_strings(const char *const *v, size_t n);

@@ -76,9 +76,23 @@ static char **job_argv(const struct sweep_job *job, const char *anvil_bin, const
     return argv;
 }
 
+/* Reads the round's journal and redraws its line; *shown: the width drawn
+ * last (0: none yet). */
+static void draw_round(struct round_watch *w, int64_t t0, int *shown)
+{
+    if (round_watch_poll(w) < 0)
+        return;
+    char line[160];
+    round_watch_line(w, ns_to_ms(clock_now_ns() - t0) / 1000, line, sizeof line);
+    int n = (int)strlen(line);
+    fprintf(stderr, "\r  %s%*s", line, *shown > n ? *shown - n : 0, "");
+    *shown = n;
+}
+
 /* Waits for the round pid, as child_wait does. On a terminal it shows the
  * round's progress meanwhile (sweep/watch.h): one line redrawn each 250 ms,
- * "  120/400 requests ended, 12 s", ended with a newline. */
+ * "  120/400 requests ended, 12 s", a last time once the round has ended
+ * (so it shows the round's final count), ended with a newline. */
 static int wait_round(pid_t pid, const struct sweep_job *job)
 {
     if (!isatty(STDERR_FILENO))
@@ -91,17 +105,12 @@ static int wait_round(pid_t pid, const struct sweep_job *job)
         pid_t r = waitpid(pid, &status, WNOHANG);
         if (r == pid) {
             st = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+            draw_round(&w, t0, &shown);
             break;
         }
         if (r < 0 && errno != EINTR)
             break;
-        if (round_watch_poll(&w) >= 0) {
-            char line[160];
-            round_watch_line(&w, ns_to_ms(clock_now_ns() - t0) / 1000, line, sizeof line);
-            int n = (int)strlen(line);
-            fprintf(stderr, "\r  %s%*s", line, shown > n ? shown - n : 0, "");
-            shown = n;
-        }
+        draw_round(&w, t0, &shown);
         struct timespec nap = {0, 250000000};
         nanosleep(&nap, NULL);     /* a signal wakes it: the loop looks again */
     }

@@ -269,6 +269,16 @@ Test(report_decode, a_real_matrix_reads_answer_first_and_its_cells_everywhere, .
         snprintf(bench, sizeof bench, "%s/cells/%s.bench.json", dir, cells[i]);
         check_show_cell(bench);
     }
+    /* the directory: the matrix stands for its cells, bursts and prefill runs (they opened the page
+       with an empty comparison and 11 runs, 4 charts undrawn) */
+    const char *dir_html = OUT_DIR "/decode-dir.html";
+    report((const char *[]){dir, NULL}, dir_html);
+    browser_open(dir_html, &page);
+    browser_assert_clean(&page);
+    cr_expect_null(strstr(page.dom, "Comparison"), "no comparison of a matrix's own cells");
+    cr_expect_null(strstr(page.dom, "<h2>Runs ("), "no runs section for the matrix's own cells");
+    cr_expect_eq(page.charts, 1, "the prefill chart alone: %ld charts", page.charts);
+    browser_close(&page);
     cJSON_Delete(doc);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

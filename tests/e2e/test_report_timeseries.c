@@ -208,6 +208,28 @@ static void drift_copy(cJSON *a, const char *copy, const char *html)
     browser_close(&page);
 }
 
+/* One row alone with a TTFT and ITL (requests of several rows: one
+ * completes in row 1): its value is a segment of its row's width. A
+ * stepped path drew nothing for a lone value and the chart read as not
+ * drawn. */
+static void lone_rows_copy(cJSON *a, const char *copy, const char *html)
+{
+    const char *keys[] = {"ttft_p50_ms", "ttft_p99_ms", "itl_p50_ms", "itl_p99_ms"};
+    int k = 0;
+    cJSON *r;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(cJSON_GetObjectItem(a, "timeseries"), "rows")) {
+        for (int i = 0; i < 4; i++)
+            cJSON_ReplaceItemInObject(r, keys[i], k == 1 ? cJSON_CreateNumber(5 + i) : cJSON_CreateNull());
+        k++;
+    }
+    write_json(a, copy);
+    report(copy, html);
+    struct browser_page page;
+    browser_open(html, &page);
+    browser_assert_clean(&page);
+    browser_close(&page);
+}
+
 Test(report_timeseries, a_short_run_draws_its_rows_and_says_steady_state_not_reached, .timeout = 240)
 {
     mkdir("build", 0755);
@@ -270,6 +292,7 @@ Test(report_timeseries, a_short_run_draws_its_rows_and_says_steady_state_not_rea
     browser_close(&page);
     browser_screenshot(html, OUT_DIR "/reached.png", 1280, 2400);
     drift_copy(a, copy, html);
+    lone_rows_copy(a, copy, html);
     cJSON_Delete(a);
     char cmd[200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -386,19 +386,24 @@
       A.caption(root, "def none", r.label + ": " + title + ": no row has a value (no request completed in any row).");
       return;
     }
-    var xs = rows.t_s.map(function (t) { return t / div; });
-    xs.push((rows.t_s[n - 1] + rows.len_s[n - 1]) / div);
-    var cols = keys.map(function (k) { var c = rows[k].slice(); c.push(c[n - 1]); return c; });
+    /* each row a segment from its start to its end, so a row between two empty ones is a line too
+       (a stepped path draws nothing for a lone value) */
+    var xs = [], cols = keys.map(function () { return []; });
+    for (var i = 0; i < n; i++) {
+      xs.push(rows.t_s[i] / div, (rows.t_s[i] + rows.len_s[i]) / div);
+      keys.forEach(function (k, j) { cols[j].push(rows[k][i], rows[k][i]); });
+    }
     var series = [{ label: tu[1] }].concat(names.map(function (nm, i) {
-      return line(nm, colors[i], { spanGaps: false, paths: uPlot.paths.stepped({ align: 1 }) });
+      return line(nm, colors[i], { spanGaps: false });
     }));
+    var end = xs[xs.length - 1];
     var u = plot(root, r.label + ": " + title, def + driftNote(r, driftLabels) + windowNote(r, div, tu[1]), {
-      scales: { x: { time: false, range: function () { return [0, xs[n]]; } } },
+      scales: { x: { time: false, range: function () { return [0, end]; } } },
       axes: [{ label: tu[1] + " since the first send" }, { label: unit }], series: series,
       hooks: windowHooks(r, div)
     }, [xs].concat(cols));
     var box = u.root.parentNode.parentNode;
-    box.setAttribute("data-rows", String(u.data[0].length - 1));
+    box.setAttribute("data-rows", String(n));
     box.setAttribute("data-x-axis", tu[1] + " since the first send");   /* the axis is drawn on the canvas */
     (expose || []).forEach(function (k) { box.setAttribute("data-" + k, rows[k].join(",")); });
   }
@@ -444,8 +449,9 @@
   }
 
   A.sections.runs = function (parent, data) {
-    /* a sweep's rounds are drawn by curve.js, folded by load point */
-    var runs = data.runs.filter(function (r) { return !(r.sweep && data.curves.length); }), d = data.definitions;
+    /* a sweep's rounds are drawn by curve.js, folded by load point; a decode matrix stands for its cells */
+    var runs = data.runs.filter(function (r) { return !(r.sweep && data.curves.length) && !r.decode_part; }),
+        d = data.definitions;
     if (!runs.length) return;
     root = parent;
     A.section(root, "Runs (" + runs.length + ")").id = "anvil-runs";
