@@ -217,6 +217,12 @@ cJSON *html_run(const struct artifact_any *a, const struct cost *cost, char *err
         cJSON_AddNumberToObject(sw, "round", (double)b->sweep.round);
         /* its load point: concurrency, or requests/s for an open loop (curve.js orders the points by it) */
         html_add_num(sw, "x", isnan(b->request_rate) ? (double)b->concurrency : b->request_rate);
+        /* which sweep: its directory (DIR/rounds/TARGET/CASE/round-N.json), so two sweeps' rounds of
+           one target and case stay apart */
+        const char *cut = strstr(a->path, "/rounds/");
+        char dir[1024];
+        snprintf(dir, sizeof dir, "%.*s", cut ? (int)(cut - a->path) : 0, a->path);
+        cJSON_AddStringToObject(sw, "dir", cut ? dir : ".");
     }
     char line[1024];
     cJSON_AddStringToObject(r, "workload", bench_workload_line(b, line, sizeof line));

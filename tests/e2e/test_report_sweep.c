@@ -366,9 +366,21 @@ Test(report_sweep, a_sweep_without_slos_opens_with_its_knee, .timeout = 180)
     /* throughput, TTFT p99, TPOT p99 (no goodput without an SLO); per load TTFT, TPOT, E2E */
     cr_assert_eq(page.charts, 3 + 3 * 3, "%ld charts", page.charts);
     cr_assert_eq(browser_count(page.dom, "<div class=\"title\">Goodput"), 0);
+    cr_assert_eq(browser_count(page.dom, "1 target × 2 rounds</summary>"), 3, "each load: its 2 rounds");
     browser_close(&page);
-    char cmd[200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    /* the same sweep twice (a before/after of one server): two series a load, never one of 4 rounds
+       pooled across the sweeps (it read "1 target × 4 rounds") */
+    char copy[80], cmd[200];
+    snprintf(copy, sizeof copy, "%s-again", dir);
+    snprintf(cmd, sizeof cmd, "cp -r '%s' '%s'", dir, copy);
+    cr_assert_eq(system(cmd), 0);
+    const char *both[] = {dir, copy, NULL};
+    report(both, html);
+    browser_open(html, &page);
+    browser_assert_clean(&page);
+    cr_assert_eq(browser_count(page.dom, "2 targets × 2 rounds</summary>"), 3, "each load: each sweep's 2 rounds");
+    browser_close(&page);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", dir, copy);
     cr_assert_eq(system(cmd), 0);
 }
 

@@ -245,18 +245,18 @@
   }
 
   /* The sweep's rounds by load point (x ascending), each with its targets
-   * (in order of first appearance) and their rounds. */
-  function points(runs, targetOrder) {
+   * (in order of first appearance; named by seriesOf) and their rounds. */
+  function points(runs, seriesOf, targetOrder) {
     var by = {}, list = [];
     runs.forEach(function (r) {
-      var k = r.sweep.case;
+      var k = r.sweep.case, t = seriesOf(r);
       if (!by[k]) { by[k] = { x: r.sweep.x, name: r.sweep["case"], targets: [], of: {} }; list.push(by[k]); }
       var p = by[k];
-      if (!p.of[r.sweep.target]) {
-        p.of[r.sweep.target] = { name: r.sweep.target, rounds: [], i: targetOrder(r.sweep.target) };
-        p.targets.push(p.of[r.sweep.target]);
+      if (!p.of[t]) {
+        p.of[t] = { name: t, rounds: [], i: targetOrder(t) };
+        p.targets.push(p.of[t]);
       }
-      p.of[r.sweep.target].rounds.push(r);
+      p.of[t].rounds.push(r);
     });
     list.sort(function (a, b) { return a.x - b.x || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0); });
     return list;
@@ -265,9 +265,13 @@
   function detail(data) {
     var runs = data.runs.filter(function (r) { return r.sweep; });
     if (!runs.length) return;
+    /* rounds of two sweeps never pool: with several, a series is a target of one sweep */
+    var dirs = [];
+    runs.forEach(function (r) { if (dirs.indexOf(r.sweep.dir) < 0) dirs.push(r.sweep.dir); });
+    var seriesOf = function (r) { return dirs.length > 1 ? r.sweep.target + " (" + r.sweep.dir + ")" : r.sweep.target; };
     var names = [];
-    runs.forEach(function (r) { if (names.indexOf(r.sweep.target) < 0) names.push(r.sweep.target); });
-    var pts = points(runs, function (t) { return names.indexOf(t); });
+    runs.forEach(function (r) { if (names.indexOf(seriesOf(r)) < 0) names.push(seriesOf(r)); });
+    var pts = points(runs, seriesOf, function (t) { return names.indexOf(t); });
     var d = data.definitions;
     A.section(root, "Per load point: latency across rounds");
     A.caption(root, "sub", "One fold per load point (" + pts.length + "), in order of load; each target's rounds are one " +
