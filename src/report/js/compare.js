@@ -45,27 +45,39 @@
     }
   }
 
-  A.sections.compare = function (root, data) {
-    var c = data.comparison;
-    if (!c) return;
-    A.section(root, "Comparison: each input against the first").id = "anvil-compare";
+  /* Whether any pair was compared: a comparison of none is no answer, so it
+   * goes last (compareNote), not first. */
+  function comparedAny(c) {
+    return !c.refused && c.pairs.some(function (p) { return !p.refused; });
+  }
+
+  function heading(root, c, title) {
+    A.section(root, title).id = "anvil-compare";
     A.caption(root, "sub", "A (the baseline) = " + c.baseline + ". Each other input is a B compared with A: " +
               "better or worse only when B's median differs from A's by more than the rounds' noise and by at " +
               "least " + c.min_effect_pct + " % of A (`anvil compare`'s rule); otherwise the same." +
               (c.left_out ? " " + c.left_out + " more inputs were left out." : ""));
+  }
+
+  A.sections.compare = function (root, data) {
+    var c = data.comparison;
+    if (!c || !comparedAny(c)) return;
+    heading(root, c, "Comparison: each input against the first");
+    c.pairs.forEach(function (p, i) { pair(root, p, i); });
+  };
+
+  A.sections.compareNote = function (root, data) {
+    var c = data.comparison;
+    if (!c || comparedAny(c)) return;
+    heading(root, c, "Not compared: no input compares with the first");
     if (c.refused) {
       el("div", "refused", "Not compared: " + c.refused, root);
       return;
     }
-    var refused = c.pairs.filter(function (p) { return p.refused; }).length;
-    if (refused && refused === c.pairs.length) {
-      /* nothing compares: one line, the reasons folded, so the evidence below stays near the top */
-      el("div", "refused", "None of the " + refused + " other input" + (refused === 1 ? "" : "s") +
-         " compares with the baseline (different cases or workloads).", root);
-      var f = A.fold(root, "Why each was not compared");
-      c.pairs.forEach(function (p, i) { pair(f, p, i); });
-      return;
-    }
-    c.pairs.forEach(function (p, i) { pair(root, p, i); });
+    var refused = c.pairs.length;
+    el("div", "refused", "None of the " + refused + " other input" + (refused === 1 ? "" : "s") +
+       " compares with the baseline (different cases or workloads).", root);
+    var f = A.fold(root, "Why each was not compared");
+    c.pairs.forEach(function (p, i) { pair(f, p, i); });
   };
 })(window.anvil);

@@ -3,7 +3,8 @@
  * last; then checks what was drawn. */
 (function (A) {
   "use strict";
-  var ORDER = ["compare", "curves", "search", "decode", "matrices", "runs", "graphs"];
+  /* a comparison of nothing (every pair refused) is said last: compareNote */
+  var ORDER = ["compare", "curves", "search", "decode", "matrices", "runs", "graphs", "compareNote"];
   var data = JSON.parse(document.getElementById("anvil-data").textContent);
   var root = document.getElementById("anvil-report");
   ORDER.forEach(function (name) {
