@@ -239,7 +239,8 @@
            "Line: the median across rounds of each round's percentile; band: their min–max. " + def, {
         width: A.W_SMALL, scales: { x: { time: false, range: [0, 100] } },
         axes: [{ label: "percentile of the round's requests" }, { label: "ms" }], series: series,
-        hooks: { draw: [drawBands(bands)] }
+        /* under the lines: a band drawn over them tints each line with the other targets' colours */
+        hooks: { drawAxes: [drawBands(bands)] }
       }, aligned);
     });
   }

@@ -16,11 +16,5 @@
       A.errors.push("error in " + name + ": " + e.message);
     }
   });
-  /* a chart found blank on a loaded machine is looked at once more, a second later, before it
-     is called not drawn */
-  setTimeout(function () {
-    A.check();
-    if (document.getElementById("anvil-status").className === "bad" && !A.errors.length)
-      setTimeout(A.check, 1000);
-  }, 100);
+  setTimeout(A.check, 100);
 })(window.anvil);
