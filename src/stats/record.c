@@ -80,3 +80,20 @@ void record_free(struct req_record *r)
     r->n_chunks = r->cap_chunks = 0;
     buf_free(&r->text);
 }
+
+static const struct req_record *array_next(struct rec_iter *it)
+{
+    return it->at < it->n ? &it->recs[it->at++] : NULL;
+}
+
+static int array_rewind(struct rec_iter *it)
+{
+    it->at = 0;
+    return 0;
+}
+
+void rec_iter_array(struct rec_iter *it, const struct req_record *recs, int n)
+{
+    *it = (struct rec_iter){.next = array_next, .rewind = array_rewind, .recs = recs,
+                            .n = n > 0 ? (size_t)n : 0};
+}

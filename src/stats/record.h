@@ -133,4 +133,23 @@ void record_scrub(struct req_record *r, const struct secrets *s);
 /* Frees the chunk list and the kept text. */
 void record_free(struct req_record *r);
 
+/* A run's records read one at a time, so that what is computed over them
+ * (the summary, the steady state, the artifact's rows) need not hold them
+ * all: an array in memory (rec_iter_array), or the journal read back line
+ * by line (run/). Records come in no promised order. */
+struct rec_iter {
+    /* The next record, valid until the next call of next or rewind; NULL at
+     * the end, or on an error (err then says why). */
+    const struct req_record *(*next)(struct rec_iter *it);
+    /* Back to the first record. Returns 0, or -1 (err says why). */
+    int (*rewind)(struct rec_iter *it);
+    void *ud;                       /* the source's own state */
+    const struct req_record *recs;  /* rec_iter_array's records, */
+    size_t n, at;                   /* their count, and the next one's place */
+    char err[512];                  /* why next or rewind failed; "" = no error */
+};
+
+/* An iterator over recs[0..n) (borrowed; n may be 0 with recs NULL). */
+void rec_iter_array(struct rec_iter *it, const struct req_record *recs, int n);
+
 #endif
