@@ -2,6 +2,7 @@
 #include "artifact/json.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -190,34 +191,396 @@ int artifact_place_text(const char *path, const char *text, char *err, size_t er
     return place_text(path, text, err, errlen);
 }
 
-int artifact_write_file(const char *path, const cJSON *j, char *err, size_t errlen)
+/* ---- streaming an artifact ----
+ * The document goes out a piece at a time through a buffer: each top-level
+ * member, or each element of a top-level array, is copied, given exact
+ * numbers and printed by cJSON on its own, inside a one-member wrapper that
+ * puts it at the depth it has in the whole document, so the text is
+ * byte-for-byte artifact_print's while memory holds one piece. */
+
+/* Where the text goes: a file descriptor written through buf. A failure
+ * of the temporary file beside path switches to a temporary file beside
+ * the fallback, copying what reached the disk, so rows already consumed
+ * are not lost. */
+struct sink {
+    int fd;                 /* -1 when the target could not be opened */
+    const char *path;       /* the artifact's path ("-" for stdout) */
+    char *tmp;              /* the temporary file written (NULL: written in place) */
+    char fb[1200];          /* the fallback, once switched to it */
+    char why[600];          /* the first failure: the target's */
+    char fbwhy[600];        /* the fallback's failure */
+    bool switched;          /* writing the fallback's temporary file */
+    bool failed;            /* no target left: nothing more is written */
+    off_t done;             /* bytes that reached the file */
+    size_t used;            /* bytes waiting in buf */
+    char buf[1 << 16];
+};
+
+/* Writes the n bytes at p to fd. Returns 0, or -1 with errno set. */
+static int write_all(int fd, const char *p, size_t n)
 {
-    char *text = artifact_print(j);
-    if (!text) {
-        snprintf(err, errlen, "out of memory rendering %s", path);
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Copies the first n bytes of the file from to the descriptor fd.
+ * Returns 0, or -1 with errno set. */
+static int copy_prefix(const char *from, int fd, off_t n)
+{
+    char b[16384];
+    if (n == 0)
+        return 0;               /* nothing reached it: it may not even exist */
+    int in = open(from, O_RDONLY | O_CLOEXEC), rc = in < 0 ? -1 : 0;
+    while (rc == 0 && n > 0) {
+        ssize_t r = read(in, b, n < (off_t)sizeof b ? (size_t)n : sizeof b);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r == 0)
+            errno = EIO;        /* shorter than what was written to it */
+        if (r <= 0 || write_all(fd, b, (size_t)r) != 0)
+            rc = -1;
+        else
+            n -= r;
+    }
+    int e = errno;
+    if (in >= 0)
+        close(in);
+    errno = e;
+    return rc;
+}
+
+/* Records why the target failed (errno's words after what), then switches
+ * a temporary file's writing to the fallback's, or gives up. */
+static void sink_fail(struct sink *s, const char *what, const char *name, int error)
+{
+    char *why = s->switched ? s->fbwhy : s->why;
+    snprintf(why, sizeof s->why, "%s %s: %s", what, name, strerror(error));
+    if (s->fd >= 0 && s->fd != STDOUT_FILENO)
+        close(s->fd);
+    s->fd = -1;
+    if (!s->tmp || s->switched) {
+        s->failed = true;
+        if (s->tmp)
+            unlink(s->tmp);     /* a partial temporary file must not linger */
+        return;
+    }
+    /* the measurements are not lost: they go to the fallback instead, the
+     * same way, so an earlier fallback of this path is replaced whole or
+     * left as it was */
+    s->switched = true;
+    artifact_fallback_path(s->path, s->fb, sizeof s->fb);
+    char *fbtmp = tmp_name(s->fb);
+    if (!fbtmp) {
+        snprintf(s->fbwhy, sizeof s->fbwhy, "out of memory");
+    } else if (file_mkdir_parents(fbtmp) != 0
+               || (s->fd = open(fbtmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0) {
+        snprintf(s->fbwhy, sizeof s->fbwhy, "cannot write %s: %s", fbtmp, strerror(errno));
+    } else if (copy_prefix(s->tmp, s->fd, s->done) != 0) {
+        snprintf(s->fbwhy, sizeof s->fbwhy, "cannot copy %s to %s: %s", s->tmp, fbtmp, strerror(errno));
+        close(s->fd);
+        s->fd = -1;
+        unlink(fbtmp);
+    }
+    unlink(s->tmp);             /* a partial temporary file must not linger */
+    free(s->tmp);
+    s->tmp = fbtmp;
+    s->failed = s->fd < 0;
+    if (s->failed) {
+        free(s->tmp);
+        s->tmp = NULL;
+    }
+}
+
+/* The file being written now, for messages. */
+static const char *sink_name(const struct sink *s)
+{
+    return s->tmp ? s->tmp : !strcmp(s->path, "-") ? "the artifact to stdout" : s->path;
+}
+
+/* Writes what waits in buf. Returns 0, or -1 when no target is left. */
+static int sink_drain(struct sink *s)
+{
+    while (!s->failed && s->used) {
+        ssize_t w = write(s->fd, s->buf, s->used);
+        if (w > 0) {
+            memmove(s->buf, s->buf + w, s->used - (size_t)w);
+            s->used -= (size_t)w;
+            s->done += w;
+        } else if (w == 0 || errno != EINTR) {
+            sink_fail(s, "cannot write", sink_name(s), w == 0 ? EIO : errno);
+        }
+    }
+    return s->failed ? -1 : 0;
+}
+
+static void sink_put(struct sink *s, const char *p, size_t n)
+{
+    while (n && !s->failed) {
+        if (s->used == sizeof s->buf && sink_drain(s) != 0)
+            return;
+        size_t k = n < sizeof s->buf - s->used ? n : sizeof s->buf - s->used;
+        memcpy(s->buf + s->used, p, k);
+        s->used += k;
+        p += k;
+        n -= k;
+    }
+}
+
+/* Opens the target of path: stdout for "-", a device, pipe or symlink in
+ * place, else the temporary file beside it (a failure to open it switches
+ * to the fallback at once). Returns 0, or -1 with why in err. */
+static int sink_open(struct sink *s, const char *path, char *err, size_t errlen)
+{
+    s->fd = -1;
+    s->path = path;
+    if (!strcmp(path, "-")) {
+        fflush(stdout);         /* what stdout holds goes first */
+        s->fd = STDOUT_FILENO;
+    } else if (special_target(path)) {
+        if ((s->fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)) < 0) {
+            snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+            return -1;
+        }
+    } else if (!(s->tmp = tmp_name(path))) {
+        snprintf(err, errlen, "out of memory writing %s", path);
+        return -1;
+    } else if (file_mkdir_parents(path) != 0
+               || (s->fd = open(s->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0) {
+        sink_fail(s, "cannot write", s->tmp, errno);
+    }
+    return 0;
+}
+
+/* Writes what is left, flushed to the disk, and renames the temporary file
+ * into place; a failure of the target's moves to the fallback and tries
+ * again there. Returns 0 when the target took it. */
+static int sink_finish(struct sink *s)
+{
+    while (!s->failed) {
+        if (sink_drain(s) != 0 || s->fd == STDOUT_FILENO)
+            break;
+        /* fsync fails with EINVAL on pipes and devices: nothing to sync there */
+        if (fsync(s->fd) != 0 && errno != EINVAL && errno != ENOTSUP) {
+            sink_fail(s, "cannot write", sink_name(s), errno);
+            continue;
+        }
+        int fd = s->fd;
+        s->fd = -1;
+        if (close(fd) != 0) {
+            sink_fail(s, "cannot write", sink_name(s), errno);
+            continue;
+        }
+        if (!s->tmp)
+            break;
+        const char *to = s->switched ? s->fb : s->path;
+        if (rename(s->tmp, to) == 0)
+            break;
+        int error = errno;
+        char what[1400];
+        snprintf(what, sizeof what, "cannot rename %s to", s->tmp);
+        sink_fail(s, what, to, error);
+    }
+    return s->failed || s->switched ? -1 : 0;
+}
+
+/* Abandons a document left unfinished: its temporary file is removed. */
+static void sink_abandon(struct sink *s)
+{
+    if (s->fd >= 0 && s->fd != STDOUT_FILENO)
+        close(s->fd);
+    if (s->tmp)
+        unlink(s->tmp);
+    free(s->tmp);
+    s->tmp = NULL;
+}
+
+/* The failure's words in err: the target's, and where the artifact went. */
+static void sink_message(const struct sink *s, char *err, size_t errlen)
+{
+    if (!s->switched)
+        snprintf(err, errlen, "%s", s->why);
+    else if (!s->failed)
+        snprintf(err, errlen, "%.600s; the artifact was written to %s instead", s->why, s->fb);
+    else
+        snprintf(err, errlen, "%.600s; the fallback %s failed too: %.300s", s->why, s->fb, s->fbwhy);
+}
+
+/* Prints value (owned: deleted here) as the member key of a one-member
+ * object, with exact numbers: "{\n\t\"KEY\":\tVALUE\n}". NULL when memory
+ * runs out. */
+static char *print_wrapped(const char *key, cJSON *value)
+{
+    cJSON *o = value ? cJSON_CreateObject() : NULL;
+    if (!o || !cJSON_AddItemToObject(o, key, value)) {
+        cJSON_Delete(o);
+        cJSON_Delete(value);
+        return NULL;
+    }
+    char *text = exact_numbers(o) == 0 ? cJSON_Print(o) : NULL;
+    cJSON_Delete(o);
+    return text;
+}
+
+/* Puts the text of print_wrapped(key, value) less skip bytes in front and
+ * cut at the end. Returns 0, or -1 when memory ran out. */
+static int put_wrapped(struct sink *s, const char *key, cJSON *value, size_t skip, size_t cut)
+{
+    char *text = print_wrapped(key, value);
+    if (!text)
+        return -1;
+    size_t n = strlen(text);
+    if (n >= skip + cut)
+        sink_put(s, text + skip, n - skip - cut);
+    free(text);
+    return 0;
+}
+
+/* An element of a top-level array, owned (deleted here): printed inside
+ * {"": [e]}, whose text is `{\n\t"":\t[` (8 bytes), e at the depth of a
+ * top-level array's element, then `]\n}` (3). */
+static int put_element(struct sink *s, cJSON *e, bool first)
+{
+    cJSON *a = cJSON_CreateArray();
+    if (!a || !cJSON_AddItemToArray(a, e)) {
+        cJSON_Delete(a);
+        cJSON_Delete(e);
         return -1;
     }
-    int rc = -1;
-    char why[600] = "";
-    if (!strcmp(path, "-")) {       /* stdout */
-        rc = puts(text) >= 0 && fflush(stdout) == 0 ? 0 : -1;
-        if (rc)
-            snprintf(err, errlen, "cannot write the artifact to stdout: %s", strerror(errno));
-    } else if (special_target(path)) {     /* a device, pipe or symlink: written in place */
-        if ((rc = write_synced(path, text)) != 0)
-            snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-    } else if ((rc = place_text(path, text, why, sizeof why)) != 0) {
-        /* the measurements are not lost: put them elsewhere, the same way, so an
-         * earlier fallback of this path is replaced whole or left as it was */
-        char fb[1200], fbwhy[600];
-        artifact_fallback_path(path, fb, sizeof fb);
-        if (place_text(fb, text, fbwhy, sizeof fbwhy) == 0)
-            snprintf(err, errlen, "%.600s; the artifact was written to %s instead", why, fb);
-        else
-            snprintf(err, errlen, "%.600s; the fallback %s failed too: %.300s", why, fb, fbwhy);
+    if (!first)
+        sink_put(s, ", ", 2);
+    return put_wrapped(s, "", a, 8, 3);
+}
+
+/* A top-level array member m, its elements one at a time, then those of
+ * rows (NULL: none). Returns 0, or -1 with why in err. */
+static int put_array(struct sink *s, const cJSON *m, const struct artifact_rows *rows, char *err, size_t errlen)
+{
+    /* `{\n` + `\t"KEY":\t[` + `]\n}` */
+    if (put_wrapped(s, m->string, cJSON_CreateArray(), 2, 3) != 0)
+        goto oom;
+    bool first = true;
+    for (const cJSON *e = m->child; e && !s->failed; e = e->next, first = false)
+        if (put_element(s, cJSON_Duplicate(e, true), first) != 0)
+            goto oom;
+    for (int error = 0; rows && !s->failed; first = false) {
+        cJSON *e = rows->next(rows->ud, &error);
+        if (error) {
+            cJSON_Delete(e);
+            snprintf(err, errlen, "the rows of %s failed: %s", m->string,
+                     rows->why && rows->why[0] ? rows->why : "no row could be produced");
+            return -1;
+        }
+        if (!e)
+            break;
+        if (put_element(s, e, first) != 0)
+            goto oom;
     }
-    free(text);
+    sink_put(s, "]", 1);
+    return 0;
+oom:
+    snprintf(err, errlen, "out of memory rendering %s", s->path);
+    return -1;
+}
+
+/* The document j as artifact_print renders it, and a newline. Returns 0,
+ * or -1 with why in err (out of memory, a failed callback). */
+static int put_document(struct sink *s, const cJSON *j, const struct artifact_rows *rows,
+                        const cJSON **streamed, int n_rows, char *err, size_t errlen)
+{
+    if (!cJSON_IsObject(j)) {
+        char *text = artifact_print(j);
+        if (!text) {
+            snprintf(err, errlen, "out of memory rendering %s", s->path);
+            return -1;
+        }
+        sink_put(s, text, strlen(text));
+        sink_put(s, "\n", 1);
+        free(text);
+        return 0;
+    }
+    sink_put(s, "{\n", 2);
+    for (const cJSON *m = j->child; m && !s->failed; m = m->next) {
+        const struct artifact_rows *r = NULL;
+        for (int i = 0; i < n_rows; i++)
+            if (streamed[i] == m)
+                r = &rows[i];
+        int rc = cJSON_IsArray(m) ? put_array(s, m, r, err, errlen)
+               /* `{\n` + `\t"KEY":\tVALUE` + `\n}` */
+               : put_wrapped(s, m->string, cJSON_Duplicate(m, true), 2, 2);
+        if (rc != 0) {
+            if (!cJSON_IsArray(m))
+                snprintf(err, errlen, "out of memory rendering %s", s->path);
+            return -1;
+        }
+        sink_put(s, m->next ? ",\n" : "\n", m->next ? 2 : 1);
+    }
+    sink_put(s, "}\n", 2);
+    return 0;
+}
+
+/* Finds the member each rows names: an array of j, each named once.
+ * Returns 0, or -1 with why in err. */
+static int find_streamed(const cJSON *j, const struct artifact_rows *rows, int n_rows,
+                         const cJSON **streamed, char *err, size_t errlen)
+{
+    for (int i = 0; i < n_rows; i++) {
+        const cJSON *m = cJSON_IsObject(j) && rows[i].key
+                       ? cJSON_GetObjectItemCaseSensitive(j, rows[i].key) : NULL;
+        if (!cJSON_IsArray(m) || !rows[i].next) {
+            snprintf(err, errlen, "streamed rows: %s is not an array of the document",
+                     rows[i].key ? rows[i].key : "(no key)");
+            return -1;
+        }
+        for (int k = 0; k < i; k++)
+            if (streamed[k] == m) {
+                snprintf(err, errlen, "streamed rows: %s is named twice", rows[i].key);
+                return -1;
+            }
+        streamed[i] = m;
+    }
+    return 0;
+}
+
+int artifact_write_streamed(const char *path, const cJSON *j, const struct artifact_rows *rows,
+                            int n_rows, char *err, size_t errlen)
+{
+    const cJSON **streamed = calloc(n_rows > 0 ? (size_t)n_rows : 1, sizeof *streamed);
+    struct sink *s = calloc(1, sizeof *s);
+    int rc = -1;
+    if (!streamed || !s)
+        snprintf(err, errlen, "out of memory writing %s", path);
+    else if (find_streamed(j, rows, n_rows, streamed, err, errlen) == 0
+             && sink_open(s, path, err, errlen) == 0) {
+        if (put_document(s, j, rows, streamed, n_rows, err, errlen) != 0) {
+            /* an unfinished document is no artifact: what was at path stays */
+            char what[1024];
+            snprintf(what, sizeof what, "%s", err);
+            snprintf(err, errlen, "cannot write %s: %s", path, what);
+            sink_abandon(s);
+        } else if ((rc = sink_finish(s)) != 0) {
+            sink_message(s, err, errlen);
+        }
+        free(s->tmp);
+    }
+    free(streamed);
+    free(s);
     return rc;
+}
+
+int artifact_write_file(const char *path, const cJSON *j, char *err, size_t errlen)
+{
+    return artifact_write_streamed(path, j, NULL, 0, err, errlen);
 }
 
 /* ---- checked reading ---- */

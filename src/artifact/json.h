@@ -59,8 +59,39 @@ int artifact_place_text(const char *path, const char *text, char *err, size_t er
  * place, or "-", stdout. When the write fails (disk full, ...) the
  * temporary file is removed and the artifact is written to
  * artifact_fallback_path(path) instead; the message names it.
+ * The text is streamed: memory holds one top-level member (or one element
+ * of a top-level array) at a time, never the whole text or a copy of j.
  * Returns 0, or -1 with a message in err (also when the fallback took it). */
 int artifact_write_file(const char *path, const cJSON *j, char *err, size_t errlen);
+
+/* Further elements of a top-level array of a document, produced one at a
+ * time while it is written (a run's records, read back from where they
+ * were kept), so that memory holds one of them, whatever their number. */
+struct artifact_rows {
+    const char *key;    /* the top-level key of the document whose value (an
+                           array) the rows are appended to */
+    /* The next element, owned by the writer from then on (it deletes it
+     * once printed), or NULL at the end; on a failure, NULL with *error set
+     * to 1 (the writer deletes anything returned with it). Called until
+     * NULL, or fewer times when the write fails first. */
+    cJSON *(*next)(void *ud, int *error);
+    void *ud;           /* passed to next */
+    const char *why;    /* may be NULL: the words of next's failure, read
+                           after it sets *error (a buffer in ud) */
+};
+
+/* artifact_write_file of j with each rows[i]'s elements appended, after
+ * the existing ones, to the array j[rows[i].key] in the text (j itself is
+ * not changed): the text is the one artifact_write_file would give j holding
+ * them all. n_rows ≥ 0 (0: rows may be NULL). Each key names a distinct
+ * array of j, else -1 before anything is written. A failed next leaves no
+ * document: the temporary file is removed and what was at path stays (a
+ * device or stdout keeps what it was sent), -1 with "cannot write PATH: the
+ * rows of KEY failed: WHY". Other failures are artifact_write_file's, the
+ * fallback included (it gets the rows written so far and the rest).
+ * Returns 0 or -1 with a message in err. */
+int artifact_write_streamed(const char *path, const cJSON *j, const struct artifact_rows *rows,
+                            int n_rows, char *err, size_t errlen);
 
 /* ---- checked reading ---- */
 
