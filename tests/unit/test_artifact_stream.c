@@ -363,3 +363,62 @@ Test(artifact_stream, memory_does_not_grow_with_the_rows, .timeout = 300)
     if (!UNDER_ASAN)
         cr_assert_lt(rss_many, 30 << 10, "the peak RSS grew by %ld KiB over %d rows", rss_many, many);
 }
+
+/* Special targets keep their ways: a pipe is written in place with the
+ * same text, stdout ("-") takes it after what it already holds, and a
+ * device that refuses it (/dev/full) is an error naming it, with no
+ * fallback. */
+Test(artifact_stream, a_pipe_stdout_and_a_full_device_are_written_in_place)
+{
+    cJSON *j = cJSON_Parse("{\"records\": [{\"a\": 1}], \"n\": 0.1}");
+    struct gen g = {.n = 2000, .fail_at = -1};
+    struct artifact_rows r = {"records", gen_next, &g, g.why};
+    cJSON *whole = with_rows(j, "records", 2000);
+    char *want = printed(whole), err[1024], dir[64], fifo[128], got_path[128];
+    fresh_path(dir, fifo, sizeof fifo, "pipe");
+    snprintf(got_path, sizeof got_path, "%s/got", dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    pid_t pid = fork();
+    if (pid == 0) {     /* the pipe's reader copies it to a file */
+        FILE *in = fopen(fifo, "r"), *out = fopen(got_path, "w");
+        for (int c; in && out && (c = fgetc(in)) != EOF;)
+            fputc(c, out);
+        _exit(in && out && fclose(out) == 0 ? 0 : 1);
+    }
+    cr_assert_eq(artifact_write_streamed(fifo, j, &r, 1, err, sizeof err), 0, "%s", err);
+    int ws;
+    waitpid(pid, &ws, 0);
+    size_t len;
+    char *got = tu_read_file(got_path, &len);
+    cr_assert(!strcmp(got, want), "the pipe got another text");
+    free(got);
+    unlink(got_path);
+
+    /* stdout, in a child whose stdout is a file */
+    pid = fork();
+    if (pid == 0) {
+        freopen(got_path, "w", stdout);
+        fputs("before\n", stdout);     /* still in stdout's buffer */
+        g.i = 0;
+        int rc = artifact_write_streamed("-", j, &r, 1, err, sizeof err);
+        _exit(rc == 0 && fclose(stdout) == 0 ? 0 : 1);
+    }
+    waitpid(pid, &ws, 0);
+    cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+    got = tu_read_file(got_path, &len);
+    cr_assert(!strncmp(got, "before\n", 7) && !strcmp(got + 7, want), "stdout got another text");
+    free(got);
+    unlink(got_path);
+
+    g.i = 0;
+    char fb[1200];
+    artifact_fallback_path("/dev/full", fb, sizeof fb);
+    cr_assert_eq(artifact_write_streamed("/dev/full", j, &r, 1, err, sizeof err), -1);
+    cr_assert(strstr(err, "cannot write /dev/full: No space left on device"), "%s", err);
+    cr_assert_neq(access(fb, F_OK), 0, "a device's failure went to a fallback");
+    unlink(fifo);
+    rmdir(dir);
+    free(want);
+    cJSON_Delete(whole);
+    cJSON_Delete(j);
+}
