@@ -112,6 +112,11 @@ Test(hist, past_the_bound_percentiles_within_the_error, .timeout = 120)
         cr_assert_eq(vcol_add(&c, all[i]), 0);
     }
     cr_assert_not_null(c.h);
+    int binades = 0;
+    for (int e = 0; e < HIST_EXPS; e++)
+        binades += (c.h->bins[0][e] != NULL) + (c.h->bins[1][e] != NULL);
+    /* 1e-3 .. 1e4 ms: 2^-10 .. 2^13.3, 24 binades of 8 KiB (hist.h) */
+    cr_assert_leq(binades, 24, "%d binades allocated", binades);
     qsort(all, n, sizeof *all, cmp_double);
     cr_assert_eq(all[0], 0);
     for (int m = PCT_NEAREST; m <= PCT_LINEAR; m++) {
