@@ -75,6 +75,7 @@ void dist_compute(double *vals, size_t n, enum pct_method m, struct dist *out)
         if (!isnan(vals[i]))
             vals[k++] = vals[i];
     out->samples = k;
+    out->rel_error = 0;
     if (k == 0) {
         out->mean = out->min = out->max = NAN;
         for (int i = 0; i < DIST_NPCT; i++)

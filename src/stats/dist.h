@@ -27,6 +27,7 @@ struct dist {
     size_t samples;             /* values counted (NaNs are skipped) */
     double mean, min, max;      /* NaN when samples == 0 */
     double p25, p50, p75, p90, p95, p99;   /* percentiles (dist_pcts); NaN when samples == 0 */
+    double rel_error;   /* 0: percentiles exact; else the bound of their relative error (a histogram, stats/hist.h) */
 };
 
 /* The i-th percentile field of d (0 ≤ i < DIST_NPCT, in dist_pcts order),
@@ -39,7 +40,7 @@ double dist_pct_of(const struct dist *d, int i);
 
 /* Computes the distribution of n values. Drops NaNs (undefined values, e.g.
  * TPOT of a one-token reply: not counted in samples) and sorts the rest in
- * place at the front of vals. */
+ * place at the front of vals. Percentiles are exact: rel_error 0. */
 void dist_compute(double *vals, size_t n, enum pct_method m, struct dist *out);
 
 #endif

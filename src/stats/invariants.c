@@ -6,6 +6,7 @@
 
 #include "core/clock.h"
 #include "stats/metrics.h"
+#include "stats/pass.h"
 
 const char *invariant_name(enum invariant i)
 {
@@ -63,16 +64,30 @@ static void check_one(const struct req_record *r, bool ignore_eos, struct invari
                 (double)r->completion_tokens);
 }
 
-void invariants_check(const struct req_record *recs, int n, bool ignore_eos, struct invariants *out)
+void invariants_add(const struct req_record *r, bool ignore_eos, struct invariants *out)
+{
+    if (!r->t_start || r->warmup || r->cut || r->fail != FAIL_NONE)
+        return;
+    out->checked++;
+    check_one(r, ignore_eos, out);
+}
+
+/* One pass. */
+int invariants_check_iter(struct rec_iter *it, bool ignore_eos, struct invariants *out)
 {
     memset(out, 0, sizeof *out);
-    for (int i = 0; i < n; i++) {
-        const struct req_record *r = &recs[i];
-        if (!r->t_start || r->warmup || r->cut || r->fail != FAIL_NONE)
-            continue;
-        out->checked++;
-        check_one(r, ignore_eos, out);
-    }
+    if (pass_begin(it) != 0)
+        return -1;
+    for (const struct req_record *r; (r = it->next(it));)
+        invariants_add(r, ignore_eos, out);
+    return pass_end(it);
+}
+
+void invariants_check(const struct req_record *recs, int n, bool ignore_eos, struct invariants *out)
+{
+    struct rec_iter it;
+    rec_iter_array(&it, recs, n);
+    invariants_check_iter(&it, ignore_eos, out);      /* an array has no error */
 }
 
 int invariants_total(const struct invariants *inv)

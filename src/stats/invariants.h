@@ -46,6 +46,15 @@ const char *invariant_name(enum invariant i);
  * ones are skipped). ignore_eos says whether it was sent. */
 void invariants_check(const struct req_record *recs, int n, bool ignore_eos, struct invariants *out);
 
+/* invariants_check over the records of it, in one pass. Returns 0, or -1
+ * on the iterator's error (it->err; *out then holds what was read). */
+int invariants_check_iter(struct rec_iter *it, bool ignore_eos, struct invariants *out);
+
+/* Adds one record to *out (zeroed first by the caller): checked when
+ * completed and measured, skipped otherwise; for a pass that computes
+ * more than the invariants. */
+void invariants_add(const struct req_record *r, bool ignore_eos, struct invariants *out);
+
 /* Total violations (warnings included). */
 int invariants_total(const struct invariants *inv);
 

@@ -3,11 +3,14 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/clock.h"
+#include "stats/hist.h"
 #include "stats/metrics.h"
+#include "stats/pass.h"
 #include "stats/tokens.h"
 
 #define STEP_NS ((int64_t)(STEADY_STEP_S * 1e9))
@@ -62,12 +65,14 @@ static size_t step_of(const struct grid *g, int64_t t)
 }
 
 /* Closed loop: each step's time-averaged number of requests in flight
- * (start ≤ t < end), warm-ups included: they hold a slot too. */
-static void in_flight(const struct req_record *recs, int n, struct grid *g)
+ * (start ≤ t < end), warm-ups included: they hold a slot too. One pass;
+ * 0, or -1 on the iterator's error. */
+static int in_flight(struct rec_iter *it, struct grid *g)
 {
     int64_t end_all = g->t0 + (int64_t)g->n * STEP_NS;
-    for (int i = 0; i < n; i++) {
-        const struct req_record *r = &recs[i];
+    if (pass_begin(it) != 0)
+        return -1;
+    for (const struct req_record *r; (r = it->next(it));) {
         if (!r->t_start)
             continue;
         int64_t s = r->t_start > g->t0 ? r->t_start : g->t0;
@@ -81,13 +86,15 @@ static void in_flight(const struct req_record *recs, int n, struct grid *g)
     }
     for (size_t k = 0; k < g->n; k++)
         g->level[k] /= (double)STEP_NS;
+    return pass_end(it);
 }
 
 /* Open loop: over each step's trailing window, completed requests against
  * the plan's sends (t_scheduled) in the same window; the level is the
  * completion rate. A step whose window reaches before t0, or that ends
- * after the plan's last send, is out. */
-static int completion_rate(const struct req_record *recs, int n, double target, struct grid *g)
+ * after the plan's last send, is out. One pass; 0, or -1 when memory runs
+ * out or on the iterator's error. */
+static int completion_rate(struct rec_iter *it, double target, struct grid *g)
 {
     double *done = calloc(g->n, sizeof *done), *sent = calloc(g->n, sizeof *sent);
     if (!done || !sent) {
@@ -96,8 +103,8 @@ static int completion_rate(const struct req_record *recs, int n, double target, 
         return -1;
     }
     int64_t end_all = g->t0 + (int64_t)g->n * STEP_NS, last_planned = 0;
-    for (int i = 0; i < n; i++) {
-        const struct req_record *r = &recs[i];
+    int rc = pass_begin(it);
+    for (const struct req_record *r; rc == 0 && (r = it->next(it));) {
         int64_t planned = r->t_scheduled ? r->t_scheduled : r->t_start;
         if (r->warmup || !r->t_start)
             continue;
@@ -106,6 +113,11 @@ static int completion_rate(const struct req_record *recs, int n, double target, 
             sent[step_of(g, planned)]++;
         if (!r->cut && r->fail == FAIL_NONE && r->t_end >= g->t0 && r->t_end < end_all)
             done[step_of(g, r->t_end)]++;
+    }
+    if (rc != 0 || pass_end(it) != 0) {
+        free(done);
+        free(sent);
+        return -1;
     }
     double window_s = fmax(STEADY_RATE_WINDOW_S, STEADY_RATE_MIN_SENDS / target);
     size_t w = (size_t)ceil(window_s / STEADY_STEP_S - 1e-9);
@@ -129,41 +141,48 @@ static int completion_rate(const struct req_record *recs, int n, double target, 
 
 /* The figures over the stretch [a, b]: the distributions of completed
  * requests with a ≤ start and end ≤ b, tokens that arrived in [a, b] and
- * completed requests with a < end ≤ b, per second. */
-static int figures(const struct req_record *recs, int n, int64_t a, int64_t b, enum pct_method m,
+ * completed requests with a < end ≤ b, per second. One pass over the n
+ * records of it: per-request columns of n values, ITL per chunk in a
+ * column that turns into a histogram past VCOL_EXACT_MAX gaps (stats/hist.h). */
+static int figures(struct rec_iter *it, size_t n, int64_t a, int64_t b, enum pct_method m,
                    struct steady_state *out)
 {
-    size_t gaps = 0;
-    for (int i = 0; i < n; i++)
-        gaps += recs[i].n_chunks;
-    double *ttft = malloc(((size_t)n + 1) * sizeof *ttft), *tpot = malloc(((size_t)n + 1) * sizeof *tpot);
-    double *e2e = malloc(((size_t)n + 1) * sizeof *e2e), *itl = malloc((gaps + 1) * sizeof *itl);
-    int rc = ttft && tpot && e2e && itl ? 0 : -1;
-    size_t k = 0, g = 0;
+    double *ttft = malloc((n + 1) * sizeof *ttft), *tpot = malloc((n + 1) * sizeof *tpot);
+    double *e2e = malloc((n + 1) * sizeof *e2e);
+    struct vcol itl;
+    vcol_init(&itl);
+    struct token_window tw = {0};
+    int rc = ttft && tpot && e2e ? pass_begin(it) : -1;
+    size_t k = 0;
     long ended = 0;
-    for (int i = 0; rc == 0 && i < n; i++) {
-        const struct req_record *r = &recs[i];
+    for (const struct req_record *r; rc == 0 && (r = it->next(it));) {
+        tokens_window_add(r, a, b, &tw);
         if (r->warmup || !r->t_start || r->cut || r->fail != FAIL_NONE)
             continue;
         ended += r->t_end > a && r->t_end <= b;
         if (r->t_start < a || r->t_end > b)
             continue;
+        if (k == n) {           /* more records than the count pass saw: the source changed */
+            snprintf(it->err, sizeof it->err, "the records changed between two passes");
+            rc = -1;
+            break;
+        }
         struct req_metrics rm;
         metrics_derive(r, &rm);
         ttft[k] = rm.ttft_ms;
         tpot[k] = rm.tpot_ms;
         e2e[k++] = rm.e2e_ms;
-        for (size_t c = 1; c < r->n_chunks; c++)
-            itl[g++] = ns_to_ms(r->chunks[c].t_ns - r->chunks[c - 1].t_ns);
+        for (size_t c = 1; rc == 0 && c < r->n_chunks; c++)
+            rc = vcol_add(&itl, ns_to_ms(r->chunks[c].t_ns - r->chunks[c - 1].t_ns));
     }
+    if (rc == 0)
+        rc = pass_end(it);
     if (rc == 0) {
         out->requests = (int)k;
         dist_compute(ttft, k, m, &out->ttft);
         dist_compute(tpot, k, m, &out->tpot);
         dist_compute(e2e, k, m, &out->e2e);
-        dist_compute(itl, g, m, &out->itl);
-        struct token_window tw;
-        tokens_in_window(recs, n, a, b, &tw);
+        vcol_dist(&itl, m, &out->itl);
         double s = (double)(b - a) / 1e9;
         out->output_throughput = tw.tokens / s;
         out->request_throughput = (double)ended / s;
@@ -171,7 +190,7 @@ static int figures(const struct req_record *recs, int n, int64_t a, int64_t b, e
     free(ttft);
     free(tpot);
     free(e2e);
-    free(itl);
+    vcol_free(&itl);
     return rc;
 }
 
@@ -201,33 +220,54 @@ static void empty_state(const struct steady_opts *o, struct steady_state *out)
     };
 }
 
-/* The run's span over measured requests sent (as the summary's duration). */
-static void span_of(const struct req_record *recs, int n, int64_t *first, int64_t *last)
+/* The run's span over measured requests sent (as the summary's duration)
+ * and the number of records. One pass; 0, or -1 on the iterator's error. */
+static int span_of(struct rec_iter *it, int64_t *first, int64_t *last, size_t *n)
 {
     *first = *last = 0;
-    for (int i = 0; i < n; i++) {
-        if (recs[i].warmup || !recs[i].t_start)
+    *n = 0;
+    if (pass_begin(it) != 0)
+        return -1;
+    for (const struct req_record *r; (r = it->next(it));) {
+        ++*n;
+        if (r->warmup || !r->t_start)
             continue;
-        if (!*first || recs[i].t_start < *first)
-            *first = recs[i].t_start;
-        if (recs[i].t_end > *last)
-            *last = recs[i].t_end;
+        if (!*first || r->t_start < *first)
+            *first = r->t_start;
+        if (r->t_end > *last)
+            *last = r->t_end;
     }
+    return pass_end(it);
+}
+
+/* One pass. */
+int steady_not_before_s_iter(struct rec_iter *it, int64_t end_ns, double *out)
+{
+    int64_t first, last;
+    size_t n;
+    int rc = span_of(it, &first, &last, &n);
+    *out = rc == 0 && first && end_ns > first ? (double)(end_ns - first) / 1e9 : 0;
+    return rc;
 }
 
 double steady_not_before_s(const struct req_record *recs, int n, int64_t end_ns)
 {
-    int64_t first, last;
-    span_of(recs, n, &first, &last);
-    return first && end_ns > first ? (double)(end_ns - first) / 1e9 : 0;
+    struct rec_iter it;
+    rec_iter_array(&it, recs, n);
+    double s;
+    steady_not_before_s_iter(&it, end_ns, &s);        /* an array has no error */
+    return s;
 }
 
-int steady_detect(const struct req_record *recs, int n, const struct steady_opts *o, enum pct_method m,
-                  struct steady_state *out)
+/* At most three passes: the span, the level, the figures when reached. */
+int steady_detect_iter(struct rec_iter *it, const struct steady_opts *o, enum pct_method m,
+                       struct steady_state *out)
 {
     empty_state(o, out);
     int64_t first, last;
-    span_of(recs, n, &first, &last);
+    size_t n;
+    if (span_of(it, &first, &last, &n) != 0)
+        return -1;
     if (first && last > first)
         out->run_s = (double)(last - first) / 1e9;
     if (o->basis == STEADY_NONE || !(o->target > 0)) {
@@ -247,11 +287,11 @@ int steady_detect(const struct req_record *recs, int n, const struct steady_opts
     g.in = calloc(g.n + 1, sizeof *g.in);
     int rc = g.level && g.in ? 0 : -1;
     if (rc == 0 && o->basis == STEADY_IN_FLIGHT) {
-        in_flight(recs, n, &g);
+        rc = in_flight(it, &g);
         for (size_t k = 0; k < g.n; k++)
             g.in[k] = fabs(g.level[k] - o->target) <= STEADY_BAND * o->target;
     } else if (rc == 0) {
-        rc = completion_rate(recs, n, o->target, &g);
+        rc = completion_rate(it, o->target, &g);
     }
     size_t at = 0, len = 0;
     if (rc == 0) {
@@ -273,9 +313,17 @@ int steady_detect(const struct req_record *recs, int n, const struct steady_opts
                     : out->share < STEADY_MIN_SHARE ? STEADY_TOO_SMALL : NULL;
         out->reached = out->reason == NULL;
         if (out->reached)
-            rc = figures(recs, n, first + (int64_t)at * STEP_NS, first + (int64_t)(at + len) * STEP_NS, m, out);
+            rc = figures(it, n, first + (int64_t)at * STEP_NS, first + (int64_t)(at + len) * STEP_NS, m, out);
     }
     free(g.level);
     free(g.in);
     return rc;
+}
+
+int steady_detect(const struct req_record *recs, int n, const struct steady_opts *o, enum pct_method m,
+                  struct steady_state *out)
+{
+    struct rec_iter it;
+    rec_iter_array(&it, recs, n);
+    return steady_detect_iter(&it, o, m, out);
 }

@@ -56,6 +56,10 @@ struct steady_opts steady_opts_of(long concurrency, double request_rate);
  * phase began) is not on this origin. */
 double steady_not_before_s(const struct req_record *recs, int n, int64_t end_ns);
 
+/* steady_not_before_s over the records of it, into *out, in one pass.
+ * Returns 0, or -1 on the iterator's error (it->err). */
+int steady_not_before_s_iter(struct rec_iter *it, int64_t end_ns, double *out);
+
 /* Why no steady state was reached (static keys, as the artifact writes them). */
 #define STEADY_NO_TARGET "no_target"              /* nothing to hold: no cap and no rate */
 #define STEADY_NO_REQUESTS "no_requests"          /* no measured request was sent */
@@ -79,9 +83,10 @@ struct steady_state {
     /* Over the stretch [start, end], when reached (else samples 0 and
      * NaN): completed requests whose start and end both lie inside it
      * (start ≤ t_start, t_end ≤ end), their TTFT, TPOT, per-chunk ITL and
-     * E2E (ms); output tokens that arrived inside it (stats/tokens.h) per
-     * second; completed requests that ended inside it (start < t_end ≤
-     * end) per second. */
+     * E2E (ms) — the ITL's percentiles from a histogram when the stretch
+     * holds over VCOL_EXACT_MAX gaps (itl.rel_error, stats/hist.h); output
+     * tokens that arrived inside it (stats/tokens.h) per second; completed
+     * requests that ended inside it (start < t_end ≤ end) per second. */
     int requests;
     struct dist ttft, tpot, itl, e2e;
     double output_throughput, request_throughput;
@@ -93,6 +98,13 @@ struct steady_state {
  * -1 when memory runs out. */
 int steady_detect(const struct req_record *recs, int n, const struct steady_opts *o, enum pct_method m,
                   struct steady_state *out);
+
+/* steady_detect over the records of it, in at most three passes (the span,
+ * the level, the figures). Memory: the grid (a few bytes per 0.5 s step),
+ * three doubles per record for the figures, and the ITL column (stats/hist.h).
+ * Returns 0, or -1 when memory runs out or on the iterator's error (it->err). */
+int steady_detect_iter(struct rec_iter *it, const struct steady_opts *o, enum pct_method m,
+                       struct steady_state *out);
 
 /* Whether a steady figure differs from the whole run's beyond noise: by
  * more than STEADY_NOISE of the whole run's (both finite). */

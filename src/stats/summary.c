@@ -7,20 +7,28 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "stats/hist.h"
 #include "stats/metrics.h"
+#include "stats/pass.h"
+#include "stats/peak.h"
 
-/* Per-request values of every distribution, one column per dist_id. */
+/* Per-request values of every distribution: an exact column of up to
+ * `cap` values (the records' count) per dist_id, but the per-chunk ITL,
+ * which goes to value columns (stats/hist.h) — a run of millions of chunks
+ * must not keep one double per chunk. NaNs (undefined values) are not kept. */
 struct columns {
     double *v[D_COUNT];
-    size_t n[D_COUNT];
+    size_t n[D_COUNT], cap;
+    struct vcol itl_chunk, itl_token;
 };
 
 static void push(struct columns *c, enum dist_id id, double x)
 {
-    c->v[id][c->n[id]++] = x;
+    if (!isnan(x))
+        c->v[id][c->n[id]++] = x;
 }
 
-static void push_request(struct columns *c, const struct req_record *r, const struct req_metrics *m)
+static int push_request(struct columns *c, const struct req_record *r, const struct req_metrics *m)
 {
     push(c, D_TTFT, m->ttft_ms);
     push(c, D_TTFO, m->time_to_first_output_ms);
@@ -41,24 +49,28 @@ static void push_request(struct columns *c, const struct req_record *r, const st
     push(c, D_SCHED_TTFT, m->scheduled_ttft_ms);
     push(c, D_SCHED_E2E, m->scheduled_e2e_ms);
     push(c, D_TOKENS_PER_CHUNK, r->n_chunks ? (double)m->output_tokens / (double)r->n_chunks : NAN);
-    for (size_t i = 1; i < r->n_chunks; i++) {
-        push(c, D_ITL_CHUNK, ns_to_ms(r->chunks[i].t_ns - r->chunks[i - 1].t_ns));
-        push(c, D_ITL_TOKEN, metrics_itl_per_token_ms(r, i, m->output_tokens));
-    }
+    for (size_t i = 1; i < r->n_chunks; i++)
+        if (vcol_add(&c->itl_chunk, ns_to_ms(r->chunks[i].t_ns - r->chunks[i - 1].t_ns)) != 0 ||
+            vcol_add(&c->itl_token, metrics_itl_per_token_ms(r, i, m->output_tokens)) != 0)
+            return -1;
+    return 0;
 }
 
-static int alloc_columns(struct columns *c, const struct req_record *recs, int n)
+static bool per_chunk(int id)
 {
-    size_t gaps = 0;
-    for (int i = 0; i < n; i++)
-        gaps += recs[i].n_chunks;
+    return id == D_ITL_CHUNK || id == D_ITL_TOKEN;
+}
+
+/* Columns for n records: one double per record per per-request metric
+ * (allocated by the count, not grown: doubling would hold up to twice
+ * that, and three times while a column is copied). */
+static int alloc_columns(struct columns *c, size_t n)
+{
     memset(c, 0, sizeof *c);
-    for (int id = 0; id < D_COUNT; id++) {
-        size_t cap = (id == D_ITL_CHUNK || id == D_ITL_TOKEN) ? gaps : (size_t)n;
-        c->v[id] = malloc((cap ? cap : 1) * sizeof(double));
-        if (!c->v[id])
+    c->cap = n;
+    for (int id = 0; id < D_COUNT; id++)
+        if (!per_chunk(id) && !(c->v[id] = malloc((n ? n : 1) * sizeof(double))))
             return -1;
-    }
     return 0;
 }
 
@@ -66,6 +78,17 @@ static void free_columns(struct columns *c)
 {
     for (int id = 0; id < D_COUNT; id++)
         free(c->v[id]);
+    vcol_free(&c->itl_chunk);
+    vcol_free(&c->itl_token);
+}
+
+static void dist_columns(struct columns *c, enum pct_method m, struct dist *d)
+{
+    for (int id = 0; id < D_COUNT; id++)
+        if (!per_chunk(id))
+            dist_compute(c->v[id], c->n[id], m, &d[id]);
+    vcol_dist(&c->itl_chunk, m, &d[D_ITL_CHUNK]);
+    vcol_dist(&c->itl_token, m, &d[D_ITL_TOKEN]);
 }
 
 int slo_parse(const char *spec, struct slo *s)
@@ -103,137 +126,106 @@ static bool is_good(const struct slo *s, const struct req_metrics *m)
            (isnan(s->e2el_ms) || m->e2e_ms <= s->e2el_ms);
 }
 
-struct token_event {
-    int64_t t_ns;
-    double tokens;
-};
-
-static int cmp_event(const void *a, const void *b)
+/* Pass 1: the records' count (the columns' size) and peak_tps's census. */
+static int census(struct rec_iter *it, size_t *n, struct peak_census *pc)
 {
-    int64_t x = ((const struct token_event *)a)->t_ns, y = ((const struct token_event *)b)->t_ns;
-    return (x > y) - (x < y);
-}
-
-/* The most output tokens that arrived within any 1 s window, per second:
- * counted from tokens (a chunk's own count, or its share of its request's
- * usage), never from chunk counts. Failed requests are left out. NaN when
- * memory runs out or nothing arrived. */
-static double peak_tps_1s(const struct req_record *recs, int n)
-{
-    size_t total = 0, most = 0, k = 0;
-    for (int i = 0; i < n; i++)
-        if (recs[i].t_start && recs[i].fail == FAIL_NONE) {
-            total += recs[i].n_chunks;
-            most = recs[i].n_chunks > most ? recs[i].n_chunks : most;
-        }
-    struct token_event *ev = malloc((total ? total : 1) * sizeof *ev);
-    double *tokens = malloc((most ? most : 1) * sizeof *tokens);
-    if (!ev || !tokens || total == 0) {
-        free(ev);
-        free(tokens);
-        return NAN;
-    }
-    for (int i = 0; i < n; i++) {
-        if (!recs[i].t_start || recs[i].fail != FAIL_NONE)
-            continue;
-        tokens_of_chunks(&recs[i], tokens);
-        for (size_t c = 0; c < recs[i].n_chunks; c++)
-            ev[k++] = (struct token_event){recs[i].chunks[c].t_ns, tokens[c]};
-    }
-    free(tokens);
-    qsort(ev, k, sizeof *ev, cmp_event);
-    /* a run shorter than a second is one window, over its own span */
-    int64_t span = ev[k - 1].t_ns - ev[0].t_ns;
-    if (span < 1000000000) {
-        double all = 0;
-        for (size_t i = 0; i < k; i++)
-            all += ev[i].tokens;
-        free(ev);
-        return span > 0 ? all / ((double)span / 1e9) : NAN;
-    }
-    double in = 0, best = 0;
-    for (size_t lo = 0, hi = 0; hi < k; hi++) {     /* window (ev[hi] − 1 s, ev[hi]] */
-        in += ev[hi].tokens;
-        while (ev[lo].t_ns <= ev[hi].t_ns - 1000000000)
-            in -= ev[lo++].tokens;
-        if (in > best)
-            best = in;
-    }
-    free(ev);
-    return best;
-}
-
-int summary_compute(const struct req_record *recs, int n, const struct summary_opts *o,
-                    struct run_summary *out)
-{
-    enum pct_method m = o->method;
-    memset(out, 0, sizeof *out);
-    out->requests = n;
-    out->method = m;
-    struct columns c;
-    if (alloc_columns(&c, recs, n) != 0) {
-        free_columns(&c);
+    *n = 0;
+    *pc = (struct peak_census){0};
+    if (pass_begin(it) != 0)
         return -1;
+    for (const struct req_record *r; (r = it->next(it));) {
+        ++*n;
+        peak_census_add(pc, r);
     }
-    int64_t first = 0, last = 0;
-    for (int i = 0; i < n; i++) {
-        const struct req_record *r = &recs[i];
-        if (r->warmup) {        /* duration mode: sent before the window opened */
-            out->requests--;
-            out->warmup_requests++;
-            continue;
-        }
-        if (!r->t_start)
-            continue;
-        out->sent++;
-        out->events += r->events;
-        if (!first || r->t_start < first)
-            first = r->t_start;
-        if (r->t_end > last)
-            last = r->t_end;
-        if (r->cut) {           /* incomplete by design: neither failed nor measured */
-            out->cut++;
-            continue;
-        }
-        if (r->fail != FAIL_NONE) {
-            out->failed++;
-            out->failed_by[r->fail]++;
-            continue;
-        }
-        struct req_metrics rm;
-        metrics_derive(r, &rm);
-        out->completed++;
-        out->first_output_merged += r->first_output_merged;
-        out->output_tokens += rm.output_tokens;
-        if (r->prompt_tokens >= 0) {
-            out->prompt_tokens += r->prompt_tokens;
-            out->prompt_token_reports++;
-        }
-        if (r->cached_tokens >= 0) {
-            out->cached_tokens += r->cached_tokens;
-            out->cached_reports++;
-        }
-        out->content_chunks += r->content_chunks;
-        out->reasoning_chunks += r->reasoning_chunks;
-        out->tool_call_chunks += r->tool_call_chunks;
-        out->tool_calls += r->tool_calls;
-        out->by_source[rm.output_token_source]++;
-        if (r->max_tokens > 0 && rm.output_tokens > r->max_tokens)
-            out->usage_over_max++;
-        if (o->check_prompt_tokens && r->planned_prompt_tokens >= 0 && (r->prompt_tokens < 0 ||
-            labs(r->prompt_tokens - r->planned_prompt_tokens) > record_prompt_tolerance(r->planned_prompt_tokens)))
-            out->prompt_mismatch++;
-        if (slo_any(&o->slo) && is_good(&o->slo, &rm))
-            out->good++;
-        push_request(&c, r, &rm);
+    return pass_end(it);
+}
+
+/* Counts one measured record into out and its columns; first/last the
+ * run's span so far. Returns 0, or -1 when memory runs out. */
+static int add_record(const struct req_record *r, const struct summary_opts *o, struct run_summary *out,
+                      struct columns *c, int64_t *first, int64_t *last)
+{
+    if (r->warmup) {        /* duration mode: sent before the window opened */
+        out->requests--;
+        out->warmup_requests++;
+        return 0;
     }
+    if (!r->t_start)
+        return 0;
+    out->sent++;
+    out->events += r->events;
+    if (!*first || r->t_start < *first)
+        *first = r->t_start;
+    if (r->t_end > *last)
+        *last = r->t_end;
+    if (r->cut) {           /* incomplete by design: neither failed nor measured */
+        out->cut++;
+        return 0;
+    }
+    if (r->fail != FAIL_NONE) {
+        out->failed++;
+        out->failed_by[r->fail]++;
+        return 0;
+    }
+    struct req_metrics rm;
+    metrics_derive(r, &rm);
+    out->completed++;
+    out->first_output_merged += r->first_output_merged;
+    out->output_tokens += rm.output_tokens;
+    if (r->prompt_tokens >= 0) {
+        out->prompt_tokens += r->prompt_tokens;
+        out->prompt_token_reports++;
+    }
+    if (r->cached_tokens >= 0) {
+        out->cached_tokens += r->cached_tokens;
+        out->cached_reports++;
+    }
+    out->content_chunks += r->content_chunks;
+    out->reasoning_chunks += r->reasoning_chunks;
+    out->tool_call_chunks += r->tool_call_chunks;
+    out->tool_calls += r->tool_calls;
+    out->by_source[rm.output_token_source]++;
+    if (r->max_tokens > 0 && rm.output_tokens > r->max_tokens)
+        out->usage_over_max++;
+    if (o->check_prompt_tokens && r->planned_prompt_tokens >= 0 && (r->prompt_tokens < 0 ||
+        labs(r->prompt_tokens - r->planned_prompt_tokens) > record_prompt_tolerance(r->planned_prompt_tokens)))
+        out->prompt_mismatch++;
+    if (slo_any(&o->slo) && is_good(&o->slo, &rm))
+        out->good++;
+    return push_request(c, r, &rm);
+}
+
+/* Pass 2: every record into out, its columns, the invariants, the
+ * duration-mode window and the peak. Returns 0, or -1 (memory, the
+ * iterator, or records that changed since pass 1: it->err). */
+static int measure(struct rec_iter *it, const struct summary_opts *o, struct run_summary *out,
+                   struct columns *c, struct peak *pk, int64_t *first, int64_t *last)
+{
+    bool window = o->window_end > o->window_start && o->window_start > 0;
+    size_t seen = 0;
+    int rc = pass_begin(it);
+    for (const struct req_record *r; rc == 0 && (r = it->next(it));) {
+        if (++seen > c->cap || peak_add(pk, r) != 0) {
+            snprintf(it->err, sizeof it->err, "the records changed between two passes");
+            return -1;
+        }
+        invariants_add(r, o->ignore_eos, &out->inv);
+        if (window)
+            tokens_window_add(r, o->window_start, o->window_end, &out->window);
+        rc = add_record(r, o, out, c, first, last);
+    }
+    return rc == 0 ? pass_end(it) : rc;
+}
+
+/* The figures of the whole run once every record is counted. */
+static void conclude(const struct summary_opts *o, int64_t first, int64_t last, struct run_summary *out)
+{
     out->duration_ms = last > first ? ns_to_ms(last - first) : 0;
     double s = out->duration_ms / 1000.0;
     out->output_throughput = s > 0 ? (double)out->output_tokens / s : NAN;
     out->total_token_throughput = s > 0 ? (double)(out->output_tokens + out->prompt_tokens) / s : NAN;
     out->request_throughput = s > 0 ? out->completed / s : NAN;
     out->goodput_rps = slo_any(&o->slo) && s > 0 ? out->good / s : NAN;
-    invariants_check(recs, n, o->ignore_eos, &out->inv);
     double *lag = malloc((o->n_loop_lag ? o->n_loop_lag : 1) * sizeof *lag);
     if (lag) {
         if (o->n_loop_lag)
@@ -241,15 +233,11 @@ int summary_compute(const struct req_record *recs, int n, const struct summary_o
         dist_compute(lag, o->n_loop_lag, PCT_NEAREST, &out->loop_lag);
         free(lag);
     }
-    out->peak_output_tps_1s = peak_tps_1s(recs, n);
     out->aggregate_tps = out->window_tokens = NAN;
     if (o->window_end > o->window_start && o->window_start > 0) {
-        tokens_in_window(recs, n, o->window_start, o->window_end, &out->window);
         out->window_tokens = out->window.tokens;
         out->aggregate_tps = out->window_tokens / ((double)(o->window_end - o->window_start) / 1e9);
     }
-    for (int id = 0; id < D_COUNT; id++)
-        dist_compute(c.v[id], c.n[id], m, &out->d[id]);
     /* a p99 needs 100 samples (1 s of probing) before one stall is not "the 99th percentile" */
     out->loop_lagged = out->loop_lag.samples >= 100 && out->loop_lag.p99 > 1.0;
     /* with a cap, a late send waited for a slot: the plan's doing, not the client's */
@@ -261,6 +249,41 @@ int summary_compute(const struct req_record *recs, int n, const struct summary_o
                                (double)o->stamps_clock > SUMMARY_CLOCK_STAMP_SHARE * (double)stamps;
     /* a first answer read with later output was dated by the later one: the loop was late */
     out->client_bound = out->sends_late || out->clock_stamps_lagged || out->first_output_merged > 0;
+}
+
+/* Passes: two here (the count, the measures) and steady_detect_iter's
+ * at most three. */
+int summary_compute_iter(struct rec_iter *it, const struct summary_opts *o, struct run_summary *out)
+{
+    memset(out, 0, sizeof *out);
+    out->method = o->method;
+    size_t n;
+    struct peak_census pc;
+    if (census(it, &n, &pc) != 0)
+        return -1;
+    out->requests = (int)n;
+    struct columns c;
+    struct peak pk;
+    int64_t first = 0, last = 0;
+    int rc = alloc_columns(&c, n);
+    if (peak_init(&pk, &pc) != 0)
+        rc = -1;
+    if (rc == 0)
+        rc = measure(it, o, out, &c, &pk, &first, &last);
+    if (rc == 0) {
+        out->peak_output_tps_1s = peak_tps(&pk);
+        dist_columns(&c, o->method, out->d);
+        conclude(o, first, last, out);
+    }
     free_columns(&c);
-    return steady_detect(recs, n, &o->steady, m, &out->steady);
+    peak_free(&pk);
+    return rc == 0 ? steady_detect_iter(it, &o->steady, o->method, &out->steady) : rc;
+}
+
+int summary_compute(const struct req_record *recs, int n, const struct summary_opts *o,
+                    struct run_summary *out)
+{
+    struct rec_iter it;
+    rec_iter_array(&it, recs, n);
+    return summary_compute_iter(&it, o, out);
 }

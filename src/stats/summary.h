@@ -24,7 +24,8 @@ struct run_summary {
     int sent, completed, failed;
     int cut;                    /* duration mode: still running when the window closed */
     int warmup_requests;        /* duration mode: sent before the window opened */
-    double peak_output_tps_1s;  /* tokens/s: most output tokens arriving within any 1 s window */
+    double peak_output_tps_1s;  /* tokens/s: most output tokens arriving within any 1 s window
+                                   (stats/peak.h: exact, or within one 1 ms bin's tokens) */
     double aggregate_tps;       /* duration mode: output tokens inside the window / its length; else NaN */
     double window_tokens;       /* duration mode: output tokens inside the window (stats/tokens.h) */
     struct token_window window; /* duration mode: how they were counted */
@@ -106,5 +107,15 @@ struct summary_opts {
  * when memory runs out. */
 int summary_compute(const struct req_record *recs, int n, const struct summary_opts *o,
                     struct run_summary *out);
+
+/* summary_compute over the records of it (summary_compute wraps an array
+ * in one), read in at most five passes: the count, the measures, and the
+ * steady state's three. Memory does not grow with the chunks: one double
+ * per record for each per-request distribution (152 bytes a record), the
+ * per-chunk ITL in value columns (exact up to VCOL_EXACT_MAX gaps, then a
+ * histogram whose percentiles are within HIST_REL_ERROR: d[].rel_error,
+ * stats/hist.h), and the peak's events or bins (stats/peak.h). Returns 0,
+ * or -1 when memory runs out or on the iterator's error (it->err). */
+int summary_compute_iter(struct rec_iter *it, const struct summary_opts *o, struct run_summary *out);
 
 #endif

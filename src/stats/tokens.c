@@ -1,6 +1,8 @@
 /* tokens.c — counting and dating a stream's output tokens (tokens.h). */
 #include "stats/tokens.h"
 
+#include "stats/pass.h"
+
 const char *token_source_name(enum token_source s)
 {
     static const char *const names[] = {
@@ -67,28 +69,42 @@ void tokens_of_chunks(const struct req_record *r, double *out)
         out[i] = chunk_share(&s, &r->chunks[i]);
 }
 
+void tokens_window_add(const struct req_record *r, int64_t start, int64_t end, struct token_window *out)
+{
+    if (!r->t_start || !r->n_chunks)
+        return;
+    enum token_source src;
+    struct share s = share_of(r, tokens_of(r, &src));
+    for (size_t k = 0; k < r->n_chunks; k++) {
+        const struct out_chunk *c = &r->chunks[k];
+        if (c->t_ns < start || c->t_ns > end)
+            continue;
+        out->tokens += chunk_share(&s, c);
+        out->chunks_with_count += c->tokens >= 0;
+        out->chunks++;
+        out->by_source[src]++;
+        if (c->t_ns > out->last_arrival)
+            out->last_arrival = c->t_ns;
+    }
+}
+
+/* One pass. */
+int tokens_in_window_iter(struct rec_iter *it, int64_t start, int64_t end, struct token_window *out)
+{
+    *out = (struct token_window){0};
+    if (pass_begin(it) != 0)
+        return -1;
+    for (const struct req_record *r; (r = it->next(it));)
+        tokens_window_add(r, start, end, out);
+    return pass_end(it);
+}
+
 void tokens_in_window(const struct req_record *recs, int n, int64_t start, int64_t end,
                       struct token_window *out)
 {
-    *out = (struct token_window){0};
-    for (int i = 0; i < n; i++) {
-        const struct req_record *r = &recs[i];
-        if (!r->t_start || !r->n_chunks)
-            continue;
-        enum token_source src;
-        struct share s = share_of(r, tokens_of(r, &src));
-        for (size_t k = 0; k < r->n_chunks; k++) {
-            const struct out_chunk *c = &r->chunks[k];
-            if (c->t_ns < start || c->t_ns > end)
-                continue;
-            out->tokens += chunk_share(&s, c);
-            out->chunks_with_count += c->tokens >= 0;
-            out->chunks++;
-            out->by_source[src]++;
-            if (c->t_ns > out->last_arrival)
-                out->last_arrival = c->t_ns;
-        }
-    }
+    struct rec_iter it;
+    rec_iter_array(&it, recs, n);
+    tokens_in_window_iter(&it, start, end, out);      /* an array has no error */
 }
 
 enum token_source window_token_source(const struct token_window *w)

@@ -59,6 +59,14 @@ struct token_window {
 void tokens_in_window(const struct req_record *recs, int n, int64_t start, int64_t end,
                       struct token_window *out);
 
+/* tokens_in_window over the records of it, in one pass. Returns 0, or -1
+ * on the iterator's error (it->err; *out then holds what was read). */
+int tokens_in_window_iter(struct rec_iter *it, int64_t start, int64_t end, struct token_window *out);
+
+/* Adds one record's tokens in [start, end] to *out (zeroed first by the
+ * caller), for a pass that computes more than the window. */
+void tokens_window_add(const struct req_record *r, int64_t start, int64_t end, struct token_window *out);
+
 /* The weakest source any of w's chunks needed: chunks, else tokenize, else
  * usage (also when w counted nothing). */
 enum token_source window_token_source(const struct token_window *w);
