@@ -70,8 +70,8 @@ static void failure_of(struct builder *b, const struct req_record *r, struct ben
 /* Late sends: a trace's requests are due at their recorded times. */
 #define TRACE_LATE_MS 1.0
 
-static void trace_of(struct builder *b, const struct bench_trace *t, const struct req_record *recs, int n,
-                     const struct run_summary *s, struct bench_trace *out)
+static void trace_of(struct builder *b, const struct bench_trace *t, const struct run_summary *s,
+                     struct bench_trace *out)
 {
     *out = *t;
     out->present = true;
@@ -80,11 +80,7 @@ static void trace_of(struct builder *b, const struct bench_trace *t, const struc
     out->measured_prefix_hit_rate = s->cached_reports && s->prompt_tokens
                                     ? (double)s->cached_tokens / (double)s->prompt_tokens : NAN;
     out->late_send_threshold_ms = TRACE_LATE_MS;
-    out->late_sends = 0;
-    for (int i = 0; i < n; i++)
-        if (recs[i].t_start && !recs[i].warmup && recs[i].t_scheduled &&
-            ns_to_ms(recs[i].t_start - recs[i].t_scheduled) > TRACE_LATE_MS)
-            out->late_sends++;
+    out->late_sends = 0;       /* counted by trace_late */
 }
 
 static void prefix_cache_of(struct builder *b, const struct bench_prefix_cache *p, const struct run_summary *s,
@@ -365,36 +361,65 @@ static void metrics_of(struct builder *b, const struct run_summary *s, struct be
             count_key(b, &m->output_token_sources, token_source_name((enum token_source)k), s->by_source[k]);
 }
 
-/* The measured requests: completed ones to request_timings, failed ones to
- * failures; how many planned each prompt length to context_distribution
- * ("unknown" for dataset prompts). */
-static void requests_of(struct builder *b, const struct req_record *recs, int n, struct benchmark *out)
+bool benchmark_row_of(const struct bench_meta *meta, const struct req_record *r, bool *measured)
 {
-    out->request_timings = calloc(n > 0 ? (size_t)n : 1, sizeof *out->request_timings);
-    out->failures = calloc(n > 0 ? (size_t)n : 1, sizeof *out->failures);
-    if (!out->request_timings || !out->failures) {
+    /* duration mode: warm-ups and requests cut at the window's end are
+     * counted in duration_mode, not listed with the measured ones */
+    bool m = r->t_start && !r->warmup && !r->cut;
+    if (measured)
+        *measured = m;
+    return m && (meta->max_request_rows <= 0 || r->index < meta->max_request_rows);
+}
+
+/* Room for the rows of n records, unless they are streamed. */
+static void rows_alloc(struct builder *b, const struct bench_meta *m, size_t n, struct benchmark *out)
+{
+    if (m->rows_streamed)
+        return;
+    out->request_timings = calloc(n > 0 ? n : 1, sizeof *out->request_timings);
+    out->failures = calloc(n > 0 ? n : 1, sizeof *out->failures);
+    if (!out->request_timings || !out->failures)
         b->oom = true;
+}
+
+/* One measured request: its prompt length to context_distribution
+ * ("unknown" for dataset prompts), a completed one to request_timings, a
+ * failed one to failures (or counted, when streamed or past the bound). */
+static void request_of(struct builder *b, const struct bench_meta *m, const struct req_record *r,
+                       size_t *cap, struct benchmark *out)
+{
+    if (!r->t_start)
+        return;
+    char k[32];
+    if (r->planned_prompt_tokens >= 0)
+        snprintf(k, sizeof k, "%ld", r->planned_prompt_tokens);
+    else
+        snprintf(k, sizeof k, "unknown");
+    count_key(b, &out->context_distribution, k, 1);
+    bool measured;
+    if (!benchmark_row_of(m, r, &measured)) {
+        out->request_rows_left_out += measured;
         return;
     }
-    for (int i = 0; i < n; i++) {
-        const struct req_record *r = &recs[i];
-        if (!r->t_start)
-            continue;
-        char k[32];
-        if (r->planned_prompt_tokens >= 0)
-            snprintf(k, sizeof k, "%ld", r->planned_prompt_tokens);
-        else
-            snprintf(k, sizeof k, "unknown");
-        count_key(b, &out->context_distribution, k, 1);
-        /* duration mode: warm-ups and requests cut at the window's end are
-         * counted in duration_mode, not listed with the measured ones */
-        if (r->warmup || r->cut)
-            continue;
-        if (r->fail == FAIL_NONE)
-            timing_of(b, r, &out->request_timings[out->n_request_timings++]);
-        else
-            failure_of(b, r, &out->failures[out->n_failures++]);
+    if (m->rows_streamed)
+        return;
+    if (out->n_request_timings + out->n_failures >= *cap) {     /* an iterator's records: grow */
+        size_t c = *cap ? 2 * *cap : 1024;
+        void *t = realloc(out->request_timings, c * sizeof *out->request_timings);
+        if (t)
+            out->request_timings = t;
+        void *f = t ? realloc(out->failures, c * sizeof *out->failures) : NULL;
+        if (!t || !f) {
+            b->oom = true;
+            return;
+        }
+        out->failures = f;
+        *cap = c;
     }
+    if (r->fail == FAIL_NONE)
+        timing_of(b, r, &out->request_timings[out->n_request_timings++]);
+    else
+        failure_of(b, r, &out->failures[out->n_failures++]);
 }
 
 /* A closed loop: no rate, and no rate ramp. */
@@ -544,6 +569,8 @@ static void anvil_fields_of(struct builder *b, const struct bench_meta *m, const
     out->usage_over_max_tokens = s->usage_over_max;
     out->cache_contaminated = m->cache_contaminated;
     out->journal_lines_lost = m->journal_lines_lost >= 0 ? m->journal_lines_lost : ARTIFACT_NONE;
+    out->max_request_rows = m->max_request_rows > 0 ? m->max_request_rows : ARTIFACT_NONE;
+    out->request_rows_left_out = 0;    /* counted by request_of */
     out->shared_prefix_tokens = m->shared_prefix_method && m->shared_prefix_tokens >= 0
                                 ? (double)m->shared_prefix_tokens : NAN;
     if (m->server_gone)
@@ -583,8 +610,15 @@ static void anvil_fields_of(struct builder *b, const struct bench_meta *m, const
     out->first_output_merged_requests = s->first_output_merged;
 }
 
-int benchmark_from_run(const struct bench_meta *meta, const struct req_record *recs, int n,
-                       const struct run_summary *s, struct benchmark *out)
+/* The late sends of a replayed trace, one record at a time. */
+static void trace_late(const struct req_record *r, struct bench_trace *t)
+{
+    if (r->t_start && !r->warmup && r->t_scheduled && ns_to_ms(r->t_start - r->t_scheduled) > TRACE_LATE_MS)
+        t->late_sends++;
+}
+
+int benchmark_from_iter(const struct bench_meta *meta, struct rec_iter *it, const struct run_summary *s,
+                        struct benchmark *out)
 {
     struct builder b = {0};
     *out = (struct benchmark){0};
@@ -594,15 +628,25 @@ int benchmark_from_run(const struct bench_meta *meta, const struct req_record *r
         b.oom = true;
     methodology_of(&b, s->method, &out->timing_methodology);
     metrics_of(&b, s, &out->metrics);
-    requests_of(&b, recs, n, out);
     if (meta->trace)
-        trace_of(&b, meta->trace, recs, n, s, &out->workload.trace);
+        trace_of(&b, meta->trace, s, &out->workload.trace);
+    size_t cap = it->recs ? it->n : 0;
+    rows_alloc(&b, meta, cap, out);
+    if (it->rewind(it) != 0)
+        b.oom = true;
+    for (const struct req_record *r; !b.oom && (r = it->next(it));) {
+        request_of(&b, meta, r, &cap, out);
+        if (meta->trace)
+            trace_late(r, &out->workload.trace);
+    }
+    if (it->err[0])
+        b.oom = true;
     if (meta->images) {
         out->workload.images = *meta->images;
         out->workload.images.format = copy(&b, meta->images->format ? meta->images->format : "png");
     }
-    if (meta->agentic)
-        agentic_of(&b, meta, recs, n, &out->workload.agentic);
+    if (meta->agentic && it->recs)
+        agentic_of(&b, meta, it->recs, (int)it->n, &out->workload.agentic);
     if (meta->prefix_cache)
         prefix_cache_of(&b, meta->prefix_cache, s, &out->workload.prefix_cache);
     if (b.oom) {
@@ -610,6 +654,14 @@ int benchmark_from_run(const struct bench_meta *meta, const struct req_record *r
         return -1;
     }
     return 0;
+}
+
+int benchmark_from_run(const struct bench_meta *meta, const struct req_record *recs, int n,
+                       const struct run_summary *s, struct benchmark *out)
+{
+    struct rec_iter it;
+    rec_iter_array(&it, recs, n);
+    return benchmark_from_iter(meta, &it, s, out);
 }
 
 const struct calibration *bench_calibration_search(const struct bench_calibration *c, struct calibration *out)

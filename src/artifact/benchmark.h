@@ -95,6 +95,10 @@ struct bench_meta {
     double server_tokens_in_window; /* Δ of the server's generation counter over it; NaN unknown */
     bool cache_contaminated;        /* > 5% of prompt tokens cached though every prompt was unique */
     long journal_lines_lost;        /* journal lines whose write failed; -1 = no journal was written */
+    long max_request_rows;          /* request_timings and failures list requests of request_index
+                                       below this (--max-request-rows); <= 0 = every one */
+    bool rows_streamed;             /* the rows are left out of the struct: the writer streams them
+                                       (artifact_write_streamed), only counted here */
     bool server_gone;               /* the server stopped answering: */
     double gone_first_failure_s;    /* seconds after the run's start */
     long gone_connect_failures, gone_truncated;
@@ -494,6 +498,9 @@ struct benchmark {
     long prompt_token_mismatches, usage_over_max_tokens;
     bool cache_contaminated;
     long journal_lines_lost;            /* journal lines whose write failed (a full disk); ARTIFACT_NONE = null */
+    long max_request_rows;              /* the rows' bound (--max-request-rows); ARTIFACT_NONE = none */
+    long request_rows_left_out;         /* measured requests of request_index at or past it: in the
+                                           journal, not listed; ARTIFACT_NONE = null (older artifacts) */
     double shared_prefix_tokens;        /* tokens two measured prompts share; NaN = null */
     struct bench_server_gone server_gone;
     struct bench_server_stalled server_stalled;
@@ -540,6 +547,18 @@ struct benchmark {
  * (*out is then empty). Release with benchmark_free. */
 int benchmark_from_run(const struct bench_meta *meta, const struct req_record *recs, int n,
                        const struct run_summary *s, struct benchmark *out);
+
+/* benchmark_from_run over records read one at a time (one pass over it;
+ * an agentic run's records must be an array: rec_iter_array). Returns 0,
+ * or -1 when memory runs out or it fails (it->err says why). */
+int benchmark_from_iter(const struct bench_meta *meta, struct rec_iter *it, const struct run_summary *s,
+                        struct benchmark *out);
+
+/* Whether record r is one of the artifact's rows under meta's bound: a
+ * measured request sent (not a warm-up, not cut at a window's end) of
+ * request_index below max_request_rows. *measured (may be NULL) tells
+ * whether it is measured at all (counted as left out when not a row). */
+bool benchmark_row_of(const struct bench_meta *meta, const struct req_record *r, bool *measured);
 
 /* The artifact's JSON: every field of b in seed 001's order with anvil's
  * additions after them. Returns a new tree the caller deletes, or NULL when

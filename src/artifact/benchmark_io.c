@@ -724,6 +724,7 @@ static const struct field benchmark_rows[] = {
     WHOLE(ignore_eos_violations, OPT, "requests"), CUSTOM(invariants, JR_OPTIONAL, 0, &invariants_codec),
     WHOLE(prompt_token_mismatches, OPT, "requests"), WHOLE(usage_over_max_tokens, OPT, "requests"),
     BOOL(cache_contaminated, JR_OPTIONAL), WHOLE(journal_lines_lost, OPT, "lines"),
+    WHOLE(max_request_rows, OPT, "requests"), WHOLE(request_rows_left_out, OPT, "requests"),
     NUM(shared_prefix_tokens, OPT, "tokens"), OBJ(server_gone, JR_OPTIONAL, 0, &server_gone_t),
     OBJ(server_stalled, JR_OPTIONAL, 0, &server_stalled_t), CUSTOM(failed_by_category, OPT, 0, &counts_codec),
     OBJ(calibration, JR_OPTIONAL, 0, &calibration_t), OBJ(duration_mode, OPT, FW_NULL, &duration_t),

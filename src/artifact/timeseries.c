@@ -166,3 +166,33 @@ void bench_timeseries_free(struct bench_timeseries *t)
     free(t->rows);
     memset(t, 0, sizeof *t);
 }
+
+int bench_timeseries_of_iter(struct rec_iter *it, double interval_s, enum pct_method method,
+                             const cJSON *server_metrics, const cJSON *hardware, struct bench_timeseries *out)
+{
+    if (it->recs)       /* an array in request order: sorted by end */
+        return bench_timeseries_of_records(it->recs, (int)it->n, interval_s, method, server_metrics, hardware, out);
+    memset(out, 0, sizeof *out);
+    struct ts_acc a;
+    if (ts_init(&a, interval_s, method) != 0)
+        return -1;
+    int64_t origin = 0;
+    int rc = it->rewind(it);
+    for (const struct req_record *r; rc == 0 && (r = it->next(it));)
+        if (!r->warmup && r->t_start && (!origin || r->t_start < origin))
+            origin = r->t_start;
+    if (origin)
+        ts_begin(&a, origin);
+    if (rc == 0 && !it->err[0])
+        rc = it->rewind(it);
+    for (const struct req_record *r; rc == 0 && (r = it->next(it));)
+        ts_add(&a, r);
+    struct ts_series s;
+    rc = rc == 0 && !it->err[0] && ts_finish(&a, &s) == 0 ? 0 : -1;
+    if (rc == 0) {
+        rc = bench_timeseries_build(&s, server_metrics, hardware, out);
+        ts_series_free(&s);
+    }
+    ts_free(&a);
+    return rc;
+}

@@ -27,6 +27,14 @@ int bench_timeseries_build(const struct ts_series *s, const cJSON *server_metric
 int bench_timeseries_of_records(const struct req_record *recs, int n, double interval_s, enum pct_method method,
                                 const cJSON *server_metrics, const cJSON *hardware, struct bench_timeseries *out);
 
+/* bench_timeseries_of_records over records read one at a time (two passes:
+ * the origin, then each record in the order read, which for a journal is
+ * about the order they ended: the accumulator takes lines up to two
+ * intervals late). Returns 0, or -1 when memory runs out or the records
+ * could not be read (it->err). */
+int bench_timeseries_of_iter(struct rec_iter *it, double interval_s, enum pct_method method,
+                             const cJSON *server_metrics, const cJSON *hardware, struct bench_timeseries *out);
+
 /* Frees the rows of t and empties it. */
 void bench_timeseries_free(struct bench_timeseries *t);
 

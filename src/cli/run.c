@@ -109,9 +109,16 @@ static int report(const struct run_cli *r, const struct run_result *res)
         /* duration mode: charged on the window's tokens, as the sweep's table and show charge it */
         report_cost(to, &r->cost, isnan(res->summary.aggregate_tps) ? res->summary.output_throughput
                                                                     : res->summary.aggregate_tps);
-        if (r->pct_given)
-            report_percentiles(to, &r->pct, res->records, res->n_records, c->out.pct);
-        report_failures(to, res->records, res->n_records);
+        struct run_records rr;
+        char err[600];
+        if (run_records_open(res, &rr, err, sizeof err) == 0) {
+            if (r->pct_given)
+                report_percentiles(to, &r->pct, &rr.it, c->out.pct);
+            report_failures(to, &rr.it);
+            run_records_close(&rr);
+        } else {
+            fprintf(stderr, "%s: the records could not be read back: %s\n", c->name, err);
+        }
         if (res->observe)
             report_observe(to, res->observe);
         if (res->cache_contaminated)
@@ -235,6 +242,7 @@ int run_main(int argc, char **argv)
         }
 #endif
         struct run_result res;
+        r.c.keep_records = r.result_format == RESULT_VLLM;    /* its peak concurrency walks them */
         run_execute(&r.c, &res);
         status = report(&r, &res);
         if (r.result_format == RESULT_VLLM && res.status != RUN_FAILED && run_write_vllm_result(&r, &res) != 0 &&

@@ -242,7 +242,7 @@ static const struct flag_spec load_flags[] = {
      "(the first at once, the last at S) instead of all at once", .min = 0.001, .max = FLAG_YEAR_S},
     {"num-prompts", NULL, FLAG_LONG, AT(load.num_prompts), "N", "100",
      "measured requests (with --duration: the most that may be sent, default 200000); at most "
-     "10,000,000: every request's record is held in memory, about 0.5 KB each",
+     "10,000,000: each costs about 0.2 KB of memory while the run lasts, its record is in the journal",
      .min = 1, .max = 10000000},
     {"warmup", "num-warmups", FLAG_LONG, AT(load.warmup), "N", "0", "unmeasured requests sent first",
      .min = 0, .max = 1000000},
@@ -432,6 +432,10 @@ static const struct flag_spec output_flags[] = {
     {"result-format", NULL, FLAG_CHOICE, offsetof(struct run_cli, result_format), "anvil|vllm", "anvil",
      "vllm: also write vLLM's result JSON (mean_ttft_ms, p99_itl_ms, ...) beside the artifact, as "
      "the artifact's path with .vllm.json for .json", .choices = result_format_names},
+    {"max-request-rows", NULL, FLAG_LONG, AT(out.max_request_rows), "N", "100000",
+     "the artifact lists requests of request_index below N in request_timings and failures, and counts "
+     "the others (request_rows_left_out); summaries cover every request, the journal has every row",
+     .min = 1, .max = 10000000},
     {"timeseries-interval-s", NULL, FLAG_DOUBLE, AT(out.timeseries_interval_s), "S", "1",
      "the artifact's time series: one row per S seconds since the first measured send (requests, tokens, "
      "TTFT and ITL p50/p99, gauges); merged to 10 s rows past 10 min and 60 s past 10 h", .min = 0.001,

@@ -56,7 +56,9 @@ static void fill_metrics(const struct run_cli *r, const struct run_result *res, 
     memcpy(v->pcts, r->pct.pcts, (size_t)v->n_pcts * sizeof v->pcts[0]);
     for (int i = 0; i < r->pct.n_metrics && v->n_metrics < VLLM_MAX_METRICS; i++) {
         struct pct_summary s;
-        if (pct_summarize(r->pct.metrics[i], &r->pct, res->records, res->n_records, r->c.out.pct, &s) != 0)
+        struct rec_iter it;
+        rec_iter_array(&it, res->records, res->n_records);
+        if (pct_summarize(r->pct.metrics[i], &r->pct, &it, r->c.out.pct, &s) != 0)
             continue;
         struct vllm_metric *m = &v->metrics[v->n_metrics++];
         snprintf(m->name, sizeof m->name, "%s", r->pct.metrics[i]);

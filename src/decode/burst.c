@@ -109,6 +109,7 @@ static int measure(const struct burst_config *c, long tokens, long conc, struct 
     rc.workload.input_range = rc.workload.output_range = 0;
     rc.workload.trace_speed = rc.workload.trace_start_s = rc.workload.trace_duration_s = 0;
     rc.out.path = cell->artifact_path;
+    rc.keep_records = true;     /* the burst's figures walk them */
     struct run_result r;
     int64_t t0 = clock_now_ns();
     cell->status = run_execute(&rc, &r);

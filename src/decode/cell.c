@@ -46,6 +46,7 @@ static struct run_config cell_run_config(const struct decode_cell_cfg *c, struct
     rc.observe.samplers = samplers;
     rc.observe.n_samplers = n_samplers;
     rc.out.path = c->bench_out;
+    rc.keep_records = true;     /* the cell's window figures walk them */
     rc.out.progress = false;
     return rc;
 }

@@ -42,6 +42,7 @@ struct slot {
     struct http_xfer *x;        /* NULL when idle */
     struct req_record *rec;     /* not owned */
     struct req_record warm;     /* the record of a warm-up request */
+    struct req_record own;      /* a measured request's record with driver_cfg.drop_records */
     struct stream st;
     struct curl_slist *headers; /* common headers + X-Request-Id */
     char *body;
@@ -99,6 +100,7 @@ struct shared {
     _Atomic int64_t first_counted_start;   /* the one given to cfg->on_first_send (0 = none yet):
                                                read without the lock once set */
     int64_t last_measured_end;  /* when the last measured request to end ended */
+    int64_t first_sent, last_sent;  /* the first and last start of a measured request sent (driver_result.sent) */
     int64_t t0, t_measure;      /* run start; start of the measured phase */
     uint64_t trace_key;         /* driver_cfg.traceparent: this run's key of the trace ids, from the kernel */
     /* the start: loops pre-warmed so far, and the go of thread 0 (t0 set) */
@@ -389,6 +391,17 @@ static void keep_silence_locked(struct shared *sh, int64_t now)
     sh->silent_mark = newest_rx(sh);
 }
 
+/* Under the lock: a measured request that was sent, for the achieved rate. */
+static void note_sent_locked(struct shared *sh, int64_t t_start)
+{
+    struct driver_result *o = sh->out;
+    o->sent++;
+    if (!sh->first_sent || t_start < sh->first_sent)
+        sh->first_sent = t_start;
+    if (t_start > sh->last_sent)
+        sh->last_sent = t_start;
+}
+
 /* The shared half of a request's end (under the lock): counts, multi-turn
  * bookkeeping, the server-gone streak, and the start of the measured phase
  * after the last warm-up. */
@@ -403,6 +416,8 @@ static void ended_locked(struct shared *sh, struct slot *s, bool warm)
     sh->in_flight--;
     if (!warm && s->rec->t_end > sh->last_measured_end)
         sh->last_measured_end = s->rec->t_end;
+    if (!warm && s->rec->t_start)
+        note_sent_locked(sh, s->rec->t_start);
     if (sh->pending)
         release_waiters_locked(sh, s->seq);
     if (warm && s->rec->fail != FAIL_NONE)
@@ -442,6 +457,8 @@ static void finish_slot(struct loop *l, struct slot *s)
         sh->cfg->on_record(sh->cfg->ud, l->id, s->rec);
     if (warm)
         record_free(&s->warm);
+    else if (sh->cfg->drop_records)
+        record_free(&s->own);
     l->free_slots[l->n_free++] = (int)(s - l->slots);
 }
 
@@ -527,7 +544,8 @@ static void launch(struct loop *l, struct slot *s, long seq, int64_t after)
         s->rec = &s->warm;
         record_init(s->rec, (int)seq, true, planned, max_tokens);
     } else {
-        s->rec = &l->records[l->n_records++];
+        s->rec = c->drop_records ? &s->own : &l->records[l->n_records];
+        l->n_records++;
         /* duration mode: sent before the window opens = warm-up, kept for its tokens */
         bool early = c->duration_s > 0 && clock_now_ns() < sh->out->window_start;
         record_init(s->rec, (int)(seq - c->warmup), early, planned, max_tokens);
@@ -1299,8 +1317,9 @@ static int setup_loop(struct shared *sh, struct loop *l, int id)
     /* slots are set up as they are first used: untouched ones cost no memory */
     l->slots = calloc((size_t)l->n_slots, sizeof *l->slots);
     l->free_slots = calloc((size_t)l->n_slots, sizeof *l->free_slots);
-    l->records = calloc((size_t)(c->num_prompts ? c->num_prompts : 1), sizeof *l->records);
-    if (!l->base || !l->slots || !l->free_slots || !l->records)
+    if (!c->drop_records)
+        l->records = calloc((size_t)(c->num_prompts ? c->num_prompts : 1), sizeof *l->records);
+    if (!l->base || !l->slots || !l->free_slots || (!l->records && !c->drop_records))
         return -1;
     for (int i = l->n_slots - 1; i >= 0; i--)
         l->free_slots[l->n_free++] = i;
@@ -1517,21 +1536,11 @@ static double tv_diff_s(struct timeval a, struct timeval b)
     return (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_usec - a.tv_usec) / 1e6;
 }
 
-static void achieved_rate(struct driver_result *out)
+static void achieved_rate(const struct shared *sh, struct driver_result *out)
 {
-    int64_t first = 0, last = 0;
-    int n = 0;
-    for (int i = 0; i < out->n_records; i++) {
-        int64_t t = out->records[i].t_start;
-        if (!t)
-            continue;
-        n++;
-        if (!first || t < first)
-            first = t;
-        if (t > last)
-            last = t;
-    }
-    out->achieved_rate = n > 1 && last > first ? (n - 1) / ((double)(last - first) / 1e9) : NAN;
+    int64_t first = sh->first_sent, last = sh->last_sent;
+    long n = out->sent;
+    out->achieved_rate = n > 1 && last > first ? (double)(n - 1) / ((double)(last - first) / 1e9) : NAN;
 }
 
 /* The loop has stopped at end: the boundaries the run did not reach (a
@@ -1586,7 +1595,7 @@ static int merge(struct shared *sh)
         struct loop *l = &sh->loops[i];
         o->per_loop[i] = (struct driver_loop_stat){.requests = l->n_records, .lag_first = o->n_loop_lag,
                                                    .n_lag = l->n_lag};
-        for (long k = 0; k < l->n_records; k++)
+        for (long k = 0; l->records && k < l->n_records; k++)
             o->records[l->records[k].index] = l->records[k];
         l->n_records = 0;   /* moved: owned by the result */
         if (l->n_lag)
@@ -1639,13 +1648,14 @@ static void drive(struct shared *sh, struct rusage *ru0)
 int driver_run(const struct driver_cfg *cfg, struct driver_result *out)
 {
     memset(out, 0, sizeof *out);
-    out->n_records = cfg->num_prompts;
+    out->n_records = cfg->drop_records ? 0 : cfg->num_prompts;
     struct shared sh = {.cfg = cfg, .out = out};
     pthread_mutex_init(&sh.mu, NULL);
     pthread_cond_init(&sh.cv, NULL);
     int rc = -1;
-    out->records = calloc((size_t)(cfg->num_prompts ? cfg->num_prompts : 1), sizeof *out->records);
-    if (!out->records || setup_shared(&sh) != 0)
+    if (!cfg->drop_records)
+        out->records = calloc((size_t)(cfg->num_prompts ? cfg->num_prompts : 1), sizeof *out->records);
+    if ((!out->records && !cfg->drop_records) || setup_shared(&sh) != 0)
         goto done;
     if (start_workers(&sh) != 0) {
         /* those that started are let go into a run already cancelled */
@@ -1672,7 +1682,7 @@ int driver_run(const struct driver_cfg *cfg, struct driver_result *out)
     out->cpu_sys_s = tv_diff_s(ru0.ru_stime, ru1.ru_stime);
     stop_samplers(&sh.loops[0], end);
     rc = merge(&sh);
-    achieved_rate(out);
+    achieved_rate(&sh, out);
     if (cfg->progress) {
         on_progress(-1, 0, &sh.loops[0]);
         fputc('\n', stderr);

@@ -154,6 +154,11 @@ struct driver_cfg {
     bool prebuild_bodies;
     bool keep_text;             /* streams keep their output text until usage comes (stream.keep_text):
                                    the server has a tokenizer to count it after the load */
+    /* Each measured record is freed once on_record has returned, so the
+     * run's memory does not grow with its requests (on_record keeps what it
+     * needs: the run writes it to its journal); driver_result.records is
+     * then NULL and n_records 0. */
+    bool drop_records;
     /* A schedule of the caller's (e.g. a trace's): measured request i is due
      * send_ns[i] ns after the measured phase starts (num_prompts entries,
      * never decreasing; not owned), instead of the one request_rate and
@@ -187,8 +192,10 @@ struct driver_cfg {
 };
 
 struct driver_result {
-    struct req_record *records;  /* num_prompts measured records, by request_index; owned */
-    int n_records;               /* num_prompts */
+    struct req_record *records;  /* num_prompts measured records, by request_index; owned;
+                                    NULL with driver_cfg.drop_records */
+    int n_records;               /* num_prompts; 0 with drop_records */
+    long sent;                   /* measured requests sent (duration mode: warm-ups of the window too) */
     double achieved_rate;        /* measured sends per second: (sent − 1) / (last send − first send) */
     int64_t window_start, window_end;   /* duration mode: the measurement window (CLOCK_MONOTONIC ns) */
     double *loop_lag_ms;         /* owned: lateness of a 10 ms probe timer, one sample per tick (ms), every loop's (thread 0's first) */

@@ -9,7 +9,7 @@ struct group {
     long status;
     enum fail_kind kind;
     int count;
-    const char *first;      /* the first record's message (borrowed) */
+    char first[160];        /* the first record's message, on one line */
 };
 
 /* The message on one line: control characters as spaces, cut at cap. */
@@ -23,12 +23,13 @@ static void one_line(const char *m, char *out, size_t cap)
         memcpy(out + cap - 4, "...", 4);
 }
 
-void report_failures(FILE *out, const struct req_record *recs, int n)
+void report_failures(FILE *out, struct rec_iter *it)
 {
     struct group g[MAX_GROUPS];
     int ng = 0, other = 0;
-    for (int i = 0; i < n; i++) {
-        const struct req_record *r = &recs[i];
+    if (it->rewind(it) != 0)
+        return;
+    for (const struct req_record *r; (r = it->next(it));) {
         if (!r->t_start || r->warmup || r->cut || r->fail == FAIL_NONE)
             continue;
         int k = 0;
@@ -38,19 +39,20 @@ void report_failures(FILE *out, const struct req_record *recs, int n)
             other++;
             continue;
         }
-        if (k == ng)
-            g[ng++] = (struct group){r->http_status, r->fail, 0, r->fail_msg};
+        if (k == ng) {
+            g[ng] = (struct group){r->http_status, r->fail, 0, ""};
+            one_line(r->fail_msg, g[ng++].first, sizeof g[0].first);
+        }
         g[k].count++;
     }
     if (!ng)
         return;
     fprintf(out, "Failures by status and category (first message of each):\n");
     for (int k = 0; k < ng; k++) {
-        char status[32] = "no response", msg[160];
+        char status[32] = "no response";
         if (g[k].status > 0)
             snprintf(status, sizeof status, "HTTP %ld", g[k].status);
-        one_line(g[k].first, msg, sizeof msg);
-        fprintf(out, "  %6d  %-11s %-14s %s\n", g[k].count, status, fail_kind_name(g[k].kind), msg);
+        fprintf(out, "  %6d  %-11s %-14s %s\n", g[k].count, status, fail_kind_name(g[k].kind), g[k].first);
     }
     if (other)
         fprintf(out, "  %6d  in other groups\n", other);

@@ -9,11 +9,11 @@
 #include "stats/record.h"
 
 /* Prints one line per (HTTP status, category) among the failed, measured
- * (not warm-up, not cut) records of recs[0..n): count, status, category
+ * (not warm-up, not cut) records it reads (one pass): count, status, category
  * and the first message (cut to one line of about 160 characters), in order
  * of first appearance; nothing when none failed. At most 16 groups (the
  * rest summed on a last line). Messages are already scrubbed of secrets by
  * the driver. */
-void report_failures(FILE *out, const struct req_record *recs, int n);
+void report_failures(FILE *out, struct rec_iter *it);
 
 #endif

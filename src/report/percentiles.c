@@ -62,38 +62,54 @@ static int cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The samples of metric name over the completed records; *n of them. */
-static double *samples(const char *name, const struct req_record *recs, int n, size_t *k)
+/* Appends x to *v (of *k, room for *cap). Returns 0 or -1 (memory). */
+static int push(double **v, size_t *k, size_t *cap, double x)
 {
-    size_t cap = 1;
-    for (int i = 0; i < n; i++)
-        cap += recs[i].n_chunks + 1;
-    double *v = malloc(cap * sizeof *v);
+    if (*k == *cap) {
+        size_t c = *cap ? 2 * *cap : 1024;
+        double *p = realloc(*v, c * sizeof *p);
+        if (!p)
+            return -1;
+        *v = p;
+        *cap = c;
+    }
+    (*v)[(*k)++] = x;
+    return 0;
+}
+
+/* The samples of metric name over the completed records of it (one pass);
+ * *k of them. NULL when memory runs out or the records could not be read. */
+static double *samples(const char *name, struct rec_iter *it, size_t *k)
+{
+    size_t cap = 0;
+    double *v = NULL;
+    int rc = it->rewind(it);
     *k = 0;
-    for (int i = 0; v && i < n; i++) {
-        const struct req_record *r = &recs[i];
+    for (const struct req_record *r; rc == 0 && (r = it->next(it));) {
         if (!r->t_start || r->warmup || r->cut || r->fail != FAIL_NONE)
             continue;
         struct req_metrics m;
         metrics_derive(r, &m);
         if (!strcmp(name, "itl")) {
-            for (size_t c = 1; c < r->n_chunks; c++)
-                v[(*k)++] = (double)(r->chunks[c].t_ns - r->chunks[c - 1].t_ns) / 1e6;
+            for (size_t c = 1; rc == 0 && c < r->n_chunks; c++)
+                rc = push(&v, k, &cap, (double)(r->chunks[c].t_ns - r->chunks[c - 1].t_ns) / 1e6);
             continue;
         }
         double x = !strcmp(name, "ttft") ? m.ttft_ms : !strcmp(name, "tpot") ? m.tpot_ms : m.e2e_ms;
         if (!isnan(x))
-            v[(*k)++] = x;
+            rc = push(&v, k, &cap, x);
     }
-    return v;
+    if (rc == 0 && !it->err[0] && (v || (v = malloc(sizeof *v))))
+        return v;
+    free(v);
+    return NULL;
 }
 
-void report_percentiles(FILE *out, const struct pct_request *p, const struct req_record *recs, int n,
-                        enum pct_method m)
+void report_percentiles(FILE *out, const struct pct_request *p, struct rec_iter *it, enum pct_method m)
 {
     for (int i = 0; i < p->n_metrics; i++) {
         size_t k;
-        double *v = samples(p->metrics[i], recs, n, &k);
+        double *v = samples(p->metrics[i], it, &k);
         if (v)
             qsort(v, k, sizeof *v, cmp);
         char upper[8];
@@ -113,11 +129,11 @@ void report_percentiles(FILE *out, const struct pct_request *p, const struct req
     }
 }
 
-int pct_summarize(const char *metric, const struct pct_request *p, const struct req_record *recs, int n,
-                  enum pct_method m, struct pct_summary *out)
+int pct_summarize(const char *metric, const struct pct_request *p, struct rec_iter *it, enum pct_method m,
+                  struct pct_summary *out)
 {
     size_t k;
-    double *v = samples(metric, recs, n, &k);
+    double *v = samples(metric, it, &k);
     *out = (struct pct_summary){.mean = NAN, .median = NAN, .std = NAN};
     for (int i = 0; i < PCT_MAX_VALUES; i++)
         out->at[i] = NAN;

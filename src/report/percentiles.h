@@ -31,10 +31,10 @@ int pct_parse_metrics(const char *s, struct pct_request *p, char *err, size_t er
 int pct_parse_values(const char *s, struct pct_request *p, char *err, size_t errlen);
 
 /* Prints "P<p> <METRIC> (ms):" lines, one per metric and percentile, over
- * the completed measured requests of recs[0..n) (ITL over every gap
- * between output chunks), percentiles by method m; "n/a" when no sample. */
-void report_percentiles(FILE *out, const struct pct_request *p, const struct req_record *recs, int n,
-                        enum pct_method m);
+ * the completed measured requests it reads (one pass per metric; ITL over
+ * every gap between output chunks), percentiles by method m; "n/a" when no
+ * sample. */
+void report_percentiles(FILE *out, const struct pct_request *p, struct rec_iter *it, enum pct_method m);
 
 /* One metric's figures as `vllm bench serve` writes them to its result
  * file: mean, median, population standard deviation (numpy's np.std) and
@@ -46,10 +46,10 @@ struct pct_summary {
     double at[PCT_MAX_VALUES];      /* at p->pcts[i] */
 };
 
-/* Fills *out for metric (ttft, tpot, itl or e2el) over recs[0..n),
- * percentiles (and the median) by method m. Returns 0, or -1 when memory
- * runs out. */
-int pct_summarize(const char *metric, const struct pct_request *p, const struct req_record *recs, int n,
-                  enum pct_method m, struct pct_summary *out);
+/* Fills *out for metric (ttft, tpot, itl or e2el) over the records it
+ * reads (one pass), percentiles (and the median) by method m. Returns 0, or
+ * -1 when memory runs out or the records could not be read. */
+int pct_summarize(const char *metric, const struct pct_request *p, struct rec_iter *it, enum pct_method m,
+                  struct pct_summary *out);
 
 #endif

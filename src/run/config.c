@@ -26,7 +26,8 @@ void run_config_defaults(struct run_config *c)
                      .prefix_groups = 1, .tool_result_len = 200, .agentic_user_len = 100},
         .observe = {.server_metrics = "auto", .scrape_interval_ms = 1000, .telemetry = OBS_MODE_AUTO,
                     .telemetry_interval_ms = 1000},
-        .out = {.pct = PCT_NEAREST, .slo = {NAN, NAN, NAN}, .timeseries_interval_s = RUN_TIMESERIES_DEFAULT_S},
+        .out = {.pct = PCT_NEAREST, .slo = {NAN, NAN, NAN}, .timeseries_interval_s = RUN_TIMESERIES_DEFAULT_S,
+                .max_request_rows = RUN_MAX_REQUEST_ROWS},
         .shard = {.rank_timeout_s = 60},
         .name = "anvil run",
     };

@@ -64,24 +64,30 @@ static struct observe_client client_facts(const struct run_ctx *x, const struct 
         .concurrency = isinf(c->load.request_rate) ? c->load.concurrency : 0,
         .tokens_per_request = c->workload.dataset ? 0 : c->workload.input_len + c->workload.output_len,
     };
-    /* the prompts the server processed in the window: their first output arrived in it */
-    for (int i = 0; i < res->n_records; i++) {
-        const struct req_record *r = &res->records[i];
+    /* the prompts the server processed in the window: their first output arrived in it; and
+     * (not duration mode) every measured request sent: completed, failed and cut ones made tokens too */
+    struct run_records rr;
+    char err[600];
+    bool opened = run_records_open(res, &rr, err, sizeof err) == 0;
+    if (!opened || rr.it.rewind(&rr.it) != 0) {
+        run_say(x, "warning: %s: the cross-checks with the server leave the client's tokens out",
+                opened ? rr.it.err : err);
+        run_records_close(&rr);
+        return oc;
+    }
+    for (const struct req_record *r; (r = rr.it.next(&rr.it));) {
         long p = r->prompt_tokens >= 0 ? r->prompt_tokens : r->planned_prompt_tokens;
         if (r->t_first_output && r->t_first_output >= oc.window_start && r->t_first_output <= oc.window_end &&
             p > 0) {
             oc.prompt_tokens += (double)p;
             oc.prompt_requests++;
         }
+        if (!oc.duration_mode && r->t_start)
+            oc.output_tokens += (double)tokens_of(r, NULL);
     }
-    if (oc.duration_mode) {
+    run_records_close(&rr);
+    if (oc.duration_mode)
         oc.output_tokens = s->window_tokens;
-    } else {
-        /* every measured request sent: completed, failed and cut ones made tokens too */
-        for (int i = 0; i < res->n_records; i++)
-            if (res->records[i].t_start)
-                oc.output_tokens += (double)tokens_of(&res->records[i], NULL);
-    }
     return oc;
 }
 

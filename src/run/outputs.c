@@ -148,6 +148,7 @@ static struct bench_meta settings_meta(const struct run_ctx *x)
         .duration_s = c->load.duration_s, .warmup_s = c->load.warmup_s, .slo = c->out.slo,
         .argc = c->out.argc, .argv = c->out.argv, .threads = x->threads, .server_tokens_in_window = NAN,
         .journal_lines_lost = x->journal ? x->res->journal_lines_lost : -1,
+        .max_request_rows = c->out.max_request_rows,
     };
 }
 
@@ -203,20 +204,29 @@ static const char *incomplete_reason(const struct run_ctx *x, const struct drive
  * a stream without usage: run/count.c) move to the rows where their
  * requests ended, replacing the chunk counts the rows had. Returns 0 (also
  * with no series), or -1 when memory runs out. */
-static int add_timeseries(struct run_ctx *x, cJSON *art)
+static int add_timeseries(struct run_ctx *x, struct rec_iter *it, cJSON *art)
 {
     if (!x->ts_on)
         return 0;
     struct ts_series s;
     if (ts_finish(&x->ts, &s) != 0)
         return -1;
-    for (int i = 0; i < x->res->n_records; i++) {
-        const struct req_record *r = &x->res->records[i];
+    /* only counted streams moved: no pass over the records when none was */
+    bool counted = x->drop ? x->res->kept->n_texts > 0 : true;
+    if (counted && it->rewind(it) != 0) {
+        ts_series_free(&s);
+        return -1;
+    }
+    for (const struct req_record *r; counted && (r = it->next(it));) {
         if (r->warmup || !r->t_start || r->cut || r->fail != FAIL_NONE || r->text_tokens < 0)
             continue;
         struct req_record then = *r;    /* as it was when it ended (a shallow copy, never freed) */
         then.text_tokens = -1;
         ts_series_add_tokens(&s, r->t_end, tokens_of(r, NULL) - tokens_of(&then, NULL));
+    }
+    if (it->err[0]) {
+        ts_series_free(&s);
+        return -1;
     }
     struct bench_timeseries b;
     int rc = -1;
@@ -233,11 +243,32 @@ static int add_timeseries(struct run_ctx *x, cJSON *art)
     return rc;
 }
 
-int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
+/* The run's records, from the driver (moved to x->res) or, dropped as they
+ * ended, read back from the journal. Returns 0, or -1 with the reason in
+ * x->res->error. */
+static int records_of(struct run_ctx *x, struct driver_result *dr, struct run_records *rr)
 {
-    const struct run_config *c = x->c;
     struct run_result *res = x->res;
-    struct run_summary *s = &res->summary;
+    if (!x->drop) {
+        /* duration mode: --num-prompts only capped the sends; the run is what was
+         * sent (not always a prefix: held multi-turn turns go out of order) */
+        res->n_records = x->c->load.duration_s > 0 ? sent_first(dr->records, dr->n_records) : dr->n_records;
+        res->records = dr->records;
+        dr->records = NULL;
+    }
+    char err[600];
+    if (run_records_open(res, rr, err, sizeof err) != 0) {
+        snprintf(res->error, sizeof res->error, "%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* The summary of the run's records into x->res->summary. Returns 0, or -1
+ * with the reason in x->res->error. */
+static int summarize(struct run_ctx *x, struct driver_result *dr, struct rec_iter *it)
+{
+    struct run_result *res = x->res;
     struct summary_opts so = settings_opts(x);
     so.loop_lag_ms = dr->loop_lag_ms;
     so.n_loop_lag = dr->n_loop_lag;
@@ -245,20 +276,59 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
     so.window_end = dr->window_end;
     so.stamps_kernel = dr->stamps_kernel;
     so.stamps_clock = dr->stamps_clock;
-    /* duration mode: --num-prompts only capped the sends; the run is what was
-     * sent (not always a prefix: held multi-turn turns go out of order) */
-    res->n_records = c->load.duration_s > 0 ? sent_first(dr->records, dr->n_records) : dr->n_records;
-    res->records = dr->records;
-    dr->records = NULL;
+    /* a ramp is not a steady state: no step before its end counts */
+    struct bench_ramp ramp = ramp_of(x->c, dr->t_measure);
+    if (ramp.present && isfinite(ramp.end_ns) &&
+        steady_not_before_s_iter(it, (int64_t)ramp.end_ns, &so.steady.not_before_s) != 0) {
+        snprintf(res->error, sizeof res->error, "reading the records back: %s", it->err);
+        return -1;
+    }
+    if (summary_compute_iter(it, &so, &res->summary) != 0) {
+        snprintf(res->error, sizeof res->error, "summarizing: %s", it->err[0] ? it->err : "out of memory");
+        return -1;
+    }
+    /* the journal has the requests sent; the plan's others were not (duration mode: the run is
+     * what was sent, as sent_first makes it) */
+    if (x->drop && x->c->load.duration_s <= 0)
+        res->summary.requests = (int)x->c->load.num_prompts;
+    return 0;
+}
+
+/* Writes art to the artifact's path: whole, or with the rows read back from
+ * the journal one at a time. Returns 0, or -1 with the reason in
+ * x->res->error. */
+static int write_artifact(struct run_ctx *x, struct run_records *rr, const struct bench_meta *meta, cJSON *art)
+{
+    struct run_result *res = x->res;
+    if (!rr->j)
+        return artifact_write_file(res->artifact_path, art, res->error, sizeof res->error);
+    struct run_rows w;
+    int rc = run_rows_index(&w, rr->j, &rr->it, meta, x->c->load.num_prompts);
+    w.secrets = &x->secrets;
+    if (rc != 0) {
+        snprintf(res->error, sizeof res->error, "reading the rows back: %s", rr->it.err);
+    } else {
+        struct artifact_rows rows[] = {{"request_timings", run_rows_timing, &w},
+                                       {"failures", run_rows_failure, &w}};
+        rc = artifact_write_streamed(res->artifact_path, art, rows, 2, res->error, sizeof res->error);
+    }
+    run_rows_free(&w);
+    return rc;
+}
+
+int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
+{
+    const struct run_config *c = x->c;
+    struct run_result *res = x->res;
+    struct run_summary *s = &res->summary;
+    struct run_records rr;
     res->warmup_failed = dr->warmup_failed;
     res->server_gone = dr->server_gone;
     res->server_stalled = dr->server_stalled;
-    /* a ramp is not a steady state: no step before its end counts */
-    struct bench_ramp ramp = ramp_of(c, dr->t_measure);
-    if (ramp.present && isfinite(ramp.end_ns))
-        so.steady.not_before_s = steady_not_before_s(res->records, res->n_records, (int64_t)ramp.end_ns);
-    if (summary_compute(res->records, res->n_records, &so, s) != 0) {
-        snprintf(res->error, sizeof res->error, "out of memory summarizing");
+    if (records_of(x, dr, &rr) != 0)
+        return -1;
+    if (summarize(x, dr, &rr.it) != 0) {
+        run_records_close(&rr);
         return -1;
     }
     res->summarized = true;
@@ -308,6 +378,8 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
     /* the server's own prefix hit rate goes beside the one from cached_tokens */
     if (run_observe_summarize(x, dr) != 0) {
         snprintf(res->error, sizeof res->error, "out of memory summarizing the server's metrics");
+        free(per_thread);
+        run_records_close(&rr);
         return -1;
     }
     meta.server_tokens_in_window = run_check_token_count(x);
@@ -315,13 +387,19 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
     double srv_rate = run_server_prefix_hit_rate(x, &source);
     x->trace_meta.server_prefix_hit_rate = x->prefix_meta.server_hit_rate = srv_rate;
     x->trace_meta.server_prefix_hit_rate_source = x->prefix_meta.server_hit_rate_source = (char *)source;
-    cJSON *art = artifact_benchmark(&meta, res->records, res->n_records, s);
+    meta.rows_streamed = rr.j != NULL;
+    struct benchmark b;
+    cJSON *art = NULL;
+    if (benchmark_from_iter(&meta, &rr.it, s, &b) == 0) {
+        art = benchmark_to_json(&b);
+        benchmark_free(&b);
+    }
     free(per_thread);
     if (art && run_observe_attach(x, dr, art) != 0) {
         cJSON_Delete(art);
         art = NULL;
     }
-    if (art && add_timeseries(x, art) != 0) {
+    if (art && add_timeseries(x, &rr.it, art) != 0) {
         cJSON_Delete(art);
         art = NULL;
     }
@@ -335,10 +413,12 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
         cJSON_Delete(art);
         art = NULL;
     }
-    int rc = art && artifact_write_file(res->artifact_path, art, res->error, sizeof res->error) == 0 ? 0 : -1;
+    int rc = art && write_artifact(x, &rr, &meta, art) == 0 ? 0 : -1;
     if (!art)
-        snprintf(res->error, sizeof res->error, "out of memory building the artifact");
+        snprintf(res->error, sizeof res->error, "out of memory building the artifact%s%.600s",
+                 rr.it.err[0] ? ": " : "", rr.it.err);
     cJSON_Delete(art);
+    run_records_close(&rr);
     return rc;
 }
 

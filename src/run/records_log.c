@@ -39,7 +39,9 @@ struct run_log {
     int n;
     struct buf out;                 /* the flusher's: lines being written (swapped in) */
     long write_errors;              /* --requests-out writes that failed */
+    long spill_errors;              /* refused journal writes the spill could not keep (memory) */
     long journal_lost;              /* journal lines in writes that failed (a full disk) */
+    bool journal_broken;            /* a journal write failed: later lines go to the spill */
     pthread_t thread;
     bool started;
     pthread_mutex_t mu;             /* stop and cv */
@@ -66,11 +68,47 @@ static int keep(struct buf *b, const char *s)
     return 1;
 }
 
+/* Dropped records: what the run needs of rec after the load and cannot
+ * read back from its journal line (stage.h, run_ctx.drop): the text of a
+ * stream without usage, for the tokenizer; the first failure, for the
+ * command's last line. */
+static void keep_of_dropped(struct run_ctx *x, const struct req_record *r)
+{
+    if (r->warmup && !x->c->load.duration_s)
+        return;
+    bool wanted = r->t_start && r->completion_tokens < 0 && r->text.len > 0 && !r->tool_call_chunks;
+    bool failed = r->t_start && r->fail != FAIL_NONE && !r->warmup;
+    if (!wanted && !failed)
+        return;
+    struct run_kept *k = x->res->kept;
+    pthread_mutex_lock(&k->mu);
+    if (failed && (k->first_fail_index < 0 || r->index < k->first_fail_index)) {
+        k->first_fail_index = r->index;
+        k->first_fail = r->fail;
+        snprintf(k->first_fail_msg, sizeof k->first_fail_msg, "%s", r->fail_msg);
+    }
+    if (wanted && k->n_texts < COUNT_MAX_STREAMS &&
+        (k->texts || (k->texts = calloc(COUNT_MAX_STREAMS, sizeof *k->texts)))) {
+        struct text_count *t = &k->texts[k->n_texts];
+        *t = (struct text_count){.index = r->index, .tokens = -1, .stop = !strcmp(r->finish_reason, "stop")};
+        buf_init(&t->text, RECORD_TEXT_MAX);
+        if (buf_append(&t->text, r->text.data, r->text.len) == 0)
+            k->n_texts++;
+        else
+            buf_free(&t->text);
+    } else if (wanted) {
+        k->texts_left++;
+    }
+    pthread_mutex_unlock(&k->mu);
+}
+
 void run_log_record(void *ud, int loop, const struct req_record *rec)
 {
     struct run_ctx *x = ud;
     if (x->ts_on)
         ts_add(&x->ts, rec);
+    if (x->drop)
+        keep_of_dropped(x, rec);
     /* a shard logs the whole plan's request_index (a copy: the driver places its records by its own) */
     struct req_record shown = *rec;
     const struct req_record *r = &shown;
@@ -96,6 +134,20 @@ void run_log_record(void *ud, int loop, const struct req_record *rec)
     free(q);
 }
 
+/* The journal's lines in g->out could not be written (a full disk): they
+ * are counted lost to the journal, and with dropped records kept in the
+ * spill, the only copy of those requests, which the artifact reads back.
+ * Once a write failed, later lines go to the spill too: the file keeps a
+ * prefix of whole lines (and at most one cut line), which stays readable. */
+static void journal_refused(struct run_log *g)
+{
+    g->journal_broken = true;
+    for (size_t k = 0; k < g->out.len; k++)
+        g->journal_lost += g->out.data[k] == '\n';
+    if (g->x->drop && buf_append(&g->x->res->kept->spill, g->out.data, g->out.len) != 0)
+        g->spill_errors++;
+}
+
 /* Writes the lines of every loop's buffer `which` to f: each loop's are
  * swapped out under its mutex and written outside it. */
 static void flush_to(struct run_log *g, FILE *f, size_t which)
@@ -108,12 +160,12 @@ static void flush_to(struct run_log *g, FILE *f, size_t which)
         *b = g->out;
         g->out = t;
         pthread_mutex_unlock(&l->mu);
-        if (g->out.len && (fwrite(g->out.data, 1, g->out.len, f) != g->out.len || fflush(f) != 0)) {
+        bool broken = !which && g->journal_broken;
+        if (g->out.len && (broken || fwrite(g->out.data, 1, g->out.len, f) != g->out.len || fflush(f) != 0)) {
             if (which)
                 g->write_errors++;
             else
-                for (size_t k = 0; k < g->out.len; k++)
-                    g->journal_lost += g->out.data[k] == '\n';
+                journal_refused(g);
         }
         buf_reset(&g->out);
     }
@@ -218,7 +270,7 @@ void run_log_finish(struct run_ctx *x)
         pthread_join(g->thread, NULL);
     }
     flush_all(g);
-    x->res->log_errors += g->write_errors;
+    x->res->log_errors += g->write_errors + g->spill_errors;
     x->res->journal_lines_lost += g->journal_lost;
     for (int i = 0; i < g->n; i++) {
         x->res->log_errors += g->loops[i].errors;

@@ -1,6 +1,7 @@
 /* recover.c — a run's artifact rebuilt from its journal (run.h,
  * run_recover; docs/ARTIFACTS.md, "The journal"). */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,57 +134,72 @@ struct bench_meta run_settings_meta(const struct benchmark *b, const struct jour
         .output_range = b->workload.output_len_range, .shared_prefix_len = b->workload.shared_prefix_len,
         .duration_s = dm->present ? dm->duration_s : 0, .warmup_s = dm->present ? dm->warmup_s : 0,
         .threads = (int)b->client.threads, .journal_lines_lost = -1,
+        .max_request_rows = b->max_request_rows != ARTIFACT_NONE ? b->max_request_rows : RUN_MAX_REQUEST_ROWS,
     };
 }
 
-/* Builds the artifact of d, dropped damaged lines skipped. Returns a new
- * tree or NULL (out of memory). */
-static cJSON *rebuild(struct journal_doc *d, int dropped, struct run_summary *s)
+/* The duration mode's window as far as the journal saw it: the first
+ * measured start to the last end (one pass). Returns 0 or -1. */
+static int window_of(struct rec_iter *it, struct summary_opts *so)
+{
+    if (it->rewind(it) != 0)
+        return -1;
+    for (const struct req_record *r; (r = it->next(it));) {
+        if (r->warmup || !r->t_start)
+            continue;
+        if (!so->window_start || r->t_start < so->window_start)
+            so->window_start = r->t_start;
+        if (r->t_end > so->window_end)
+            so->window_end = r->t_end;
+    }
+    return it->err[0] ? -1 : 0;
+}
+
+/* Builds the artifact of d's records (read through it, a few passes;
+ * damaged lines skipped and said) into *meta and a new tree, its rows left
+ * to the writer. NULL when memory runs out or the journal could not be
+ * read again (it->err). */
+static cJSON *rebuild(struct journal_doc *d, struct rec_iter *it, struct jiter *j, struct run_summary *s,
+                      struct bench_meta *meta, struct server_info *srv, struct calibration *calib, char *reason,
+                      size_t reason_len)
 {
     struct summary_opts so = {
         .method = d->opts.method, .ignore_eos = d->opts.ignore_eos,
         .lateness_is_client = d->opts.lateness_is_client,
         .check_prompt_tokens = d->opts.check_prompt_tokens, .slo = d->opts.slo,
     };
-    struct server_info srv;
-    struct calibration calib;
-    struct bench_meta meta = run_settings_meta(&d->settings, &d->opts, &calib, &srv);
-    so.steady = steady_opts_of(meta.concurrency, meta.request_rate);
+    *meta = run_settings_meta(&d->settings, &d->opts, calib, srv);
+    so.steady = steady_opts_of(meta->concurrency, meta->request_rate);
     /* the journal's header was written before the run began: the ramp's end
        is known after the measured phase's start, which in duration mode the
        warm-up precedes */
     if (d->settings.ramp.present && isfinite(d->settings.ramp.end_s))
         so.steady.not_before_s = fmax(0, d->settings.ramp.end_s - (d->settings.duration_mode.present
                                                                   ? d->settings.duration_mode.warmup_s : 0));
-    char reason[160];
-    if (dropped) {
-        snprintf(reason, sizeof reason, "recovered from the journal: the run did not finish; %d damaged "
-                 "line%s skipped", dropped, dropped == 1 ? "" : "s");
-        meta.incomplete_reason = reason;
+    if (meta->duration_s > 0) {
+        if (window_of(it, &so) != 0)
+            return NULL;
+        meta->window_s = (double)(so.window_end - so.window_start) / 1e9;
     }
-    if (meta.duration_s > 0) {      /* the window: as far as the journal saw it */
-        for (int i = 0; i < d->n; i++) {
-            const struct req_record *r = &d->recs[i];
-            if (r->warmup || !r->t_start)
-                continue;
-            if (!so.window_start || r->t_start < so.window_start)
-                so.window_start = r->t_start;
-            if (r->t_end > so.window_end)
-                so.window_end = r->t_end;
-        }
-        meta.window_s = (double)(so.window_end - so.window_start) / 1e9;
-    }
-    if (summary_compute(d->recs, d->n, &so, s) != 0)
+    if (summary_compute_iter(it, &so, s) != 0)
         return NULL;
-    if (meta.duration_s > 0)
-        meta.num_prompts = s->sent;
+    if (j->damaged) {
+        snprintf(reason, reason_len, "recovered from the journal: the run did not finish; %ld damaged "
+                 "line%s skipped", j->damaged, j->damaged == 1 ? "" : "s");
+        meta->incomplete_reason = reason;
+    }
+    long planned = meta->duration_s > 0 ? 0 : meta->num_prompts;
+    if (s->requests < planned)      /* those never seen were not sent */
+        s->requests = (int)planned;
+    if (meta->duration_s > 0)
+        meta->num_prompts = s->sent;
+    meta->rows_streamed = true;
     struct benchmark b;
-    if (benchmark_from_run(&meta, d->recs, d->n, s, &b) != 0)
+    if (benchmark_from_iter(meta, it, s, &b) != 0)
         return NULL;
     /* the time series from the journal's records: at the default interval, which the journal does not
      * record, and without gauges (the server's and GPUs' readings are not journaled) */
-    if (bench_timeseries_of_records(d->recs, d->n, RUN_TIMESERIES_DEFAULT_S, so.method, NULL, NULL,
-                                    &b.timeseries) != 0) {
+    if (bench_timeseries_of_iter(it, RUN_TIMESERIES_DEFAULT_S, so.method, NULL, NULL, &b.timeseries) != 0) {
         benchmark_free(&b);
         return NULL;
     }
@@ -191,44 +207,87 @@ static cJSON *rebuild(struct journal_doc *d, int dropped, struct run_summary *s)
     struct provenance p = b.provenance;
     b.provenance = d->settings.provenance;
     d->settings.provenance = p;
-    cJSON *j = benchmark_to_json(&b);
+    cJSON *out = benchmark_to_json(&b);
     benchmark_free(&b);
-    return j;
+    return out;
+}
+
+/* Reads the header line of the journal at path into d. Returns 0, or -1
+ * with the reason in err. */
+static int read_header(const char *path, struct journal_doc *d, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    if (!f) {
+        snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+        return -1;
+    }
+    ssize_t n = getline(&line, &cap, f);
+    int rc = -1;
+    if (n <= 0 || line[n - 1] != '\n')
+        snprintf(err, errlen, "%s: no complete header line (the run wrote no settings)", path);
+    else
+        rc = run_journal_read_header(path, line, d, err, errlen);
+    free(line);
+    fclose(f);
+    return rc;
+}
+
+/* Writes the rebuilt artifact j, its rows read back through jr. */
+static int write_recovered(struct jiter *jr, struct rec_iter *it, const struct bench_meta *meta, long n_index,
+                           const cJSON *j, struct run_recovery *res)
+{
+    struct run_rows w;
+    int rc = run_rows_index(&w, jr, it, meta, n_index);
+    if (rc != 0) {
+        snprintf(res->error, sizeof res->error, "reading the rows back: %.900s", it->err);
+    } else {
+        struct artifact_rows rows[] = {{"request_timings", run_rows_timing, &w}, {"failures", run_rows_failure, &w}};
+        rc = artifact_write_streamed(res->artifact_path, j, rows, 2, res->error, sizeof res->error);
+    }
+    run_rows_free(&w);
+    return rc;
 }
 
 int run_recover(const char *journal, const char *out, bool force, struct run_recovery *res)
 {
     *res = (struct run_recovery){0};
     struct journal_doc d = {0};
-    char *text = file_read_all(journal, NULL);
-    int rc = -1;
-    if (!text) {
-        snprintf(res->error, sizeof res->error, "cannot read %s: %s", journal, strerror(errno));
+    if (read_header(journal, &d, res->error, sizeof res->error) != 0) {
+        run_journal_doc_free(&d);
         return -1;
     }
-    char *nl = strchr(text, '\n');
-    if (!nl) {
-        snprintf(res->error, sizeof res->error, "%s: no complete header line (the run wrote no settings)", journal);
-    } else {
-        *nl = '\0';
-        if (run_journal_read_header(journal, text, &d, res->error, sizeof res->error) == 0
-            && run_journal_read_records(journal, nl + 1, &d, &res->dropped, res->first_dropped,
-                                        sizeof res->first_dropped) == 0) {
-            snprintf(res->artifact_path, sizeof res->artifact_path, "%s", out ? out : d.artifact);
-            struct stat st;
-            cJSON *j = NULL;
-            if (!force && strcmp(res->artifact_path, "-") && stat(res->artifact_path, &st) == 0 && S_ISREG(st.st_mode))
-                snprintf(res->error, sizeof res->error, "%.600s exists (the run finished, or was recovered "
-                         "before): --force replaces it, --out writes elsewhere", res->artifact_path);
-            else if (!(j = rebuild(&d, res->dropped, &res->summary)))
-                snprintf(res->error, sizeof res->error, "out of memory rebuilding the artifact");
-            else if (artifact_write_file(res->artifact_path, j, res->error, sizeof res->error) == 0)
-                rc = 0;
-            res->summarized = j != NULL;
-            cJSON_Delete(j);
-        }
+    bool duration = d.settings.duration_mode.present;
+    /* measured requests are placed by request_index: one seen twice is kept once */
+    long n_index = duration ? 0 : d.settings.requests;
+    struct jiter_opts o = {.n_index = n_index > 0 && n_index <= 100000000 ? n_index : 0};
+    struct jiter jr;
+    struct rec_iter it;
+    if (jiter_open(&jr, &it, journal, &o, res->error, sizeof res->error) != 0) {
+        run_journal_doc_free(&d);
+        return -1;
     }
-    free(text);
+    snprintf(res->artifact_path, sizeof res->artifact_path, "%s", out ? out : d.artifact);
+    struct stat st;
+    int rc = -1;
+    struct bench_meta meta;
+    struct server_info srv;
+    struct calibration calib;
+    char reason[160];
+    cJSON *j = NULL;
+    if (!force && strcmp(res->artifact_path, "-") && stat(res->artifact_path, &st) == 0 && S_ISREG(st.st_mode))
+        snprintf(res->error, sizeof res->error, "%.600s exists (the run finished, or was recovered "
+                 "before): --force replaces it, --out writes elsewhere", res->artifact_path);
+    else if (!(j = rebuild(&d, &it, &jr, &res->summary, &meta, &srv, &calib, reason, sizeof reason)))
+        snprintf(res->error, sizeof res->error, "%s", it.err[0] ? it.err : "out of memory rebuilding the artifact");
+    else if (write_recovered(&jr, &it, &meta, duration ? LONG_MAX : n_index, j, res) == 0)
+        rc = 0;
+    res->summarized = j != NULL;
+    res->dropped = (int)jr.damaged;
+    snprintf(res->first_dropped, sizeof res->first_dropped, "%s", jr.first_damaged);
+    cJSON_Delete(j);
+    jiter_close(&jr);
     run_journal_doc_free(&d);
     return rc;
 }

@@ -153,6 +153,40 @@ static void first_send(void *ud, int64_t t_start_ns)
         ts_begin(&x->ts, t_start_ns);
 }
 
+/* Whether the run's records can be dropped as they end and read back from
+ * its journal: there is one, and nothing after the load needs them whole
+ * (a shard's are renumbered and sent to rank 0; agentic sessions are walked
+ * by dataset order; in duration mode, the count warm-ups and the window's
+ * own could not be told apart in the journal; the caller asked to keep
+ * them: run_config.keep_records). */
+static bool may_drop(const struct run_ctx *x)
+{
+    const struct run_config *c = x->c;
+    return x->journal && !c->keep_records && c->shard.count == 0 && !x->agentic.n &&
+           !(c->load.duration_s > 0 && c->load.warmup > 0);
+}
+
+/* Sets up x->drop and what a run that drops its records keeps
+ * (run_result.kept). Returns 0, or -1 (memory). */
+static int keep_start(struct run_ctx *x)
+{
+    if (!(x->drop = may_drop(x)))
+        return 0;
+    struct run_kept *k = calloc(1, sizeof *k);
+    if (!k) {
+        snprintf(x->res->error, sizeof x->res->error, "out of memory");
+        return -1;
+    }
+    pthread_mutex_init(&k->mu, NULL);
+    buf_init(&k->spill, SIZE_MAX / 2);
+    k->first_fail_index = -1;
+    bool duration = x->c->load.duration_s > 0;
+    k->read = (struct jiter_opts){.skip_warmup = !duration, .dedupe_warmups = duration,
+                                  .n_index = x->c->load.num_prompts};
+    x->res->kept = k;
+    return 0;
+}
+
 /* Sends the load. Returns 0, or -1 when the loop could not be set up. */
 static int drive(struct run_ctx *x, struct driver_result *dr)
 {
@@ -184,6 +218,9 @@ static int drive(struct run_ctx *x, struct driver_result *dr)
     };
     if (c->shard.count > 0 && run_shard_cfg(x, &cfg) != 0)
         return -1;
+    if (keep_start(x) != 0)
+        return -1;
+    cfg.drop_records = x->drop;
     if (stop_requested())   /* from here on the driver's loop takes the signals */
         return stopped(x, "starting the load");
     announce(x, &cfg);
@@ -628,8 +665,53 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
     return out->status;
 }
 
+static void kept_free(struct run_kept *k)
+{
+    if (!k)
+        return;
+    for (size_t i = 0; i < k->n_texts; i++)
+        buf_free(&k->texts[i].text);
+    free(k->texts);
+    buf_free(&k->spill);
+    pthread_mutex_destroy(&k->mu);
+    free(k);
+}
+
+int run_records_open(const struct run_result *r, struct run_records *rr, char *err, size_t errlen)
+{
+    *rr = (struct run_records){0};
+    if (!r->kept) {
+        rec_iter_array(&rr->it, r->records, r->n_records);
+        return 0;
+    }
+    struct run_kept *k = r->kept;
+    k->read.spill = &k->spill;
+    k->read.counts = k->texts;
+    k->read.n_counts = k->n_texts;
+    if (!(rr->j = malloc(sizeof *rr->j))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (jiter_open(rr->j, &rr->it, r->journal_path, &k->read, err, errlen) != 0) {
+        free(rr->j);
+        rr->j = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+void run_records_close(struct run_records *rr)
+{
+    if (rr->j)
+        jiter_close(rr->j);
+    free(rr->j);
+    rr->j = NULL;
+}
+
 void run_result_free(struct run_result *r)
 {
+    kept_free(r->kept);
+    r->kept = NULL;
     for (int i = 0; r->records && i < r->n_records; i++)
         record_free(&r->records[i]);
     free(r->records);
@@ -655,9 +737,11 @@ void run_failures_text(const struct run_result *r, char *out, size_t cap)
     for (int i = 0; i < r->n_records && !first; i++)
         if (r->records[i].t_start && r->records[i].fail != FAIL_NONE)
             first = &r->records[i];
-    if (!first || r->summary.failed == 0)
+    const struct run_kept *k = r->kept;
+    bool known = first || (k && k->first_fail_index >= 0);
+    if (!known || r->summary.failed == 0)
         snprintf(out, cap, "no request completed");
     else
         snprintf(out, cap, "%d of %d requests failed (first: %s: %.300s)", r->summary.failed, r->summary.sent,
-                 fail_kind_name(first->fail), first->fail_msg);
+                 fail_kind_name(first ? first->fail : k->first_fail), first ? first->fail_msg : k->first_fail_msg);
 }

@@ -164,6 +164,8 @@ int run_observe_check(const struct run_observe *o, char *err, size_t errlen);
 
 /* The default interval of the artifact's timeseries rows, s. */
 #define RUN_TIMESERIES_DEFAULT_S 1.0
+/* --max-request-rows's default: the artifact's rows of a 100,000-request run, ~100 MB. */
+#define RUN_MAX_REQUEST_ROWS 100000
 
 /* Where the results go and what the artifact says of the run. */
 struct run_outputs {
@@ -177,6 +179,9 @@ struct run_outputs {
     int argc;                           /* the command line as given, for the artifact's */
     char *const *argv;                  /* provenance (secrets redacted there); may be 0/NULL */
     bool progress;                      /* draw a progress line on stderr */
+    long max_request_rows;              /* request_timings and failures list requests of
+                                           request_index below this; <= 0 = every one (default
+                                           RUN_MAX_REQUEST_ROWS) */
     double timeseries_interval_s;       /* the artifact's timeseries rows, s (> 0; default
                                            RUN_TIMESERIES_DEFAULT_S; stats/timeseries.h merges them
                                            in long runs) */
@@ -213,6 +218,9 @@ struct run_config {
     struct run_compat compat;           /* vLLM's way of saying the same things (compat.c) */
     bool prepare_only;                  /* discovery and calibration only (filling calibration_cache):
                                            no load, no journal, no artifact; status RUN_OK */
+    bool keep_records;                  /* keep every record in run_result.records (a caller that
+                                           walks them by index); else, with a journal, they are
+                                           dropped as they end and read back from it */
     const char *name;                   /* prefix of messages, e.g. "anvil run" */
     FILE *log;                          /* messages (warnings, errors); NULL = stderr */
 };
@@ -267,8 +275,11 @@ struct run_result {
     char run_id[64];
     char artifact_path[4096];
     char journal_path[4200];    /* <run_id>.requests.jsonl next to the artifact; "" = none */
-    struct req_record *records; /* the measured requests, by request_index; owned */
+    struct req_record *records; /* the measured requests, by request_index; owned; NULL when they
+                                   were dropped as they ended (kept): read them with run_records_open */
     int n_records;              /* sent first in duration mode; see summary.sent */
+    struct run_kept *kept;      /* records dropped: what reading them back from the journal needs;
+                                   owned; NULL otherwise */
     bool summarized;            /* summary holds the records' numbers */
     struct run_summary summary;
     int warmup_failed;          /* warm-up requests that failed */
@@ -296,6 +307,21 @@ struct run_result {
  * log). Fills *out, which the caller releases with run_result_free. Returns
  * out->status. Messages go to c->log as they happen. */
 enum run_status run_execute(const struct run_config *c, struct run_result *out);
+
+/* A run's measured records read one at a time (stats/record.h): its
+ * records, or its journal read back when they were dropped as they ended
+ * (run_result.kept). */
+struct run_records {
+    struct rec_iter it;
+    struct jiter *j;            /* owned; NULL over records */
+};
+
+/* Opens rr over r's records. Returns 0, or -1 with the reason in err (rr
+ * then holds nothing). Close with run_records_close. */
+int run_records_open(const struct run_result *r, struct run_records *rr, char *err, size_t errlen);
+
+/* Frees what rr holds. */
+void run_records_close(struct run_records *rr);
 
 /* Frees what *r owns. */
 void run_result_free(struct run_result *r);

@@ -2,6 +2,7 @@
 #ifndef ANVIL_RUN_STAGE_H
 #define ANVIL_RUN_STAGE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +22,72 @@
 #include "workload/workload.h"
 
 struct driver_result;   /* load/driver.h */
+
+/* A stream without usage whose text the engine's tokenizer counts after
+ * the load (run/count.c): the text is kept (owned) until then, and tokens
+ * is the count (-1 until counted). */
+struct text_count {
+    int index;                  /* its request_index */
+    long tokens;
+    struct buf text;
+    bool stop;                  /* it ended by EOS ("stop"): one token more than its text */
+};
+
+/* At most this many streams without usage are counted one by one after
+ * the load; later ones keep their chunk count, and the run says so. */
+#define COUNT_MAX_STREAMS 4096
+
+/* Sorts c by index (for jiter_opts.counts). */
+void text_counts_sort(struct text_count *c, size_t n);
+
+/* What a journal is read back with. */
+struct jiter_opts {
+    const struct buf *spill;        /* lines a failed write kept in memory, read after the file's; or NULL */
+    const struct text_count *counts;/* tokens counted after the load, sorted by index (text_counts_sort) */
+    size_t n_counts;
+    bool skip_warmup;               /* warm-up lines are not the run's records (not in duration mode,
+                                       whose window's warm-ups are) */
+    long n_index;                   /* request_index below this is yielded once (a line also in the
+                                       spill; the first kept); 0 = every line */
+    bool dedupe_warmups;            /* warm-up lines too (duration mode: the window's warm-ups are
+                                       numbered as measured requests); else only measured ones */
+};
+
+/* A journal read back (journal_iter.c). */
+struct jiter {
+    FILE *f;
+    int64_t t0, data_at;
+    char *line;
+    size_t cap;
+    const struct buf *spill;
+    size_t spill_at;
+    bool in_spill;
+    const struct text_count *counts;
+    size_t n_counts;
+    bool skip_warmup, dedupe_warmups;
+    long n_index;
+    unsigned char *seen;
+    long lineno;                    /* of the line last read from the file (the header is 1) */
+    struct req_record rec;          /* the record last read */
+    bool have;
+    int64_t pos;                    /* where the record last yielded is (for jiter_at) */
+    long damaged;                   /* lines that were not a record, this pass */
+    char first_damaged[600];        /* why the first was not: "FILE:LINE: ..." */
+    char path[4200];
+};
+
+/* Opens the journal at path for reading through *it (stats/record.h): its
+ * header read for t0, then one record per line. Returns 0, or -1 with the
+ * reason in err (j then holds nothing). Close with jiter_close. */
+int jiter_open(struct jiter *j, struct rec_iter *it, const char *path, const struct jiter_opts *o,
+               char *err, size_t errlen);
+
+/* The record at pos (a jiter.pos of an earlier pass), valid until the next
+ * read; NULL when it cannot be read. */
+const struct req_record *jiter_at(struct jiter *j, int64_t pos);
+
+/* Closes the file and frees what j holds. */
+void jiter_close(struct jiter *j);
 
 /* The state of one run_execute call: built step by step, freed at its end. */
 struct run_ctx {
@@ -69,6 +136,47 @@ struct run_ctx {
     int64_t unix_minus_mono;        /* CLOCK_REALTIME − CLOCK_MONOTONIC (ns) when the load began */
     struct ts_acc ts;               /* the artifact's timeseries, fed as requests end; owned */
     bool ts_on;                     /* ts was set up */
+    /* Records dropped as they end (driver_cfg.drop_records): what the run
+     * needs of them after the load is read back from the journal, with
+     * x->res->kept. */
+    bool drop;
+};
+
+/* The artifact's rows read back from the journal in index order (rows.c). */
+struct run_rows {
+    struct jiter *j;                /* borrowed */
+    const struct secrets *secrets;  /* scrubbed from every row; borrowed; NULL = none */
+    int64_t *pos;                   /* where request_index i's line is (jiter.pos); INT64_MIN: no row */
+    unsigned char *failed;          /* it failed: a row of failures, not request_timings */
+    long n;                         /* rows' indexes: 0 .. n-1 */
+    long at_timing, at_failure;     /* the callbacks' next index */
+};
+
+/* One pass over it (j's iterator) to find where the rows of meta's bound
+ * are (benchmark_row_of), request_index below n_index. Returns 0, or -1
+ * (it->err says why). Free with run_rows_free. */
+int run_rows_index(struct run_rows *w, struct jiter *j, struct rec_iter *it, const struct bench_meta *meta,
+                   long n_index);
+
+/* artifact_write_streamed's callbacks (ud is the run_rows): the next row
+ * of request_timings, of failures, in request_index order; NULL at the end
+ * or on an error (*error set to 1). The row is the caller's. */
+cJSON *run_rows_timing(void *ud, int *error);
+cJSON *run_rows_failure(void *ud, int *error);
+
+void run_rows_free(struct run_rows *w);
+
+/* What a run that dropped its records keeps to read them back (run.h). */
+struct run_kept {
+    pthread_mutex_t mu;             /* texts, first_fail: the loops add them */
+    struct text_count *texts;       /* streams to count after the load; owned */
+    size_t n_texts;
+    long texts_left;                /* more than COUNT_MAX_STREAMS: not kept, not counted */
+    struct buf spill;               /* journal lines a failed write did not place; owned */
+    int first_fail_index;           /* the failed measured request of lowest index (-1 none) */
+    enum fail_kind first_fail;
+    char first_fail_msg[256];
+    struct jiter_opts read;         /* how the journal is read back */
 };
 
 /* Prints "NAME: message" to the run's log, with every credential scrubbed. */

@@ -1,0 +1,124 @@
+/* test_flat.c — a run whose records are dropped as they end (memory flat in
+ * the number of requests) still has every request: its journal holds them
+ * all, its summaries cover them all (recomputed here from the journal's raw
+ * times), and its artifact lists the rows below --max-request-rows, in
+ * request_index order, and counts the others. */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+
+#include "harness.h"
+
+#define N 300
+#define ROWS 100
+
+/* The one *.requests.jsonl in dir, into path; 0 or -1. */
+static int find_journal(const char *dir, char *path, size_t cap)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int rc = -1;
+    while (d && (e = readdir(d)))
+        if (strstr(e->d_name, ".requests.jsonl")) {
+            snprintf(path, cap, "%s/%s", dir, e->d_name);
+            rc = 0;
+        }
+    if (d)
+        closedir(d);
+    return rc;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Nearest rank: element ceil(p·n/100) of the n sorted values. */
+static double nearest(double *v, size_t n, double p)
+{
+    qsort(v, n, sizeof *v, cmp);
+    size_t rank = (size_t)ceil(p * (double)n / 100.0 - 1e-9);
+    return v[(rank < 1 ? 1 : rank) - 1];
+}
+
+static double t_of(const cJSON *line, const char *k)
+{
+    const cJSON *t = cJSON_GetObjectItem(line, k);
+    return cJSON_IsString(t) ? strtod(t->valuestring, NULL) : cJSON_IsNumber(t) ? t->valuedouble : NAN;
+}
+
+Test(flat, a_run_past_max_request_rows_keeps_every_request_and_exact_summaries, .timeout = 120)
+{
+    struct sim_proc sim;
+    const char *sa[] = {"--ttft-ms", "2", "--itl-ms", "0.5", NULL};
+    cr_assert_eq(sim_start(&sim, sa), 0);
+    char dir[] = "/tmp/anvil-flat-XXXXXX", out[128], journal[512], n[16], rows[16];
+    cr_assert(mkdtemp(dir));
+    snprintf(out, sizeof out, "%s/a.json", dir);
+    snprintf(n, sizeof n, "%d", N);
+    snprintf(rows, sizeof rows, "%d", ROWS);
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--num-prompts", n,
+                          "--concurrency", "8", "--input-len", "16", "--output-len", "8", "--calibration", "none",
+                          "--max-request-rows", rows, "--telemetry", "off", "--out", out, NULL};
+    static char err[65536];
+    int status;
+    cr_assert_eq(run_cmd_err(argv, NULL, 0, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 0, "%s", err);
+    cJSON *a = harness_load_json(out);
+    cr_assert(a);
+    cr_assert_eq(harness_num(a, "completed"), N);
+    cr_assert_eq(harness_num(a, "request_rows_left_out"), N - ROWS);
+    cr_assert_eq(harness_num(a, "max_request_rows"), ROWS);
+    /* the rows: request_index 0 .. ROWS-1, in order */
+    const cJSON *t = cJSON_GetObjectItem(a, "request_timings");
+    cr_assert_eq(cJSON_GetArraySize(t), ROWS);
+    int i = 0;
+    for (const cJSON *row = t->child; row; row = row->next, i++)
+        cr_assert_eq(harness_num(row, "request_index"), i);
+    /* the journal: every request, and the summaries recomputed from its raw times */
+    cr_assert_eq(find_journal(dir, journal, sizeof journal), 0);
+    static cJSON *lines[N + 8];
+    int k = harness_read_jsonl(journal, lines, N + 8);
+    cr_assert_eq(k, N + 1, "a header and one line per request");
+    static double ttft[N], e2e[N], itl[N * 16];
+    size_t ni = 0;
+    for (int l = 1; l < k; l++) {
+        double s = t_of(lines[l], "t_start");
+        ttft[l - 1] = (t_of(lines[l], "t_first_content") - s) / 1e6;
+        e2e[l - 1] = (t_of(lines[l], "t_end") - s) / 1e6;
+        const cJSON *c = cJSON_GetObjectItem(lines[l], "chunks");
+        for (int j = 1; j < cJSON_GetArraySize(c); j++) {
+            double t1 = cJSON_GetArrayItem(cJSON_GetArrayItem(c, j), 0)->valuedouble;
+            double t0 = cJSON_GetArrayItem(cJSON_GetArrayItem(c, j - 1), 0)->valuedouble;
+            itl[ni++] = (t1 - t0) / 1e6;
+        }
+    }
+    const cJSON *m = cJSON_GetObjectItem(a, "metrics");
+    const double ps[] = {50, 90, 99};
+    const char *pn[] = {"p50", "p90", "p99"};
+    for (int q = 0; q < 3; q++) {
+        char key[64];
+        snprintf(key, sizeof key, "ttft_%s_ms", pn[q]);
+        cr_assert_float_eq(harness_num(m, key), nearest(ttft, N, ps[q]), 1e-6, "%s", key);
+        snprintf(key, sizeof key, "e2e_%s_ms", pn[q]);
+        cr_assert_float_eq(harness_num(m, key), nearest(e2e, N, ps[q]), 1e-6, "%s", key);
+        snprintf(key, sizeof key, "itl_%s_ms", pn[q]);
+        cr_assert_float_eq(harness_num(m, key), nearest(itl, ni, ps[q]), 1e-6, "%s", key);
+    }
+    cr_assert_eq(harness_num(m, "ttft_samples"), N);
+    cr_assert_eq(harness_num(m, "itl_samples"), (double)ni);
+    for (int l = 0; l < k; l++)
+        cJSON_Delete(lines[l]);
+    cJSON_Delete(a);
+    cr_assert_eq(sim_stop(&sim), 0);
+    unlink(out);
+    unlink(journal);
+    rmdir(dir);
+}
