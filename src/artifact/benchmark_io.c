@@ -603,7 +603,10 @@ static const struct field metrics_rows[] = {
     DIST(visible_generation, "visible_generation", "_ms", "ms"),
     DIST(output_tokens_per_request, "output_tokens_per_request", "", "tokens"),
     DIST(itl, "itl", "_ms", "ms"),
+    /* 0: exact; past 262,144 gaps a histogram's bound (stats/hist.h); absent in older artifacts */
+    NUM_K("itl_percentile_rel_error", dist.itl.rel_error, OPT, FW_OMIT_NONE, "ratio"),
     DIST(itl_per_token, "itl_per_token", "_ms", "ms"),
+    NUM_K("itl_per_token_percentile_rel_error", dist.itl_per_token.rel_error, OPT, FW_OMIT_NONE, "ratio"),
     DIST(tokens_per_chunk, "tokens_per_chunk", "", "tokens"),
     DIST(time_to_headers, "time_to_headers", "_ms", "ms"),
     DIST(time_to_first_byte, "time_to_first_byte", "_ms", "ms"),
@@ -724,7 +727,9 @@ static const struct field benchmark_rows[] = {
     WHOLE(ignore_eos_violations, OPT, "requests"), CUSTOM(invariants, JR_OPTIONAL, 0, &invariants_codec),
     WHOLE(prompt_token_mismatches, OPT, "requests"), WHOLE(usage_over_max_tokens, OPT, "requests"),
     BOOL(cache_contaminated, JR_OPTIONAL), WHOLE(journal_lines_lost, OPT, "lines"),
-    WHOLE(max_request_rows, OPT, "requests"), WHOLE(request_rows_left_out, OPT, "requests"),
+    /* absent in older artifacts, and then left out */
+    WHOLE_K("max_request_rows", max_request_rows, OPT, FW_OMIT_NONE, "requests", 0),
+    WHOLE_K("request_rows_left_out", request_rows_left_out, OPT, FW_OMIT_NONE, "requests", 0),
     NUM(shared_prefix_tokens, OPT, "tokens"), OBJ(server_gone, JR_OPTIONAL, 0, &server_gone_t),
     OBJ(server_stalled, JR_OPTIONAL, 0, &server_stalled_t), CUSTOM(failed_by_category, OPT, 0, &counts_codec),
     OBJ(calibration, JR_OPTIONAL, 0, &calibration_t), OBJ(duration_mode, OPT, FW_NULL, &duration_t),

@@ -114,8 +114,68 @@ Test(flat, a_run_past_max_request_rows_keeps_every_request_and_exact_summaries, 
     }
     cr_assert_eq(harness_num(m, "ttft_samples"), N);
     cr_assert_eq(harness_num(m, "itl_samples"), (double)ni);
+    cr_assert_eq(harness_num(m, "itl_percentile_rel_error"), 0, "under 262,144 gaps: exact");
     for (int l = 0; l < k; l++)
         cJSON_Delete(lines[l]);
+    cJSON_Delete(a);
+    cr_assert_eq(sim_stop(&sim), 0);
+    unlink(out);
+    unlink(journal);
+    rmdir(dir);
+}
+
+/* Past 262,144 gaps the run's ITL percentiles come from a log-linear
+ * histogram: each within the bound the artifact states of the nearest-rank
+ * percentile of every gap, recomputed here from the journal's chunk times. */
+Test(flat, itl_past_the_exact_bound_is_within_the_stated_error, .timeout = 180)
+{
+    struct sim_proc sim;
+    const char *sa[] = {"--ttft-ms", "1", "--itl-ms", "0.02", NULL};
+    cr_assert_eq(sim_start(&sim, sa), 0);
+    char dir[] = "/tmp/anvil-flat-XXXXXX", out[128], journal[512];
+    cr_assert(mkdtemp(dir));
+    snprintf(out, sizeof out, "%s/a.json", dir);
+    /* 280 requests × 1000 tokens: 279,720 gaps */
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--num-prompts", "280",
+                          "--concurrency", "16", "--input-len", "8", "--output-len", "1000", "--ignore-eos",
+                          "--calibration", "none", "--telemetry", "off", "--out", out, NULL};
+    static char err[65536];
+    int status;
+    cr_assert_eq(run_cmd_err(argv, NULL, 0, err, sizeof err, &status), 0);
+    cr_assert_eq(status, 0, "%s", err);
+    cJSON *a = harness_load_json(out);
+    const cJSON *m = cJSON_GetObjectItem(a, "metrics");
+    double bound = harness_num(m, "itl_percentile_rel_error");
+    cr_assert_float_eq(bound, 0.001, 1e-12, "past the bound: the histogram's");
+    cr_assert_eq(find_journal(dir, journal, sizeof journal), 0);
+    static cJSON *lines[300];
+    int k = harness_read_jsonl(journal, lines, 300);
+    cr_assert_eq(k, 281);
+    size_t cap = 300000, ni = 0;
+    double *itl = malloc(cap * sizeof *itl);
+    for (int l = 1; l < k; l++) {
+        const cJSON *c = cJSON_GetObjectItem(lines[l], "chunks");
+        double prev = NAN;
+        for (const cJSON *ch = c->child; ch && ni < cap; ch = ch->next) {
+            double t = ch->child->valuedouble;
+            if (!isnan(prev))
+                itl[ni++] = (t - prev) / 1e6;
+            prev = t;
+        }
+    }
+    cr_assert_gt(ni, 262144);
+    cr_assert_eq(harness_num(m, "itl_samples"), (double)ni);
+    const double ps[] = {25, 50, 75, 90, 95, 99};
+    const char *pn[] = {"p25", "p50", "p75", "p90", "p95", "p99"};
+    for (int q = 0; q < 6; q++) {
+        char key[64];
+        snprintf(key, sizeof key, "itl_%s_ms", pn[q]);
+        double exact = nearest(itl, ni, ps[q]), got = harness_num(m, key);
+        cr_assert_leq(fabs(got - exact), bound * exact, "%s: %.9g against %.9g", key, got, exact);
+    }
+    for (int l = 0; l < k; l++)
+        cJSON_Delete(lines[l]);
+    free(itl);
     cJSON_Delete(a);
     cr_assert_eq(sim_stop(&sim), 0);
     unlink(out);
