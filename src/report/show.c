@@ -237,6 +237,10 @@ static void bench_notes(struct rdoc *doc, const struct benchmark *b)
                   b->failed_by_category.v[i].key);
     if (b->incomplete)
         rdoc_note(doc, "the run is incomplete: %s", b->incomplete_reason ? b->incomplete_reason : "no reason given");
+    if (b->request_rows_left_out > 0 && b->request_rows_left_out != ARTIFACT_NONE)
+        rdoc_note(doc, "the rows list the requests of request_index below %ld; %ld more are in the run's "
+                  "journal (%s.requests.jsonl): every summary covers them all", b->max_request_rows,
+                  b->request_rows_left_out, b->run_id ? b->run_id : "<run_id>");
     if (b->client_bound)
         rdoc_note(doc, "the numbers are limited by the client: %s",
                   b->client_bound_reason && b->client_bound_reason[0] ? b->client_bound_reason

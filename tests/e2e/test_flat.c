@@ -82,6 +82,13 @@ Test(flat, a_run_past_max_request_rows_keeps_every_request_and_exact_summaries, 
     int i = 0;
     for (const cJSON *row = t->child; row; row = row->next, i++)
         cr_assert_eq(harness_num(row, "request_index"), i);
+    /* show says where the others are */
+    static char shown[65536];
+    const char *show[] = {harness_anvil_bin(), "show", out, NULL};
+    cr_assert_eq(run_cmd(show, shown, sizeof shown, &status), 0);
+    char want[96];
+    snprintf(want, sizeof want, "request_index below %d; %d more are in the run's journal", ROWS, N - ROWS);
+    cr_assert(strstr(shown, want), "%s", shown);
     /* the journal: every request, and the summaries recomputed from its raw times */
     cr_assert_eq(find_journal(dir, journal, sizeof journal), 0);
     static cJSON *lines[N + 8];
