@@ -178,6 +178,7 @@ bench: deps
 	@bench/run
 	@bench/threads
 	@bench/memory
+	@bench/flat-memory 20000 200000
 	@bench/fidelity
 
 fuzz: deps
