@@ -72,8 +72,9 @@ static int parse(struct jiter *j)
         return -1;
     }
     j->have = true;
+    /* duration mode's warm-ups are counted too: their tokens that arrived in the window count */
     struct text_count key = {.index = j->rec.index}, *hit =
-        j->n_counts && !j->rec.warmup ? bsearch(&key, j->counts, j->n_counts, sizeof key, cmp_count) : NULL;
+        j->n_counts ? bsearch(&key, j->counts, j->n_counts, sizeof key, cmp_count) : NULL;
     if (hit)
         j->rec.text_tokens = hit->tokens;
     return 0;
