@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "artifact/journal.h"
 #include "artifact/timeseries.h"
@@ -316,6 +317,17 @@ static int write_artifact(struct run_ctx *x, struct run_records *rr, const struc
     return rc;
 }
 
+/* A run that dropped its records and could not read them back: the journal
+ * still has every one, and `anvil recover` reads it again. */
+static void recover_hint(struct run_ctx *x)
+{
+    struct run_result *res = x->res;
+    size_t n = strlen(res->error);
+    if (x->drop && n < sizeof res->error && access(res->journal_path, R_OK) == 0)
+        snprintf(res->error + n, sizeof res->error - n, "; the journal %.300s has every request: `anvil recover %.300s` "
+                 "rebuilds the artifact from it", res->journal_path, res->journal_path);
+}
+
 int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
 {
     const struct run_config *c = x->c;
@@ -325,10 +337,9 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
     res->warmup_failed = dr->warmup_failed;
     res->server_gone = dr->server_gone;
     res->server_stalled = dr->server_stalled;
-    if (records_of(x, dr, &rr) != 0)
-        return -1;
-    if (summarize(x, dr, &rr.it) != 0) {
+    if (records_of(x, dr, &rr) != 0 || summarize(x, dr, &rr.it) != 0) {
         run_records_close(&rr);
+        recover_hint(x);
         return -1;
     }
     res->summarized = true;
@@ -417,6 +428,8 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
     if (!art)
         snprintf(res->error, sizeof res->error, "out of memory building the artifact%s%.600s",
                  rr.it.err[0] ? ": " : "", rr.it.err);
+    if (rc != 0)
+        recover_hint(x);
     cJSON_Delete(art);
     run_records_close(&rr);
     return rc;
