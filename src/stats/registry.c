@@ -61,6 +61,11 @@ static const struct metric_def rows[] = {
      "each gap divided by the tokens its chunk carried: from continuous usage (asked by default of vLLM, "
      "SGLang and anvil-sim) when sent, else the reply's tokens after the first spread evenly over its later "
      "chunks", METH, "anvil", "itl_per_token", ALL, LO, 0},
+    {"itl_percentile_rel_error", {0}, "ratio", "ITL percentile error bound",
+     "0 when the ITL percentiles are exact; past 262,144 gaps, the bound on their relative error "
+     "(0.001: a log-linear histogram)", METH, "anvil", NULL, ALL, NONE, 0},
+    {"itl_per_token_percentile_rel_error", {0}, "ratio", "ITL per token percentile error bound",
+     "the same bound for the ITL per token percentiles", METH, "anvil", NULL, ALL, NONE, 0},
     {"tokens_per_chunk", {0}, "tokens/chunk", "Tokens per chunk",
      "output tokens / output chunks, per request (> 1 under speculative decoding)", METH, "anvil", NULL, ALL,
      NONE, 0},
