@@ -72,9 +72,11 @@ static int parse(struct jiter *j)
         return -1;
     }
     j->have = true;
-    /* duration mode's warm-ups are counted too: their tokens that arrived in the window count */
+    /* a count warm-up's index is not a measured one's; duration mode's warm-ups are numbered as
+     * measured requests (dedupe_warmups), and their tokens in the window count */
+    bool counted = !j->rec.warmup || j->dedupe_warmups;
     struct text_count key = {.index = j->rec.index}, *hit =
-        j->n_counts ? bsearch(&key, j->counts, j->n_counts, sizeof key, cmp_count) : NULL;
+        j->n_counts && counted ? bsearch(&key, j->counts, j->n_counts, sizeof key, cmp_count) : NULL;
     if (hit)
         j->rec.text_tokens = hit->tokens;
     return 0;

@@ -259,9 +259,11 @@ int run_recover(const char *journal, const char *out, bool force, struct run_rec
         return -1;
     }
     bool duration = d.settings.duration_mode.present;
-    /* measured requests are placed by request_index: one seen twice is kept once */
+    /* measured requests are placed by request_index: one seen twice is kept once; the
+     * warm-ups of --num-warmups are not the run's requests, as the run left them out (duration
+     * mode's, sent before the window, are) */
     long n_index = duration ? 0 : d.settings.requests;
-    struct jiter_opts o = {.n_index = n_index > 0 && n_index <= 100000000 ? n_index : 0};
+    struct jiter_opts o = {.n_index = n_index > 0 && n_index <= 100000000 ? n_index : 0, .skip_warmup = !duration};
     struct jiter jr;
     struct rec_iter it;
     if (jiter_open(&jr, &it, journal, &o, res->error, sizeof res->error) != 0) {

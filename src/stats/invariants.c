@@ -18,16 +18,25 @@ const char *invariant_name(enum invariant i)
     return names[i];
 }
 
+/* Counts the violation; the examples are those of the lowest request_index,
+ * in that order, whatever order the records come in (an array's by index, a
+ * journal's by end), so both give the same. */
 static void violate(struct invariants *inv, const struct req_record *r, enum invariant what,
                     const char *fmt, double a, double b)
 {
     inv->violations[what]++;
-    if (inv->n_examples == INV_EXAMPLES)
+    int at = inv->n_examples;       /* after every example of an index at or below r's */
+    while (at > 0 && inv->examples[at - 1].request_index > r->index)
+        at--;
+    if (at == INV_EXAMPLES)
         return;
-    inv->examples[inv->n_examples].request_index = r->index;
-    inv->examples[inv->n_examples].what = what;
-    snprintf(inv->examples[inv->n_examples].detail, sizeof inv->examples[0].detail, fmt, a, b);
-    inv->n_examples++;
+    int keep = inv->n_examples < INV_EXAMPLES ? inv->n_examples : INV_EXAMPLES - 1;
+    memmove(&inv->examples[at + 1], &inv->examples[at], (size_t)(keep - at) * sizeof inv->examples[0]);
+    inv->examples[at].request_index = r->index;
+    inv->examples[at].what = what;
+    snprintf(inv->examples[at].detail, sizeof inv->examples[0].detail, fmt, a, b);
+    if (inv->n_examples < INV_EXAMPLES)
+        inv->n_examples++;
 }
 
 static void check_one(const struct req_record *r, bool ignore_eos, struct invariants *inv)

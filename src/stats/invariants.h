@@ -36,7 +36,7 @@ struct invariants {
     int checked;                        /* completed requests checked */
     int violations[INV_COUNT];
     int n_examples;
-    struct inv_example examples[INV_EXAMPLES];  /* the first few violations */
+    struct inv_example examples[INV_EXAMPLES];  /* the violations of the lowest request_index, in its order */
 };
 
 /* Name as written in artifacts ("order", "chunks_in_e2e", ...). */

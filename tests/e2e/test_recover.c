@@ -131,6 +131,48 @@ Test(recover, a_finished_run_recovers_to_the_same_measurements, .timeout = 60)
     rmdir(dir);
 }
 
+/* With --num-warmups: the warm-ups' journal lines are not the run's
+ * requests (their request_index is the warm-up's own), so the recovered
+ * artifact leaves them out as the run's did: the same metrics (the peak
+ * output rate among them) and context_distribution. */
+Test(recover, a_finished_run_with_warmups_recovers_to_the_same_measurements, .timeout = 60)
+{
+    struct sim_proc sim;
+    const char *sa[] = {"--ttft-ms", "2", "--itl-ms", "1", NULL};
+    cr_assert_eq(sim_start(&sim, sa), 0);
+    char dir[] = "/tmp/anvil-recover-XXXXXX", out[128], again[128], journal[512];
+    cr_assert(mkdtemp(dir));
+    snprintf(out, sizeof out, "%s/r.json", dir);
+    snprintf(again, sizeof again, "%s/again.json", dir);
+    const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--num-prompts", "6",
+                          "--num-warmups", "3", "--input-len", "16", "--output-len", "4", "--calibration", "none",
+                          "--out", out, NULL};
+    int status;
+    cr_assert_eq(run_cmd_err(argv, NULL, 0, NULL, 0, &status), 0);
+    cr_assert_eq(status, 0);
+    cr_assert_eq(find_journal(dir, journal, sizeof journal), 0, "no journal next to %s", out);
+    cr_assert_eq(count_lines(journal), 10, "a header, 3 warm-ups and 6 requests");
+    const char *rec[] = {harness_anvil_bin(), "recover", journal, "--out", again, NULL};
+    cr_assert_eq(run_cmd_err(rec, NULL, 0, NULL, 0, &status), 0);
+    cr_assert_eq(status, 0);
+    cJSON *a = harness_load_json(out), *b = harness_load_json(again);
+    const char *sampled[] = {"energy_j", "output_tokens_per_joule", "joules_per_output_token"};
+    for (size_t i = 0; i < sizeof sampled / sizeof *sampled; i++)
+        cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItem(a, "metrics"), sampled[i]);
+    cr_assert_eq(harness_num(harness_json_path(b, "context_distribution"), "16"), 6);
+    const char *same[] = {"metrics", "context_distribution", "request_timings", "failures", "requests"};
+    for (size_t i = 0; i < sizeof same / sizeof *same; i++)
+        cr_assert(cJSON_Compare(cJSON_GetObjectItem(a, same[i]), cJSON_GetObjectItem(b, same[i]), 1),
+                  "%s differs after recovery", same[i]);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+    cr_assert_eq(sim_stop(&sim), 0);
+    unlink(out);
+    unlink(again);
+    unlink(journal);
+    rmdir(dir);
+}
+
 Test(recover, a_signal_after_the_last_send_whose_requests_end_in_grace_cuts_nothing, .timeout = 60)
 {
     struct sim_proc sim;

@@ -441,3 +441,31 @@ Test(summary, peak_bins_never_exceed_the_events)
     peak_free(&binned);
     free_run(recs, n);
 }
+
+/* The invariants' examples are those of the lowest request_index whatever
+ * order the records come in (a journal gives them as they ended), so an
+ * artifact written from the journal names the same ones as one written
+ * from the array. */
+Test(summary, invariant_examples_do_not_depend_on_the_records_order)
+{
+    int n;
+    struct req_record *recs = loop_run(12, 24, 40, true, &n);
+    struct req_record *rev = malloc((size_t)n * sizeof *rev);
+    cr_assert_not_null(rev);
+    for (int i = 0; i < n; i++)
+        rev[i] = recs[n - 1 - i];       /* shallow copies, not freed */
+    struct invariants a, b;
+    invariants_check(recs, n, true, &a);
+    invariants_check(rev, n, true, &b);
+    cr_assert_eq(a.n_examples, INV_EXAMPLES, "enough violations to choose among");
+    cr_assert_gt(invariants_total(&a), INV_EXAMPLES);
+    cr_assert_eq(b.n_examples, a.n_examples);
+    for (int i = 0; i < a.n_examples; i++) {
+        cr_assert(i == 0 || a.examples[i - 1].request_index <= a.examples[i].request_index);
+        cr_assert(a.examples[i].request_index == b.examples[i].request_index &&
+                  a.examples[i].what == b.examples[i].what && !strcmp(a.examples[i].detail, b.examples[i].detail),
+                  "example %d: request %d against %d", i, a.examples[i].request_index, b.examples[i].request_index);
+    }
+    free(rev);
+    free_run(recs, n);
+}
