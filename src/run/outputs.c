@@ -183,6 +183,8 @@ static const char *incomplete_reason(const struct run_ctx *x, const struct drive
         return "server_stalled";
     if (dr->server_gone.gone)
         return "server_gone";
+    if (x->drop && x->res->kept->lost)
+        return "requests lost: their journal lines could not be kept (memory ran out) or read back";
     if (dr->client_limit)
         return "client_limit";      /* this machine's, not the server's (load/driver.h) */
     /* a signal after the last request was sent, whose in-flight requests all
@@ -341,6 +343,13 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
         run_records_close(&rr);
         recover_hint(x);
         return -1;
+    }
+    /* every request sent is in the journal, unless its line could not be kept or read back */
+    long read = (long)s->sent + s->warmup_requests;
+    if (rr.j && dr->sent > read) {
+        x->res->kept->lost = dr->sent - read;
+        run_say(x, "warning: %ld request%s lost: %s", x->res->kept->lost, x->res->kept->lost == 1 ? "" : "s",
+                rr.j->damaged ? rr.j->first_damaged : "their journal lines could not be kept (memory ran out)");
     }
     res->summarized = true;
     struct bench_meta meta = settings_meta(x);

@@ -177,6 +177,9 @@ struct run_kept {
     enum fail_kind first_fail;
     char first_fail_msg[256];
     struct jiter_opts read;         /* how the journal is read back */
+    long lost;                      /* requests sent that the journal read back lacks (a line that
+                                       could not be built, kept or spilled, or read back): not in the
+                                       artifact, which says so */
 };
 
 /* Prints "NAME: message" to the run's log, with every credential scrubbed. */
