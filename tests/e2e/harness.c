@@ -3,6 +3,7 @@
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
+#include <dirent.h>
 #include <math.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -745,3 +746,31 @@ int harness_run_on_pty(const char *const argv[], char *out, size_t cap)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+
+int harness_find_journal(const char *dir, char *path, size_t cap)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int rc = -1;
+    while (d && (e = readdir(d)))
+        if (strstr(e->d_name, ".requests.jsonl")) {
+            snprintf(path, cap, "%s/%s", dir, e->d_name);
+            rc = 0;
+        }
+    if (d)
+        closedir(d);
+    return rc;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double harness_nearest_rank(double *v, size_t n, double p)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    size_t rank = (size_t)ceil(p * (double)n / 100.0 - 1e-9);
+    return v[(rank < 1 ? 1 : rank) - 1];
+}

@@ -131,6 +131,15 @@ struct cJSON *harness_json_path(const struct cJSON *o, const char *path);
  * is not JSON. */
 int harness_read_jsonl(const char *path, struct cJSON **lines, int cap);
 
+/* The one "*.requests.jsonl" (a run's journal) in directory dir, its path
+ * into path (cap bytes). Returns 0, or -1 when there is none. */
+int harness_find_journal(const char *dir, char *path, size_t cap);
+
+/* The p-th percentile (0 < p ≤ 100) of v[0..n) by nearest rank: element
+ * ceil(p·n/100) of the sorted values (docs/METHODOLOGY.md); sorts v in
+ * place. n ≥ 1. */
+double harness_nearest_rank(double *v, size_t n, double p);
+
 /* Creates an empty temporary file "DIR/anvil-XXXXXX" into path (cap ≥ 48
  * bytes), DIR being the test run's own folder (removed with what it holds,
  * journals beside artifacts included, after the last test), else /tmp.

@@ -3,7 +3,6 @@
  * all, its summaries cover them all (recomputed here from the journal's raw
  * times), and its artifact lists the rows below --max-request-rows, in
  * request_index order, and counts the others. */
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,36 +16,6 @@
 
 #define N 300
 #define ROWS 100
-
-/* The one *.requests.jsonl in dir, into path; 0 or -1. */
-static int find_journal(const char *dir, char *path, size_t cap)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    int rc = -1;
-    while (d && (e = readdir(d)))
-        if (strstr(e->d_name, ".requests.jsonl")) {
-            snprintf(path, cap, "%s/%s", dir, e->d_name);
-            rc = 0;
-        }
-    if (d)
-        closedir(d);
-    return rc;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Nearest rank: element ceil(p·n/100) of the n sorted values. */
-static double nearest(double *v, size_t n, double p)
-{
-    qsort(v, n, sizeof *v, cmp);
-    size_t rank = (size_t)ceil(p * (double)n / 100.0 - 1e-9);
-    return v[(rank < 1 ? 1 : rank) - 1];
-}
 
 static double t_of(const cJSON *line, const char *k)
 {
@@ -90,7 +59,7 @@ Test(flat, a_run_past_max_request_rows_keeps_every_request_and_exact_summaries, 
     snprintf(want, sizeof want, "request_index below %d; %d more are in the run's journal", ROWS, N - ROWS);
     cr_assert(strstr(shown, want), "%s", shown);
     /* the journal: every request, and the summaries recomputed from its raw times */
-    cr_assert_eq(find_journal(dir, journal, sizeof journal), 0);
+    cr_assert_eq(harness_find_journal(dir, journal, sizeof journal), 0);
     static cJSON *lines[N + 8];
     int k = harness_read_jsonl(journal, lines, N + 8);
     cr_assert_eq(k, N + 1, "a header and one line per request");
@@ -113,11 +82,11 @@ Test(flat, a_run_past_max_request_rows_keeps_every_request_and_exact_summaries, 
     for (int q = 0; q < 3; q++) {
         char key[64];
         snprintf(key, sizeof key, "ttft_%s_ms", pn[q]);
-        cr_assert_float_eq(harness_num(m, key), nearest(ttft, N, ps[q]), 1e-6, "%s", key);
+        cr_assert_float_eq(harness_num(m, key), harness_nearest_rank(ttft, N, ps[q]), 1e-6, "%s", key);
         snprintf(key, sizeof key, "e2e_%s_ms", pn[q]);
-        cr_assert_float_eq(harness_num(m, key), nearest(e2e, N, ps[q]), 1e-6, "%s", key);
+        cr_assert_float_eq(harness_num(m, key), harness_nearest_rank(e2e, N, ps[q]), 1e-6, "%s", key);
         snprintf(key, sizeof key, "itl_%s_ms", pn[q]);
-        cr_assert_float_eq(harness_num(m, key), nearest(itl, ni, ps[q]), 1e-6, "%s", key);
+        cr_assert_float_eq(harness_num(m, key), harness_nearest_rank(itl, ni, ps[q]), 1e-6, "%s", key);
     }
     cr_assert_eq(harness_num(m, "ttft_samples"), N);
     cr_assert_eq(harness_num(m, "itl_samples"), (double)ni);
@@ -154,7 +123,7 @@ Test(flat, itl_past_the_exact_bound_is_within_the_stated_error, .timeout = 180)
     const cJSON *m = cJSON_GetObjectItem(a, "metrics");
     double bound = harness_num(m, "itl_percentile_rel_error");
     cr_assert_float_eq(bound, 0.001, 1e-12, "past the bound: the histogram's");
-    cr_assert_eq(find_journal(dir, journal, sizeof journal), 0);
+    cr_assert_eq(harness_find_journal(dir, journal, sizeof journal), 0);
     static cJSON *lines[300];
     int k = harness_read_jsonl(journal, lines, 300);
     cr_assert_eq(k, 281);
@@ -177,7 +146,7 @@ Test(flat, itl_past_the_exact_bound_is_within_the_stated_error, .timeout = 180)
     for (int q = 0; q < 6; q++) {
         char key[64];
         snprintf(key, sizeof key, "itl_%s_ms", pn[q]);
-        double exact = nearest(itl, ni, ps[q]), got = harness_num(m, key);
+        double exact = harness_nearest_rank(itl, ni, ps[q]), got = harness_num(m, key);
         cr_assert_leq(fabs(got - exact), bound * exact, "%s: %.9g against %.9g", key, got, exact);
     }
     for (int l = 0; l < k; l++)
@@ -241,7 +210,7 @@ Test(flat, duration_warmups_without_usage_count_their_tokens_in_the_window, .tim
     double got = harness_num(d, "tokens_in_window");
     cr_assert_leq(fabs(got - truth), 0.01 * truth, "tokens_in_window %.1f, the trace's %.0f", got, truth);
     cJSON_Delete(a);
-    cr_assert_eq(find_journal(dir, journal, sizeof journal), 0);
+    cr_assert_eq(harness_find_journal(dir, journal, sizeof journal), 0);
     unlink(journal);
     unlink(out);
     unlink(trace);

@@ -14,22 +14,6 @@
 
 #include "harness.h"
 
-/* The one *.requests.jsonl in dir, into path; 0 or -1. */
-static int find_journal(const char *dir, char *path, size_t cap)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    int rc = -1;
-    while (d && (e = readdir(d)))
-        if (strstr(e->d_name, ".requests.jsonl")) {
-            snprintf(path, cap, "%s/%s", dir, e->d_name);
-            rc = 0;
-        }
-    if (d)
-        closedir(d);
-    return rc;
-}
-
 /* Complete lines of the file (newline-terminated). */
 static int count_lines(const char *path)
 {
@@ -58,7 +42,7 @@ Test(recover, kill_9_mid_run_then_recover_keeps_every_ended_request, .timeout = 
     int lines = 0;
     for (int i = 0; i < 3000 && lines < 12; i++) {     /* header + at least 11 requests */
         harness_sleep_ms(10);
-        if (find_journal(dir, journal, sizeof journal) == 0)
+        if (harness_find_journal(dir, journal, sizeof journal) == 0)
             lines = count_lines(journal);
     }
     cr_assert_geq(lines, 12, "the journal did not grow (%d lines)", lines);
@@ -107,7 +91,7 @@ Test(recover, a_finished_run_recovers_to_the_same_measurements, .timeout = 60)
     int status;
     cr_assert_eq(run_cmd_err(argv, NULL, 0, NULL, 0, &status), 0);
     cr_assert_eq(status, 0);
-    cr_assert_eq(find_journal(dir, journal, sizeof journal), 0, "no journal next to %s", out);
+    cr_assert_eq(harness_find_journal(dir, journal, sizeof journal), 0, "no journal next to %s", out);
     cr_assert_eq(count_lines(journal), 7);
     const char *rec[] = {harness_anvil_bin(), "recover", journal, "--out", again, NULL};
     cr_assert_eq(run_cmd_err(rec, NULL, 0, NULL, 0, &status), 0);
@@ -150,7 +134,7 @@ Test(recover, a_finished_run_with_warmups_recovers_to_the_same_measurements, .ti
     int status;
     cr_assert_eq(run_cmd_err(argv, NULL, 0, NULL, 0, &status), 0);
     cr_assert_eq(status, 0);
-    cr_assert_eq(find_journal(dir, journal, sizeof journal), 0, "no journal next to %s", out);
+    cr_assert_eq(harness_find_journal(dir, journal, sizeof journal), 0, "no journal next to %s", out);
     cr_assert_eq(count_lines(journal), 10, "a header, 3 warm-ups and 6 requests");
     const char *rec[] = {harness_anvil_bin(), "recover", journal, "--out", again, NULL};
     cr_assert_eq(run_cmd_err(rec, NULL, 0, NULL, 0, &status), 0);
@@ -238,7 +222,7 @@ Test(recover, no_secret_reaches_the_artifact_journal_log_or_recovery, .timeout =
     int status;
     cr_assert_eq(run_cmd_err(argv, o, sizeof o, e, sizeof e, &status), 0);
     cr_assert_eq(status, 0, "%s", e);
-    cr_assert_eq(find_journal(dir, journal, sizeof journal), 0);
+    cr_assert_eq(harness_find_journal(dir, journal, sizeof journal), 0);
     const char *r[] = {harness_anvil_bin(), "recover", journal, "--out", rec, NULL};
     cr_assert_eq(run_cmd_err(r, o, sizeof o, e, sizeof e, &status), 0);
     cr_assert_eq(status, 0, "%s", e);
@@ -306,7 +290,7 @@ Test(recover, a_journal_cut_by_a_full_disk_is_said_and_recovered_around, .timeou
     cr_assert_gt(lost, 0);
     cr_assert_eq(harness_num(a, "completed"), 40);
     cJSON_Delete(a);
-    cr_assert_eq(find_journal(dir, journal, sizeof journal), 0);
+    cr_assert_eq(harness_find_journal(dir, journal, sizeof journal), 0);
     int kept = count_lines(journal);
     cr_assert_lt(kept, 41, "the journal is cut short");
     const char *rec[] = {harness_anvil_bin(), "recover", journal, "--out", again, NULL};
