@@ -18,7 +18,7 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field
 # pkg-config runs once deps are installed; a missing .pc file stops the build with its name
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) || echo PKG_CONFIG_FAILED)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) || echo PKG_CONFIG_FAILED)
-LIBS    = $(PKG_LIBS) -lm
+LIBS    = $(PKG_LIBS) -lhttp_parser -lm   # http_parser has no .pc file
 OPT     := -O2 -g
 SAN     := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 

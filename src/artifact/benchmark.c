@@ -492,7 +492,7 @@ static void client_of(struct builder *b, const struct bench_meta *m, const struc
         .loop_lag_ms = {s->loop_lag.p50, s->loop_lag.p99, s->loop_lag.max, (long)s->loop_lag.samples},
         .send_lateness_p99_ms = s->d[D_SEND_LATENESS].p99,
         .arrival_stamps = {m->stamps_kernel, m->stamps_clock},
-        .threads = m->threads > 0 ? m->threads : 0,
+        .threads = m->threads > 0 ? m->threads : 0, .transport = copy(b, m->transport),
     };
     if (!m->per_thread || m->threads <= 0)
         return;

@@ -73,6 +73,7 @@ struct bench_meta {
     int prewarmed_connections;      /* connections opened before measuring */
     double client_cpu_user_s, client_cpu_sys_s; /* anvil's CPU time while requests ran */
     long stamps_kernel, stamps_clock;   /* how arrival times were taken (driver.h) */
+    const char *transport;          /* "native" or "curl" (net/http.h), NULL = not known */
     int threads;                    /* measuring loops the run used; 0 = not known */
     const struct bench_thread *per_thread;  /* threads entries (borrowed), or NULL */
     bool incomplete;                /* the run was cut short */
@@ -336,6 +337,7 @@ struct bench_client {
     double send_lateness_p99_ms;
     struct bench_arrival_stamps arrival_stamps;
     long threads;                   /* measuring loops; 0 = not recorded (older artifacts: null) */
+    char *transport;                /* "native" or "curl"; NULL = not recorded (older artifacts, recovered runs) */
     struct bench_thread *per_thread;    /* owned; n_per_thread entries, NULL = not recorded */
     size_t n_per_thread;
 };

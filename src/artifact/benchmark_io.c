@@ -547,7 +547,8 @@ static const struct field client_rows[] = {
     NUM(cpu_user_s, 0, "s"), NUM(cpu_sys_s, 0, "s"), WHOLE(sse_events, 0, "events"),
     NUM(cpu_us_per_event, 0, "us"), NUM(cpu_utilization, 0, "ratio"), OBJ(loop_lag_ms, 0, 0, &loop_lag_t),
     NUM(send_lateness_p99_ms, 0, "ms"), OBJ(arrival_stamps, 0, 0, &stamps_t),
-    CUSTOM(threads, OPT, 0, &positive_codec),   /* threads and per_thread: absent or null in older files */
+    CUSTOM(threads, OPT, 0, &positive_codec),   /* threads, transport, per_thread: absent or null in older files */
+    STR(transport, OPT),
     ARR(per_thread, n_per_thread, OPT, FW_OMIT_NONE, &thread_t),
 };
 static const struct field_table client_t = FIELD_TABLE("client", T, client_rows, present);

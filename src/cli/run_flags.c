@@ -395,9 +395,16 @@ static const struct flag_spec workload_flags[] = {
 };
 
 /* The transport's limits: how long a request, a connection or a silence may last. */
+static const char *const transport_names[] = {"auto", "native", "curl", NULL};
+
 static const struct flag_spec limit_flags[] = {
+    {"transport", NULL, FLAG_CHOICE, AT(transport.kind), "auto|native|curl", "auto",
+     "how requests go out: native is anvil's own HTTP/1.1 client (plain http://), curl is libcurl "
+     "(https://, proxies); auto is native for a plain http:// URL without credentials when no proxy "
+     "variable is set, else curl. The artifact records it (client.transport)", .section = "Limits",
+     .choices = transport_names},
     {"timeout-s", NULL, FLAG_DOUBLE, AT(transport.timeout_s), "S", "600", "whole-request timeout, seconds",
-     .section = "Limits", .min = 0.001},
+     .min = 0.001},
     {"connect-timeout-s", NULL, FLAG_DOUBLE, AT(transport.connect_timeout_s), "S", "10",
      "connection timeout, seconds", .min = 0.001},
     {"idle-timeout-s", NULL, FLAG_DOUBLE, AT(transport.idle_timeout_s), "S", "120",

@@ -1323,7 +1323,7 @@ static int setup_loop(struct shared *sh, struct loop *l, int id)
         return -1;
     for (int i = l->n_slots - 1; i >= 0; i--)
         l->free_slots[l->n_free++] = i;
-    l->http = http_client_new(l->base, l->n_slots);
+    l->http = http_client_new(l->base, l->n_slots, c->transport);
     l->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (!l->http || l->wake_fd < 0)
         return -1;

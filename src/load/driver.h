@@ -55,6 +55,7 @@
 #include "load/arrivals.h"
 #include "load/live.h"
 #include "load/sampler.h"
+#include "net/http.h"
 #include "stats/record.h"
 
 /* What the readiness gate is shown at each poll (driver_cfg.window_ready). */
@@ -104,6 +105,9 @@ struct driver_cfg {
      * connections before anything is measured, so no measured request pays
      * for a TCP handshake the steady state would not. */
     const char *prewarm_url;
+    /* The transport every request goes over: HTTP_TRANSPORT_NATIVE or
+     * HTTP_TRANSPORT_CURL (http_transport_resolve; AUTO is taken as CURL). */
+    enum http_transport transport;
     /* Body of request `seq` (0-based: warm-ups first, then measured): a
      * malloc'd string the driver frees, or NULL on failure; also its planned
      * prompt tokens (-1 unknown) and max_tokens, for the record. */

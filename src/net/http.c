@@ -22,7 +22,10 @@
 #include "core/escape.h"
 #include "core/vec.h"
 #include "net/chunked.h"
+#include "net/native.h"
 #include "net/rxstamp.h"
+#include "net/url.h"
+#include "net/verdict.h"
 
 /* One curl multi handle with its own connection cache. curl 7.88 walks a
  * multi's whole connection cache on operations done once per transfer
@@ -59,11 +62,10 @@ struct http_client {
     int epfd;                   /* every socket curl opened (EPOLLIN), or -1 */
     struct sock_ctx **by_fd;    /* their contexts by descriptor (NULL: none) */
     size_t n_by_fd;
-    struct http_rx_counts rx;   /* how the stamps handed to callbacks were taken */
+    struct http_rx st;          /* how the stamps handed to callbacks were taken, and the last one */
+    struct native *native;      /* the transfers' transport when it is anvil's own, else NULL */
     int64_t read_clock;         /* the clock time given to the unstamped bytes of the current
                                    callback from curl (0: not read yet) */
-    bool arrival_unknown;       /* the last time handed over is the clock at an unlooked-at read */
-    bool arrival_shared;        /* ... or a time other bytes may share though they arrived apart */
 };
 
 struct http_xfer {
@@ -88,6 +90,20 @@ struct http_xfer {
     char why[400];              /* the verdict's message */
 };
 
+/* Whether a variable curl reads for a proxy is set (an https:// proxy is
+ * TLS even for an http:// URL). curl takes no HTTP_PROXY. */
+static bool proxy_in_env(void)
+{
+    static const char *const vars[] = {"http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy",
+                                       "ALL_PROXY"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return true;
+    }
+    return false;
+}
+
 static void unlink_xfer(struct http_client *c, struct http_xfer *x)
 {
     LIST_REMOVE(x, link);
@@ -105,32 +121,12 @@ struct sock_ctx {
 };
 
 /* Whether a failed transfer ran into a limit of this machine's rather than
- * the server's: socket() found no descriptor (EMFILE, ENFILE), no memory for
- * a socket (ENOBUFS, ENOMEM), or connect() no free local port
- * (EADDRNOTAVAIL). curl calls all of them "could not connect", which reads
- * as the server's fault; x->why names the limit and the fix. */
+ * the server's (verdict.h); x->why then names it. */
 static bool client_limit(struct http_xfer *x)
 {
     long os = 0;
     curl_easy_getinfo(x->easy, CURLINFO_OS_ERRNO, &os);
-    int e = x->sock_errno ? x->sock_errno : (int)os;
-    struct rlimit rl = {0, 0};
-    getrlimit(RLIMIT_NOFILE, &rl);
-    if (e == EMFILE)
-        snprintf(x->why, sizeof x->why, "this machine's open-file limit (%llu), not the server: no descriptor "
-                 "for a new connection (socket(): %s); raise it (ulimit -n) or run fewer streams at once",
-                 (unsigned long long)rl.rlim_cur, strerror(e));
-    else if (e == ENFILE)
-        snprintf(x->why, sizeof x->why, "this machine's system-wide file table is full, not the server "
-                 "(socket(): %s); raise fs.file-max or run fewer streams at once", strerror(e));
-    else if (e == ENOBUFS || e == ENOMEM)
-        snprintf(x->why, sizeof x->why, "this machine ran out of memory for a socket, not the server "
-                 "(%s); run fewer streams at once", strerror(e));
-    else if (e == EADDRNOTAVAIL)
-        snprintf(x->why, sizeof x->why, "this machine has no free local port, not the server (connect(): %s); "
-                 "widen net.ipv4.ip_local_port_range or run fewer streams at once (closed connections hold "
-                 "their port for 60 s)", strerror(e));
-    return x->why[0] != '\0';
+    return http_limit_reason(x->sock_errno ? x->sock_errno : (int)os, x->why, sizeof x->why);
 }
 
 static void drain_done(struct lane *ln)
@@ -241,12 +237,12 @@ static int64_t kernel_stamp(const struct http_xfer *x, size_t off, size_t *until
 static int64_t arrival(struct http_xfer *x, int64_t t)
 {
     struct http_client *c = x->client;
-    c->arrival_unknown = !t && !in_stamped_event(x);
-    c->arrival_shared = !t || c->rx_merged;
+    c->st.unknown = !t && !in_stamped_event(x);
+    c->st.shared = !t || c->rx_merged;
     if (t) {
-        c->rx.kernel++;
+        c->st.counts.kernel++;
     } else {
-        c->rx.clock++;
+        c->st.counts.clock++;
         if (!c->read_clock)
             c->read_clock = clock_now_ns();
         t = c->read_clock;
@@ -389,22 +385,23 @@ static int socket_cb(CURL *easy, curl_socket_t s, int what, void *arg, void *soc
     return 0;
 }
 
-struct http_client *http_client_new(struct event_base *base, long max_connections)
+struct http_client *http_client_new(struct event_base *base, long max_connections, enum http_transport t)
 {
     struct http_client *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
     c->base = base;
     LIST_INIT(&c->xfers);
-    c->epfd = epoll_create1(EPOLL_CLOEXEC);
-    /* the variables curl reads for a proxy (an https:// proxy is TLS even
-     * for an http:// URL); with any set, offsets are not trusted */
-    static const char *const proxy_vars[] = {"http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy",
-                                             "ALL_PROXY"};
-    for (size_t i = 0; i < sizeof proxy_vars / sizeof proxy_vars[0]; i++) {
-        const char *v = getenv(proxy_vars[i]);
-        c->proxy_env |= v && *v;
+    c->epfd = -1;
+    if (t == HTTP_TRANSPORT_NATIVE) {
+        if (!(c->native = native_new(base, max_connections, &c->st))) {
+            free(c);
+            return NULL;
+        }
+        return c;
     }
+    c->epfd = epoll_create1(EPOLL_CLOEXEC);
+    c->proxy_env = proxy_in_env();     /* with one set, byte offsets are not trusted */
     long n = max_connections > HTTP_LANE_CONNECTIONS
              ? (max_connections + HTTP_LANE_CONNECTIONS - 1) / HTTP_LANE_CONNECTIONS : 1;
     c->drain = evtimer_new(base, on_drain, c);
@@ -500,29 +497,6 @@ static void header_value(const char *p, size_t len, size_t name, char *out, size
     out[k] = '\0';
 }
 
-/* What a final header block says the body cannot be: a reply anvil can
- * read. A redirect (anvil follows none: it measures the server it was
- * given), or a body in a content coding anvil never asked for (it sends no
- * Accept-Encoding). Returns CURLE_OK, or the verdict (http.h) with its
- * message in why. */
-static CURLcode judge_head(long status, const char *location, const char *encoding, char *why, size_t cap)
-{
-    char shown[120];
-    if (status >= 300 && status < 400) {
-        text_escape(shown, sizeof shown, location, strlen(location));
-        snprintf(why, cap, "HTTP %ld: a redirect%s%s, which anvil does not follow (it measures the server it "
-                 "is given): give the final address as --base-url", status, location[0] ? " to " : "", shown);
-        return CURLE_TOO_MANY_REDIRECTS;
-    }
-    if (status < 300 && encoding[0] && strcasecmp(encoding, "identity") != 0) {
-        text_escape(shown, sizeof shown, encoding, strlen(encoding));
-        snprintf(why, cap, "the body is compressed (Content-Encoding: %s), which anvil did not ask for (it "
-                 "sends no Accept-Encoding): a server or proxy setting compresses replies; turn it off", shown);
-        return CURLE_BAD_CONTENT_ENCODING;
-    }
-    return CURLE_OK;
-}
-
 /* One header line, as received. The final block's end is dated by the
  * segment holding its last byte. */
 static size_t header_cb(char *p, size_t size, size_t n, void *arg)
@@ -555,7 +529,7 @@ static size_t header_cb(char *p, size_t size, size_t n, void *arg)
             chunked_init(&x->dec);
             x->h->on_headers(x->ud, arrival(x, kernel_stamp(x, off + len - 1, &until)), status);
         }
-        if (status >= 200 && (x->verdict = judge_head(status, x->location, x->encoding, x->why, sizeof x->why)))
+        if (status >= 200 && (x->verdict = http_judge_head(status, x->location, x->encoding, x->why, sizeof x->why)))
             return 0;                   /* curl ends the transfer (CURLE_WRITE_ERROR; on_done gets the verdict) */
         x->content_type[0] = x->encoding[0] = x->location[0] = '\0';   /* a later block (after 1xx) sends its own */
     }
@@ -611,6 +585,8 @@ static void set_common(CURL *e, const char *url, const struct curl_slist *header
 struct http_xfer *http_start(struct http_client *c, const struct http_request *req,
                              const struct http_handlers *h, void *ud, int64_t *t_start_ns)
 {
+    if (c->native)      /* the transfer is its connection: struct conn, converted back in http_cancel */
+        return (struct http_xfer *)native_start(c->native, req, h, ud, t_start_ns);
     struct http_xfer *x = calloc(1, sizeof *x);
     if (!x || !(x->easy = curl_easy_init())) {
         free(x);
@@ -665,6 +641,10 @@ struct http_xfer *http_start(struct http_client *c, const struct http_request *r
 
 void http_cancel(struct http_client *c, struct http_xfer *x)
 {
+    if (c->native) {
+        native_cancel(c->native, (struct conn *)x);
+        return;
+    }
     curl_multi_remove_handle(x->lane->multi, x->easy);
     unlink_xfer(c, x);
     curl_easy_cleanup(x->easy);
@@ -673,26 +653,30 @@ void http_cancel(struct http_client *c, struct http_xfer *x)
 
 bool http_arrival_unknown(const struct http_client *c)
 {
-    return c->arrival_unknown;
+    return c->st.unknown;
 }
 
 bool http_arrival_shared(const struct http_client *c)
 {
-    return c->arrival_shared;
+    return c->st.shared;
 }
 
 struct http_xfer *http_first(const struct http_client *c)
 {
+    if (c->native)
+        return (struct http_xfer *)native_first(c->native);
     return LIST_FIRST(&c->xfers);
 }
 
 struct http_rx_counts http_rx_counts(const struct http_client *c)
 {
-    return c->rx;
+    return c->st.counts;
 }
 
 size_t http_in_flight(const struct http_client *c)
 {
+    if (c->native)
+        return native_in_flight(c->native);
     return c->in_flight;
 }
 
@@ -700,6 +684,7 @@ void http_client_free(struct http_client *c)
 {
     if (!c)
         return;
+    native_free(c->native);
     while (!LIST_EMPTY(&c->xfers))
         http_cancel(c, LIST_FIRST(&c->xfers));
     for (int i = 0; i < c->n_lanes; i++) {
@@ -794,8 +779,28 @@ static CURLcode fetch_verdict(const struct fetch *f, CURLcode rc, long status, c
                  "(it begins: %s)", f->out->max, first);
         return CURLE_FILESIZE_EXCEEDED;
     }
-    CURLcode v = rc == CURLE_OK ? judge_head(status, f->location, f->encoding, err, errlen) : CURLE_OK;
+    CURLcode v = rc == CURLE_OK ? http_judge_head(status, f->location, f->encoding, err, errlen) : CURLE_OK;
     return v != CURLE_OK ? v : rc;
+}
+
+const char *http_transport_name(enum http_transport t)
+{
+    return t == HTTP_TRANSPORT_NATIVE ? "native" : t == HTTP_TRANSPORT_CURL ? "curl" : "auto";
+}
+
+int http_transport_resolve(enum http_transport want, const char *url, enum http_transport *got, char *err,
+                           size_t errlen)
+{
+    struct url_target t;
+    bool plain = url_target(url, &t) == 0;
+    *got = want == HTTP_TRANSPORT_CURL || !plain || (want == HTTP_TRANSPORT_AUTO && proxy_in_env())
+           ? HTTP_TRANSPORT_CURL : HTTP_TRANSPORT_NATIVE;
+    if (want == HTTP_TRANSPORT_NATIVE && !plain) {
+        snprintf(err, errlen, "--transport native speaks plain http:// without credentials in the URL; "
+                 "use --transport curl (or auto) for this server");
+        return -1;
+    }
+    return 0;
 }
 
 bool http_refused(CURLcode rc)

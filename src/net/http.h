@@ -1,5 +1,8 @@
-/* http.h — HTTP transport: libcurl's multi interface driven by a libevent
- * loop (curl_multi_socket_action), so thousands of streams share one thread.
+/* http.h — HTTP transport: one interface over two transports on a libevent
+ * loop, so thousands of streams share one thread: anvil's own HTTP/1.1
+ * client for plain http:// (net/native.h: a small struct per connection,
+ * http_parser framing) and libcurl's multi interface
+ * (curl_multi_socket_action) for the rest: https://, proxies.
  * Every callback gets the CLOCK_MONOTONIC time at which the bytes it is
  * handed arrived, never earlier: the kernel's receive stamp of the buffer
  * holding them (net/rxstamp.h), else the clock before any parsing
@@ -19,6 +22,22 @@
 
 struct http_client;
 struct http_xfer;
+
+/* Which transport a client's transfers use (--transport). AUTO is resolved
+ * by http_transport_resolve before a client is made. */
+enum http_transport { HTTP_TRANSPORT_AUTO, HTTP_TRANSPORT_NATIVE, HTTP_TRANSPORT_CURL };
+
+/* "auto", "native" or "curl". */
+const char *http_transport_name(enum http_transport t);
+
+/* The transport that serves url when want is asked for: AUTO is NATIVE for
+ * a plain http:// URL without credentials when no proxy variable is set
+ * (http_proxy, all_proxy, and their upper-case forms), else CURL. Returns
+ * 0 with *got set, or -1 with a one-line message in err (errlen bytes)
+ * when NATIVE is asked for a URL it does not speak (https://, credentials
+ * in the URL, a zone id, a URL curl refuses). */
+int http_transport_resolve(enum http_transport want, const char *url, enum http_transport *got, char *err,
+                           size_t errlen);
 
 /* Callbacks of one transfer. ud is the caller's; each gets the arrival time. */
 struct http_handlers {
@@ -50,8 +69,10 @@ struct http_request {
 };
 
 /* Creates a client on base (not owned; must outlive the client) that keeps
- * up to max_connections connections alive for reuse. NULL on failure. */
-struct http_client *http_client_new(struct event_base *base, long max_connections);
+ * up to max_connections connections alive for reuse, its transfers on
+ * transport t (NATIVE or CURL; AUTO is taken as CURL: resolve it first).
+ * NULL on failure. */
+struct http_client *http_client_new(struct event_base *base, long max_connections, enum http_transport t);
 
 /* Starts a transfer. *t_start_ns receives the instant it was handed to
  * curl. Returns the transfer, or NULL (nothing started, on_done not called). */

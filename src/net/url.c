@@ -129,3 +129,28 @@ int url_path(const char *url, char *out, size_t cap)
     }
     return 0;
 }
+
+int url_target(const char *url, struct url_target *t)
+{
+    CURLU *u = parse(url);
+    if (!u)
+        return -1;
+    char *scheme = part(u, CURLUPART_SCHEME), *host = part(u, CURLUPART_HOST), *zone = part(u, CURLUPART_ZONEID);
+    char *port = part(u, CURLUPART_PORT), *path = part(u, CURLUPART_PATH), *query = part(u, CURLUPART_QUERY);
+    int rc = -1;
+    if (scheme && host && !zone && !names_user(u) && !strcmp(scheme, "http")) {
+        size_t hl = strlen(host);
+        bool bracket = hl > 2 && host[0] == '[' && host[hl - 1] == ']';
+        int a = snprintf(t->host, sizeof t->host, "%.*s", (int)(bracket ? hl - 2 : hl), host + bracket);
+        int b = snprintf(t->port, sizeof t->port, "%s", port ? port : "80");
+        int c = snprintf(t->host_header, sizeof t->host_header, "%s%s%s", host, port ? ":" : "", port ? port : "");
+        int d = snprintf(t->target, sizeof t->target, "%s%s%s", path && *path ? path : "/", query ? "?" : "",
+                         query ? query : "");
+        if (a > 0 && (size_t)a < sizeof t->host && b > 0 && (size_t)b < sizeof t->port &&
+            c > 0 && (size_t)c < sizeof t->host_header && d > 0 && (size_t)d < sizeof t->target)
+            rc = 0;
+    }
+    curl_free(scheme), curl_free(host), curl_free(zone), curl_free(port), curl_free(path), curl_free(query);
+    curl_url_cleanup(u);
+    return rc;
+}

@@ -29,4 +29,21 @@ bool url_has_credentials(const char *url);
  * 0, or -1 with out "" when curl refuses url or the path does not fit. */
 int url_path(const char *url, char *out, size_t cap);
 
+/* Where a plain-HTTP request goes, for anvil's own transport: the host to
+ * connect to (an IPv6 address without its brackets), the port (the
+ * scheme's default when none is written), the Host header's value (the
+ * host as written, ":port" when one is written) and the request target
+ * (the path, "/" when none, with "?query"). */
+struct url_target {
+    char host[256];
+    char port[8];
+    char host_header[272];
+    char target[4096];
+};
+
+/* Fills *t from url. Returns 0, or -1 when curl refuses url, its scheme is
+ * not http (any case), it names a user or password, a zone id, or a part
+ * does not fit. */
+int url_target(const char *url, struct url_target *t);
+
 #endif

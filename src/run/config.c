@@ -177,6 +177,9 @@ int run_transport_check(const struct run_transport *t, char *err, size_t errlen)
     if (t->base_url && strncasecmp(t->base_url, "http://", 7) && strncasecmp(t->base_url, "https://", 8))
         return fail(err, errlen, "--base-url %.200s: only http:// and https:// servers are supported",
                     strchr(t->base_url, '@') ? "(credentials withheld)" : t->base_url);
+    enum http_transport got;
+    if (t->base_url && http_transport_resolve(t->kind, t->base_url, &got, err, errlen) != 0)
+        return -1;
     return 0;
 }
 

@@ -385,6 +385,7 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
     meta.stamps_kernel = dr->stamps_kernel;
     meta.stamps_clock = dr->stamps_clock;
     meta.threads = dr->threads;
+    meta.transport = http_transport_name(x->transport);
     struct bench_thread *per_thread = dr->per_loop && dr->threads > 0
                                       ? calloc((size_t)dr->threads, sizeof *per_thread) : NULL;
     if (per_thread && per_thread_of(dr, per_thread) != 0) {

@@ -194,8 +194,13 @@ static int drive(struct run_ctx *x, struct driver_result *dr)
     char url[600], models_url[600];
     snprintf(url, sizeof url, "%s%s", x->srv.base_url, endpoint_path(c->transport.endpoint));
     snprintf(models_url, sizeof models_url, "%s/models", x->srv.base_url);
+    char err[300];
+    if (http_transport_resolve(c->transport.kind, url, &x->transport, err, sizeof err) != 0) {
+        snprintf(x->res->error, sizeof x->res->error, "%s", err);
+        return -1;
+    }
     struct driver_cfg cfg = {
-        .url = url, .headers = x->headers, .concurrency = (int)c->load.concurrency,
+        .url = url, .headers = x->headers, .transport = x->transport, .concurrency = (int)c->load.concurrency,
         .request_rate = c->load.request_rate, .burstiness = c->load.burstiness, .seed = (uint64_t)c->workload.seed,
         .ramp = c->load.ramp, .num_prompts = (int)c->load.num_prompts, .warmup = (int)c->load.warmup,
         .duration_s = c->load.duration_s, .warmup_s = c->load.warmup_s,

@@ -56,6 +56,7 @@ struct run_transport {
     const struct curl_slist *headers;   /* extra request headers; the API key is added from
                                            $api_key_env by run_execute and never written */
     double timeout_s, connect_timeout_s, idle_timeout_s, grace_s;
+    enum http_transport kind;           /* --transport: auto (the default), native or curl (net/http.h) */
     bool traceparent;                   /* send a W3C traceparent header per request, its trace id
                                            in the request's record (load/driver.h) */
     double stall_timeout_s;             /* end the run when no byte arrived on any in-flight request

@@ -140,6 +140,7 @@ struct run_ctx {
      * needs of them after the load is read back from the journal, with
      * x->res->kept. */
     bool drop;
+    enum http_transport transport;  /* the one the load went over (drive) */
 };
 
 /* The artifact's rows read back from the journal in index order (rows.c). */
