@@ -774,3 +774,94 @@ double harness_nearest_rank(double *v, size_t n, double p)
     size_t rank = (size_t)ceil(p * (double)n / 100.0 - 1e-9);
     return v[(rank < 1 ? 1 : rank) - 1];
 }
+
+cJSON *harness_journal_record(const char *art_path, const cJSON *art, int idx)
+{
+    const char *run_id = cJSON_GetStringValue(cJSON_GetObjectItem(art, "run_id"));
+    const char *slash = strrchr(art_path, '/');
+    char path[512];
+    cr_assert(run_id, "the artifact has no run_id");
+    snprintf(path, sizeof path, "%.*s%s.requests.jsonl", slash ? (int)(slash - art_path) + 1 : 0, art_path, run_id);
+    char *text = harness_read_file(path, NULL);
+    cr_assert(text, "cannot read the journal %s", path);
+    cJSON *found = NULL;
+    char *save = NULL;
+    strtok_r(text, "\n", &save);     /* the header */
+    for (char *line = strtok_r(NULL, "\n", &save); line && !found; line = strtok_r(NULL, "\n", &save)) {
+        cJSON *j = cJSON_Parse(line);
+        cr_assert(j, "%s: a line is not JSON", path);
+        if (!cJSON_IsTrue(cJSON_GetObjectItem(j, "warmup")) && harness_num(j, "index") == idx)
+            found = j;
+        else
+            cJSON_Delete(j);
+    }
+    free(text);
+    return found;
+}
+
+/* A time of a record from its request's start, ms (NAN: not reached). */
+static double since_start(const cJSON *rec, double t)
+{
+    double t0 = harness_num(rec, "t_start");
+    return t > 0 ? (t - t0) / 1e6 : NAN;
+}
+
+static void same_time(const char *what, const char *key, const cJSON *a, const cJSON *b, double ta, double tb,
+                      double tol_ms)
+{
+    double x = since_start(a, ta), y = since_start(b, tb);
+    cr_assert((isnan(x) && isnan(y)) || (!isnan(x) && !isnan(y) && fabs(x - y) <= tol_ms), "%s: %s is %.3f ms from the start on one "
+              "transport, %.3f on the other (tolerance %.1f)", what, key, x, y, tol_ms);
+}
+
+static void same_chunks(const char *what, const cJSON *a, const cJSON *b, double tol_ms)
+{
+    const cJSON *ca = cJSON_GetObjectItem(a, "chunks"), *cb = cJSON_GetObjectItem(b, "chunks");
+    int n = cJSON_GetArraySize(ca);
+    cr_assert_eq(n, cJSON_GetArraySize(cb), "%s: %d chunks on one transport, %d on the other", what, n,
+                 cJSON_GetArraySize(cb));
+    for (int i = 0; i < n; i++) {
+        const cJSON *x = cJSON_GetArrayItem(ca, i), *y = cJSON_GetArrayItem(cb, i);
+        char key[32];
+        snprintf(key, sizeof key, "chunks[%d]", i);
+        same_time(what, key, a, b, cJSON_GetNumberValue(cJSON_GetArrayItem(x, 0)),
+                  cJSON_GetNumberValue(cJSON_GetArrayItem(y, 0)), tol_ms);
+        for (int k = 1; k < cJSON_GetArraySize(x); k++)
+            cr_assert(cJSON_Compare(cJSON_GetArrayItem(x, k), cJSON_GetArrayItem(y, k), true),
+                      "%s: %s differs past its time", what, key);
+    }
+}
+
+void harness_same_record(const char *what, const cJSON *a, const cJSON *b, double tol_ms)
+{
+    cr_assert(a && b, "%s: a record is missing", what);
+    cr_assert_eq(cJSON_GetArraySize(a), cJSON_GetArraySize(b), "%s: the records have different fields", what);
+    const char *fail = cJSON_GetStringValue(cJSON_GetObjectItem(a, "fail"));
+    static const char *const transports_words[] = {"truncated", "transport", "connect", "dns", "client",
+                                                   "cancelled"};
+    bool servers_words = true;
+    for (size_t i = 0; fail && i < sizeof transports_words / sizeof *transports_words; i++)
+        servers_words &= strcmp(fail, transports_words[i]) != 0;
+    /* a loaded machine may delay either client's read past later writes:
+     * its outputs are then dated by the newest (METHODOLOGY.md), on one
+     * side only; the counts must still agree */
+    bool merged = cJSON_IsTrue(cJSON_GetObjectItem(a, "first_output_merged")) ||
+                  cJSON_IsTrue(cJSON_GetObjectItem(b, "first_output_merged"));
+    if (merged)
+        tol_ms = INFINITY;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, a) {
+        const cJSON *y = cJSON_GetObjectItem(b, x->string);
+        cr_assert(y, "%s: %s is in one record only", what, x->string);
+        if (!strcmp(x->string, "t_start") || (!strcmp(x->string, "fail_msg") && !servers_words) ||
+            (!strcmp(x->string, "first_output_merged") && merged))
+            continue;
+        if (!strcmp(x->string, "chunks"))
+            same_chunks(what, a, b, tol_ms);
+        else if (!strncmp(x->string, "t_", 2) && cJSON_IsNumber(x) && cJSON_IsNumber(y))
+            same_time(what, x->string, a, b, x->valuedouble, y->valuedouble, tol_ms);
+        else
+            cr_assert(cJSON_Compare(x, y, true), "%s: %s differs: %s against %s", what, x->string,
+                      cJSON_PrintUnformatted(x), cJSON_PrintUnformatted(y));
+    }
+}

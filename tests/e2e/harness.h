@@ -201,6 +201,22 @@ void harness_first_shared(const char *art_path, const cJSON *art, int *k, int ca
 bool harness_check_first_stamp(const struct harness_traced *t, double stamp_ns, int k, bool merged,
                                const char *what);
 
+/* The journal line of measured request idx of the run whose artifact art
+ * was written at art_path (<dir>/<run_id>.requests.jsonl): the request's
+ * whole record. Caller deletes; NULL when the journal has no such line.
+ * Fails the calling test when the journal cannot be read. */
+struct cJSON *harness_journal_record(const char *art_path, const struct cJSON *art, int idx);
+
+/* Checks that a and b, the journal records of one request measured twice
+ * (over two transports), agree field for field: the same keys; counts,
+ * flags, strings and statuses equal; every time (t_*, and each chunk's)
+ * within tol_ms of the other's, both taken from the request's own start;
+ * each chunk's tokens, kind and bytes equal. A failure's message is
+ * compared unless the failure is the connection's (truncated, transport,
+ * connect, dns, client, cancelled): each transport words those its own way.
+ * Fails the calling test naming what and the field. */
+void harness_same_record(const char *what, const struct cJSON *a, const struct cJSON *b, double tol_ms);
+
 /* Sleeps ms milliseconds (tests only: the simulator itself never sleeps). */
 void harness_sleep_ms(long ms);
 

@@ -10,7 +10,8 @@
  * assumed: at rest a fraction of a millisecond; a late step lengthens the
  * gap before it and shortens the one after). A loaded machine delays the
  * client too: a first token read after later writes arrived is dated by
- * the newest (merged_read). */
+ * the newest (merged_read). Every case runs over both transports (anvil's
+ * own and curl), and their two records must agree field for field. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -49,7 +50,9 @@ struct served {
     bool first_merged;      /* the request's entry says first_output_merged */
 };
 
-static void served_of(const char *trace, const cJSON *art, struct served *sv)
+/* Fills sv from the trace; returns false when it holds no one generation
+ * request (a reply the client refused may end before the script's). */
+static bool served_try(const char *trace, const cJSON *art, struct served *sv)
 {
     /* the one generation request; a stream without usage is followed by
      * anvil's POST /tokenize of its text, which the script answers too */
@@ -62,7 +65,12 @@ static void served_of(const char *trace, const cJSON *art, struct served *sv)
             tr = lines[i];
         }
     }
-    cr_assert_eq(generations, 1, "one traced generation request, not %d", generations);
+    *sv = (struct served){0};
+    if (generations != 1) {
+        for (int i = 0; i < n; i++)
+            cJSON_Delete(lines[i]);
+        return false;
+    }
     const cJSON *t = cJSON_GetArrayItem(cJSON_GetObjectItem(art, "request_timings"), 0), *c;
     double start = harness_num(t, "start_monotonic_ns");
     *sv = (struct served){.transit_ms = (harness_num(tr, "received_ns") - start) / 1e6,
@@ -75,6 +83,12 @@ static void served_of(const char *trace, const cJSON *art, struct served *sv)
         cJSON_Delete(lines[i]);
     cr_assert(sv->transit_ms >= 0 && sv->late_ms >= 0, "arrival %.3f ms after the send, steps %.3f ms late",
               sv->transit_ms, sv->late_ms);
+    return true;
+}
+
+static void served_of(const char *trace, const cJSON *art, struct served *sv)
+{
+    cr_assert(served_try(trace, art, sv), "the trace holds no one generation request");
 }
 
 /* A time from the request's start (not a gap between chunks). */
@@ -135,7 +149,11 @@ static void check_failure(const char *name, const cJSON *art, const cJSON *expec
         cr_assert_eq(cJSON_GetObjectItem(f, "http_status")->valuedouble, st->valuedouble, "%s", name);
 }
 
-static void check_case(const char *name)
+/* Runs case name over transport ("native" or "curl") and checks what
+ * anvil reports against the case's expectations. Returns the request's
+ * journal record (caller deletes) and in *delay_ms the server's own
+ * delay, as the trace says. */
+static cJSON *check_case(const char *name, const char *transport, double *delay_ms)
 {
     char script[256], expect_path[256], art[64], trace[64];
     snprintf(script, sizeof script, "tests/conformance/%s.jsonl", name);
@@ -148,7 +166,7 @@ static void check_case(const char *name)
     cr_assert_eq(sim_start(&sim, sim_args), 0);
     const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--calibration", "none",
                           "--num-prompts", "1", "--input-len", "4", "--output-len", "16", "--no-ignore-eos",
-                          "--idle-timeout-s", "0.5", "--stall-timeout-s", "0", "--out", art, NULL};
+                          "--idle-timeout-s", "0.5", "--stall-timeout-s", "0", "--transport", transport, "--out", art, NULL};
     static char out[16384];
     int status;
     /* one stream: its own idle timeout speaks, not the run's stall rule (tests/e2e/test_stall.c) */
@@ -160,7 +178,10 @@ static void check_case(const char *name)
     cJSON_Delete(line);
     sim_stop(&sim);
     cJSON *a = harness_load_json(art);
+    cJSON *rec = harness_journal_record(art, a, 0);
     unlink(art);
+    struct served served;
+    *delay_ms = served_try(trace, a, &served) ? served.late_ms + served.transit_ms : 0;
     bool completed = !strcmp(cJSON_GetObjectItem(expect, "status")->valuestring, "completed");
     if (!completed) {
         check_failure(name, a, expect);
@@ -190,6 +211,7 @@ static void check_case(const char *name)
     unlink(trace);
     cJSON_Delete(a);
     cJSON_Delete(expect);
+    return rec;
 }
 
 static const char *const corpus[] = {
@@ -220,9 +242,19 @@ ParameterizedTestParameters(conformance, corpus)
     return cr_make_param_array(int, idx, N_CASES);
 }
 
-ParameterizedTest(int *i, conformance, corpus, .timeout = 60)
+/* Every case on both transports, each against the case's expectations,
+ * then against each other: the same record, field for field, times within
+ * both runs' tolerance. */
+ParameterizedTest(int *i, conformance, corpus, .timeout = 120)
 {
-    check_case(corpus[*i]);
+    double dn, dc;
+    cJSON *native = check_case(corpus[*i], "native", &dn);
+    cJSON *curl = check_case(corpus[*i], "curl", &dc);
+    char what[160];
+    snprintf(what, sizeof what, "%s, native against curl", corpus[*i]);
+    harness_same_record(what, native, curl, 2 * TIME_TOLERANCE_MS + dn + dc);
+    cJSON_Delete(native);
+    cJSON_Delete(curl);
 }
 
 Test(conformance, every_script_in_the_folder_is_in_the_corpus)

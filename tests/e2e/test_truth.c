@@ -33,7 +33,7 @@
  * end stamps within 1 ms of the trace (a first token read together with
  * the next ones, as the journal's chunk stamps show: within 1 ms of the
  * newest write that read held). */
-static void agree(const char *const sim_args[], const char *concurrency, int n)
+static void agree(const char *const sim_args[], const char *concurrency, int n, const char *transport)
 {
     char trace[64], art[64], np[16];
     cr_assert_eq(harness_tmpfile(trace, sizeof trace), 0);
@@ -48,7 +48,8 @@ static void agree(const char *const sim_args[], const char *concurrency, int n)
     cr_assert_eq(sim_start_reference(&sim, args), 0);
     harness_split_cpus(sim.pid);
     const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--concurrency", concurrency,
-                          "--num-prompts", np, "--input-len", "64", "--output-len", "16", "--out", art, NULL};
+                          "--num-prompts", np, "--input-len", "64", "--output-len", "16", "--transport", transport,
+                          "--out", art, NULL};
     static char out[16384];
     int status;
     cr_assert_eq(run_cmd(argv, out, sizeof out, &status), 0);
@@ -67,7 +68,7 @@ static void agree(const char *const sim_args[], const char *concurrency, int n)
         double start = harness_num(t, "start_monotonic_ns");
         double end_err = (start + harness_num(t, "e2e_ms") * 1e6 - tr[idx].finished) / 1e6;
         char what[64];
-        snprintf(what, sizeof what, "concurrency %s, request %d", concurrency, idx);
+        snprintf(what, sizeof what, "%s, concurrency %s, request %d", transport, concurrency, idx);
         merged += harness_check_first_stamp(&tr[idx], start + harness_num(t, "ttft_ms") * 1e6, shared[idx],
                                             cJSON_IsTrue(cJSON_GetObjectItem(t, "first_output_merged")), what);
         cr_assert(fabs(end_err) <= 1.0, "concurrency %s, request %d: end of stream stamped %.3f ms from "
@@ -89,24 +90,29 @@ static void agree(const char *const sim_args[], const char *concurrency, int n)
 static const char *const engine_model[] = {NULL};
 static const char *const fixed_latency[] = {"--ttft-ms", "30", "--itl-ms", "10", NULL};
 
-Test(truth, engine_model_within_1ms_at_concurrency_1, .timeout = 60)
+/* Each on both transports: anvil's own and curl. */
+Test(truth, engine_model_within_1ms_at_concurrency_1, .timeout = 90)
 {
-    agree(engine_model, "1", 16);
+    agree(engine_model, "1", 16, "native");
+    agree(engine_model, "1", 16, "curl");
 }
 
-Test(truth, engine_model_within_1ms_at_concurrency_64, .timeout = 120)
+Test(truth, engine_model_within_1ms_at_concurrency_64, .timeout = 180)
 {
-    agree(engine_model, "64", 192);
+    agree(engine_model, "64", 192, "native");
+    agree(engine_model, "64", 192, "curl");
 }
 
-Test(truth, fixed_latency_within_1ms_at_concurrency_1, .timeout = 60)
+Test(truth, fixed_latency_within_1ms_at_concurrency_1, .timeout = 90)
 {
-    agree(fixed_latency, "1", 16);
+    agree(fixed_latency, "1", 16, "native");
+    agree(fixed_latency, "1", 16, "curl");
 }
 
-Test(truth, fixed_latency_within_1ms_at_concurrency_64, .timeout = 120)
+Test(truth, fixed_latency_within_1ms_at_concurrency_64, .timeout = 180)
 {
-    agree(fixed_latency, "64", 192);
+    agree(fixed_latency, "64", 192, "native");
+    agree(fixed_latency, "64", 192, "curl");
 }
 
 static double mono_ns(void)
@@ -121,8 +127,8 @@ static double mono_ns(void)
  * until 600 ms later. Fills the first token's stamp error against the
  * trace (ms), the trace's chunk times (ns) and when the client was resumed
  * (CLOCK_MONOTONIC ns); checks that the stall shows in the self-check. */
-static void paused_run(const char *itl_ms, const char *tokens, double *first_err, double *chunk_ns,
-                       int cap, double *resumed, bool *merged)
+static void paused_run(const char *transport, const char *itl_ms, const char *tokens, double *first_err,
+                       double *chunk_ns, int cap, double *resumed, bool *merged)
 {
     char trace[64], art[64];
     cr_assert_eq(harness_tmpfile(trace, sizeof trace), 0);
@@ -131,8 +137,8 @@ static void paused_run(const char *itl_ms, const char *tokens, double *first_err
     struct sim_proc sim;
     cr_assert_eq(sim_start_reference(&sim, sim_args), 0);
     const char *argv[] = {harness_anvil_bin(), "run", "--base-url", sim.base_url, "--num-prompts", "1",
-                          "--input-len", "16", "--output-len", tokens, "--calibration", "none", "--out", art,
-                          NULL};
+                          "--input-len", "16", "--output-len", tokens, "--calibration", "none", "--transport",
+                          transport, "--out", art, NULL};
     pid_t pid = harness_spawn(argv, 0);
     cr_assert_gt(pid, 0);
     const char *running = "vllm:num_requests_running{model_name=\"anvil-sim\"}";
@@ -179,13 +185,23 @@ static void paused_run(const char *itl_ms, const char *tokens, double *first_err
  * read: one run in 10–20 here), which then reads the reply itself, with no
  * look at the socket: the token is dated by the clock, late, and flagged
  * first_output_merged (its arrival is unknown). */
-Test(truth, a_paused_client_still_stamps_arrival, .timeout = 60)
+static void still_stamps(const char *transport)
 {
     double err, chunks[2], resumed;
     bool merged;
-    paused_run("1000", "2", &err, chunks, 2, &resumed, &merged);
-    cr_assert(fabs(err) <= 1.0 || (merged && err > 0), "first token stamped %.3f ms from the server's write%s", err,
-              merged ? "" : ", not flagged first_output_merged");
+    paused_run(transport, "1000", "2", &err, chunks, 2, &resumed, &merged);
+    cr_assert(fabs(err) <= 1.0 || (merged && err > 0), "%s: first token stamped %.3f ms from the server's write%s",
+              transport, err, merged ? "" : ", not flagged first_output_merged");
+}
+
+Test(truth, a_paused_client_still_stamps_arrival, .timeout = 60)
+{
+    still_stamps("native");
+}
+
+Test(truth, a_paused_curl_client_still_stamps_arrival, .timeout = 60)
+{
+    still_stamps("curl");
 }
 
 /* Stopped while four tokens arrive 50 ms apart: the kernel merges the
@@ -193,14 +209,25 @@ Test(truth, a_paused_client_still_stamps_arrival, .timeout = 60)
  * dated by the last one's arrival (METHODOLOGY.md) — late by the tokens'
  * spread, never by the stall (but for a stop inside curl's own read, above)
  * — and flagged first_output_merged whenever it is late. */
-Test(truth, a_paused_client_dates_queued_tokens_by_the_newest, .timeout = 60)
+static void dates_queued(const char *transport)
 {
     double err, chunks[4], resumed;
     bool merged;
-    paused_run("50", "4", &err, chunks, 4, &resumed, &merged);
-    cr_assert(merged || fabs(err) <= 1.0, "first token stamped %.3f ms late, not flagged first_output_merged", err);
+    paused_run(transport, "50", "4", &err, chunks, 4, &resumed, &merged);
+    cr_assert(merged || fabs(err) <= 1.0, "%s: first token stamped %.3f ms late, not flagged first_output_merged",
+              transport, err);
     cr_assert_lt(chunks[3], resumed - 50e6, "all four tokens came while the client was stopped");
     double newest = (chunks[3] - chunks[0]) / 1e6;
-    cr_assert(err >= -1.0 && (err <= newest + 1.0 || merged), "first token stamped %.3f ms from the server's "
-              "write: outside [0, %.3f] (its arrival .. the newest token's)", err, newest);
+    cr_assert(err >= -1.0 && (err <= newest + 1.0 || merged), "%s: first token stamped %.3f ms from the server's "
+              "write: outside [0, %.3f] (its arrival .. the newest token's)", transport, err, newest);
+}
+
+Test(truth, a_paused_client_dates_queued_tokens_by_the_newest, .timeout = 60)
+{
+    dates_queued("native");
+}
+
+Test(truth, a_paused_curl_client_dates_queued_tokens_by_the_newest, .timeout = 60)
+{
+    dates_queued("curl");
 }
