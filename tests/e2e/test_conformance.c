@@ -66,7 +66,8 @@ static bool served_try(const char *trace, const cJSON *art, struct served *sv)
         }
     }
     *sv = (struct served){0};
-    if (generations != 1) {
+    const cJSON *entry = cJSON_GetArrayItem(cJSON_GetObjectItem(art, "request_timings"), 0);
+    if (generations != 1 || !entry) {       /* a failed request has no timings entry */
         for (int i = 0; i < n; i++)
             cJSON_Delete(lines[i]);
         return false;
