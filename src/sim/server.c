@@ -294,7 +294,10 @@ static void on_request(struct evhttp_request *req, void *arg)
 
 /* Binds the first address host:port resolves to, with the kernel's maximum
  * backlog (evhttp_bind_socket's 128 would drop SYNs when 1024 clients
- * connect at once). */
+ * connect at once, and so does libevent's own choice for a backlog of -1:
+ * also 128, `ss -ltn` shows). listen(2) cuts a larger one to
+ * net.core.somaxconn. */
+#define SIM_BACKLOG 65535
 static struct evconnlistener *listen_on(struct sim_server *s, char *err, size_t errcap)
 {
     char port[16];
@@ -312,7 +315,7 @@ static struct evconnlistener *listen_on(struct sim_server *s, char *err, size_t 
     for (struct addrinfo *ai = res; ai && !lev; ai = ai->ai_next) {
         lev = evconnlistener_new_bind(s->base, NULL, NULL,
                                       LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC,
-                                      -1, ai->ai_addr, (int)ai->ai_addrlen);
+                                      SIM_BACKLOG, ai->ai_addr, (int)ai->ai_addrlen);
         if (!lev)
             saved = errno;
     }
