@@ -45,6 +45,7 @@ static const struct command commands[] = {
     {"report", report_main, "one self-contained HTML report (charts) of runs, sweeps, load curves, matrices, graph data"},
     {"recover", recover_main, "rebuild a killed run's artifact from its journal"},
     {"merge", merge_main, "merge the shard artifacts of one run (run --shard I/N) into the run's artifact"},
+    {"ceiling", ceiling_main, "the SSE events/s one measuring thread sustains with stamps within 1 ms (local simulator)"},
     {"version", version_main, "print the version and the optional components built in"},
 };
 

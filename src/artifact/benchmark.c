@@ -493,7 +493,13 @@ static void client_of(struct builder *b, const struct bench_meta *m, const struc
         .send_lateness_p99_ms = s->d[D_SEND_LATENESS].p99,
         .arrival_stamps = {m->stamps_kernel, m->stamps_clock},
         .threads = m->threads > 0 ? m->threads : 0, .transport = copy(b, m->transport),
+        .peak_events_per_s_per_thread = m->peak_known ? m->peak_events_per_s : ARTIFACT_NONE,
+        .ceiling_events_per_s = m->ceiling_events_per_s > 0 ? m->ceiling_events_per_s : NAN,
     };
+    c->ceiling_share = m->peak_known && m->ceiling_events_per_s > 0
+                       ? (double)m->peak_events_per_s / m->ceiling_events_per_s : NAN;
+    if (m->ceiling_events_per_s > 0)
+        c->ceiling_measured_at = copy(b, m->ceiling_measured_at);
     if (!m->per_thread || m->threads <= 0)
         return;
     if (!(c->per_thread = malloc((size_t)m->threads * sizeof *c->per_thread))) {

@@ -76,6 +76,10 @@ struct bench_meta {
     const char *transport;          /* "native" or "curl" (net/http.h), NULL = not known */
     int threads;                    /* measuring loops the run used; 0 = not known */
     const struct bench_thread *per_thread;  /* threads entries (borrowed), or NULL */
+    bool peak_known;                /* peak_events_per_s was measured (not a recovered run's) */
+    long peak_events_per_s;         /* SSE events in one measuring loop's fullest 1-second bin */
+    double ceiling_events_per_s;    /* the client's last measured ceiling (run/ceiling.h); ≤ 0 or NaN = none */
+    const char *ceiling_measured_at;    /* when it was measured (UTC ISO-8601), or NULL */
     bool incomplete;                /* the run was cut short */
     const char *incomplete_reason;  /* NULL when complete */
     struct sweep_place sweep;
@@ -340,6 +344,11 @@ struct bench_client {
     char *transport;                /* "native" or "curl"; NULL = not recorded (older artifacts, recovered runs) */
     struct bench_thread *per_thread;    /* owned; n_per_thread entries, NULL = not recorded */
     size_t n_per_thread;
+    long peak_events_per_s_per_thread;  /* SSE events one measuring loop read in its fullest 1-second
+                                           bin; ARTIFACT_NONE = null (not recorded) */
+    double ceiling_events_per_s;        /* the last `anvil ceiling` of this machine; NaN = null (none) */
+    double ceiling_share;               /* peak ÷ ceiling; NaN = null */
+    char *ceiling_measured_at;          /* owned; NULL = null */
 };
 
 /* timing_methodology: definitions in words; NULL = the file has no such

@@ -550,6 +550,9 @@ static const struct field client_rows[] = {
     CUSTOM(threads, OPT, 0, &positive_codec),   /* threads, transport, per_thread: absent or null in older files */
     STR(transport, OPT),
     ARR(per_thread, n_per_thread, OPT, FW_OMIT_NONE, &thread_t),
+    /* the peak and the ceiling: absent in older files */
+    WHOLE(peak_events_per_s_per_thread, OPT, "events/s"), NUM(ceiling_events_per_s, OPT, "events/s"),
+    NUM(ceiling_share, OPT, "ratio"), STR(ceiling_measured_at, OPT),
 };
 static const struct field_table client_t = FIELD_TABLE("client", T, client_rows, present);
 #undef T

@@ -59,6 +59,13 @@ int decode_main(int argc, char **argv);
  * input unreadable or not a shard of the others' run, 2 usage error. */
 int merge_main(int argc, char **argv);
 
+/* `anvil ceiling`: the SSE events/s one measuring thread sustains with
+ * first-token stamps within 1 ms of a local simulator (run/ceiling.h),
+ * written to the ceiling file. argv[0] is "ceiling". Returns 0 measured and
+ * written, 1 no step within 1 ms or the measurement or file failed, 2
+ * usage error. */
+int ceiling_main(int argc, char **argv);
+
 struct flag_spec;
 
 /* `anvil run`'s flag table (cli/flags.h): the tables of its features

@@ -443,6 +443,10 @@ static const struct flag_spec output_flags[] = {
      "the artifact lists requests of request_index below N in request_timings and failures, and counts "
      "the others (request_rows_left_out); summaries cover every request, the journal has every row",
      .min = 1, .max = 10000000},
+    {"ceiling-file", NULL, FLAG_STRING, AT(out.ceiling_file), "FILE", NULL,
+     "the client's measured ceiling (anvil ceiling) the run's peak SSE events/s per measuring thread is "
+     "compared with, warned about above 70 %; '' = none (default $XDG_CACHE_HOME/anvil/ceiling.json, "
+     "else ~/.cache/anvil/ceiling.json)"},
     {"timeseries-interval-s", NULL, FLAG_DOUBLE, AT(out.timeseries_interval_s), "S", "1",
      "the artifact's time series: one row per S seconds since the first measured send (requests, tokens, "
      "TTFT and ITL p50/p99, gauges); merged to 10 s rows past 10 min and 60 s past 10 h", .min = 0.001,

@@ -149,6 +149,10 @@ struct loop {
     struct sampler **sampler_list;
     struct sampler_runner *samplers;
     int prewarmed;
+    /* SSE events read in 1-second bins of CLOCK_MONOTONIC ([k s, (k+1) s)): the end of the bin
+     * being counted, its count so far, and the fullest bin closed (driver_loop_stat.peak_events_per_s) */
+    int64_t ev_bin_end;
+    long ev_count, ev_peak;
 };
 
 static long total(const struct shared *sh)
@@ -227,6 +231,22 @@ static void count_streamed(struct slot *s)
     }
 }
 
+/* Counts k SSE events read at t into the loop's 1-second bins. A stamp
+ * older than the bin being counted (another socket's read, stamped by the
+ * kernel before it) counts into that bin. */
+static void count_events(struct loop *l, int64_t t, int k)
+{
+    if (k <= 0)
+        return;
+    if (t >= l->ev_bin_end) {   /* a division only when a new second begins */
+        if (l->ev_count > l->ev_peak)
+            l->ev_peak = l->ev_count;
+        l->ev_bin_end = (t / 1000000000 + 1) * 1000000000;
+        l->ev_count = 0;
+    }
+    l->ev_count += k;
+}
+
 /* The hot path: one call per read. The idle timer is not re-armed here
  * (an event_add per read); it checks last_rx when it fires. */
 static void on_body(void *ud, int64_t t, const char *p, size_t n)
@@ -237,7 +257,9 @@ static void on_body(void *ud, int64_t t, const char *p, size_t n)
     s->st.now_unknown = http_arrival_unknown(s->l->http);   /* not s->x: set once http_start returns */
     s->st.now_shared = http_arrival_shared(s->l->http);
     bool done = s->rec->done_seen;
+    int events = s->rec->events;
     stream_feed(&s->st, t, p, n);
+    count_events(s->l, t, s->rec->events - events);
     if (s->l->sh->cfg->progress)
         count_streamed(s);
     if (!done && s->rec->done_seen && s->idle)
@@ -1594,7 +1616,11 @@ static int merge(struct shared *sh)
     for (int i = 0; i < sh->n_loops; i++) {
         struct loop *l = &sh->loops[i];
         o->per_loop[i] = (struct driver_loop_stat){.requests = l->n_records, .lag_first = o->n_loop_lag,
-                                                   .n_lag = l->n_lag};
+                                                   .n_lag = l->n_lag,
+                                                   .peak_events_per_s = l->ev_count > l->ev_peak ? l->ev_count
+                                                                                                  : l->ev_peak};
+        if (o->per_loop[i].peak_events_per_s > o->peak_events_per_s)
+            o->peak_events_per_s = o->per_loop[i].peak_events_per_s;
         for (long k = 0; l->records && k < l->n_records; k++)
             o->records[l->records[k].index] = l->records[k];
         l->n_records = 0;   /* moved: owned by the result */

@@ -245,7 +245,13 @@ struct driver_result {
     struct driver_loop_stat {
         long requests;
         size_t lag_first, n_lag;
+        long peak_events_per_s;     /* SSE events it read in its fullest 1-second bin (below) */
     } *per_loop;
+    /* The fullest 1-second bin of any loop: SSE events (warm-ups' too) one
+     * measuring loop read within one second of CLOCK_MONOTONIC (bins
+     * [k s, (k+1) s), each read counted at its arrival stamp; the bin of
+     * the run's last events is counted too, though cut short). */
+    long peak_events_per_s;
     int64_t t_measure;           /* CLOCK_MONOTONIC start of the measured phase (0 = never began) */
 };
 

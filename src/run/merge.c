@@ -194,6 +194,35 @@ static void why_incomplete(const struct merge_part *p, const struct part_doc *d,
     res->incomplete = w[0] != '\0';
 }
 
+/* The fullest second of any part's measuring loops, when every present
+ * part recorded one, and the ceiling they compared it with, when every part
+ * compared it with the same (one machine's file); else none. */
+static void fold_peaks(const struct part_doc *d, int count, struct bench_meta *m)
+{
+    bool all = true, same = true;
+    int first = -1;
+    for (int i = 0; i < count; i++) {
+        if (!d[i].present)
+            continue;
+        const struct bench_client *c = &d[i].b.client;
+        if (c->peak_events_per_s_per_thread == ARTIFACT_NONE) {
+            all = false;
+            continue;
+        }
+        if (first < 0)
+            first = i;
+        const struct bench_client *f = &d[first].b.client;
+        same = same && !isnan(c->ceiling_events_per_s) && c->ceiling_events_per_s == f->ceiling_events_per_s;
+        if (c->peak_events_per_s_per_thread > m->peak_events_per_s)
+            m->peak_events_per_s = c->peak_events_per_s_per_thread;
+    }
+    m->peak_known = all && first >= 0;
+    if (m->peak_known && same) {
+        m->ceiling_events_per_s = d[first].b.client.ceiling_events_per_s;
+        m->ceiling_measured_at = d[first].b.client.ceiling_measured_at;
+    }
+}
+
 /* Sums and extremes over the present parts' ranks entries, into meta and s. */
 static void fold_ranks(const struct part_doc *d, int count, struct bench_meta *m, struct run_summary *s)
 {
@@ -235,6 +264,7 @@ static void fold_ranks(const struct part_doc *d, int count, struct bench_meta *m
         m->cache_contaminated |= d[i].b.cache_contaminated;
     }
     s->loop_lag.samples = samples;
+    fold_peaks(d, count, m);
 }
 
 static double achieved_rate(const struct req_record *r, int n)

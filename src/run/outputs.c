@@ -12,6 +12,7 @@
 #include "core/clock.h"
 #include "load/driver.h"
 #include "load/plan.h"
+#include "run/ceiling.h"
 #include "run/stage.h"
 #include "stats/dist.h"
 #include "stats/tokens.h"
@@ -151,6 +152,44 @@ static struct bench_meta settings_meta(const struct run_ctx *x)
         .journal_lines_lost = x->journal ? x->res->journal_lines_lost : -1,
         .max_request_rows = c->out.max_request_rows,
     };
+}
+
+/* The client's last measured ceiling (run/ceiling.h) into *ce, as
+ * run_config.out.ceiling_file says: 0 read, else none (no file, no place for
+ * one, or "" — or a file that cannot be read, which the run says). */
+static int last_ceiling(const struct run_ctx *x, struct ceiling *ce)
+{
+    const char *f = x->c->out.ceiling_file;
+    char path[4096], err[600];
+    if (f && !f[0])
+        return -1;
+    if (!f && ceiling_default_path(path, sizeof path) != 0)
+        return -1;
+    if (f)
+        snprintf(path, sizeof path, "%s", f);
+    int rc = ceiling_read(path, ce, err, sizeof err);
+    if (rc < 0)
+        run_say(x, "note: the client's ceiling is not known: %s (anvil ceiling measures it again)", err);
+    return rc;
+}
+
+/* The run's peak events/s per thread against the client's last measured
+ * ceiling, into meta (ce: its strings, which meta borrows); a warning when
+ * the share is above CEILING_WARN_SHARE. */
+static void ceiling_share(const struct run_ctx *x, const struct driver_result *dr, struct bench_meta *meta,
+                          struct ceiling *ce)
+{
+    meta->peak_known = true;
+    meta->peak_events_per_s = dr->peak_events_per_s;
+    if (last_ceiling(x, ce) != 0)
+        return;
+    meta->ceiling_events_per_s = ce->events_per_s;
+    meta->ceiling_measured_at = ce->measured_at;
+    double share = (double)dr->peak_events_per_s / ce->events_per_s;
+    if (share > CEILING_WARN_SHARE)
+        run_say(x, "warning: the client ran at %.0f%% of its measured ceiling: %ld SSE events/s on one measuring "
+                "thread against %.0f (anvil ceiling, %s): its timestamps may be late; use more --threads or "
+                "fewer streams", 100 * share, dr->peak_events_per_s, ce->events_per_s, ce->measured_at);
 }
 
 /* Each measuring loop's requests and lag probe (p99, max by the nearest
@@ -393,6 +432,8 @@ int run_write_outputs(struct run_ctx *x, struct driver_result *dr)
         per_thread = NULL;
     }
     meta.per_thread = per_thread;
+    struct ceiling ce;
+    ceiling_share(x, dr, &meta, &ce);
     res->incomplete = meta.incomplete;
     res->incomplete_reason = meta.incomplete_reason;
     res->cache_contaminated = meta.cache_contaminated;

@@ -591,7 +591,7 @@ static int plan(struct run_ctx *x)
 
 enum run_status run_execute(const struct run_config *c, struct run_result *out)
 {
-    *out = (struct run_result){.status = RUN_FAILED};
+    *out = (struct run_result){.status = RUN_FAILED, .peak_events_per_s = -1};
     struct run_ctx x = {.eff = *c, .res = out, .salt = prompt_random_salt(), .image_tokens = NAN};
     x.c = &x.eff;   /* for the whole run; plan() completes x.eff before set_up */
     make_run_id(out->run_id, sizeof out->run_id, x.salt);
@@ -634,6 +634,7 @@ enum run_status run_execute(const struct run_config *c, struct run_result *out)
         run_observe_finish(&x, &dr);
         out->window_start = dr.phase_ns[SAMPLER_WINDOW_START];
         out->window_end = dr.phase_ns[SAMPLER_WINDOW_END];
+        out->peak_events_per_s = dr.peak_events_per_s;
         int written = run_write_outputs(&x, &dr);
         if (x.c->workload.prefix_hit_rate > 0 && out->summarized)
             check_hit_rate(&x);

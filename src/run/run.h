@@ -186,6 +186,9 @@ struct run_outputs {
     double timeseries_interval_s;       /* the artifact's timeseries rows, s (> 0; default
                                            RUN_TIMESERIES_DEFAULT_S; stats/timeseries.h merges them
                                            in long runs) */
+    const char *ceiling_file;           /* the client's measured ceiling (run/ceiling.h) the run's peak
+                                           events/s per thread is compared with: NULL = its default
+                                           place (ceiling_default_path), "" = none */
 };
 
 /* One run spread over processes (docs/ARTIFACTS.md, "ranks"): this process
@@ -302,6 +305,8 @@ struct run_result {
     const char *calibration_source;     /* "measured" or "cache" (static) */
     long calibration_words;             /* the chosen filler length, words */
     long calibration_tokens;            /* what the server counted for it, tokens */
+    long peak_events_per_s;             /* SSE events of the fullest 1-second bin of any measuring loop
+                                           (driver_result.peak_events_per_s); -1 = the load never ran */
 };
 
 /* Runs the benchmark c describes and writes its artifact (and per-request

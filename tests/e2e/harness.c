@@ -620,7 +620,7 @@ void http_reply_free(struct http_reply *r)
 /* The test run's own folder for temporary files (and the journals anvil
  * writes beside an artifact): made before the first test, in the runner
  * process whose environment every test inherits, and removed with what it
- * holds after the last one. */
+ * holds after the last one. Its cache/ is every test's $XDG_CACHE_HOME. */
 #define TMP_ENV "ANVIL_TEST_TMPDIR"
 static char run_tmp[64];
 
@@ -628,10 +628,16 @@ ReportHook(PRE_ALL)(struct criterion_test_set *set)
 {
     (void)set;
     snprintf(run_tmp, sizeof run_tmp, "/tmp/anvil-tests-XXXXXX");
-    if (mkdtemp(run_tmp))
+    if (mkdtemp(run_tmp)) {
         setenv(TMP_ENV, run_tmp, 1);
-    else
+        /* no run reads this machine's own ceiling (anvil ceiling's file under ~/.cache): a test
+         * that wants one puts it here */
+        char cache[96];
+        snprintf(cache, sizeof cache, "%s/cache", run_tmp);
+        setenv("XDG_CACHE_HOME", cache, 1);
+    } else {
         run_tmp[0] = '\0';
+    }
 }
 
 ReportHook(POST_ALL)(struct criterion_global_stats *stats)

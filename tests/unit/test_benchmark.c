@@ -53,15 +53,23 @@ Test(benchmark, the_table_list_holds_every_nested_table)
 }
 
 /* Every number-valued row names its unit unless it is a count of nothing
- * in particular or an index: a key ending in _ms, _s, _ns or _tok_s has
- * its unit. */
+ * in particular or an index: a key ending in _ms, _s, _ns, _tok_s or
+ * X_per_s (X/s) has its unit. */
 static void unit_of_suffix(const struct field *f, const char *path, void *ctx)
 {
     (void)ctx;
     if (f->kind != FIELD_NUMBER || !strcmp(f->key, "content_chunks_s"))  /* seed 001's, always null */
         return;
     size_t n = strlen(f->key);
-    const char *want = n > 3 && !strcmp(f->key + n - 3, "_ms") ? "ms"
+    char per[64] = "";      /* X_per_s: X/s (ceiling_events_per_s: events/s) */
+    if (n > 6 && !strcmp(f->key + n - 6, "_per_s")) {
+        const char *w = f->key + n - 6;
+        while (w > f->key && w[-1] != '_')
+            w--;
+        snprintf(per, sizeof per, "%.*s/s", (int)(f->key + n - 6 - w), w);
+    }
+    const char *want = per[0] ? per
+                     : n > 3 && !strcmp(f->key + n - 3, "_ms") ? "ms"
                      : n > 6 && !strcmp(f->key + n - 6, "_tok_s") ? "tok/s"
                      : n > 3 && !strcmp(f->key + n - 3, "_ns") ? "ns"
                      : n > 2 && !strcmp(f->key + n - 2, "_s") ? "s" : NULL;
