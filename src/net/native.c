@@ -59,7 +59,9 @@ struct conn {
     int64_t t_start;            /* CLOCK_MONOTONIC ns, before the first byte was written */
     int64_t connect_deadline, deadline;     /* 0 = none */
     long timeout_ms;
-    uint32_t segs_seen;         /* data segments it had received at the last look (rxstamp_segs_in) */
+    uint32_t segs_seen;         /* data segments it had received at the last look (rxstamp_counts) */
+    uint64_t consumed;          /* bytes read from the socket since it opened */
+    bool aligned;               /* consumed is every byte it had received at that look */
     /* the request: head (owned) then body (the caller's); kept until the
      * reply's first byte, for a resend on a fresh connection */
     char *head;
@@ -196,6 +198,8 @@ static int open_socket(struct conn *c)
     rxstamp_enable(fd);         /* without it, reads are dated by the clock and counted so */
     c->fd = fd;
     c->segs_seen = 0;
+    c->consumed = 0;
+    c->aligned = true;          /* nothing received yet */
     c->state = C_CONNECTING;
     if (connect(fd, a->ai_addr, a->ai_addrlen) != 0 && errno != EINPROGRESS)
         return errno;
@@ -459,7 +463,7 @@ struct conn *native_start(struct native *n, const struct http_request *req, cons
     *c = (struct conn){.n = n, .o = o, .fd = c->fd, .ev = c->ev, .watching = c->watching, .timer = c->timer,
                        .h = h, .ud = ud, .head = head, .head_len = head_len, .body = req->body,
                        .body_len = req->body ? req->body_len : 0, .reused = reused, .segs_seen = c->segs_seen,
-                       .timeout_ms = req->timeout_ms};
+                       .consumed = c->consumed, .aligned = c->aligned, .timeout_ms = req->timeout_ms};
     http_parser_init(&c->p, HTTP_RESPONSE);
     c->p.data = c;
     LIST_INSERT_HEAD(&n->busy, c, link);
@@ -537,17 +541,57 @@ static void malformed(struct conn *c)
     fail(c, c->status ? CURLE_RECV_ERROR : CURLE_WEIRD_SERVER_REPLY, why);
 }
 
+/* Reads what c's socket holds into n->buf, with the stamps of its bytes in
+ * n->map. When the kernel's counters say one segment came since the last
+ * look and every byte before it was read, the queue is that segment: one
+ * read takes it with its stamp (rxstamp_recv). Else the queue is peeked
+ * first, its runs dated by offset (rxstamp_peek), then read, and the
+ * counters looked at again so that the next read may be the one-segment
+ * kind. Returns recv's result. */
+static ssize_t read_stamped(struct conn *c)
+{
+    struct native *n = c->n;
+    uint32_t segs;
+    uint64_t bytes;
+    bool counted = rxstamp_counts(c->fd, &segs, &bytes) == 0;
+    uint64_t queued = counted ? bytes - c->consumed : 0;
+    ssize_t got;
+    if (counted && c->aligned && segs - c->segs_seen == 1 && queued > 0 && queued <= sizeof n->buf) {
+        int64_t t;
+        got = rxstamp_recv(c->fd, n->buf, (size_t)queued, &t);
+        n->map_valid = got > 0 && t;
+        n->merged = false;
+        if (n->map_valid) {     /* field by field: the map's look buffer is 16 KB */
+            n->map.queued = n->map.end[0] = (size_t)got;
+            n->map.runs = 1;
+            n->map.t[0] = t;
+        }
+        c->segs_seen = segs;
+        c->aligned = got == (ssize_t)queued;
+    } else {
+        n->map_valid = rxstamp_peek(c->fd, RXSTAMP_RUNS, &n->map) == 0;
+        if (n->map_valid) {     /* every buffer its own segment, unless more came than there are runs */
+            n->merged = !n->map.segs_in || n->map.segs_in - c->segs_seen > (uint32_t)n->map.runs;
+            c->segs_seen = n->map.segs_in;
+        }
+        got = recv(c->fd, n->buf, sizeof n->buf, MSG_DONTWAIT);
+        int e = errno;
+        c->aligned = got > 0 && rxstamp_counts(c->fd, &segs, &bytes) == 0 &&
+                     bytes == c->consumed + (uint64_t)got;
+        if (c->aligned)
+            c->segs_seen = segs;
+        errno = e;
+    }
+    if (got > 0)
+        c->consumed += (uint64_t)got;
+    return got;
+}
+
 /* One read of c's socket, framed and handed to the callbacks. */
 static void on_readable(struct conn *c)
 {
     struct native *n = c->n;
-    n->map_valid = rxstamp_peek(c->fd, RXSTAMP_RUNS, &n->map) == 0;
-    if (n->map_valid) {     /* every buffer its own segment, unless more came than there are runs */
-        uint32_t segs = n->map.segs_in;
-        n->merged = !segs || segs - c->segs_seen > (uint32_t)n->map.runs;
-        c->segs_seen = segs;
-    }
-    ssize_t got = recv(c->fd, n->buf, sizeof n->buf, MSG_DONTWAIT);
+    ssize_t got = read_stamped(c);
     n->read_clock = 0;
     if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
         return;
@@ -621,7 +665,8 @@ static void connected(struct conn *c)
     c->connect_deadline = 0;
     c->state = C_SENDING;
     arm_timer(c);
-    c->segs_seen = rxstamp_segs_in(c->fd);
+    uint64_t bytes;
+    c->aligned = rxstamp_counts(c->fd, &c->segs_seen, &bytes) == 0 && bytes == 0;
     int e = send_more(c);
     if (e) {
         char why[200];

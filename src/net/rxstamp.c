@@ -122,13 +122,48 @@ static void find_runs(int fd, int max_runs, int64_t newest, struct rxstamp_map *
 
 uint32_t rxstamp_segs_in(int fd)
 {
+    uint32_t segs;
+    uint64_t bytes;
+    return rxstamp_counts(fd, &segs, &bytes) == 0 ? segs : 0;
+}
+
+int rxstamp_counts(int fd, uint32_t *segs, uint64_t *bytes)
+{
     struct tcp_info ti;
     socklen_t len = sizeof ti;
     memset(&ti, 0, sizeof ti);
     if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
         len < offsetof(struct tcp_info, tcpi_data_segs_in) + sizeof ti.tcpi_data_segs_in)
-        return 0;
-    return ti.tcpi_data_segs_in;
+        return -1;
+    *segs = ti.tcpi_data_segs_in;
+    *bytes = ti.tcpi_bytes_received;    /* before tcpi_data_segs_in in the struct: present too */
+    return 0;
+}
+
+/* The kernel's CLOCK_REALTIME stamp t (ns) on the CLOCK_MONOTONIC clock,
+ * by the two clocks' offset now, and now; 0 when the stamp is not of the
+ * past (the wall clock was stepped). The wall clock is read first: a
+ * pause between the two reads (this process preempted) then makes the
+ * offset smaller than the truth and the stamp later, never earlier. */
+static int64_t to_monotonic(int64_t t, int64_t *now)
+{
+    struct timespec mono, real;
+    clock_gettime(CLOCK_REALTIME, &real);
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    *now = ts_ns(&mono);
+    int64_t m = t - (ts_ns(&real) - *now);
+    return m > 0 && m <= *now ? m : 0;
+}
+
+ssize_t rxstamp_recv(int fd, void *buf, size_t len, int64_t *t)
+{
+    union rx_ctl ctl;
+    struct iovec iov = {buf, len};
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
+    ssize_t n = recvmsg(fd, &m, MSG_DONTWAIT);
+    int64_t now;
+    *t = n > 0 && stamp_of(&m) ? to_monotonic(stamp_of(&m), &now) : 0;
+    return n;
 }
 
 int rxstamp_peek(int fd, int max_runs, struct rxstamp_map *m)

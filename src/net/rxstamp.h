@@ -21,6 +21,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Asks the kernel to stamp what fd receives (SO_TIMESTAMPNS). Call before
  * data arrives (e.g. from curl's socket-option callback). Returns 0, or -1
@@ -69,6 +70,20 @@ int rxstamp_peek(int fd, int max_runs, struct rxstamp_map *m);
  * merged into one buffer count apart: more segments since a look than
  * buffers in the queue means some were merged. */
 uint32_t rxstamp_segs_in(int fd);
+
+/* fd's TCP_INFO counters: data segments (tcpi_data_segs_in) and payload
+ * bytes (tcpi_bytes_received) received since the connection opened.
+ * Returns 0, or -1 when the kernel does not say (older than 4.6). */
+int rxstamp_counts(int fd, uint32_t *segs, uint64_t *bytes);
+
+/* Reads (consumes) up to len bytes of fd's queue into buf, nonblocking,
+ * with in *t the kernel's stamp of the newest buffer read on the
+ * CLOCK_MONOTONIC clock (ns, never later than now), or 0 when there is
+ * none. For a read of exactly the bytes of one segment (rxstamp_counts
+ * before and after agree on one new segment) that is the segment's own
+ * arrival: one syscall where a peek and a read take three. Returns recv's
+ * result (errno set on -1). */
+ssize_t rxstamp_recv(int fd, void *buf, size_t len, int64_t *t);
 
 /* When the byte at offset off of the queue m describes arrived
  * (CLOCK_MONOTONIC ns), with *run_end set to the end of the run holding it

@@ -69,6 +69,15 @@ static int scan_string(struct cur *c, struct str *s)
         return DECLINE;
     const char *p = ++c->p;
     *s = (struct str){.raw = p};
+    /* the common string: plain bytes up to its closing quote */
+    const char *q = memchr(p, '"', (size_t)(c->end - p)), *r = p;
+    while (q && r < q && (unsigned char)*r >= 0x20 && *r != '\\')
+        r++;
+    if (q && r == q) {
+        s->bytes = s->raw_len = (size_t)(q - p);
+        c->p = q + 1;
+        return 0;
+    }
     while (p < c->end) {
         unsigned char ch = (unsigned char)*p;
         if (ch == '"') {
@@ -101,7 +110,8 @@ static int scan_string(struct cur *c, struct str *s)
     return DECLINE;
 }
 
-/* A strict JSON number; *v receives its value (strtod, as cJSON uses). */
+/* A strict JSON number; *v receives its value (strtod, as cJSON uses), or
+ * nothing when v is NULL (a value skipped). */
 static int scan_number(struct cur *c, double *v)
 {
     const char *p = c->p, *e = c->end;
@@ -128,10 +138,19 @@ static int scan_number(struct cur *c, double *v)
     size_t n = (size_t)(p - c->p);
     if (n > MAX_NUMBER)
         return DECLINE;
-    char tmp[MAX_NUMBER + 1];
-    memcpy(tmp, c->p, n);
-    tmp[n] = '\0';
-    *v = strtod(tmp, NULL);
+    if (v && n <= 15 && !memchr(c->p, '.', n) && !memchr(c->p, 'e', n) && !memchr(c->p, 'E', n)) {
+        /* an integer of at most 15 characters: exact in a double, as strtod reads it */
+        bool neg = *c->p == '-';
+        double x = 0;
+        for (const char *q = c->p + neg; q < p; q++)
+            x = x * 10 + (*q - '0');
+        *v = neg ? -x : x;
+    } else if (v) {
+        char tmp[MAX_NUMBER + 1];
+        memcpy(tmp, c->p, n);
+        tmp[n] = '\0';
+        *v = strtod(tmp, NULL);
+    }
     c->p = p;
     return 0;
 }
@@ -237,7 +256,6 @@ static int skip_value(struct cur *c)
     if (c->p >= c->end)
         return DECLINE;
     struct str s;
-    double d;
     switch (*c->p) {
     case '{': return each_member(c, skip_member, NULL);
     case '[': return each_element(c, skip_element, NULL);
@@ -245,7 +263,7 @@ static int skip_value(struct cur *c)
     case 't': return literal(c, "true");
     case 'f': return literal(c, "false");
     case 'n': return literal(c, "null");
-    default: return scan_number(c, &d);
+    default: return scan_number(c, NULL);
     }
 }
 
