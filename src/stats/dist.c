@@ -62,6 +62,78 @@ double pct_sorted(const double *sorted, size_t n, double p, enum pct_method m)
     return sorted[lo] + (sorted[lo + 1] - sorted[lo]) * frac;
 }
 
+/* The 0-based rank of the value nearest-rank reads, or the lower of the
+ * two that linear interpolation reads (pct_sorted's arithmetic). */
+static size_t pct_rank(size_t n, double p, enum pct_method m, double *frac)
+{
+    *frac = 0;
+    if (m == PCT_NEAREST) {
+        double exact = p * (double)n / 100.0;
+        size_t rank = (size_t)ceil(exact - 1e-9 * exact);
+        return rank < 1 ? 0 : rank > n ? n - 1 : rank - 1;
+    }
+    double pos = (double)(n - 1) * p / 100.0;
+    size_t lo = (size_t)floor(pos);
+    if (lo + 1 >= n)
+        return n - 1;
+    *frac = pos - (double)lo;
+    return lo;
+}
+
+static void swap_d(double *v, ptrdiff_t i, ptrdiff_t j)
+{
+    double t = v[i];
+    v[i] = v[j];
+    v[j] = t;
+}
+
+/* Puts the k-th smallest of v[0..n) at v[k], none larger before it and
+ * none smaller after it. */
+static void select_kth(double *v, size_t n, size_t k)
+{
+    ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, want = (ptrdiff_t)k;
+    while (hi > lo) {
+        ptrdiff_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < v[lo])
+            swap_d(v, mid, lo);
+        if (v[hi] < v[lo])
+            swap_d(v, hi, lo);
+        if (v[hi] < v[mid])
+            swap_d(v, hi, mid);
+        double pivot = v[mid];
+        ptrdiff_t i = lo, j = hi;
+        while (i <= j) {
+            while (i <= hi && v[i] < pivot)
+                i++;
+            while (j >= lo && v[j] > pivot)
+                j--;
+            if (i <= j)
+                swap_d(v, i++, j--);
+        }
+        /* v[lo..j] ≤ pivot ≤ v[i..hi], and what lies between equals it */
+        if (want <= j)
+            hi = j;
+        else if (want >= i)
+            lo = i;
+        else
+            return;
+    }
+}
+
+double pct_select(double *v, size_t n, double p, enum pct_method m)
+{
+    double frac;
+    size_t k = pct_rank(n, p, m, &frac);
+    select_kth(v, n, k);
+    if (frac == 0)
+        return v[k];
+    double next = v[k + 1];         /* the smallest of what lies above rank k */
+    for (size_t i = k + 2; i < n; i++)
+        if (v[i] < next)
+            next = v[i];
+    return v[k] + (next - v[k]) * frac;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

@@ -18,6 +18,13 @@ const char *pct_method_name(enum pct_method m);
 /* The p-th percentile (0 ≤ p ≤ 100) of n ≥ 1 values sorted ascending. */
 double pct_sorted(const double *sorted, size_t n, double p, enum pct_method m);
 
+/* The p-th percentile (0 ≤ p ≤ 100) of n ≥ 1 values in any order, equal
+ * to pct_sorted's of the same values sorted, found by selection in O(n)
+ * (Hoare's quickselect, median-of-three pivots) where a sort takes
+ * O(n log n): for a loop that cannot stall on a sort. Reorders v[0..n).
+ * The values must not be NaN. */
+double pct_select(double *v, size_t n, double p, enum pct_method m);
+
 /* Percentiles every distribution reports, in this order. */
 #define DIST_NPCT 6
 extern const double dist_pcts[DIST_NPCT];       /* 25, 50, 75, 90, 95, 99 */

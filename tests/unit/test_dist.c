@@ -1,5 +1,6 @@
 /* test_dist.c — percentiles: nearest rank and linear, against hand-computed values. */
 #include <math.h>
+#include <stdlib.h>
 
 #include <criterion/criterion.h>
 
@@ -64,4 +65,45 @@ Test(dist, method_names)
     cr_assert_eq(m, PCT_LINEAR);
     cr_assert_eq(pct_method_parse("median", &m), -1);
     cr_assert_str_eq(pct_method_name(PCT_NEAREST), "nearest-rank");
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Selection gives what a sort then pct_sorted gives, for both methods, on
+ * random values with many ties, every size up to 300 and the percentiles
+ * the time series and distributions use. */
+Test(dist, selection_matches_the_sorted_percentile)
+{
+    static double v[300], sorted[300];
+    const double ps[] = {0, 1, 25, 50, 75, 90, 95, 99, 99.9, 100};
+    unsigned long x = 12345;
+    for (size_t n = 1; n <= 300; n++) {
+        for (int ties = 0; ties < 2; ties++) {
+            for (size_t i = 0; i < n; i++) {
+                x = x * 6364136223846793005UL + 1442695040888963407UL;
+                sorted[i] = ties ? (double)((x >> 33) % 7) : (double)(x >> 11) / 9007199254740992.0 * 100;
+            }
+            qsort(sorted, n, sizeof *sorted, cmp_d);
+            for (size_t k = 0; k < sizeof ps / sizeof *ps; k++) {
+                for (int m = 0; m < 2; m++) {
+                    for (size_t i = 0; i < n; i++)      /* a shuffled copy (Fisher-Yates) */
+                        v[i] = sorted[i];
+                    for (size_t i = n - 1; i > 0; i--) {
+                        x = x * 6364136223846793005UL + 1442695040888963407UL;
+                        size_t j = (size_t)((x >> 33) % (i + 1));
+                        double t = v[i];
+                        v[i] = v[j];
+                        v[j] = t;
+                    }
+                    double want = pct_sorted(sorted, n, ps[k], (enum pct_method)m);
+                    double got = pct_select(v, n, ps[k], (enum pct_method)m);
+                    cr_assert_eq(got, want, "n %zu, p %g, method %d, ties %d: %g, want %g", n, ps[k], m, ties, got, want);
+                }
+            }
+        }
+    }
 }
