@@ -146,6 +146,7 @@ static int scan_number(struct cur *c, double *v)
         return DECLINE;
     while (p < e && *p >= '0' && *p <= '9')
         p++;
+    bool integer = !(p < e && (*p == '.' || *p == 'e' || *p == 'E'));
     if (p < e && *p == '.') {
         if (++p >= e || *p < '0' || *p > '9')
             return DECLINE;
@@ -163,7 +164,7 @@ static int scan_number(struct cur *c, double *v)
     size_t n = (size_t)(p - c->p);
     if (n > MAX_NUMBER)
         return DECLINE;
-    if (v && n <= 15 && !memchr(c->p, '.', n) && !memchr(c->p, 'e', n) && !memchr(c->p, 'E', n)) {
+    if (v && n <= 15 && integer) {
         /* an integer of at most 15 characters: exact in a double, as strtod reads it */
         bool neg = *c->p == '-';
         double x = 0;
