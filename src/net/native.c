@@ -63,7 +63,8 @@ struct conn {
     uint64_t consumed;          /* bytes read from the socket since it opened */
     bool aligned;               /* consumed is every byte it had received at that look */
     /* the request: head (owned) then body (the caller's); kept until the
-     * reply's first byte, for a resend on a fresh connection */
+     * reply's first byte (and the head all written), for a resend on a
+     * fresh connection */
     char *head;
     size_t head_len, body_len, sent;
     const char *body;
@@ -287,12 +288,15 @@ static CURLcode connect_failure(const struct conn *c, int e, char *why, size_t c
 }
 
 /* A reply ended well: the connection goes back to the idle ones when the
- * server keeps it (and nothing follows the reply), then on_done. */
+ * server keeps it (and nothing follows the reply), then on_done. A reply
+ * that came before the whole request was written (an early error) ends
+ * the connection: the rest of the body would open the next request. */
 static void finish(struct conn *c, bool keep)
 {
     struct native *n = c->n;
     const struct http_handlers *h = c->h;
     void *ud = c->ud;
+    keep = keep && c->sent == c->head_len + c->body_len;
     unlink_busy(c);
     free(c->head);
     c->head = NULL;
@@ -610,7 +614,7 @@ static void on_readable(struct conn *c)
             ended_early(c, 0);
         return;
     }
-    if (!c->received) {         /* a reply has begun: no resend from here on */
+    if (!c->received && c->sent >= c->head_len) {  /* a reply has begun: no resend from here on */
         free(c->head);
         c->head = NULL;
     }
@@ -856,7 +860,8 @@ static int on_headers_complete(http_parser *p)
     c->rc = http_judge_head(c->status, c->location, c->encoding, n->why, sizeof n->why);
     if (c->rc != CURLE_OK)
         http_parser_pause(p, 1);
-    return 0;
+    /* as curl: a 204 or 304 has no body, whatever Content-Length says */
+    return c->status == 204 || c->status == 304 ? 1 : 0;
 }
 
 static int on_message_complete(http_parser *p)
