@@ -69,6 +69,7 @@ struct conn {
     size_t head_len, body_len, sent;
     const char *body;
     uint64_t received;          /* reply bytes read in this transfer */
+    uint64_t body_bytes;        /* of them, body bytes after the chunked coding (curl's download size) */
     long status;                /* the final header block's, 0 before it */
     bool reused;                /* the connection served a transfer before this one */
     bool resent;                /* this transfer already moved to a fresh connection once */
@@ -726,7 +727,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
         fail(c, CURLE_OPERATION_TIMEDOUT, why);
     } else if (c->deadline && now >= c->deadline) {
         snprintf(why, sizeof why, "Operation timed out after %lld milliseconds with %llu bytes received",
-                 (long long)((now - c->t_start) / 1000000), (unsigned long long)c->received);
+                 (long long)((now - c->t_start) / 1000000), (unsigned long long)c->body_bytes);
         fail(c, CURLE_OPERATION_TIMEDOUT, why);
     } else {
         arm_timer(c);
@@ -743,6 +744,7 @@ static int on_body(http_parser *p, const char *at, size_t len)
     struct conn *c = p->data;
     struct native *n = c->n;
     size_t off = (size_t)(at - n->buf);
+    c->body_bytes += len;
     while (len > 0 && n->cur) {
         size_t until = 0;
         int64_t t = kernel_stamp(n, off, &until);
