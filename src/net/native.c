@@ -29,6 +29,12 @@
  * queue is read on the next pass of the loop. */
 #define NATIVE_READ 65536
 
+/* curl's limits on a reply's head: one header line (CURL_MAX_HTTP_HEADER,
+ * over it curl reports CURLE_OUT_OF_MEMORY) and the whole head
+ * (MAX_HTTP_RESP_HEADER_SIZE, over it CURLE_RECV_ERROR). */
+#define NATIVE_MAX_LINE (100 * 1024)
+#define NATIVE_MAX_HEAD (300 * 1024)
+
 /* Where a connection is. */
 enum conn_state { C_CONNECTING, C_SENDING, C_READING, C_IDLE, C_FAILED };
 
@@ -76,6 +82,7 @@ struct conn {
     bool complete;              /* the final reply's message ended */
     bool in_value;              /* the last header callback was a value */
     enum hdr hdr;
+    size_t line_len;            /* bytes of the header line being read (name and value) */
     unsigned char field_len;    /* of field (lower case), or sizeof field + 1 when longer */
     char field[18];
     char content_type[80], encoding[40], location[160];
@@ -540,6 +547,11 @@ static void malformed(struct conn *c)
 {
     enum http_errno e = HTTP_PARSER_ERRNO(&c->p);
     char why[300];
+    if (e == HPE_HEADER_OVERFLOW) {     /* as curl */
+        snprintf(why, sizeof why, "Too large response headers: over %d bytes", NATIVE_MAX_HEAD);
+        fail(c, CURLE_RECV_ERROR, why);
+        return;
+    }
     snprintf(why, sizeof why, "the reply is not HTTP/1.1 as anvil reads it: %s (%s)", http_errno_description(e),
              http_errno_name(e));
     /* as curl: a bad head is a weird reply, bad chunk framing a failed receive */
@@ -774,6 +786,20 @@ static int on_status(http_parser *p, const char *at, size_t len)
     return 0;
 }
 
+/* Counts len more bytes of the header line; true (the transfer failed, the
+ * parser paused) when the line is longer than curl takes. */
+static bool line_too_long(struct conn *c, size_t len)
+{
+    c->line_len += len;
+    if (c->line_len <= NATIVE_MAX_LINE)
+        return false;
+    c->rc = CURLE_OUT_OF_MEMORY;
+    snprintf(c->n->why, sizeof c->n->why, "a header line of the reply is over %d bytes, more than curl takes "
+             "(which reports it as out of memory)", NATIVE_MAX_LINE);
+    http_parser_pause(&c->p, 1);
+    return true;
+}
+
 static int on_header_field(http_parser *p, const char *at, size_t len)
 {
     struct conn *c = p->data;
@@ -781,7 +807,10 @@ static int on_header_field(http_parser *p, const char *at, size_t len)
     if (c->in_value) {
         c->in_value = false;
         c->field_len = 0;
+        c->line_len = 0;
     }
+    if (line_too_long(c, len))
+        return 0;
     for (size_t i = 0; i < len && c->field_len <= sizeof c->field; i++) {
         if (c->field_len == sizeof c->field)
             c->field_len++;     /* longer than any name looked for */
@@ -810,6 +839,8 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
 {
     struct conn *c = p->data;
     c->n->hdr_end = (size_t)(at + len - c->n->buf);
+    if (line_too_long(c, len))
+        return 0;
     if (!c->in_value) {         /* a new value: which header, and the last of a repeated one wins */
         c->in_value = true;
         c->hdr = field_is(c, "content-type") ? HDR_CONTENT_TYPE : field_is(c, "content-encoding") ? HDR_ENCODING
@@ -892,6 +923,7 @@ struct native *native_new(struct event_base *base, long max_idle, struct http_rx
     n->base = base;
     n->rx = rx;
     n->max_idle = max_idle > 0 ? max_idle : 1;
+    http_parser_set_max_header_size(NATIVE_MAX_HEAD);     /* the library's one setting: only this file parses */
     LIST_INIT(&n->busy);
     LIST_INIT(&n->idle);
     LIST_INIT(&n->failed);
