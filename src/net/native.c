@@ -64,7 +64,8 @@ struct conn {
     http_parser p;
     int64_t t_start;            /* CLOCK_MONOTONIC ns, before the first byte was written */
     int64_t connect_deadline, deadline;     /* 0 = none */
-    long timeout_ms;
+    int64_t connect_start;      /* CLOCK_MONOTONIC ns, when its connection began connecting */
+    long timeout_ms, connect_timeout_ms;
     uint32_t segs_seen;         /* data segments it had received at the last look (rxstamp_counts) */
     uint64_t consumed;          /* bytes read from the socket since it opened */
     bool aligned;               /* consumed is every byte it had received at that look */
@@ -291,7 +292,7 @@ static CURLcode connect_failure(const struct conn *c, int e, char *why, size_t c
     if (http_limit_reason(e, why, cap))
         return CURLE_OUT_OF_MEMORY;
     snprintf(why, cap, "Failed to connect to %s port %s after %lld ms: %s", c->o->host, c->o->port,
-             (long long)((clock_now_ns() - c->t_start) / 1000000), strerror(e));
+             (long long)((clock_now_ns() - c->connect_start) / 1000000), strerror(e));
     return CURLE_COULDNT_CONNECT;
 }
 
@@ -422,6 +423,8 @@ static int connect_fresh(struct conn *c)
     char why[400];
     c->addr = c->o->ai;
     c->reused = false;
+    c->connect_start = clock_now_ns();      /* a resend's connection has its own connect time limit, as curl */
+    c->connect_deadline = c->connect_timeout_ms > 0 ? c->connect_start + (int64_t)c->connect_timeout_ms * 1000000 : 0;
     int e = connect_from(c);
     if (e) {
         CURLcode rc = connect_failure(c, e, why, sizeof why);
@@ -475,21 +478,20 @@ struct conn *native_start(struct native *n, const struct http_request *req, cons
     *c = (struct conn){.n = n, .o = o, .fd = c->fd, .ev = c->ev, .watching = c->watching, .timer = c->timer,
                        .h = h, .ud = ud, .head = head, .head_len = head_len, .body = req->body,
                        .body_len = req->body ? req->body_len : 0, .reused = reused, .segs_seen = c->segs_seen,
-                       .consumed = c->consumed, .aligned = c->aligned, .timeout_ms = req->timeout_ms};
+                       .consumed = c->consumed, .aligned = c->aligned, .timeout_ms = req->timeout_ms,
+                       .connect_timeout_ms = req->connect_timeout_ms};
     http_parser_init(&c->p, HTTP_RESPONSE);
     c->p.data = c;
     LIST_INSERT_HEAD(&n->busy, c, link);
     n->n_busy++;
     *t_start_ns = c->t_start = clock_now_ns();
-    if ((req->timeout_ms > 0 || (!reused && req->connect_timeout_ms > 0)) && !c->timer &&
+    if ((req->timeout_ms > 0 || req->connect_timeout_ms > 0) && !c->timer &&
         !(c->timer = evtimer_new(n->base, on_timer, c))) {
         fail_later(c, CURLE_OUT_OF_MEMORY, "out of memory for a timer");
         return c;
     }
     if (req->timeout_ms > 0)
         c->deadline = c->t_start + (int64_t)req->timeout_ms * 1000000;
-    if (!reused && req->connect_timeout_ms > 0)
-        c->connect_deadline = c->t_start + (int64_t)req->connect_timeout_ms * 1000000;
     if (!o->ai) {
         char why[400];
         snprintf(why, sizeof why, "Could not resolve host: %s (%s)", o->host, gai_strerror(o->gai));
@@ -708,7 +710,9 @@ static void on_event(evutil_socket_t fd, short what, void *arg)
         }
         if (what & EV_WRITE) {
             int e = send_more(c);
-            if (e) {
+            if (e && c->reused && !c->received && !c->resent) {
+                resend(c);      /* the server had closed the kept connection */
+            } else if (e) {
                 char why[200];
                 snprintf(why, sizeof why, "Send failure: %s", strerror(e));
                 fail(c, CURLE_SEND_ERROR, why);
@@ -735,7 +739,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
     int64_t now = clock_now_ns();
     if (c->state == C_CONNECTING && c->connect_deadline && now >= c->connect_deadline) {
         snprintf(why, sizeof why, "Connection timed out after %lld milliseconds",
-                 (long long)((now - c->t_start) / 1000000));
+                 (long long)((now - c->connect_start) / 1000000));
         fail(c, CURLE_OPERATION_TIMEDOUT, why);
     } else if (c->deadline && now >= c->deadline) {
         snprintf(why, sizeof why, "Operation timed out after %lld milliseconds with %llu bytes received",
