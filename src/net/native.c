@@ -396,6 +396,16 @@ static struct origin *origin_of(struct native *n, const char *host, const char *
     return o;
 }
 
+/* A parser for c's reply that reads what curl reads: Content-Length beside
+ * Transfer-Encoding: chunked (the chunks frame the body), and the header
+ * repeated (on_header_field lets the last one count). */
+static void parser_init(struct conn *c)
+{
+    http_parser_init(&c->p, HTTP_RESPONSE);
+    c->p.data = c;
+    c->p.allow_chunked_length = 1;
+}
+
 /* Arms c's timer for the nearest of its time limits: the connect's while
  * it connects, the whole transfer's. */
 static void arm_timer(struct conn *c)
@@ -480,8 +490,7 @@ struct conn *native_start(struct native *n, const struct http_request *req, cons
                        .body_len = req->body ? req->body_len : 0, .reused = reused, .segs_seen = c->segs_seen,
                        .consumed = c->consumed, .aligned = c->aligned, .timeout_ms = req->timeout_ms,
                        .connect_timeout_ms = req->connect_timeout_ms};
-    http_parser_init(&c->p, HTTP_RESPONSE);
-    c->p.data = c;
+    parser_init(c);
     LIST_INSERT_HEAD(&n->busy, c, link);
     n->n_busy++;
     *t_start_ns = c->t_start = clock_now_ns();
@@ -521,8 +530,7 @@ static int resend(struct conn *c)
 {
     c->resent = true;
     c->sent = 0;
-    http_parser_init(&c->p, HTTP_RESPONSE);
-    c->p.data = c;
+    parser_init(c);
     return connect_fresh(c);
 }
 
@@ -790,6 +798,12 @@ static int on_status(http_parser *p, const char *at, size_t len)
     return 0;
 }
 
+static bool field_is(const struct conn *c, const char *name)
+{
+    size_t n = strlen(name);
+    return c->field_len == n && memcmp(c->field, name, n) == 0;
+}
+
 /* Counts len more bytes of the header line; true (the transfer failed, the
  * parser paused) when the line is longer than curl takes. */
 static bool line_too_long(struct conn *c, size_t len)
@@ -821,6 +835,10 @@ static int on_header_field(http_parser *p, const char *at, size_t len)
         else
             c->field[c->field_len++] = (char)(at[i] | 0x20);
     }
+    /* the name is whole before its value starts: a repeated Content-Length
+     * (which http_parser refuses) is read as curl does, the last one counting */
+    if (field_is(c, "content-length"))
+        p->flags &= ~F_CONTENTLENGTH;
     return 0;
 }
 
@@ -833,11 +851,6 @@ static void append(char *v, size_t cap, const char *at, size_t len)
     v[k + (len < room ? len : room)] = '\0';
 }
 
-static bool field_is(const struct conn *c, const char *name)
-{
-    size_t n = strlen(name);
-    return c->field_len == n && memcmp(c->field, name, n) == 0;
-}
 
 static int on_header_value(http_parser *p, const char *at, size_t len)
 {
