@@ -21,6 +21,7 @@
 #include <http_parser.h>
 
 #include "core/clock.h"
+#include "core/escape.h"
 #include "net/rxstamp.h"
 #include "net/url.h"
 #include "net/verdict.h"
@@ -39,7 +40,7 @@
 enum conn_state { C_CONNECTING, C_SENDING, C_READING, C_IDLE, C_FAILED };
 
 /* The header whose value is being read. */
-enum hdr { HDR_OTHER, HDR_CONTENT_TYPE, HDR_ENCODING, HDR_LOCATION };
+enum hdr { HDR_OTHER, HDR_CONTENT_TYPE, HDR_ENCODING, HDR_LOCATION, HDR_TE };
 
 /* A host and port as resolved once for every connection to it. */
 struct origin {
@@ -87,6 +88,7 @@ struct conn {
     unsigned char field_len;    /* of field (lower case), or sizeof field + 1 when longer */
     char field[18];
     char content_type[80], encoding[40], location[160];
+    char te[64];                /* Transfer-Encoding, every header of it joined by ", " */
     CURLcode rc;                /* a failure waiting for the drain event (state C_FAILED) */
     char *why;                  /* its message (owned), or NULL */
 };
@@ -397,13 +399,15 @@ static struct origin *origin_of(struct native *n, const char *host, const char *
 }
 
 /* A parser for c's reply that reads what curl reads: Content-Length beside
- * Transfer-Encoding: chunked (the chunks frame the body), and the header
- * repeated (on_header_field lets the last one count). */
+ * Transfer-Encoding: chunked (the chunks frame the body), the header
+ * repeated (on_header_field lets the last one count), control bytes in a
+ * header's value. */
 static void parser_init(struct conn *c)
 {
     http_parser_init(&c->p, HTTP_RESPONSE);
     c->p.data = c;
     c->p.allow_chunked_length = 1;
+    c->p.lenient_http_headers = 1;      /* control bytes in a value, as curl takes them */
 }
 
 /* Arms c's timer for the nearest of its time limits: the connect's while
@@ -786,7 +790,7 @@ static int on_body(http_parser *p, const char *at, size_t len)
 static int on_message_begin(http_parser *p)
 {
     struct conn *c = p->data;
-    c->content_type[0] = c->encoding[0] = c->location[0] = '\0';
+    c->content_type[0] = c->encoding[0] = c->location[0] = c->te[0] = '\0';
     c->in_value = true;         /* the first field starts a new name */
     return 0;
 }
@@ -861,13 +865,15 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
     if (!c->in_value) {         /* a new value: which header, and the last of a repeated one wins */
         c->in_value = true;
         c->hdr = field_is(c, "content-type") ? HDR_CONTENT_TYPE : field_is(c, "content-encoding") ? HDR_ENCODING
-               : field_is(c, "location") ? HDR_LOCATION : HDR_OTHER;
+               : field_is(c, "location") ? HDR_LOCATION : field_is(c, "transfer-encoding") ? HDR_TE : HDR_OTHER;
         if (c->hdr == HDR_CONTENT_TYPE)
             c->content_type[0] = '\0';
         else if (c->hdr == HDR_ENCODING)
             c->encoding[0] = '\0';
         else if (c->hdr == HDR_LOCATION)
             c->location[0] = '\0';
+        else if (c->hdr == HDR_TE && c->te[0])
+            append(c->te, sizeof c->te, ", ", 2);
     }
     if (c->hdr == HDR_CONTENT_TYPE)
         append(c->content_type, sizeof c->content_type, at, len);
@@ -875,6 +881,8 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
         append(c->encoding, sizeof c->encoding, at, len);
     else if (c->hdr == HDR_LOCATION)
         append(c->location, sizeof c->location, at, len);
+    else if (c->hdr == HDR_TE)
+        append(c->te, sizeof c->te, at, len);
     return 0;
 }
 
@@ -884,6 +892,21 @@ static void trim(char *v)
     size_t k = strlen(v);
     while (k && (v[k - 1] == ' ' || v[k - 1] == '\t'))
         v[--k] = '\0';
+}
+
+/* Whether te (a Transfer-Encoding value) names no coding but chunked and
+ * identity. */
+static bool plain_transfer(const char *te)
+{
+    for (const char *p = te; *p;) {
+        p += strspn(p, " \t,");
+        size_t k = strcspn(p, " \t,;");
+        if (k && !(k == 7 && !strncasecmp(p, "chunked", 7)) && !(k == 8 && !strncasecmp(p, "identity", 8)))
+            return false;
+        p += k;
+        p += strcspn(p, ",");   /* parameters */
+    }
+    return true;
 }
 
 /* A header block ended: the final one (not 1xx) is handed on, dated by
@@ -908,6 +931,15 @@ static int on_headers_complete(http_parser *p)
         return 0;
     }
     c->rc = http_judge_head(c->status, c->location, c->encoding, n->why, sizeof n->why);
+    if (c->rc == CURLE_OK && !plain_transfer(c->te)) {
+        /* curl fails a transfer coding it does not know, and decodes one it
+         * does (gzip...) that anvil never asked for: neither is read here */
+        char shown[80];
+        text_escape(shown, sizeof shown, c->te, strlen(c->te));
+        snprintf(n->why, sizeof n->why, "the body is in a transfer coding anvil did not ask for "
+                 "(Transfer-Encoding: %s)", shown);
+        c->rc = CURLE_BAD_CONTENT_ENCODING;
+    }
     if (c->rc != CURLE_OK)
         http_parser_pause(p, 1);
     /* as curl: a 204 or 304 has no body, whatever Content-Length says */
