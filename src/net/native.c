@@ -9,6 +9,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -964,6 +965,15 @@ static const http_parser_settings settings = {
 
 /* --- the transport ------------------------------------------------------ */
 
+/* http_parser's limit on a head is one setting for the process (only this
+ * file parses with it): set once, whichever thread makes a transport. */
+static pthread_once_t head_limit_once = PTHREAD_ONCE_INIT;
+
+static void set_head_limit(void)
+{
+    http_parser_set_max_header_size(NATIVE_MAX_HEAD);
+}
+
 struct native *native_new(struct event_base *base, long max_idle, struct http_rx *rx)
 {
     struct native *n = calloc(1, sizeof *n);
@@ -972,7 +982,7 @@ struct native *native_new(struct event_base *base, long max_idle, struct http_rx
     n->base = base;
     n->rx = rx;
     n->max_idle = max_idle > 0 ? max_idle : 1;
-    http_parser_set_max_header_size(NATIVE_MAX_HEAD);     /* the library's one setting: only this file parses */
+    pthread_once(&head_limit_once, set_head_limit);
     LIST_INIT(&n->busy);
     LIST_INIT(&n->idle);
     LIST_INIT(&n->failed);
