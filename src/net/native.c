@@ -856,7 +856,6 @@ static void append(char *v, size_t cap, const char *at, size_t len)
     v[k + (len < room ? len : room)] = '\0';
 }
 
-
 static int on_header_value(http_parser *p, const char *at, size_t len)
 {
     struct conn *c = p->data;
