@@ -9,6 +9,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include <http_parser.h>
 
 #include "core/clock.h"
+#include "core/escape.h"
 #include "net/rxstamp.h"
 #include "net/url.h"
 #include "net/verdict.h"
@@ -29,11 +31,17 @@
  * queue is read on the next pass of the loop. */
 #define NATIVE_READ 65536
 
+/* curl's limits on a reply's head: one header line (CURL_MAX_HTTP_HEADER,
+ * over it curl reports CURLE_OUT_OF_MEMORY) and the whole head
+ * (MAX_HTTP_RESP_HEADER_SIZE, over it CURLE_RECV_ERROR). */
+#define NATIVE_MAX_LINE (100 * 1024)
+#define NATIVE_MAX_HEAD (300 * 1024)
+
 /* Where a connection is. */
 enum conn_state { C_CONNECTING, C_SENDING, C_READING, C_IDLE, C_FAILED };
 
 /* The header whose value is being read. */
-enum hdr { HDR_OTHER, HDR_CONTENT_TYPE, HDR_ENCODING, HDR_LOCATION };
+enum hdr { HDR_OTHER, HDR_CONTENT_TYPE, HDR_ENCODING, HDR_LOCATION, HDR_TE };
 
 /* A host and port as resolved once for every connection to it. */
 struct origin {
@@ -58,25 +66,30 @@ struct conn {
     http_parser p;
     int64_t t_start;            /* CLOCK_MONOTONIC ns, before the first byte was written */
     int64_t connect_deadline, deadline;     /* 0 = none */
-    long timeout_ms;
+    int64_t connect_start;      /* CLOCK_MONOTONIC ns, when its connection began connecting */
+    long timeout_ms, connect_timeout_ms;
     uint32_t segs_seen;         /* data segments it had received at the last look (rxstamp_counts) */
     uint64_t consumed;          /* bytes read from the socket since it opened */
     bool aligned;               /* consumed is every byte it had received at that look */
     /* the request: head (owned) then body (the caller's); kept until the
-     * reply's first byte, for a resend on a fresh connection */
+     * reply's first byte (and the head all written), for a resend on a
+     * fresh connection */
     char *head;
     size_t head_len, body_len, sent;
     const char *body;
     uint64_t received;          /* reply bytes read in this transfer */
+    uint64_t body_bytes;        /* of them, body bytes after the chunked coding (curl's download size) */
     long status;                /* the final header block's, 0 before it */
     bool reused;                /* the connection served a transfer before this one */
     bool resent;                /* this transfer already moved to a fresh connection once */
     bool complete;              /* the final reply's message ended */
     bool in_value;              /* the last header callback was a value */
     enum hdr hdr;
+    size_t line_len;            /* bytes of the header line being read (name and value) */
     unsigned char field_len;    /* of field (lower case), or sizeof field + 1 when longer */
     char field[18];
     char content_type[80], encoding[40], location[160];
+    char te[64];                /* Transfer-Encoding, every header of it joined by ", " */
     CURLcode rc;                /* a failure waiting for the drain event (state C_FAILED) */
     char *why;                  /* its message (owned), or NULL */
 };
@@ -282,17 +295,20 @@ static CURLcode connect_failure(const struct conn *c, int e, char *why, size_t c
     if (http_limit_reason(e, why, cap))
         return CURLE_OUT_OF_MEMORY;
     snprintf(why, cap, "Failed to connect to %s port %s after %lld ms: %s", c->o->host, c->o->port,
-             (long long)((clock_now_ns() - c->t_start) / 1000000), strerror(e));
+             (long long)((clock_now_ns() - c->connect_start) / 1000000), strerror(e));
     return CURLE_COULDNT_CONNECT;
 }
 
 /* A reply ended well: the connection goes back to the idle ones when the
- * server keeps it (and nothing follows the reply), then on_done. */
+ * server keeps it (and nothing follows the reply), then on_done. A reply
+ * that came before the whole request was written (an early error) ends
+ * the connection: the rest of the body would open the next request. */
 static void finish(struct conn *c, bool keep)
 {
     struct native *n = c->n;
     const struct http_handlers *h = c->h;
     void *ud = c->ud;
+    keep = keep && c->sent == c->head_len + c->body_len;
     unlink_busy(c);
     free(c->head);
     c->head = NULL;
@@ -383,6 +399,18 @@ static struct origin *origin_of(struct native *n, const char *host, const char *
     return o;
 }
 
+/* A parser for c's reply that reads what curl reads: Content-Length beside
+ * Transfer-Encoding: chunked (the chunks frame the body), the header
+ * repeated (on_header_field lets the last one count), control bytes in a
+ * header's value. */
+static void parser_init(struct conn *c)
+{
+    http_parser_init(&c->p, HTTP_RESPONSE);
+    c->p.data = c;
+    c->p.allow_chunked_length = 1;
+    c->p.lenient_http_headers = 1;      /* control bytes in a value, as curl takes them */
+}
+
 /* Arms c's timer for the nearest of its time limits: the connect's while
  * it connects, the whole transfer's. */
 static void arm_timer(struct conn *c)
@@ -410,6 +438,8 @@ static int connect_fresh(struct conn *c)
     char why[400];
     c->addr = c->o->ai;
     c->reused = false;
+    c->connect_start = clock_now_ns();      /* a resend's connection has its own connect time limit, as curl */
+    c->connect_deadline = c->connect_timeout_ms > 0 ? c->connect_start + (int64_t)c->connect_timeout_ms * 1000000 : 0;
     int e = connect_from(c);
     if (e) {
         CURLcode rc = connect_failure(c, e, why, sizeof why);
@@ -463,21 +493,19 @@ struct conn *native_start(struct native *n, const struct http_request *req, cons
     *c = (struct conn){.n = n, .o = o, .fd = c->fd, .ev = c->ev, .watching = c->watching, .timer = c->timer,
                        .h = h, .ud = ud, .head = head, .head_len = head_len, .body = req->body,
                        .body_len = req->body ? req->body_len : 0, .reused = reused, .segs_seen = c->segs_seen,
-                       .consumed = c->consumed, .aligned = c->aligned, .timeout_ms = req->timeout_ms};
-    http_parser_init(&c->p, HTTP_RESPONSE);
-    c->p.data = c;
+                       .consumed = c->consumed, .aligned = c->aligned, .timeout_ms = req->timeout_ms,
+                       .connect_timeout_ms = req->connect_timeout_ms};
+    parser_init(c);
     LIST_INSERT_HEAD(&n->busy, c, link);
     n->n_busy++;
     *t_start_ns = c->t_start = clock_now_ns();
-    if ((req->timeout_ms > 0 || (!reused && req->connect_timeout_ms > 0)) && !c->timer &&
+    if ((req->timeout_ms > 0 || req->connect_timeout_ms > 0) && !c->timer &&
         !(c->timer = evtimer_new(n->base, on_timer, c))) {
         fail_later(c, CURLE_OUT_OF_MEMORY, "out of memory for a timer");
         return c;
     }
     if (req->timeout_ms > 0)
         c->deadline = c->t_start + (int64_t)req->timeout_ms * 1000000;
-    if (!reused && req->connect_timeout_ms > 0)
-        c->connect_deadline = c->t_start + (int64_t)req->connect_timeout_ms * 1000000;
     if (!o->ai) {
         char why[400];
         snprintf(why, sizeof why, "Could not resolve host: %s (%s)", o->host, gai_strerror(o->gai));
@@ -507,8 +535,7 @@ static int resend(struct conn *c)
 {
     c->resent = true;
     c->sent = 0;
-    http_parser_init(&c->p, HTTP_RESPONSE);
-    c->p.data = c;
+    parser_init(c);
     return connect_fresh(c);
 }
 
@@ -535,6 +562,11 @@ static void malformed(struct conn *c)
 {
     enum http_errno e = HTTP_PARSER_ERRNO(&c->p);
     char why[300];
+    if (e == HPE_HEADER_OVERFLOW) {     /* as curl */
+        snprintf(why, sizeof why, "Too large response headers: over %d bytes", NATIVE_MAX_HEAD);
+        fail(c, CURLE_RECV_ERROR, why);
+        return;
+    }
     snprintf(why, sizeof why, "the reply is not HTTP/1.1 as anvil reads it: %s (%s)", http_errno_description(e),
              http_errno_name(e));
     /* as curl: a bad head is a weird reply, bad chunk framing a failed receive */
@@ -610,7 +642,7 @@ static void on_readable(struct conn *c)
             ended_early(c, 0);
         return;
     }
-    if (!c->received) {         /* a reply has begun: no resend from here on */
+    if (!c->received && c->sent >= c->head_len) {  /* a reply has begun: no resend from here on */
         free(c->head);
         c->head = NULL;
     }
@@ -691,7 +723,9 @@ static void on_event(evutil_socket_t fd, short what, void *arg)
         }
         if (what & EV_WRITE) {
             int e = send_more(c);
-            if (e) {
+            if (e && c->reused && !c->received && !c->resent) {
+                resend(c);      /* the server had closed the kept connection */
+            } else if (e) {
                 char why[200];
                 snprintf(why, sizeof why, "Send failure: %s", strerror(e));
                 fail(c, CURLE_SEND_ERROR, why);
@@ -718,11 +752,11 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
     int64_t now = clock_now_ns();
     if (c->state == C_CONNECTING && c->connect_deadline && now >= c->connect_deadline) {
         snprintf(why, sizeof why, "Connection timed out after %lld milliseconds",
-                 (long long)((now - c->t_start) / 1000000));
+                 (long long)((now - c->connect_start) / 1000000));
         fail(c, CURLE_OPERATION_TIMEDOUT, why);
     } else if (c->deadline && now >= c->deadline) {
         snprintf(why, sizeof why, "Operation timed out after %lld milliseconds with %llu bytes received",
-                 (long long)((now - c->t_start) / 1000000), (unsigned long long)c->received);
+                 (long long)((now - c->t_start) / 1000000), (unsigned long long)c->body_bytes);
         fail(c, CURLE_OPERATION_TIMEDOUT, why);
     } else {
         arm_timer(c);
@@ -739,6 +773,7 @@ static int on_body(http_parser *p, const char *at, size_t len)
     struct conn *c = p->data;
     struct native *n = c->n;
     size_t off = (size_t)(at - n->buf);
+    c->body_bytes += len;
     while (len > 0 && n->cur) {
         size_t until = 0;
         int64_t t = kernel_stamp(n, off, &until);
@@ -756,7 +791,7 @@ static int on_body(http_parser *p, const char *at, size_t len)
 static int on_message_begin(http_parser *p)
 {
     struct conn *c = p->data;
-    c->content_type[0] = c->encoding[0] = c->location[0] = '\0';
+    c->content_type[0] = c->encoding[0] = c->location[0] = c->te[0] = '\0';
     c->in_value = true;         /* the first field starts a new name */
     return 0;
 }
@@ -768,6 +803,26 @@ static int on_status(http_parser *p, const char *at, size_t len)
     return 0;
 }
 
+static bool field_is(const struct conn *c, const char *name)
+{
+    size_t n = strlen(name);
+    return c->field_len == n && memcmp(c->field, name, n) == 0;
+}
+
+/* Counts len more bytes of the header line; true (the transfer failed, the
+ * parser paused) when the line is longer than curl takes. */
+static bool line_too_long(struct conn *c, size_t len)
+{
+    c->line_len += len;
+    if (c->line_len <= NATIVE_MAX_LINE)
+        return false;
+    c->rc = CURLE_OUT_OF_MEMORY;
+    snprintf(c->n->why, sizeof c->n->why, "a header line of the reply is over %d bytes, more than curl takes "
+             "(which reports it as out of memory)", NATIVE_MAX_LINE);
+    http_parser_pause(&c->p, 1);
+    return true;
+}
+
 static int on_header_field(http_parser *p, const char *at, size_t len)
 {
     struct conn *c = p->data;
@@ -775,13 +830,20 @@ static int on_header_field(http_parser *p, const char *at, size_t len)
     if (c->in_value) {
         c->in_value = false;
         c->field_len = 0;
+        c->line_len = 0;
     }
+    if (line_too_long(c, len))
+        return 0;
     for (size_t i = 0; i < len && c->field_len <= sizeof c->field; i++) {
         if (c->field_len == sizeof c->field)
             c->field_len++;     /* longer than any name looked for */
         else
             c->field[c->field_len++] = (char)(at[i] | 0x20);
     }
+    /* the name is whole before its value starts: a repeated Content-Length
+     * (which http_parser refuses) is read as curl does, the last one counting */
+    if (field_is(c, "content-length"))
+        p->flags &= ~F_CONTENTLENGTH;
     return 0;
 }
 
@@ -794,26 +856,24 @@ static void append(char *v, size_t cap, const char *at, size_t len)
     v[k + (len < room ? len : room)] = '\0';
 }
 
-static bool field_is(const struct conn *c, const char *name)
-{
-    size_t n = strlen(name);
-    return c->field_len == n && memcmp(c->field, name, n) == 0;
-}
-
 static int on_header_value(http_parser *p, const char *at, size_t len)
 {
     struct conn *c = p->data;
     c->n->hdr_end = (size_t)(at + len - c->n->buf);
+    if (line_too_long(c, len))
+        return 0;
     if (!c->in_value) {         /* a new value: which header, and the last of a repeated one wins */
         c->in_value = true;
         c->hdr = field_is(c, "content-type") ? HDR_CONTENT_TYPE : field_is(c, "content-encoding") ? HDR_ENCODING
-               : field_is(c, "location") ? HDR_LOCATION : HDR_OTHER;
+               : field_is(c, "location") ? HDR_LOCATION : field_is(c, "transfer-encoding") ? HDR_TE : HDR_OTHER;
         if (c->hdr == HDR_CONTENT_TYPE)
             c->content_type[0] = '\0';
         else if (c->hdr == HDR_ENCODING)
             c->encoding[0] = '\0';
         else if (c->hdr == HDR_LOCATION)
             c->location[0] = '\0';
+        else if (c->hdr == HDR_TE && c->te[0])
+            append(c->te, sizeof c->te, ", ", 2);
     }
     if (c->hdr == HDR_CONTENT_TYPE)
         append(c->content_type, sizeof c->content_type, at, len);
@@ -821,6 +881,8 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
         append(c->encoding, sizeof c->encoding, at, len);
     else if (c->hdr == HDR_LOCATION)
         append(c->location, sizeof c->location, at, len);
+    else if (c->hdr == HDR_TE)
+        append(c->te, sizeof c->te, at, len);
     return 0;
 }
 
@@ -830,6 +892,21 @@ static void trim(char *v)
     size_t k = strlen(v);
     while (k && (v[k - 1] == ' ' || v[k - 1] == '\t'))
         v[--k] = '\0';
+}
+
+/* Whether te (a Transfer-Encoding value) names no coding but chunked and
+ * identity. */
+static bool plain_transfer(const char *te)
+{
+    for (const char *p = te; *p;) {
+        p += strspn(p, " \t,");
+        size_t k = strcspn(p, " \t,;");
+        if (k && !(k == 7 && !strncasecmp(p, "chunked", 7)) && !(k == 8 && !strncasecmp(p, "identity", 8)))
+            return false;
+        p += k;
+        p += strcspn(p, ",");   /* parameters */
+    }
+    return true;
 }
 
 /* A header block ended: the final one (not 1xx) is handed on, dated by
@@ -854,9 +931,19 @@ static int on_headers_complete(http_parser *p)
         return 0;
     }
     c->rc = http_judge_head(c->status, c->location, c->encoding, n->why, sizeof n->why);
+    if (c->rc == CURLE_OK && !plain_transfer(c->te)) {
+        /* curl fails a transfer coding it does not know, and decodes one it
+         * does (gzip...) that anvil never asked for: neither is read here */
+        char shown[80];
+        text_escape(shown, sizeof shown, c->te, strlen(c->te));
+        snprintf(n->why, sizeof n->why, "the body is in a transfer coding anvil did not ask for "
+                 "(Transfer-Encoding: %s)", shown);
+        c->rc = CURLE_BAD_CONTENT_ENCODING;
+    }
     if (c->rc != CURLE_OK)
         http_parser_pause(p, 1);
-    return 0;
+    /* as curl: a 204 or 304 has no body, whatever Content-Length says */
+    return c->status == 204 || c->status == 304 ? 1 : 0;
 }
 
 static int on_message_complete(http_parser *p)
@@ -877,6 +964,15 @@ static const http_parser_settings settings = {
 
 /* --- the transport ------------------------------------------------------ */
 
+/* http_parser's limit on a head is one setting for the process (only this
+ * file parses with it): set once, whichever thread makes a transport. */
+static pthread_once_t head_limit_once = PTHREAD_ONCE_INIT;
+
+static void set_head_limit(void)
+{
+    http_parser_set_max_header_size(NATIVE_MAX_HEAD);
+}
+
 struct native *native_new(struct event_base *base, long max_idle, struct http_rx *rx)
 {
     struct native *n = calloc(1, sizeof *n);
@@ -885,6 +981,7 @@ struct native *native_new(struct event_base *base, long max_idle, struct http_rx
     n->base = base;
     n->rx = rx;
     n->max_idle = max_idle > 0 ? max_idle : 1;
+    pthread_once(&head_limit_once, set_head_limit);
     LIST_INIT(&n->busy);
     LIST_INIT(&n->idle);
     LIST_INIT(&n->failed);
