@@ -177,6 +177,7 @@ bench: deps
 	@$(MAKE) --no-print-directory $(JOBS) $(B)/anvil
 	@bench/run
 	@bench/threads
+	@bench/transport
 	@bench/memory
 	@bench/flat-memory 20000 200000
 	@bench/fidelity

@@ -246,16 +246,20 @@ ParameterizedTestParameters(conformance, corpus)
 /* Every case on both transports, each against the case's expectations,
  * then against each other: the same record, field for field, times within
  * both runs' tolerance. */
-ParameterizedTest(int *i, conformance, corpus, .timeout = 120)
+ParameterizedTest(int *i, conformance, corpus, .timeout = 240)
 {
-    double dn, dc;
-    cJSON *native = check_case(corpus[*i], "native", &dn);
-    cJSON *curl = check_case(corpus[*i], "curl", &dc);
-    char what[160];
+    char what[160], why[300];
     snprintf(what, sizeof what, "%s, native against curl", corpus[*i]);
-    harness_same_record(what, native, curl, 2 * TIME_TOLERANCE_MS + dn + dc);
-    cJSON_Delete(native);
-    cJSON_Delete(curl);
+    bool same = false;
+    for (int k = 0; k < HARNESS_SAME_TRIES && !same; k++) {
+        double dn, dc;
+        cJSON *native = check_case(corpus[*i], "native", &dn);
+        cJSON *curl = check_case(corpus[*i], "curl", &dc);
+        same = harness_same_record(what, native, curl, 2 * TIME_TOLERANCE_MS + dn + dc, why, sizeof why);
+        cJSON_Delete(native);
+        cJSON_Delete(curl);
+    }
+    cr_assert(same, "%s (in each of %d tries)", why, HARNESS_SAME_TRIES);
 }
 
 Test(conformance, every_script_in_the_folder_is_in_the_corpus)
