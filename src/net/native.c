@@ -378,24 +378,30 @@ static char *build_head(const struct url_target *t, const struct http_request *r
     return p;
 }
 
-/* The origin for host and port, resolved on first use (getaddrinfo: a
- * run has one or two origins). NULL when memory runs out. */
+/* The origin for host and port, resolved on first use (getaddrinfo, on
+ * the loop: a run has one or two origins, and a numeric address resolves
+ * at once). NULL when memory runs out. */
 static struct origin *origin_of(struct native *n, const char *host, const char *port)
 {
-    for (struct origin *o = n->origins; o; o = o->next)
-        if (!strcmp(o->host, host) && !strcmp(o->port, port))
-            return o;
-    struct origin *o = calloc(1, sizeof *o);
-    if (!o)
-        return NULL;
-    snprintf(o->host, sizeof o->host, "%s", host);
-    snprintf(o->port, sizeof o->port, "%s", port);
+    struct origin *o = n->origins;
+    while (o && (strcmp(o->host, host) || strcmp(o->port, port)))
+        o = o->next;
+    if (o && o->ai)
+        return o;
+    if (!o) {
+        if (!(o = calloc(1, sizeof *o)))
+            return NULL;
+        snprintf(o->host, sizeof o->host, "%s", host);
+        snprintf(o->port, sizeof o->port, "%s", port);
+        o->next = n->origins;
+        n->origins = o;
+    }
+    /* a failed lookup is tried again by the next request, as curl looks a name up for each
+     * connection: one that failed for a moment does not fail the rest of the run */
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
     o->gai = getaddrinfo(host, port, &hints, &o->ai);
     if (o->gai)
         o->ai = NULL;
-    o->next = n->origins;
-    n->origins = o;
     return o;
 }
 
