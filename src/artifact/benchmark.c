@@ -290,14 +290,15 @@ static void methodology_of(struct builder *b, enum pct_method m, struct bench_me
     *t = (struct bench_methodology){
         .present = true,
         .clock = copy(b, "client CLOCK_MONOTONIC; bytes are dated by the kernel's software receive timestamp "
-                        "(SO_TIMESTAMPNS), peeked before each socket read, never earlier than they arrived: "
+                        "(SO_TIMESTAMPNS), looked at before each socket read, never earlier than they arrived: "
                         "the headers by the buffer holding their end, each SSE event by the buffer that "
                         "completed it (segments the kernel merged while the client was late share the newest "
                         "one's stamp, and a first answer that shares its stamp with later output is flagged "
                         "first_output_merged, its TTFT an upper bound; over TLS a read's bytes all get its newest "
-                        "stamp); by the client clock at the read where the kernel gives none, once per piece curl "
-                        "hands over (counts: client.arrival_stamps)"),
-        .request_start = copy(b, "the instant the request is handed to the transport (curl_multi_add_handle)"),
+                        "stamp); by the client clock at the read where the kernel gives none, once per read "
+                        "(counts: client.arrival_stamps)"),
+        .request_start = copy(b, "the instant the request is handed to the transport (anvil's own: before it "
+                                 "writes the request or opens its connection; curl: curl_multi_add_handle)"),
         .ttft = copy(b, "request start through the first non-empty streamed answer delta (chat delta.content or a tool call, completions text); role-only and empty chunks do not count"),
         .time_to_first_output = copy(b, "request start through the first non-empty streamed reasoning, content or tool-call delta"),
         .e2e = copy(b, "request start through data: [DONE] (or connection close after the final chunk)"),
