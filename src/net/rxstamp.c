@@ -161,8 +161,8 @@ ssize_t rxstamp_recv(int fd, void *buf, size_t len, int64_t *t)
     struct iovec iov = {buf, len};
     struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
     ssize_t n = recvmsg(fd, &m, MSG_DONTWAIT);
-    int64_t now;
-    *t = n > 0 && stamp_of(&m) ? to_monotonic(stamp_of(&m), &now) : 0;
+    int64_t now, stamp = n > 0 ? stamp_of(&m) : 0;
+    *t = stamp ? to_monotonic(stamp, &now) : 0;
     return n;
 }
 

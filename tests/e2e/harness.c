@@ -13,7 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -349,15 +353,22 @@ bool harness_check_first_stamp(const struct harness_traced *t, double stamp_ns, 
     return true;
 }
 
+/* The journal next to the artifact art written at art_path:
+ * <dir>/<run_id>.requests.jsonl, into path (cap bytes). */
+static void journal_beside(const char *art_path, const cJSON *art, char *path, size_t cap)
+{
+    const char *run_id = cJSON_GetStringValue(cJSON_GetObjectItem(art, "run_id"));
+    const char *slash = strrchr(art_path, '/');
+    cr_assert(run_id, "the artifact has no run_id");
+    snprintf(path, cap, "%.*s%s.requests.jsonl", slash ? (int)(slash - art_path) + 1 : 0, art_path, run_id);
+}
+
 void harness_first_shared(const char *art_path, const cJSON *art, int *k, int cap)
 {
     for (int i = 0; i < cap; i++)
         k[i] = 0;
-    const char *run_id = cJSON_GetStringValue(cJSON_GetObjectItem(art, "run_id"));
-    const char *slash = strrchr(art_path, '/');
     char path[512];
-    cr_assert(run_id, "the artifact has no run_id");
-    snprintf(path, sizeof path, "%.*s%s.requests.jsonl", slash ? (int)(slash - art_path) + 1 : 0, art_path, run_id);
+    journal_beside(art_path, art, path, sizeof path);
     char *text = harness_read_file(path, NULL);
     cr_assert(text, "cannot read the journal %s", path);
     char *save = NULL;
@@ -783,11 +794,8 @@ double harness_nearest_rank(double *v, size_t n, double p)
 
 cJSON *harness_journal_record(const char *art_path, const cJSON *art, int idx)
 {
-    const char *run_id = cJSON_GetStringValue(cJSON_GetObjectItem(art, "run_id"));
-    const char *slash = strrchr(art_path, '/');
     char path[512];
-    cr_assert(run_id, "the artifact has no run_id");
-    snprintf(path, sizeof path, "%.*s%s.requests.jsonl", slash ? (int)(slash - art_path) + 1 : 0, art_path, run_id);
+    journal_beside(art_path, art, path, sizeof path);
     char *text = harness_read_file(path, NULL);
     cr_assert(text, "cannot read the journal %s", path);
     cJSON *found = NULL;
@@ -879,4 +887,38 @@ bool harness_same_record(const char *what, const cJSON *a, const cJSON *b, doubl
     }
     snprintf(why, cap, "%s", tc.why);
     return !tc.why[0];
+}
+
+void raw_server_start(struct raw_server *s, void (*serve)(int fd, const void *ud), const void *ud)
+{
+    int ls = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof a;
+    cr_assert_eq(bind(ls, (struct sockaddr *)&a, sizeof a), 0);
+    cr_assert_eq(listen(ls, 64), 0);
+    getsockname(ls, (struct sockaddr *)&a, &alen);
+    snprintf(s->base_url, sizeof s->base_url, "http://127.0.0.1:%d/v1", ntohs(a.sin_port));
+    s->pid = fork();
+    if (s->pid == 0) {
+        signal(SIGCHLD, SIG_IGN);
+        for (;;) {
+            int fd = accept(ls, NULL, NULL);
+            if (fd >= 0 && fork() == 0) {
+                int one = 1;
+                setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+                serve(fd, ud);
+                _exit(0);
+            }
+            if (fd >= 0)
+                close(fd);
+        }
+    }
+    close(ls);
+}
+
+void raw_server_stop(struct raw_server *s)
+{
+    kill(s->pid, SIGKILL);
+    waitpid(s->pid, NULL, 0);
+    s->pid = -1;
 }

@@ -224,6 +224,20 @@ struct cJSON *harness_journal_record(const char *art_path, const struct cJSON *a
 bool harness_same_record(const char *what, const struct cJSON *a, const struct cJSON *b, double tol_ms, char *why,
                          size_t cap);
 
+/* A scripted server for tests: listens on 127.0.0.1 (an ephemeral port)
+ * and serves every connection in a process of its own with serve(fd, ud),
+ * which owns fd (TCP_NODELAY set). */
+struct raw_server {
+    pid_t pid;
+    char base_url[64];      /* http://127.0.0.1:PORT/v1 */
+};
+
+/* Starts one (fails the calling test when it cannot listen). */
+void raw_server_start(struct raw_server *s, void (*serve)(int fd, const void *ud), const void *ud);
+
+/* Kills it and every connection it serves. */
+void raw_server_stop(struct raw_server *s);
+
 /* Sleeps ms milliseconds (tests only: the simulator itself never sleeps). */
 void harness_sleep_ms(long ms);
 

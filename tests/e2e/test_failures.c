@@ -29,8 +29,9 @@ static void reply(int fd, const char *status, const char *type, const char *body
 }
 
 /* Serves one connection (in its own process) according to mode. */
-static void serve(int fd, enum mode mode)
+static void serve(int fd, const void *ud)
 {
+    enum mode mode = *(const enum mode *)ud;
     char req[65536];
     size_t len = 0;
     ssize_t n;
@@ -64,41 +65,6 @@ static void serve(int fd, enum mode mode)
     close(fd);
 }
 
-struct mini {
-    pid_t pid;
-    char base_url[64];
-};
-
-static void mini_start(struct mini *m, enum mode mode)
-{
-    int ls = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t alen = sizeof a;
-    cr_assert_eq(bind(ls, (struct sockaddr *)&a, sizeof a), 0);
-    cr_assert_eq(listen(ls, 64), 0);
-    getsockname(ls, (struct sockaddr *)&a, &alen);
-    snprintf(m->base_url, sizeof m->base_url, "http://127.0.0.1:%d/v1", ntohs(a.sin_port));
-    m->pid = fork();
-    if (m->pid == 0) {
-        signal(SIGCHLD, SIG_IGN);
-        for (;;) {
-            int fd = accept(ls, NULL, NULL);
-            if (fd >= 0 && fork() == 0) {
-                serve(fd, mode);
-                _exit(0);
-            }
-            if (fd >= 0)
-                close(fd);
-        }
-    }
-    close(ls);
-}
-
-static void mini_stop(struct mini *m)
-{
-    kill(m->pid, SIGKILL);
-    waitpid(m->pid, NULL, 0);
-}
 
 static cJSON *run_once(const char *base_url, const char *const extra[], char *out, size_t outcap,
                        char *err, size_t errcap, int *status)
@@ -128,13 +94,13 @@ static const cJSON *first_failure(const cJSON *a)
 
 Test(failures_e2e, idle_stream_times_out_on_time, .timeout = 60)
 {
-    struct mini m;
-    mini_start(&m, STALL);
+    struct raw_server m;
+    raw_server_start(&m, serve, &(const enum mode){STALL});
     const char *extra[] = {"--idle-timeout-s", "0.5", NULL};
     static char out[8192], err[8192];
     int status;
     cJSON *a = run_once(m.base_url, extra, out, sizeof out, err, sizeof err, &status);
-    mini_stop(&m);
+    raw_server_stop(&m);
     cr_assert_eq(status, 1, "nothing completed: exit 1");
     const cJSON *f = first_failure(a);
     cr_assert_str_eq(cJSON_GetObjectItem(f, "category")->valuestring, "timeout");
@@ -146,8 +112,8 @@ Test(failures_e2e, idle_stream_times_out_on_time, .timeout = 60)
 
 Test(failures_e2e, api_key_echoed_by_the_server_is_redacted, .timeout = 60)
 {
-    struct mini m;
-    mini_start(&m, ECHO_401);
+    struct raw_server m;
+    raw_server_start(&m, serve, &(const enum mode){ECHO_401});
     setenv("OPENAI_API_KEY", "sk-test-secret-9876", 1);
     char reqs[64];
     cr_assert_eq(harness_tmpfile(reqs, sizeof reqs), 0);
@@ -155,7 +121,7 @@ Test(failures_e2e, api_key_echoed_by_the_server_is_redacted, .timeout = 60)
     static char out[8192], err[8192];
     int status;
     cJSON *a = run_once(m.base_url, extra, out, sizeof out, err, sizeof err, &status);
-    mini_stop(&m);
+    raw_server_stop(&m);
     const cJSON *f = first_failure(a);
     cr_assert_str_eq(cJSON_GetObjectItem(f, "category")->valuestring, "http");
     cr_assert_eq(cJSON_GetObjectItem(f, "http_status")->valuedouble, 401);
@@ -170,12 +136,12 @@ Test(failures_e2e, api_key_echoed_by_the_server_is_redacted, .timeout = 60)
 
 Test(failures_e2e, stream_without_output_is_a_failure, .timeout = 60)
 {
-    struct mini m;
-    mini_start(&m, EMPTY);
+    struct raw_server m;
+    raw_server_start(&m, serve, &(const enum mode){EMPTY});
     static char out[8192], err[8192];
     int status;
     cJSON *a = run_once(m.base_url, NULL, out, sizeof out, err, sizeof err, &status);
-    mini_stop(&m);
+    raw_server_stop(&m);
     cr_assert_eq(cJSON_GetObjectItem(a, "completed")->valuedouble, 0);
     cr_assert_str_eq(cJSON_GetObjectItem(first_failure(a), "category")->valuestring, "empty_stream");
     cr_assert(strstr(out, "of which empty_stream:"), "the summary names the cause:\n%s", out);
@@ -184,14 +150,14 @@ Test(failures_e2e, stream_without_output_is_a_failure, .timeout = 60)
 
 Test(failures_e2e, credentials_in_the_url_stay_out_of_the_artifact, .timeout = 60)
 {
-    struct mini m;
-    mini_start(&m, EMPTY);
+    struct raw_server m;
+    raw_server_start(&m, serve, &(const enum mode){EMPTY});
     char url[128];
     snprintf(url, sizeof url, "http://user:pw-9876@%s", m.base_url + 7);
     static char out[8192], err[8192];
     int status;
     cJSON *a = run_once(url, NULL, out, sizeof out, err, sizeof err, &status);
-    mini_stop(&m);
+    raw_server_stop(&m);
     char *text = cJSON_Print(a);
     cr_assert(!strstr(text, "pw-9876") && !strstr(err, "pw-9876") && !strstr(out, "pw-9876"));
     cr_assert(strstr(cJSON_GetObjectItem(a, "base_url")->valuestring, "http://127.0.0.1:"));

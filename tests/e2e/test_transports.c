@@ -155,8 +155,9 @@ static size_t read_request(int fd, char *req, size_t cap)
 
 /* Serves one connection (in its own process): set-up GETs answered, each
  * generation POST with the case's script. */
-static void serve(int fd, const struct hostile *h)
+static void serve(int fd, const void *ud)
 {
+    const struct hostile *h = ud;
     static char req[65536];
     while (read_request(fd, req, sizeof req) > 0) {
         if (!strncmp(req, "GET /v1/models", 14)) {
@@ -189,50 +190,12 @@ static void serve(int fd, const struct hostile *h)
     close(fd);
 }
 
-struct server {
-    pid_t pid;
-    char base_url[64];
-};
-
-static void server_start(struct server *m, const struct hostile *h)
-{
-    int ls = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t alen = sizeof a;
-    cr_assert_eq(bind(ls, (struct sockaddr *)&a, sizeof a), 0);
-    cr_assert_eq(listen(ls, 64), 0);
-    getsockname(ls, (struct sockaddr *)&a, &alen);
-    snprintf(m->base_url, sizeof m->base_url, "http://127.0.0.1:%d/v1", ntohs(a.sin_port));
-    m->pid = fork();
-    if (m->pid == 0) {
-        signal(SIGCHLD, SIG_IGN);
-        for (;;) {
-            int fd = accept(ls, NULL, NULL);
-            if (fd >= 0 && fork() == 0) {
-                int one = 1;
-                setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-                serve(fd, h);
-                _exit(0);
-            }
-            if (fd >= 0)
-                close(fd);
-        }
-    }
-    close(ls);
-}
-
-static void server_stop(struct server *m)
-{
-    kill(m->pid, SIGKILL);
-    waitpid(m->pid, NULL, 0);
-}
-
 /* Runs case h over transport; checks its outcome; returns the records of
  * its requests (caller deletes). */
 static void run_case(const struct hostile *h, const char *transport, cJSON **recs)
 {
-    struct server srv;
-    server_start(&srv, h);
+    struct raw_server srv;
+    raw_server_start(&srv, serve, h);
     char art[64], np[16];
     cr_assert_eq(harness_tmpfile(art, sizeof art), 0);
     snprintf(np, sizeof np, "%d", h->requests);
@@ -243,7 +206,7 @@ static void run_case(const struct hostile *h, const char *transport, cJSON **rec
     static char out[16384], err[16384];
     int status;
     cr_assert_eq(run_cmd_err(argv, out, sizeof out, err, sizeof err, &status), 0);
-    server_stop(&srv);
+    raw_server_stop(&srv);
     cJSON *a = harness_load_json(art);
     bool completed = !strcmp(h->want, "completed");
     cr_assert_eq(harness_num(a, completed ? "completed" : "failed"), h->requests, "%s over %s: %s\n%s",
@@ -303,8 +266,8 @@ ParameterizedTest(int *i, transports, hostile, .timeout = 120)
 Test(transports, the_artifact_names_the_transport_and_native_refuses_https, .timeout = 60)
 {
     const struct hostile *h = &cases[0];
-    struct server srv;
-    server_start(&srv, h);
+    struct raw_server srv;
+    raw_server_start(&srv, serve, h);
     const char *names[] = {"auto", "native", "curl"}, *want[] = {"native", "native", "curl"};
     for (int k = 0; k < 3; k++) {
         char art[64];
@@ -321,7 +284,7 @@ Test(transports, the_artifact_names_the_transport_and_native_refuses_https, .tim
         cJSON_Delete(a);
         unlink(art);
     }
-    server_stop(&srv);
+    raw_server_stop(&srv);
     const char *argv[] = {harness_anvil_bin(), "run", "--base-url", "https://127.0.0.1:9/v1", "--model", "m",
                           "--calibration", "none", "--num-prompts", "1", "--transport", "native", NULL};
     static char out[16384], err[16384];

@@ -314,3 +314,33 @@ Test(rxstamp, an_empty_queue_has_no_stamp)
     close(p.client);
     close(p.server);
 }
+
+/* The one-segment read: the counters say one new segment of the bytes
+ * sent; one read of exactly those bytes returns them with a stamp no
+ * earlier than their write and no later than the read, and the counters
+ * then hold nothing unread. */
+Test(rxstamp, one_counted_segment_is_read_with_its_stamp)
+{
+    struct pair p = connect_pair();
+    uint32_t segs0, segs1, segs2;
+    uint64_t bytes0, bytes1, bytes2;
+    cr_assert_eq(rxstamp_counts(p.client, &segs0, &bytes0), 0);
+    int64_t sent[1];
+    size_t end[1];
+    send_segments(p, 1, 0, 0, sent, end);
+    cr_assert_eq(rxstamp_counts(p.client, &segs1, &bytes1), 0);
+    cr_assert_eq(segs1 - segs0, 1, "one data segment counted, not %u", segs1 - segs0);
+    cr_assert_eq(bytes1 - bytes0, end[0], "its bytes counted: %" PRIu64 ", sent %zu", bytes1 - bytes0, end[0]);
+    char buf[256];
+    int64_t t;
+    ssize_t got = rxstamp_recv(p.client, buf, (size_t)(bytes1 - bytes0), &t);
+    int64_t now = clock_now_ns();
+    cr_assert_eq(got, (ssize_t)end[0]);
+    cr_assert(t >= sent[0] && t <= now, "stamp %" PRId64 " outside [write %" PRId64 ", read %" PRId64 "]", t, sent[0],
+              now);
+    cr_assert_eq(rxstamp_counts(p.client, &segs2, &bytes2), 0);
+    cr_assert_eq(bytes2, bytes1, "nothing came after");
+    cr_assert_eq(rxstamp_recv(p.client, buf, sizeof buf, &t), -1, "the queue is empty");
+    close(p.client);
+    close(p.server);
+}
